@@ -1,0 +1,123 @@
+// bench/api: requests per second and p99 latency of the authenticated GET /v1/locations (100
+// locations) against GET /healthz on the same server, and their ratio. The server runs as its own
+// process (the built program, as `npm start` runs it) on SQLite, or on PostgreSQL with --postgres.
+//   npm run bench:api [-- --seconds 10 --connections 50 --postgres]
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    postgres: { type: 'boolean', default: false },
+  },
+});
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const root = new URL('../..', import.meta.url).pathname;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitReady(base: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${base}/readyz`)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not start');
+}
+
+async function measure(url: string, headers: Record<string, string>) {
+  const result = await autocannon({ url, connections, duration: seconds, headers });
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { rps: result.requests.average, p99: result.latency.p99 };
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-'));
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+let schema: string | undefined;
+const env: Record<string, string> = {
+  ...process.env,
+  FERRY_DATA_DIR: dataDir,
+  FERRY_PORT: String(port),
+  FERRY_LOG_LEVEL: 'warn',
+} as Record<string, string>;
+if (values.postgres) {
+  schema = `ferry_bench_${Date.now()}`;
+  const url = process.env.FERRY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(`create schema ${schema}`);
+  await c.end();
+  env.FERRY_DATABASE_URL = `${url}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+}
+const server: ChildProcess = spawn(process.execPath, [join(root, 'bin/ferry.js'), 'serve'], {
+  env,
+  stdio: 'inherit',
+});
+try {
+  await waitReady(base);
+  const key = readFileSync(join(dataDir, 'bootstrap-key'), 'utf8').trim();
+  const auth = { authorization: `Bearer ${key}` };
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(`${base}/v1/locations`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        provider: i % 2 ? 's3' : 'dropbox',
+        label: `location-${i}`,
+        secret:
+          i % 2
+            ? { access_key_id: `AK${i}`, secret_access_key: `SK${i}` }
+            : { access_token: `a${i}`, refresh_token: `r${i}`, expiry: '2030-01-01T00:00:00Z' },
+        metadata: { region: 'eu-west-1' },
+      }),
+    });
+    if (res.status !== 201) throw new Error(`create failed: ${res.status}`);
+  }
+  const list = (await (await fetch(`${base}/v1/locations`, { headers: auth })).json()) as unknown[];
+  if (list.length !== 100) throw new Error(`expected 100 locations, got ${list.length}`);
+
+  await measure(`${base}/healthz`, {}); // warm-up
+  const health = await measure(`${base}/healthz`, {});
+  const locations = await measure(`${base}/v1/locations`, auth);
+  const database = values.postgres ? 'PostgreSQL' : 'SQLite';
+  console.log(
+    `\nbench/api — ${database}, ${connections} connections, ${seconds} s each, node ${process.version}\n`,
+  );
+  console.log('| endpoint | req/s | p99 ms |');
+  console.log('|---|---:|---:|');
+  console.log(`| GET /healthz | ${health.rps.toFixed(0)} | ${health.p99} |`);
+  console.log(
+    `| GET /v1/locations (authenticated, 100 locations) | ${locations.rps.toFixed(0)} | ${locations.p99} |`,
+  );
+  console.log(`\nratio list/healthz: ${(locations.rps / health.rps).toFixed(2)} (target ≥ 0.50)`);
+} finally {
+  server.kill('SIGTERM');
+  await new Promise((r) => server.on('exit', r));
+  rmSync(dataDir, { recursive: true, force: true });
+  if (schema) {
+    const c = new pg.Client({
+      connectionString: process.env.FERRY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    });
+    await c.connect();
+    await c.query(`drop schema ${schema} cascade`);
+    await c.end();
+  }
+}

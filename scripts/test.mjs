@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// The one test command (`npm test`): type-check, lint, then every test file under test/ with node's
+// test runner. Arguments narrow the run to files whose path contains one of them:
+//   npm test -- stores/s3 http/locations
+// PostgreSQL: tests run on SQLite and on PostgreSQL at FERRY_TEST_DATABASE_URL (default
+// postgres://postgres@127.0.0.1:5432/test). With CI=true an unreachable PostgreSQL fails the run;
+// elsewhere its half of the suite is skipped with a message.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const filters = process.argv.slice(2);
+const quick = process.env.FERRY_TEST_QUICK === '1';
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: process.env });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+function findTests(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) out.push(...findTests(full));
+    else if (name.endsWith('.test.ts')) out.push(relative(root, full));
+  }
+  return out.sort();
+}
+
+if (!quick && filters.length === 0) {
+  run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']);
+  run('npx', ['biome', 'check', '.']);
+}
+
+const files = findTests(join(root, 'test')).filter(
+  (f) => filters.length === 0 || filters.some((x) => f.includes(x)),
+);
+if (files.length === 0) {
+  console.error('no test files match', filters.join(' '));
+  process.exit(1);
+}
+run(process.execPath, [
+  '--openssl-legacy-provider',
+  '--import',
+  'tsx',
+  '--test',
+  `--test-concurrency=${process.env.FERRY_TEST_CONCURRENCY ?? '3'}`,
+  '--test-timeout=120000',
+  ...files,
+]);

@@ -1,0 +1,97 @@
+// Settings from the environment (DECISIONS "Running it"). Read once at start; everything else takes
+// a Config, so tests build one without touching process.env.
+import { resolve } from 'node:path';
+import { OAUTH_PROVIDERS } from './providers.js';
+import { Secret } from './secret.js';
+import { DEFAULT_OAUTH_APPS, type OAuthApp } from './stores/context.js';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** postgres://… or undefined for the SQLite file in the data dir. */
+  databaseUrl: Secret | undefined;
+  /** Base64 32-byte key, or undefined to use (and create once) <dataDir>/master.key. */
+  masterKey: Secret | undefined;
+  publicUrl: string;
+  egressAllow: string[];
+  smtpUrl: Secret | undefined;
+  logLevel: string;
+  oauthApps: Record<(typeof OAUTH_PROVIDERS)[number], OAuthApp>;
+  refresh: { pollSeconds: number; aheadSeconds: number; maxFailures: number };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function optionalSecret(env: Env, name: string): Secret | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : new Secret(raw);
+}
+
+function oauthApps(env: Env): Config['oauthApps'] {
+  const apps = {} as Config['oauthApps'];
+  for (const provider of OAUTH_PROVIDERS) {
+    const prefix = `FERRY_${provider.toUpperCase()}_`;
+    const defaults = DEFAULT_OAUTH_APPS[provider];
+    const app: OAuthApp = {
+      tokenUrl: env[`${prefix}TOKEN_URL`] || defaults.tokenUrl,
+      apiUrl: env[`${prefix}API_URL`] || defaults.apiUrl,
+    };
+    const contentUrl = env[`${prefix}CONTENT_URL`] || defaults.contentUrl;
+    if (contentUrl !== undefined) app.contentUrl = contentUrl;
+    const clientId = env[`${prefix}CLIENT_ID`];
+    if (clientId) app.clientId = clientId;
+    const clientSecret = optionalSecret(env, `${prefix}CLIENT_SECRET`);
+    if (clientSecret) app.clientSecret = clientSecret;
+    apps[provider] = app;
+  }
+  return apps;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = env.FERRY_HOST || '127.0.0.1';
+  const port = integer(env, 'FERRY_PORT', 8080, 0, 65535);
+  const databaseUrl = optionalSecret(env, 'FERRY_DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl.reveal())) {
+    throw new ConfigError('FERRY_DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const smtpUrl = optionalSecret(env, 'FERRY_SMTP_URL');
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl.reveal())) {
+    throw new ConfigError('FERRY_SMTP_URL must start with smtp:// or smtps://');
+  }
+  const hostForUrl = host.includes(':') ? `[${host}]` : host;
+  return {
+    host,
+    port,
+    dataDir: resolve(env.FERRY_DATA_DIR || './data'),
+    databaseUrl,
+    masterKey: optionalSecret(env, 'FERRY_MASTER_KEY'),
+    publicUrl: (env.FERRY_PUBLIC_URL || `http://${hostForUrl}:${port}`).replace(/\/+$/, ''),
+    egressAllow: (env.FERRY_EGRESS_ALLOW ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+    smtpUrl,
+    logLevel: env.FERRY_LOG_LEVEL || 'info',
+    oauthApps: oauthApps(env),
+    refresh: {
+      pollSeconds: integer(env, 'FERRY_REFRESH_POLL_SECONDS', 30, 1, 86400),
+      aheadSeconds: integer(env, 'FERRY_REFRESH_AHEAD_SECONDS', 600, 0, 86400),
+      maxFailures: integer(env, 'FERRY_REFRESH_MAX_FAILURES', 5, 1, 1000),
+    },
+  };
+}

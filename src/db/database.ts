@@ -1,0 +1,109 @@
+// Opens the one database ferry keeps: a SQLite file in the data dir by default, PostgreSQL when
+// FERRY_DATABASE_URL says so. Both are reached through the same Kysely<Database>; the few places where
+// the dialects differ read `dialect` rather than testing the driver.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Secret } from '../secret.js';
+import { migrations } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: Dialect;
+  /** Where the data lives, without credentials, for logs. */
+  description: string;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  dataDir: string;
+  databaseUrl: Secret | undefined;
+  /** PostgreSQL pool size per process. */
+  poolSize?: number;
+}
+
+// BIGINT (int8) columns hold epoch milliseconds, well inside Number's exact range.
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/**
+ * better-sqlite3 with its prepared statements kept: Kysely prepares every query anew, which costs more
+ * than running it for the short queries on the request path (authentication, lookups). A statement
+ * that is busy (an unfinished iterate()) is never handed out twice.
+ */
+function withStatementCache(database: SQLite.Database, max = 500): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = database.prepare.bind(database);
+  return new Proxy(database, {
+    get(target, property, receiver) {
+      if (property !== 'prepare') return Reflect.get(target, property, receiver);
+      return (source: string) => {
+        const cached = cache.get(source);
+        if (cached && !cached.busy) return cached;
+        const statement = prepare(source);
+        if (!cached) {
+          if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+          cache.set(source, statement);
+        }
+        return statement;
+      };
+    },
+  });
+}
+
+export function openDatabase(options: OpenOptions): Db {
+  if (options.databaseUrl) {
+    const url = options.databaseUrl.reveal();
+    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types: pgTypes });
+    const parsed = new URL(url);
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      kysely,
+      dialect: 'postgres',
+      description: `postgres://${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`,
+      close: () => kysely.destroy(),
+    };
+  }
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const file = join(options.dataDir, 'ferry.db');
+  const sqlite = new SQLite(file);
+  // WAL lets the CLI and the server use the file at once; busy_timeout waits out a writer.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  const kysely = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+  });
+  return { kysely, dialect: 'sqlite', description: file, close: () => kysely.destroy() };
+}
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  // Kysely looks for its bookkeeping tables in every schema unless told which one; pin it to the
+  // schema this connection writes to, so databases sharing a server do not see each other's.
+  const schema =
+    db.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema
+      : undefined;
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: { getMigrations: async () => migrations },
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db.kysely);
+}

@@ -1,0 +1,178 @@
+// API keys (SPEC 4.10, 4.11, 5; DECISIONS "API keys"). A key is a random bearer token shown once; only
+// its SHA-256 is stored. Authentication reads the row on every request, so revocation and expiry
+// written by any process take effect on the very next request everywhere. last_used_at is written at
+// most once a minute per key, by a conditional UPDATE that several processes can race on harmlessly.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { ApiKeyRow, Database } from '../db/schema.js';
+import { FerryError, invalid, notFound } from '../errors.js';
+import { type Clock, toRfc3339 } from './clock.js';
+import { isUuid, newId } from './ids.js';
+
+export const TOKEN_PREFIX = 'fry_';
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  created_at: string;
+  expires_at?: string;
+  last_used_at?: string;
+  revoked_at?: string;
+}
+
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  created_at: string;
+  expires_at?: string;
+  /** The bearer token; shown only once. */
+  token: string;
+}
+
+export interface Principal {
+  workspaceId: string;
+  keyId: string;
+  /** The workspace's locations_version when the request was authenticated. */
+  locationsVersion: number;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+function generateToken(): string {
+  return `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+}
+
+function view(row: ApiKeyRow): ApiKeyView {
+  const v: ApiKeyView = { id: row.id, name: row.name, created_at: toRfc3339(row.created_at) };
+  if (row.expires_at !== null) v.expires_at = toRfc3339(row.expires_at);
+  if (row.last_used_at !== null) v.last_used_at = toRfc3339(row.last_used_at);
+  if (row.revoked_at !== null) v.revoked_at = toRfc3339(row.revoked_at);
+  return v;
+}
+
+function checkName(name: string): string {
+  if (name.trim() === '') throw invalid('name must not be empty');
+  return name;
+}
+
+export class ApiKeys {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(workspaceId: string, input: { name: string; expiresAt?: number }): Promise<CreatedApiKey> {
+    const now = this.clock.now();
+    if (input.expiresAt !== undefined && input.expiresAt <= now) {
+      throw invalid('expires_at must be in the future');
+    }
+    const token = generateToken();
+    const row: ApiKeyRow = {
+      id: newId(),
+      workspace_id: workspaceId,
+      name: checkName(input.name),
+      token_hash: hashToken(token),
+      created_at: now,
+      updated_at: now,
+      expires_at: input.expiresAt ?? null,
+      revoked_at: null,
+      last_used_at: null,
+    };
+    await this.db.insertInto('api_keys').values(row).execute();
+    const { last_used_at: _unused, revoked_at: _none, ...shown } = view(row);
+    return { ...shown, token };
+  }
+
+  async list(workspaceId: string): Promise<ApiKeyView[]> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute();
+    return rows.map(view);
+  }
+
+  private async find(workspaceId: string, id: string): Promise<ApiKeyRow> {
+    const row = isUuid(id)
+      ? await this.db
+          .selectFrom('api_keys')
+          .selectAll()
+          .where('id', '=', id)
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirst()
+      : undefined;
+    if (!row) throw notFound(`API key ${id} was not found`);
+    return row;
+  }
+
+  /** SPEC 4.10: rename and/or set the expiry; the token and its callers are unaffected. */
+  async update(workspaceId: string, id: string, input: { name?: string; expiresAt?: number }): Promise<void> {
+    if (input.name === undefined && input.expiresAt === undefined) {
+      throw invalid('send name or expires_at (or both)');
+    }
+    if (input.name !== undefined) checkName(input.name);
+    const row = await this.find(workspaceId, id);
+    await this.db
+      .updateTable('api_keys')
+      .set({
+        name: input.name ?? row.name,
+        expires_at: input.expiresAt === undefined ? row.expires_at : input.expiresAt,
+        updated_at: this.clock.now(),
+      })
+      .where('id', '=', row.id)
+      .execute();
+  }
+
+  /** SPEC 4.11: immediate, no grace window; revoking twice is fine. */
+  async revoke(workspaceId: string, id: string): Promise<void> {
+    const row = await this.find(workspaceId, id);
+    if (row.revoked_at !== null) return;
+    const now = this.clock.now();
+    await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: now, updated_at: now })
+      .where('id', '=', row.id)
+      .execute();
+  }
+
+  /** The workspace and key behind a bearer token, or an unauthenticated error. */
+  async authenticate(token: string): Promise<Principal> {
+    const now = this.clock.now();
+    const row = token.startsWith(TOKEN_PREFIX)
+      ? await this.db
+          .selectFrom('api_keys')
+          .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+          .select([
+            'api_keys.id',
+            'api_keys.workspace_id',
+            'api_keys.expires_at',
+            'api_keys.revoked_at',
+            'api_keys.last_used_at',
+            'workspaces.locations_version',
+          ])
+          .where('api_keys.token_hash', '=', hashToken(token))
+          .executeTakeFirst()
+      : undefined;
+    if (!row) throw new FerryError('unauthenticated', 'the API key is not valid');
+    if (row.revoked_at !== null) throw new FerryError('unauthenticated', 'the API key has been revoked');
+    if (row.expires_at !== null && row.expires_at <= now) {
+      throw new FerryError('unauthenticated', 'the API key has expired');
+    }
+    if (row.last_used_at === null || row.last_used_at <= now - LAST_USED_RESOLUTION_MS) {
+      await this.db
+        .updateTable('api_keys')
+        .set({ last_used_at: now })
+        .where('id', '=', row.id)
+        .where((eb) =>
+          eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - LAST_USED_RESOLUTION_MS)]),
+        )
+        .execute();
+    }
+    return { workspaceId: row.workspace_id, keyId: row.id, locationsVersion: row.locations_version };
+  }
+}

@@ -1,0 +1,60 @@
+// SPEC 4.0 and DECISIONS "Addressing": a body names a location by `name` (its label) and/or `id`.
+import type { Kysely } from 'kysely';
+import type { Database, LocationRow } from '../../db/schema.js';
+import { FerryError, invalid, notFound } from '../../errors.js';
+import { toRfc3339 } from '../clock.js';
+import { isUuid } from '../ids.js';
+
+export interface LocationRef {
+  name?: string;
+  id?: string;
+}
+
+export async function resolveLocation(
+  db: Kysely<Database>,
+  workspaceId: string,
+  ref: LocationRef,
+): Promise<LocationRow> {
+  const { name, id } = ref;
+  if (id === undefined && name === undefined) throw invalid('send the location name or id');
+  if (id !== undefined) {
+    if (!isUuid(id)) throw invalid('id must be a UUID');
+    const row = await db
+      .selectFrom('locations')
+      .selectAll()
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    if (!row) throw notFound(`location ${id} was not found`);
+    if (name !== undefined && row.label !== name) {
+      throw notFound(`no location named "${name}" has the id ${id}`);
+    }
+    return row;
+  }
+  const label = name as string;
+  const rows = await db
+    .selectFrom('locations')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('label', '=', label)
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+  const [first] = rows;
+  if (!first) throw notFound(`no location is named "${label}"`);
+  if (rows.length > 1) {
+    throw new FerryError('conflict', `the name "${label}" matches ${rows.length} locations`, {
+      body: {
+        error: `the name "${label}" matches ${rows.length} locations; resend the request with the id of one of the candidates`,
+        name: label,
+        candidates: rows.map((r) => ({
+          id: r.id,
+          provider: r.provider,
+          created_at: toRfc3339(r.created_at),
+          updated_at: toRfc3339(r.updated_at),
+        })),
+      },
+    });
+  }
+  return first;
+}

@@ -1,0 +1,280 @@
+// Locations: stored credentials for a storage backend (SPEC 2.1–2.4, 4.1–4.8). Secrets are sealed
+// before they reach the database and opened only to build a store; no projection carries them.
+import type { Kysely } from 'kysely';
+import type { Keyring } from '../../crypto/envelope.js';
+import type { Database, LocationRow } from '../../db/schema.js';
+import { invalid } from '../../errors.js';
+import {
+  isOAuthProvider,
+  type OAuthSecret,
+  type Provider,
+  type ProviderSecret,
+  type RotationClass,
+  rotationClass,
+} from '../../providers.js';
+import { Secret } from '../../secret.js';
+import type { StoreLocation } from '../../stores/context.js';
+import { type Clock, toRfc3339 } from '../clock.js';
+import { newId } from '../ids.js';
+import { type LocationRef, resolveLocation } from './addressing.js';
+import { checkMetadata, type Metadata, parseMetadata, serializeMetadata } from './metadata.js';
+import { checkSecret } from './secret-shape.js';
+
+export type LocationStatus = 'active' | 'failed' | 'needs_attention';
+
+/** SPEC 2.1: what create, get, replace secret and update label answer. */
+export interface LocationProjection {
+  id: string;
+  provider: Provider;
+  label: string;
+  metadata?: Metadata;
+}
+
+/** SPEC 2.3: an item of the locations list. */
+export interface LocationSummary {
+  id: string;
+  provider: Provider;
+  label: string;
+  status: LocationStatus;
+  validation_error?: string;
+  created_at: string;
+}
+
+/** SPEC 2.4 with DECISIONS' names for the two unnamed fields. */
+export interface LocationStatusView {
+  status: LocationStatus;
+  rotation_class?: RotationClass;
+  access_token_expires_at?: string;
+  refresh_requested: boolean;
+  consecutive_refresh_failures: number;
+  last_refresh_attempt_at?: string;
+  failure_reason?: string;
+  last_refresh_error?: string;
+}
+
+export const LABEL_MAX_LENGTH = 256;
+
+function checkLabel(label: string): string {
+  if (label.trim() === '') throw invalid('label must not be empty');
+  if (label.length > LABEL_MAX_LENGTH) throw invalid(`label must be at most ${LABEL_MAX_LENGTH} characters`);
+  return label;
+}
+
+export function projection(row: LocationRow): LocationProjection {
+  const p: LocationProjection = { id: row.id, provider: row.provider as Provider, label: row.label };
+  if (row.metadata !== null) p.metadata = parseMetadata(row.metadata);
+  return p;
+}
+
+export function summary(
+  row: Pick<LocationRow, 'id' | 'provider' | 'label' | 'status' | 'validation_error' | 'created_at'>,
+): LocationSummary {
+  const s: LocationSummary = {
+    id: row.id,
+    provider: row.provider as Provider,
+    label: row.label,
+    status: row.status as LocationStatus,
+    created_at: toRfc3339(row.created_at),
+  };
+  if (row.validation_error !== null && row.status !== 'active') s.validation_error = row.validation_error;
+  return s;
+}
+
+export function statusView(row: LocationRow): LocationStatusView {
+  const provider = row.provider as Provider;
+  const v: LocationStatusView = {
+    status: row.status as LocationStatus,
+    refresh_requested: row.refresh_requested === 1,
+    consecutive_refresh_failures: row.consecutive_refresh_failures,
+  };
+  const rotation = rotationClass(provider);
+  if (rotation) v.rotation_class = rotation;
+  if (row.access_token_expires_at !== null)
+    v.access_token_expires_at = toRfc3339(row.access_token_expires_at);
+  if (row.last_refresh_attempt_at !== null)
+    v.last_refresh_attempt_at = toRfc3339(row.last_refresh_attempt_at);
+  if (row.failure_reason !== null && row.status !== 'active') v.failure_reason = row.failure_reason;
+  if (row.last_refresh_error !== null) v.last_refresh_error = row.last_refresh_error;
+  return v;
+}
+
+/** When the access token in an OAuth secret expires; null for static credentials. */
+function tokenExpiry(provider: Provider, secret: ProviderSecret): number | null {
+  return isOAuthProvider(provider) ? Date.parse((secret as OAuthSecret).expiry) : null;
+}
+
+export interface CreateLocation {
+  provider: Provider;
+  label: string;
+  secret: unknown;
+  metadata?: Metadata;
+}
+
+/** Lists longer than this are read from the database every time rather than held in memory. */
+const LIST_CACHE_MAX_ITEMS = 1000;
+const LIST_CACHE_MAX_WORKSPACES = 1000;
+
+export class Locations {
+  /**
+   * The last list read per workspace, with the workspace's locations_version it was read at. Database
+   * triggers bump that version on every change to a location, by any process, and authentication
+   * reads it on every request, so a cached list is served only while it is still exact.
+   */
+  readonly #lists = new Map<string, { version: number; items: LocationSummary[] }>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly keyring: Keyring,
+    private readonly clock: Clock,
+  ) {}
+
+  resolve(workspaceId: string, ref: LocationRef): Promise<LocationRow> {
+    return resolveLocation(this.db, workspaceId, ref);
+  }
+
+  async create(workspaceId: string, input: CreateLocation): Promise<LocationProjection> {
+    const label = checkLabel(input.label);
+    const metadata = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
+    const secret = checkSecret(input.provider, input.secret);
+    const id = newId();
+    const now = this.clock.now();
+    const row: LocationRow = {
+      id,
+      workspace_id: workspaceId,
+      provider: input.provider,
+      label,
+      metadata: serializeMetadata(metadata),
+      secret_envelope: this.keyring.seal(JSON.stringify(secret), id),
+      status: 'active',
+      validation_error: null,
+      access_token_expires_at: tokenExpiry(input.provider, secret),
+      refresh_requested: 0,
+      consecutive_refresh_failures: 0,
+      last_refresh_attempt_at: null,
+      failure_reason: null,
+      last_refresh_error: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.insertInto('locations').values(row).execute();
+    return projection(row);
+  }
+
+  /**
+   * SPEC 4.1, oldest first. `version` is the workspace's locations_version read before this call
+   * (the principal carries it); with it, an unchanged list is answered from memory.
+   */
+  async list(workspaceId: string, version?: number): Promise<LocationSummary[]> {
+    const cached = version === undefined ? undefined : this.#lists.get(workspaceId);
+    if (cached && cached.version === version) return cached.items;
+    const rows = await this.db
+      .selectFrom('locations')
+      .select(['id', 'provider', 'label', 'status', 'validation_error', 'created_at'])
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute();
+    const items = rows.map(summary);
+    if (version !== undefined && items.length <= LIST_CACHE_MAX_ITEMS) {
+      // Rows read after the version are at least as new as it: storing them under it is safe.
+      this.#lists.delete(workspaceId);
+      this.#lists.set(workspaceId, { version, items });
+      if (this.#lists.size > LIST_CACHE_MAX_WORKSPACES) {
+        const oldest = this.#lists.keys().next().value;
+        if (oldest !== undefined) this.#lists.delete(oldest);
+      }
+    }
+    return items;
+  }
+
+  async get(workspaceId: string, ref: LocationRef): Promise<LocationProjection> {
+    return projection(await this.resolve(workspaceId, ref));
+  }
+
+  /** SPEC 4.4: a new secret (and optionally metadata); a replaced secret makes the location active. */
+  async replaceSecret(
+    workspaceId: string,
+    ref: LocationRef,
+    input: { secret: unknown; metadata?: Metadata },
+  ): Promise<LocationProjection> {
+    const row = await this.resolve(workspaceId, ref);
+    const provider = row.provider as Provider;
+    const metadata = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
+    const secret = checkSecret(provider, input.secret);
+    const update = {
+      secret_envelope: this.keyring.seal(JSON.stringify(secret), row.id),
+      metadata: metadata === undefined ? row.metadata : serializeMetadata(metadata),
+      status: 'active',
+      validation_error: null,
+      failure_reason: null,
+      last_refresh_error: null,
+      consecutive_refresh_failures: 0,
+      access_token_expires_at: tokenExpiry(provider, secret),
+      updated_at: this.clock.now(),
+    };
+    await this.db.updateTable('locations').set(update).where('id', '=', row.id).execute();
+    return projection({ ...row, ...update });
+  }
+
+  /** SPEC 4.5: only the label changes. */
+  async updateLabel(workspaceId: string, ref: LocationRef, label: string): Promise<LocationProjection> {
+    checkLabel(label);
+    const row = await this.resolve(workspaceId, ref);
+    const updatedAt = this.clock.now();
+    await this.db
+      .updateTable('locations')
+      .set({ label, updated_at: updatedAt })
+      .where('id', '=', row.id)
+      .execute();
+    return projection({ ...row, label, updated_at: updatedAt });
+  }
+
+  /** SPEC 4.6: irreversible. */
+  async delete(workspaceId: string, ref: LocationRef): Promise<void> {
+    const row = await this.resolve(workspaceId, ref);
+    await this.db.deleteFrom('locations').where('id', '=', row.id).execute();
+  }
+
+  /** SPEC 4.7: queue a refresh. Static credentials do not rotate: accepted, nothing changes. */
+  async requestRefresh(workspaceId: string, ref: LocationRef): Promise<void> {
+    const row = await this.resolve(workspaceId, ref);
+    if (!isOAuthProvider(row.provider as Provider)) return;
+    await this.db
+      .updateTable('locations')
+      .set({ refresh_requested: 1, updated_at: this.clock.now() })
+      .where('id', '=', row.id)
+      .execute();
+  }
+
+  async status(workspaceId: string, ref: LocationRef): Promise<LocationStatusView> {
+    return statusView(await this.resolve(workspaceId, ref));
+  }
+
+  /** The location as a store needs it, with the secret opened but still wrapped. */
+  storeLocation(row: LocationRow): StoreLocation {
+    const opened = this.keyring.open(row.secret_envelope, row.id);
+    return {
+      id: row.id,
+      provider: row.provider as Provider,
+      metadata: parseMetadata(row.metadata),
+      secret: new Secret(JSON.parse(opened.reveal()) as ProviderSecret),
+    };
+  }
+
+  /**
+   * A provider rejected the credentials for good (DECISIONS "Locations"): the location becomes failed
+   * with the provider's reason, until its secret is replaced.
+   */
+  async markFailed(locationId: string, reason: string): Promise<void> {
+    await this.db
+      .updateTable('locations')
+      .set({
+        status: 'failed',
+        validation_error: reason,
+        failure_reason: reason,
+        updated_at: this.clock.now(),
+      })
+      .where('id', '=', locationId)
+      .execute();
+  }
+}

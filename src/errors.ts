@@ -1,0 +1,61 @@
+// The catalogue of error kinds every layer of ferry speaks. Stores, the domain and the database throw
+// FerryError with a kind; exactly one place (src/http/errors.ts) maps kinds to HTTP status codes.
+// Messages must never contain a secret: they reach callers and logs verbatim.
+
+export type ErrorKind =
+  /** The request itself is wrong (400). */
+  | 'invalid'
+  /** No valid API key (401). */
+  | 'unauthenticated'
+  /** The named thing does not exist for the caller (404). */
+  | 'not_found'
+  /** The request conflicts with the state of a resource (409). */
+  | 'conflict'
+  /** A secret of the wrong shape for its provider (422). */
+  | 'unprocessable'
+  /** A body over the limit (413). */
+  | 'too_large'
+  /** ferry's own rate limit (429, Retry-After). */
+  | 'rate_limited'
+  /** The provider rejected the location's credentials for good (invalid grant, bad access key). */
+  | 'credentials_rejected'
+  /** The provider asked us to slow down (503 with Retry-After on calls that answer at once). */
+  | 'throttled'
+  /** The provider failed for a passing reason: refused connection, timeout, 5xx (502). */
+  | 'transient'
+  /** A capability the provider or ferry's configuration does not offer (503 / 501 by context). */
+  | 'unavailable'
+  /** The store cannot do what was asked (for example a write to a bucket listing). */
+  | 'unsupported'
+  /** A bug or an unexpected failure (500, details hidden). */
+  | 'internal';
+
+export interface FerryErrorOptions {
+  cause?: unknown;
+  /** Seconds the caller should wait, for rate_limited and throttled. */
+  retryAfterSeconds?: number;
+  /** Extra fields for the response body (only used by the ambiguous-name 409). */
+  body?: Record<string, unknown>;
+}
+
+export class FerryError extends Error {
+  readonly kind: ErrorKind;
+  readonly retryAfterSeconds: number | undefined;
+  readonly body: Record<string, unknown> | undefined;
+
+  constructor(kind: ErrorKind, message: string, options: FerryErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'FerryError';
+    this.kind = kind;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.body = options.body;
+  }
+}
+
+export function isFerryError(err: unknown, kind?: ErrorKind): err is FerryError {
+  return err instanceof FerryError && (kind === undefined || err.kind === kind);
+}
+
+export const invalid = (message: string, cause?: unknown) => new FerryError('invalid', message, { cause });
+export const notFound = (message: string, cause?: unknown) => new FerryError('not_found', message, { cause });
+export const conflict = (message: string, cause?: unknown) => new FerryError('conflict', message, { cause });

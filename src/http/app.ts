@@ -1,0 +1,73 @@
+// Builds the HTTP application as a Fastify instance without listening (fastify/demo's app.ts):
+// production listens on it in src/server.ts, tests call inject().
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Services } from '../services.js';
+import { registerAuth } from './auth.js';
+import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
+import { registerMetrics } from './metrics.js';
+import { locationRoutes } from './routes/locations.js';
+import { serviceRoutes } from './routes/service.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { ErrorBody } from './schemas.js';
+
+/** SPEC 8 sets 8 MiB for copy; other bodies are small and get 1 MiB. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+export interface AppOptions {
+  /** Process-wide metrics (CPU, memory); off in tests that build many apps. */
+  defaultMetrics?: boolean;
+}
+
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const loggerInstance: FastifyBaseLogger = services.logger;
+  const app = Fastify({
+    loggerInstance,
+    // One line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    // Validation must not coerce or drop: a mistyped or unknown field is a 400 (DECISIONS).
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const methods = new MethodTable();
+  app.addHook('onRoute', (route) => methods.add(route.method, route.url));
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler(methods));
+  app.addSchema(ErrorBody);
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request',
+    );
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'ferry',
+        version: '1.0.0',
+        description: 'Move, share and manage files across cloud storage',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+
+  registerAuth(app, services.apiKeys);
+  const registry = registerMetrics(app, { defaultMetrics: options.defaultMetrics ?? false });
+  serviceRoutes(app, { db: services.db, registry });
+  await app.register(locationRoutes(services.locations));
+  await app.register(tokenRoutes(services.apiKeys));
+  return app;
+}

@@ -1,0 +1,125 @@
+// The one place where error kinds become HTTP (STYLE "Errors are values with a kind"). Every error
+// answers the standard shape {error, message} (DECISIONS), except the ambiguous-name 409, whose body
+// travels on the error. 5xx details are logged, never sent.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { type ErrorKind, FerryError } from '../errors.js';
+
+const STATUS: Record<ErrorKind, number> = {
+  invalid: 400,
+  unsupported: 400,
+  unauthenticated: 401,
+  not_found: 404,
+  conflict: 409,
+  credentials_rejected: 409,
+  too_large: 413,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal: 500,
+  transient: 502,
+  throttled: 503,
+  unavailable: 503,
+};
+
+export function statusOf(kind: ErrorKind): number {
+  return STATUS[kind];
+}
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+function describeValidation(context: string | undefined, issue: AjvIssue): string {
+  const where = `${context ?? 'body'}${issue.instancePath.replace(/\//g, '.')}`;
+  switch (issue.keyword) {
+    case 'additionalProperties':
+      return `${where} has an unknown field "${String(issue.params.additionalProperty)}"`;
+    case 'required':
+      return `${where} is missing the field "${String(issue.params.missingProperty)}"`;
+    case 'minLength':
+      return issue.params.limit === 1 ? `${where} must not be empty` : `${where} ${issue.message}`;
+    default:
+      return `${where} ${issue.message ?? 'is not valid'}`;
+  }
+}
+
+export function send(
+  reply: FastifyReply,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+) {
+  return sendBody(reply, status, { error: status, message }, headers);
+}
+
+function sendBody(reply: FastifyReply, status: number, body: unknown, headers: Record<string, string> = {}) {
+  // Error bodies bypass the route's response serializer: the shape is fixed here, for every route.
+  return reply
+    .code(status)
+    .headers(headers)
+    .type('application/json; charset=utf-8')
+    .serializer((payload: unknown) => JSON.stringify(payload))
+    .send(body);
+}
+
+export function errorHandler(err: FastifyError | FerryError, request: FastifyRequest, reply: FastifyReply) {
+  if (err instanceof FerryError) {
+    const status = STATUS[err.kind];
+    const headers: Record<string, string> = {};
+    if (err.retryAfterSeconds !== undefined)
+      headers['retry-after'] = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));
+    if (err.kind === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
+    if (status >= 500) request.log.error({ err }, 'request failed');
+    if (err.body) return sendBody(reply, status, err.body, headers);
+    return send(reply, status, status === 500 ? 'internal error' : err.message, headers);
+  }
+  const fastifyError = err as FastifyError & { validationContext?: string };
+  if (fastifyError.validation) {
+    const [first] = fastifyError.validation as unknown as AjvIssue[];
+    const message = first
+      ? describeValidation(fastifyError.validationContext, first)
+      : 'the request is not valid';
+    return send(reply, 400, message);
+  }
+  const status = fastifyError.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    return send(reply, status, fastifyError.message);
+  }
+  request.log.error({ err }, 'request failed');
+  return send(reply, 500, 'internal error');
+}
+
+/**
+ * Unknown paths answer 404, known paths with another method 405 with Allow (DECISIONS). Fastify's own
+ * router answers 404 for both, so the routes are mirrored here to tell them apart.
+ */
+export class MethodTable {
+  readonly #router = FindMyWay();
+  readonly #methods = new Set<HTTPMethod>();
+
+  add(method: string | string[], url: string): void {
+    for (const m of Array.isArray(method) ? method : [method]) {
+      const upper = m.toUpperCase() as HTTPMethod;
+      this.#methods.add(upper);
+      this.#router.on(upper, url, () => {});
+    }
+  }
+
+  allowed(path: string): HTTPMethod[] {
+    return [...this.#methods].filter((m) => this.#router.find(m, path) !== null);
+  }
+}
+
+export function notFoundHandler(table: MethodTable) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allow = table.allowed(path);
+    if (allow.length > 0) {
+      return send(reply, 405, `${request.method} is not allowed on ${path}`, { allow: allow.join(', ') });
+    }
+    return send(reply, 404, `no route ${request.method} ${path}`);
+  };
+}

@@ -1,0 +1,195 @@
+// SPEC 4.1–4.8: the eight location operations.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Locations } from '../../domain/locations/locations.js';
+import { workspaceOf } from '../auth.js';
+import { errors, locationRefFields, Metadata, NoContent, Provider, Timestamp } from '../schemas.js';
+
+const Projection = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    provider: Provider,
+    label: Type.String(),
+    metadata: Type.Optional(Metadata),
+  },
+  { description: 'A location without its secret (SPEC 2.1)' },
+);
+
+const LocationStatus = Type.Union([
+  Type.Literal('active'),
+  Type.Literal('failed'),
+  Type.Literal('needs_attention'),
+]);
+
+const Summary = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  provider: Provider,
+  label: Type.String(),
+  status: LocationStatus,
+  validation_error: Type.Optional(Type.String()),
+  created_at: Timestamp,
+});
+
+const StatusView = Type.Object({
+  status: LocationStatus,
+  rotation_class: Type.Optional(Type.Union([Type.Literal('oauth-stable'), Type.Literal('oauth-single-use')])),
+  access_token_expires_at: Type.Optional(Timestamp),
+  refresh_requested: Type.Boolean(),
+  consecutive_refresh_failures: Type.Integer(),
+  last_refresh_attempt_at: Type.Optional(Timestamp),
+  failure_reason: Type.Optional(Type.String()),
+  last_refresh_error: Type.Optional(Type.String()),
+});
+
+const SecretInput = Type.Unknown({
+  description:
+    'Provider credentials: {access_key_id, secret_access_key} for s3, r2, wasabi, b2, azureblob; ' +
+    '{access_token, refresh_token, expiry} for dropbox, drive, onedrive, box; {service_account_json} for gcs',
+});
+
+const Ref = Type.Object(locationRefFields, { additionalProperties: false });
+
+export const locationRoutes =
+  (locations: Locations): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/v1/locations',
+      {
+        schema: {
+          summary: 'List locations',
+          tags: ['locations'],
+          response: { 200: Type.Array(Summary), ...errors(401) },
+        },
+      },
+      async (request) => locations.list(workspaceOf(request), request.principal?.locationsVersion),
+    );
+
+    app.post(
+      '/v1/locations',
+      {
+        schema: {
+          summary: 'Create a location',
+          tags: ['locations'],
+          body: Type.Object(
+            {
+              provider: Provider,
+              label: Type.String({ minLength: 1 }),
+              secret: SecretInput,
+              metadata: Type.Optional(Metadata),
+            },
+            { additionalProperties: false, required: ['provider', 'label', 'secret'] },
+          ),
+          response: { 201: Projection, ...errors(400, 401, 422) },
+        },
+      },
+      async (request, reply) => {
+        const { provider, label, secret, metadata } = request.body;
+        const created = await locations.create(workspaceOf(request), {
+          provider,
+          label,
+          secret,
+          ...(metadata === undefined ? {} : { metadata }),
+        });
+        return reply.code(201).send(created);
+      },
+    );
+
+    app.post(
+      '/v1/locations/get',
+      {
+        schema: {
+          summary: 'Get a location',
+          tags: ['locations'],
+          body: Ref,
+          response: { 200: Projection, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (request) => locations.get(workspaceOf(request), request.body),
+    );
+
+    app.put(
+      '/v1/locations',
+      {
+        schema: {
+          summary: "Replace a location's secret",
+          tags: ['locations'],
+          body: Type.Object(
+            { ...locationRefFields, secret: SecretInput, metadata: Type.Optional(Metadata) },
+            { additionalProperties: false, required: ['secret'] },
+          ),
+          response: { 200: Projection, ...errors(400, 401, 404, 409, 422) },
+        },
+      },
+      async (request) => {
+        const { secret, metadata, ...ref } = request.body;
+        return locations.replaceSecret(workspaceOf(request), ref, {
+          secret,
+          ...(metadata === undefined ? {} : { metadata }),
+        });
+      },
+    );
+
+    app.patch(
+      '/v1/locations',
+      {
+        schema: {
+          summary: "Update a location's label",
+          tags: ['locations'],
+          body: Type.Object(
+            { ...locationRefFields, label: Type.String({ minLength: 1 }) },
+            { additionalProperties: false },
+          ),
+          response: { 200: Projection, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (request) => {
+        const { label, ...ref } = request.body;
+        return locations.updateLabel(workspaceOf(request), ref, label);
+      },
+    );
+
+    app.delete(
+      '/v1/locations',
+      {
+        schema: {
+          summary: 'Delete a location',
+          tags: ['locations'],
+          body: Ref,
+          response: { 204: NoContent, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (request, reply) => {
+        await locations.delete(workspaceOf(request), request.body);
+        return reply.code(204).send();
+      },
+    );
+
+    app.post(
+      '/v1/locations/refresh',
+      {
+        schema: {
+          summary: 'Queue a credential refresh',
+          tags: ['locations'],
+          body: Ref,
+          response: { 202: NoContent, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (request, reply) => {
+        await locations.requestRefresh(workspaceOf(request), request.body);
+        return reply.code(202).send();
+      },
+    );
+
+    app.post(
+      '/v1/locations/status',
+      {
+        schema: {
+          summary: "Read a location's refresh status",
+          tags: ['locations'],
+          body: Ref,
+          response: { 200: StatusView, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (request) => locations.status(workspaceOf(request), request.body),
+    );
+  };

@@ -1,0 +1,113 @@
+// API keys (SPEC 4.10, 4.11; DECISIONS "API keys").
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { ApiKeys } from '../../domain/api-keys.js';
+import { parseRfc3339 } from '../../domain/clock.js';
+import { workspaceOf } from '../auth.js';
+import { errors, NoContent, Timestamp } from '../schemas.js';
+
+const KeyView = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  created_at: Timestamp,
+  expires_at: Type.Optional(Timestamp),
+  last_used_at: Type.Optional(Timestamp),
+  revoked_at: Type.Optional(Timestamp),
+});
+
+const Created = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  created_at: Timestamp,
+  expires_at: Type.Optional(Timestamp),
+  token: Type.String({ description: 'The bearer token, shown only in this response' }),
+});
+
+const Id = Type.Object({ id: Type.String() });
+
+const KEY_NAME_MAX = 256;
+
+export const tokenRoutes =
+  (apiKeys: ApiKeys): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/v1/tokens',
+      {
+        schema: {
+          summary: 'Create an API key',
+          tags: ['api keys'],
+          body: Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: KEY_NAME_MAX }),
+              expires_at: Type.Optional(Timestamp),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 201: Created, ...errors(400, 401) },
+        },
+      },
+      async (request, reply) => {
+        const { name, expires_at: expiresAt } = request.body;
+        const created = await apiKeys.create(workspaceOf(request), {
+          name,
+          ...(expiresAt === undefined ? {} : { expiresAt: parseRfc3339(expiresAt, 'expires_at') }),
+        });
+        return reply.code(201).send(created);
+      },
+    );
+
+    app.get(
+      '/v1/tokens',
+      {
+        schema: {
+          summary: 'List API keys',
+          tags: ['api keys'],
+          response: { 200: Type.Array(KeyView), ...errors(401) },
+        },
+      },
+      async (request) => apiKeys.list(workspaceOf(request)),
+    );
+
+    app.patch(
+      '/v1/tokens/:id',
+      {
+        schema: {
+          summary: 'Rename an API key or change its expiry',
+          tags: ['api keys'],
+          params: Id,
+          body: Type.Object(
+            {
+              name: Type.Optional(Type.String({ minLength: 1, maxLength: KEY_NAME_MAX })),
+              expires_at: Type.Optional(Timestamp),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 204: NoContent, ...errors(400, 401, 404) },
+        },
+      },
+      async (request, reply) => {
+        const { name, expires_at: expiresAt } = request.body;
+        await apiKeys.update(workspaceOf(request), request.params.id, {
+          ...(name === undefined ? {} : { name }),
+          ...(expiresAt === undefined ? {} : { expiresAt: parseRfc3339(expiresAt, 'expires_at') }),
+        });
+        return reply.code(204).send();
+      },
+    );
+
+    app.delete(
+      '/v1/tokens/:id',
+      {
+        schema: {
+          summary: 'Revoke an API key',
+          tags: ['api keys'],
+          params: Id,
+          response: { 204: NoContent, ...errors(401, 404) },
+        },
+      },
+      async (request, reply) => {
+        await apiKeys.revoke(workspaceOf(request), request.params.id);
+        return reply.code(204).send();
+      },
+    );
+  };

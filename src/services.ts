@@ -1,0 +1,58 @@
+// The composition root: from settings to a database, a keyring and the domain services. The server,
+// the CLI and the tests all build their world here, so there is one way to wire ferry.
+import type { Config } from './config.js';
+import { Keyring } from './crypto/envelope.js';
+import { loadMasterKey } from './crypto/master-key.js';
+import { type Db, migrateToLatest, openDatabase } from './db/database.js';
+import { ApiKeys } from './domain/api-keys.js';
+import { type Clock, systemClock } from './domain/clock.js';
+import { Locations } from './domain/locations/locations.js';
+import type { Logger } from './log.js';
+import { createEgress } from './net/egress.js';
+import type { StoreContext } from './stores/context.js';
+
+export interface Services {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  keyring: Keyring;
+  apiKeys: ApiKeys;
+  locations: Locations;
+  stores: StoreContext;
+  close(): Promise<void>;
+}
+
+export interface ServicesOptions {
+  logger: Logger;
+  clock?: Clock;
+  /** Run migrations before anything else (the server and CLI do; a test may share a migrated db). */
+  migrate?: boolean;
+}
+
+export async function createServices(config: Config, options: ServicesOptions): Promise<Services> {
+  const clock = options.clock ?? systemClock;
+  const keyring = new Keyring([loadMasterKey(config.dataDir, config.masterKey)]);
+  const db = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  try {
+    if (options.migrate ?? true) {
+      const applied = await migrateToLatest(db);
+      if (applied.length > 0)
+        options.logger.info({ migrations: applied, database: db.description }, 'migrated');
+    }
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return {
+    config,
+    db,
+    clock,
+    logger: options.logger,
+    keyring,
+    apiKeys: new ApiKeys(db.kysely, clock),
+    locations: new Locations(db.kysely, keyring, clock),
+    stores: { egress: createEgress(config.egressAllow), oauthApps: config.oauthApps },
+    close: () => db.close(),
+  };
+}

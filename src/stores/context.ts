@@ -1,0 +1,49 @@
+// What a store needs from the process besides the location: the egress guard for caller-supplied
+// endpoints and the OAuth applications' settings (DECISIONS "Running it").
+import type { Egress } from '../net/egress.js';
+import type { OAuthProvider } from '../providers.js';
+import type { Secret } from '../secret.js';
+
+export interface OAuthApp {
+  clientId?: string;
+  clientSecret?: Secret;
+  tokenUrl: string;
+  apiUrl: string;
+  /** Where file contents are served, for providers that use another host (dropbox, box). */
+  contentUrl?: string;
+}
+
+export interface StoreContext {
+  egress: Egress;
+  oauthApps: Record<OAuthProvider, OAuthApp>;
+}
+
+/** The production endpoints; each can be overridden by FERRY_<PROVIDER>_{TOKEN,API,CONTENT}_URL. */
+export const DEFAULT_OAUTH_APPS: Record<OAuthProvider, OAuthApp> = {
+  dropbox: {
+    tokenUrl: 'https://api.dropboxapi.com/oauth2/token',
+    apiUrl: 'https://api.dropboxapi.com',
+    contentUrl: 'https://content.dropboxapi.com',
+  },
+  drive: {
+    tokenUrl: 'https://oauth2.googleapis.com/token',
+    apiUrl: 'https://www.googleapis.com',
+  },
+  onedrive: {
+    tokenUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/token',
+    apiUrl: 'https://graph.microsoft.com/v1.0',
+  },
+  box: {
+    tokenUrl: 'https://api.box.com/oauth2/token',
+    apiUrl: 'https://api.box.com',
+    contentUrl: 'https://upload.box.com/api',
+  },
+};
+
+/** A location as a store sees it: the decrypted secret stays wrapped until the provider call. */
+export interface StoreLocation {
+  id: string;
+  provider: import('../providers.js').Provider;
+  metadata: Record<string, unknown>;
+  secret: Secret<import('../providers.js').ProviderSecret>;
+}

@@ -1,0 +1,117 @@
+// Server-side copy within one S3 account. Up to 5 GiB a single CopyObject does it; above that S3
+// requires a multipart upload whose parts are UploadPartCopy ranges of the source
+// (docs.aws.amazon.com/AmazonS3/latest/userguide/CopyingObjectsExamples.html). Move is not declared:
+// S3 has no rename, and copy + verify + delete belongs to the operations layer.
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  type HeadObjectCommandOutput,
+  type S3Client,
+  UploadPartCopyCommand,
+} from '@aws-sdk/client-s3';
+import { FerryError } from '../../errors.js';
+import { abortable } from './client.js';
+import { copySource, type S3Path } from './paths.js';
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+/** The largest object one CopyObject may copy. */
+export const COPY_OBJECT_MAX = 5 * GiB;
+
+export interface CopyPart {
+  PartNumber: number;
+  CopySourceRange: string;
+}
+
+/** The UploadPartCopy ranges for an object of `size` bytes: 512 MiB parts, grown to fit 10,000 parts. */
+export function planCopyParts(size: number, preferredPart = 512 * MiB, maxParts = 10_000): CopyPart[] {
+  const part = Math.max(preferredPart, Math.ceil(Math.ceil(size / maxParts) / MiB) * MiB);
+  if (part > COPY_OBJECT_MAX)
+    throw new FerryError('invalid', `an object of ${size} bytes is too large to copy`);
+  const parts: CopyPart[] = [];
+  for (let offset = 0, n = 1; offset < size; offset += part, n++) {
+    const end = Math.min(offset + part, size) - 1;
+    parts.push({ PartNumber: n, CopySourceRange: `bytes=${offset}-${end}` });
+  }
+  return parts;
+}
+
+/**
+ * Copies `from` to `to` given the source's HEAD answer. Errors are the SDK's own; the caller maps
+ * them. A failed multipart copy is aborted so no parts are left behind.
+ */
+export async function copyObject(
+  client: Pick<S3Client, 'send'>,
+  from: S3Path,
+  to: S3Path,
+  source: Pick<HeadObjectCommandOutput, 'ContentLength' | 'ContentType' | 'ETag'>,
+  signal?: AbortSignal,
+  concurrency = 4,
+): Promise<void> {
+  const size = source.ContentLength ?? 0;
+  const CopySource = copySource(from);
+  if (size <= COPY_OBJECT_MAX) {
+    await client.send(
+      new CopyObjectCommand({ Bucket: to.bucket, Key: to.key, CopySource }),
+      abortable(signal),
+    );
+    return;
+  }
+
+  const created = await client.send(
+    new CreateMultipartUploadCommand({
+      Bucket: to.bucket,
+      Key: to.key,
+      ...(source.ContentType ? { ContentType: source.ContentType } : {}),
+    }),
+    abortable(signal),
+  );
+  const UploadId = created.UploadId;
+  if (!UploadId) throw new FerryError('transient', 'the provider gave no upload id for a multipart copy');
+  try {
+    const plan = planCopyParts(size);
+    const done: { PartNumber: number; ETag: string }[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < plan.length) {
+        const part = plan[next++] as CopyPart;
+        const answer = await client.send(
+          new UploadPartCopyCommand({
+            Bucket: to.bucket,
+            Key: to.key,
+            UploadId,
+            PartNumber: part.PartNumber,
+            CopySource,
+            CopySourceRange: part.CopySourceRange,
+            // The source must not change while its parts are copied.
+            ...(source.ETag ? { CopySourceIfMatch: source.ETag } : {}),
+          }),
+          abortable(signal),
+        );
+        const etag = answer.CopyPartResult?.ETag;
+        if (!etag)
+          throw new FerryError('transient', `part ${part.PartNumber} of a multipart copy has no ETag`);
+        done.push({ PartNumber: part.PartNumber, ETag: etag });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, plan.length) }, worker));
+    done.sort((a, b) => a.PartNumber - b.PartNumber);
+    await client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: to.bucket,
+        Key: to.key,
+        UploadId,
+        MultipartUpload: { Parts: done },
+      }),
+      abortable(signal),
+    );
+  } catch (err) {
+    await client
+      .send(new AbortMultipartUploadCommand({ Bucket: to.bucket, Key: to.key, UploadId }))
+      .catch(() => undefined);
+    throw err;
+  }
+}

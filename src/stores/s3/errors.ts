@@ -1,0 +1,138 @@
+// The one place that reads S3 error shapes (the AWS SDK's service exceptions, HTTP statuses, and raw
+// network errors) and turns them into FerryError kinds. Codes from the S3 error-code table
+// (docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html) plus the extra ones Wasabi, R2 and
+// B2 document. The provider's own message is kept; no secret is ever part of one.
+import { type ErrorKind, FerryError, isFerryError } from '../../errors.js';
+
+const NOT_FOUND = new Set(['NoSuchKey', 'NoSuchBucket', 'NotFound', 'NoSuchUpload', 'DBEntityNotfound']);
+
+const CREDENTIALS = new Set([
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'InvalidToken',
+  'ExpiredToken',
+  'TokenRefreshRequired',
+  'AccessDenied',
+  'AllAccessDisabled',
+  'AccountProblem',
+  'AccountNotActivated',
+  'AccessForbidden',
+  'InvalidSecurity',
+  'NotSignedUp',
+  'Unauthorized',
+  'AuthenticationLockout',
+  'Forbidden',
+]);
+
+const THROTTLED = new Set([
+  'SlowDown',
+  'Throttling',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'RequestRateLimitExceeded',
+  'TooManyRequests',
+  'TooManyRequestsException',
+  'RequestThrottled',
+  'ServiceUnavailable',
+  'Unavailable',
+]);
+
+const TRANSIENT = new Set([
+  'InternalError',
+  'RequestTimeout',
+  'BadDigest',
+  'IncompleteBody',
+  'OperationAborted',
+]);
+
+const UNSUPPORTED = new Set(['NotImplemented', 'XNotImplemented']);
+
+interface SdkErrorShape {
+  name?: string;
+  Code?: string;
+  code?: string;
+  message?: string;
+  $metadata?: { httpStatusCode?: number };
+  $response?: { statusCode?: number; headers?: Record<string, string | undefined> };
+}
+
+/** Seconds from a Retry-After header: delta-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+function statusOf(err: SdkErrorShape): number | undefined {
+  return err.$metadata?.httpStatusCode ?? err.$response?.statusCode;
+}
+
+/** The S3 error code; HEAD answers carry none, so the SDK names them after the status ("NotFound", "403"). */
+function codeOf(err: SdkErrorShape): string {
+  return err.Code ?? err.name ?? err.code ?? 'Error';
+}
+
+/** True when a HEAD answer hid the real error code (it has no body), so a GET is needed to learn it. */
+export function isBodilessAuthError(err: unknown): boolean {
+  const e = err as SdkErrorShape;
+  const status = statusOf(e);
+  const code = codeOf(e);
+  return (
+    (status === 403 || status === 400 || status === 401) &&
+    (/^\d+$/.test(code) ||
+      code === 'Forbidden' ||
+      code === 'BadRequest' ||
+      code === 'Unauthorized' ||
+      code === 'UnknownError')
+  );
+}
+
+function kindOf(code: string, status: number | undefined): ErrorKind {
+  if (NOT_FOUND.has(code)) return 'not_found';
+  if (THROTTLED.has(code)) return 'throttled';
+  if (CREDENTIALS.has(code)) return 'credentials_rejected';
+  if (UNSUPPORTED.has(code)) return 'unsupported';
+  if (TRANSIENT.has(code)) return 'transient';
+  if (status === undefined) return 'transient';
+  if (status === 404) return 'not_found';
+  if (status === 429 || status === 503) return 'throttled';
+  if (status === 401 || status === 403) return 'credentials_rejected';
+  if (status === 501) return 'unsupported';
+  if (status >= 500 || status === 408) return 'transient';
+  return 'invalid';
+}
+
+/**
+ * A FerryError for any failure of an S3 call. `what` says what ferry was doing ("stat bucket/key"),
+ * and leads the message. FerryErrors (the egress guard's, ferry's own checks) pass through unchanged.
+ */
+export function s3Error(err: unknown, what: string): FerryError {
+  if (isFerryError(err)) return err;
+  if (!(err instanceof Error) && (typeof err !== 'object' || err === null)) {
+    return new FerryError('internal', `${what}: ${String(err)}`);
+  }
+  const e = err as SdkErrorShape & Error;
+  if (e.name === 'AbortError') return new FerryError('transient', `${what}: aborted`, { cause: err });
+  const status = statusOf(e);
+  if (
+    status === undefined &&
+    (err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError)
+  ) {
+    // A bug, not a provider answer.
+    return new FerryError('internal', `${what}: ${e.message}`, { cause: err });
+  }
+  const code = codeOf(e);
+  const kind = kindOf(code, status);
+  const message =
+    e.message && e.message !== code && e.message !== 'UnknownError' ? `${code}: ${e.message}` : code;
+  const statusText = status === undefined ? '' : ` (HTTP ${status})`;
+  const retryAfter =
+    kind === 'throttled' ? parseRetryAfter(e.$response?.headers?.['retry-after'] ?? undefined) : undefined;
+  return new FerryError(kind, `${what}: ${message}${statusText}`, {
+    cause: err,
+    ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
+  });
+}

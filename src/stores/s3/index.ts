@@ -1,0 +1,201 @@
+// The S3-family store: s3, r2, wasabi and b2 through the AWS SDK v3 (client.ts builds the client,
+// endpoint.ts derives where it points, errors.ts reads every failure, list.ts / upload.ts / copy.ts do
+// the work). Paths are "bucket/key" (contract glossary).
+import type { Readable } from 'node:stream';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  type HeadObjectCommandOutput,
+} from '@aws-sdk/client-s3';
+import { FerryError } from '../../errors.js';
+import { isS3Family } from '../../providers.js';
+import type { StoreContext, StoreLocation } from '../context.js';
+import type {
+  CallOptions,
+  Entry,
+  ListOptions,
+  ObjectInfo,
+  ReadOptions,
+  Store,
+  StoreFeatures,
+  WriteOptions,
+} from '../contract.js';
+import { abortable, createClient, type S3Handle } from './client.js';
+import { copyObject } from './copy.js';
+import { isBodilessAuthError, s3Error } from './errors.js';
+import { listS3 } from './list.js';
+import { type S3Path, splitPath } from './paths.js';
+import { readObject } from './read.js';
+import { S3_UPLOAD_LIMITS, type UploadTuning, uploadObject } from './upload.js';
+
+const MiB = 1024 * 1024;
+
+/** Knobs tests turn down so paging and multipart are exercised with little data. */
+export interface S3Tuning {
+  /** Listing page size (MaxKeys); default: the server's (1,000 on S3). */
+  pageSize?: number;
+  /** Multipart part size; default 8 MiB (grown for large known sizes). */
+  partSize?: number;
+  /** Parts in flight per upload; default 4. */
+  queueSize?: number;
+  /** Largest single-request upload; default 16 MiB. */
+  singleRequestMax?: number;
+}
+
+export function open(location: StoreLocation, ctx: StoreContext): Store {
+  return createS3Store(location, ctx);
+}
+
+export function createS3Store(location: StoreLocation, ctx: StoreContext, tuning: S3Tuning = {}): Store {
+  const provider = location.provider;
+  if (!isS3Family(provider))
+    throw new FerryError('internal', `the S3 store cannot open a ${provider} location`);
+  return new S3Store(createClient(provider, location, ctx), location, tuning);
+}
+
+/** MD5 from an ETag, which is the object's MD5 only for single-request uploads without SSE-KMS. */
+function md5FromEtag(
+  head: Pick<HeadObjectCommandOutput, 'ETag' | 'ServerSideEncryption'>,
+): string | undefined {
+  const etag = head.ETag?.replaceAll('"', '').toLowerCase();
+  if (!etag || !/^[0-9a-f]{32}$/.test(etag)) return undefined;
+  if (head.ServerSideEncryption === 'aws:kms' || head.ServerSideEncryption === 'aws:kms:dsse')
+    return undefined;
+  return etag;
+}
+
+function infoFrom(path: string, head: HeadObjectCommandOutput): ObjectInfo {
+  const info: ObjectInfo = { path, size: head.ContentLength ?? 0, hashes: {} };
+  if (head.LastModified) info.modTime = head.LastModified;
+  if (head.ContentType) info.mimeType = head.ContentType;
+  const md5 = md5FromEtag(head);
+  if (md5) info.hashes.md5 = md5;
+  return info;
+}
+
+class S3Store implements Store {
+  readonly provider;
+  readonly account: string;
+  readonly features: StoreFeatures;
+  readonly #handle: S3Handle;
+  readonly #tuning: S3Tuning;
+  readonly #upload: UploadTuning;
+
+  constructor(handle: S3Handle, location: StoreLocation, tuning: S3Tuning) {
+    this.provider = location.provider;
+    this.#handle = handle;
+    this.#tuning = tuning;
+    this.account = handle.account;
+    const limits = {
+      ...S3_UPLOAD_LIMITS,
+      ...(tuning.singleRequestMax === undefined ? {} : { singleRequestMax: tuning.singleRequestMax }),
+    };
+    this.#upload = { limits, partSize: tuning.partSize ?? 8 * MiB, queueSize: tuning.queueSize ?? 4 };
+    this.features = {
+      bucketListing: true,
+      hashes: ['md5'],
+      upload: limits,
+      copy: (from, to, options) => this.#copy(from, to, options),
+    };
+  }
+
+  get #client() {
+    return this.#handle.client;
+  }
+
+  list(path: string, options: ListOptions = {}): AsyncIterable<Entry> {
+    return listS3(this.#client, path, options, { pageSize: this.#tuning.pageSize });
+  }
+
+  async stat(path: string, options: CallOptions = {}): Promise<ObjectInfo> {
+    return infoFrom(path, await this.#head(splitPath(path), `stat ${path}`, options.signal));
+  }
+
+  async read(path: string, options: ReadOptions = {}): Promise<Readable> {
+    const target = splitPath(path);
+    const what = `read ${path}`;
+    return readObject(this.#client, target, options, what, () => this.#head(target, what, options.signal));
+  }
+
+  async write(path: string, body: Readable, options: WriteOptions = {}): Promise<ObjectInfo> {
+    const target = splitPath(path);
+    const what = `write ${path}`;
+    const sent = await uploadObject(this.#client, target, body, options, this.#upload);
+    // Verify what was stored: some S3-compatible servers have stored request framing as data.
+    const head = await this.#head(target, what, options.signal);
+    if (head.ContentLength !== sent.bytes) {
+      await this.#client
+        .send(new DeleteObjectCommand({ Bucket: target.bucket, Key: target.key }))
+        .catch(() => {});
+      throw new FerryError(
+        'transient',
+        `${what}: the provider stored ${head.ContentLength} bytes of ${sent.bytes} sent; the object was removed`,
+      );
+    }
+    const info = infoFrom(path, head);
+    if (sent.md5 && info.hashes.md5 && sent.md5 !== info.hashes.md5) {
+      throw new FerryError('transient', `${what}: the stored object's MD5 differs from what was sent`);
+    }
+    return info;
+  }
+
+  async delete(path: string, options: CallOptions = {}): Promise<void> {
+    const target = splitPath(path);
+    const what = `delete ${path}`;
+    // S3's DeleteObject succeeds on a missing key; the contract wants not_found.
+    await this.#head(target, what, options.signal);
+    try {
+      await this.#client.send(
+        new DeleteObjectCommand({ Bucket: target.bucket, Key: target.key }),
+        abortable(options.signal),
+      );
+    } catch (err) {
+      throw s3Error(err, what);
+    }
+  }
+
+  async close(): Promise<void> {
+    // Nothing to release: the sockets belong to the egress guard's agents, shared by every store.
+    // (S3Client.destroy() would destroy those agents' sockets, in-flight requests of other stores
+    // included, so it is never called.)
+  }
+
+  async #copy(fromPath: string, toPath: string, options: CallOptions = {}): Promise<ObjectInfo> {
+    const from = splitPath(fromPath);
+    const to = splitPath(toPath);
+    const what = `copy ${fromPath} to ${toPath}`;
+    const source = await this.#head(from, what, options.signal);
+    try {
+      await copyObject(this.#client, from, to, source, options.signal);
+    } catch (err) {
+      throw s3Error(err, what);
+    }
+    return infoFrom(toPath, await this.#head(to, what, options.signal));
+  }
+
+  /**
+   * HeadObject. A HEAD answer has no body, so a 403 does not say whether the key was rejected
+   * (InvalidAccessKeyId) or the object is off limits; a one-byte GET then asks for the real code.
+   */
+  async #head(target: S3Path, what: string, signal?: AbortSignal): Promise<HeadObjectCommandOutput> {
+    try {
+      return await this.#client.send(
+        new HeadObjectCommand({ Bucket: target.bucket, Key: target.key }),
+        abortable(signal),
+      );
+    } catch (err) {
+      if (!isBodilessAuthError(err)) throw s3Error(err, what);
+      try {
+        const probe = await this.#client.send(
+          new GetObjectCommand({ Bucket: target.bucket, Key: target.key, Range: 'bytes=0-0' }),
+          abortable(signal),
+        );
+        (probe.Body as Readable | undefined)?.destroy();
+      } catch (detail) {
+        throw s3Error(detail, what);
+      }
+      throw s3Error(err, what);
+    }
+  }
+}

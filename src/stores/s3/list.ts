@@ -1,0 +1,134 @@
+// Listing for the S3 family (SPEC 2.5 / 4.9, DECISIONS "Listing"), one page in memory at a time.
+// - "" lists the buckets (size -1).
+// - "bucket[/prefix]" lists with ListObjectsV2: Delimiter "/" for immediate children (common prefixes
+//   become folders of size 0), no delimiter for a recursive listing, where every prefix between the
+//   listed folder and an object is yielded once as a folder. Keys arrive in lexicographic order, so all
+//   keys under one prefix are contiguous: remembering the folders of the previous key is enough to
+//   yield each folder once, in memory that grows with depth only.
+// - A zero-byte "prefix/" marker object (what consoles create for an empty folder) makes the folder
+//   exist; it is never listed as a file.
+// - A missing bucket is NoSuchBucket from ListObjectsV2 itself; a non-empty prefix with nothing under
+//   it is not_found.
+import { ListBucketsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { FerryError } from '../../errors.js';
+import type { Entry, ListOptions } from '../../stores/contract.js';
+import { abortable } from './client.js';
+import { s3Error } from './errors.js';
+import { splitPath } from './paths.js';
+
+function lastSegment(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+function folder(path: string): Entry {
+  return { name: lastSegment(path), path, size: 0, isDir: true };
+}
+
+async function* listBuckets(client: S3Client, options: ListOptions): AsyncGenerator<Entry> {
+  let token: string | undefined;
+  do {
+    const page = await client
+      .send(new ListBucketsCommand(token ? { ContinuationToken: token } : {}), abortable(options.signal))
+      .catch((err: unknown) => {
+        throw s3Error(err, 'list buckets');
+      });
+    for (const bucket of page.Buckets ?? []) {
+      if (!bucket.Name) continue;
+      const entry: Entry = { name: bucket.Name, path: bucket.Name, size: -1, isDir: true };
+      if (bucket.CreationDate) entry.modTime = bucket.CreationDate;
+      yield entry;
+    }
+    token = page.ContinuationToken;
+  } while (token);
+}
+
+export interface ListTuning {
+  /** MaxKeys per ListObjectsV2 page; undefined: the server's default (1,000 on S3). */
+  pageSize: number | undefined;
+}
+
+export async function* listS3(
+  client: S3Client,
+  path: string,
+  options: ListOptions,
+  tuning: ListTuning,
+): AsyncGenerator<Entry> {
+  if (path === '') {
+    yield* listBuckets(client, options);
+    return;
+  }
+  const { bucket, key } = splitPath(path, { allowBucket: true });
+  const prefix = key === '' ? '' : `${key}/`;
+  const recursive = options.recursive === true;
+  const root = key === '' ? bucket : `${bucket}/${key}`;
+  const what = `list ${path}`;
+
+  let token: string | undefined;
+  let found = false;
+  // Folder paths (relative to `prefix`) of the previous key, outermost first.
+  let previousFolders: string[] = [];
+
+  do {
+    const page = await client
+      .send(
+        new ListObjectsV2Command({
+          Bucket: bucket,
+          Prefix: prefix,
+          ...(recursive ? {} : { Delimiter: '/' }),
+          ...(token ? { ContinuationToken: token } : {}),
+          ...(tuning.pageSize ? { MaxKeys: tuning.pageSize } : {}),
+        }),
+        abortable(options.signal),
+      )
+      .catch((err: unknown) => {
+        throw s3Error(err, what);
+      });
+
+    const entries: { sortKey: string; entry: Entry }[] = [];
+    for (const common of page.CommonPrefixes ?? []) {
+      const rel = common.Prefix?.slice(prefix.length, -1);
+      found = true;
+      // A key with an empty segment ("a//b") would give a folder with an empty name; it has no path.
+      if (!rel) continue;
+      entries.push({ sortKey: common.Prefix as string, entry: folder(`${root}/${rel}`) });
+    }
+    for (const object of page.Contents ?? []) {
+      if (object.Key === undefined) continue;
+      found = true;
+      const rel = object.Key.slice(prefix.length);
+      if (rel === '') continue; // the folder's own marker
+      const segments = rel.split('/');
+      const isMarker = rel.endsWith('/');
+      const folderCount = segments.length - 1;
+
+      if (recursive) {
+        const folders: string[] = [];
+        for (let i = 0; i < folderCount; i++) folders.push(segments.slice(0, i + 1).join('/'));
+        let same = 0;
+        while (same < folders.length && previousFolders[same] === folders[same]) same++;
+        for (const f of folders.slice(same)) {
+          if (f.split('/').includes('')) continue;
+          entries.push({ sortKey: `${prefix}${f}/`, entry: folder(`${root}/${f}`) });
+        }
+        previousFolders = folders;
+      }
+      if (isMarker || segments.includes('')) continue;
+      const entry: Entry = {
+        name: lastSegment(rel),
+        path: `${root}/${rel}`,
+        size: object.Size ?? 0,
+        isDir: false,
+      };
+      if (object.LastModified) entry.modTime = object.LastModified;
+      entries.push({ sortKey: object.Key, entry });
+    }
+    if (!recursive) entries.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
+    for (const { entry } of entries) yield entry;
+
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+
+  if (!found && prefix !== '') {
+    throw new FerryError('not_found', `${what}: no such folder`);
+  }
+}

@@ -1,0 +1,111 @@
+// A real ferry app for HTTP tests: real database (SQLite file or PostgreSQL schema), real keyring,
+// logs captured in memory so tests can search them for secrets. Requests go through inject().
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { bootstrapIfEmpty } from '../../src/bootstrap.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import type { Clock } from '../../src/domain/clock.js';
+import { buildApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/log.js';
+import { createServices, type Services } from '../../src/services.js';
+import { createSchema, type TestDatabase } from './databases.js';
+
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    done();
+  }
+  get text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export interface TestAppOptions {
+  clock?: Clock;
+  env?: Record<string, string>;
+  /** Share the database of another test app (two processes on one PostgreSQL). */
+  shareWith?: TestApp;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  services: Services;
+  config: Config;
+  logs: LogCapture;
+  /** The bootstrap key of the `default` workspace. */
+  token: string;
+  /** inject() with the bootstrap key unless headers.authorization is given. */
+  request(options: InjectOptions & { token?: string | null }): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(database: TestDatabase, options: TestAppOptions = {}): Promise<TestApp> {
+  const shared = options.shareWith;
+  const dataDir = shared ? shared.config.dataDir : mkdtempSync(join(tmpdir(), 'ferry-test-'));
+  const schema = shared || database.name === 'sqlite' ? undefined : await createSchema();
+  const masterKey = shared?.config.masterKey?.reveal() ?? randomBytes(32).toString('base64');
+  const env: Record<string, string> = {
+    FERRY_DATA_DIR: dataDir,
+    FERRY_MASTER_KEY: masterKey,
+    FERRY_LOG_LEVEL: 'debug',
+    ...(schema ? { FERRY_DATABASE_URL: schema.url } : {}),
+    ...(shared?.config.databaseUrl ? { FERRY_DATABASE_URL: shared.config.databaseUrl.reveal() } : {}),
+    ...options.env,
+  };
+  const config = loadConfig(env);
+  const logs = new LogCapture();
+  const logger = createLogger('debug', logs);
+  const services = await createServices(config, {
+    logger,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const app = await buildApp(services);
+  await app.ready();
+  let token = shared?.token ?? '';
+  if (!shared) {
+    const file = await bootstrapIfEmpty(services);
+    if (!file) throw new Error('test database was not empty');
+    const { readFileSync } = await import('node:fs');
+    token = readFileSync(file, 'utf8').trim();
+  }
+  return {
+    app,
+    services,
+    config,
+    logs,
+    token,
+    request({ token: as, ...opts }) {
+      const headers = { ...(opts.headers ?? {}) } as Record<string, string>;
+      const key = as === undefined ? token : as;
+      if (key !== null && headers.authorization === undefined) headers.authorization = `Bearer ${key}`;
+      return app.inject({ ...opts, headers });
+    },
+    async close() {
+      await app.close();
+      await services.close();
+      if (!shared) {
+        await schema?.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** A clock tests move by hand. */
+export class ManualClock implements Clock {
+  constructor(private ms = Date.parse('2026-11-22T12:00:00Z')) {}
+  now(): number {
+    return this.ms;
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+  set(ms: number): void {
+    this.ms = ms;
+  }
+}

@@ -1,0 +1,125 @@
+// A loopback HTTP reverse proxy that stands in front of a real local server (s3rver, azurite) and
+// injects the faults those servers cannot produce themselves: a provider's throttle answer
+// (failNext) and a connection cut in the middle of a response (dropNext). Everything else passes
+// through untouched, Host header included, so signatures still match.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FaultAnswer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+export interface FaultProxy {
+  /** Base URL of the proxy, e.g. http://127.0.0.1:41234 */
+  readonly url: string;
+  readonly port: number;
+  /** Requests seen so far (faulted ones included). */
+  readonly requests: number;
+  /** The next `count` requests are answered with `answer` instead of reaching the server. */
+  failNext(count: number, answer: FaultAnswer): void;
+  /**
+   * The next `count` requests reach the server, but the connection is cut partway through the
+   * response: after the headers and part of the body, or before anything when there is no body.
+   */
+  dropNext(count: number): void;
+  /** Forgets any faults still queued. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+type Fault = { kind: 'fail'; answer: FaultAnswer } | { kind: 'drop' };
+
+export async function startFaultProxy(target: string | URL): Promise<FaultProxy> {
+  const upstream = new URL(target);
+  const agent = new http.Agent({ keepAlive: true });
+  const faults: Fault[] = [];
+  let requests = 0;
+
+  const server = http.createServer((req, res) => {
+    requests++;
+    const fault = faults.shift();
+
+    if (fault?.kind === 'fail') {
+      // Read the request body to the end first, as a real server would, so the client is not cut off
+      // while still sending.
+      req.resume();
+      req.on('end', () => {
+        const { status, headers = {}, body } = fault.answer;
+        const payload = req.method === 'HEAD' || body === undefined ? undefined : Buffer.from(body);
+        res.writeHead(status, {
+          ...headers,
+          ...(payload ? { 'content-length': String(payload.length) } : { 'content-length': '0' }),
+        });
+        res.end(payload);
+      });
+      return;
+    }
+
+    const forward = http.request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        agent,
+      },
+      (answer) => {
+        if (fault?.kind === 'drop') {
+          const hasBody = req.method !== 'HEAD' && answer.headers['content-length'] !== '0';
+          if (!hasBody) {
+            answer.resume();
+            req.socket.destroy();
+            return;
+          }
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.once('data', (chunk: Buffer) => {
+            res.write(chunk.subarray(0, Math.max(1, Math.floor(chunk.length / 2))), () => {
+              answer.destroy();
+              req.socket.destroy();
+            });
+          });
+          answer.once('end', () => req.socket.destroy());
+          return;
+        }
+        res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    req.pipe(forward);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    get requests() {
+      return requests;
+    },
+    failNext(count, answer) {
+      for (let i = 0; i < count; i++) faults.push({ kind: 'fail', answer });
+    },
+    dropNext(count) {
+      for (let i = 0; i < count; i++) faults.push({ kind: 'drop' });
+    },
+    reset() {
+      faults.length = 0;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      agent.destroy();
+    },
+  };
+}

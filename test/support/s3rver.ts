@@ -1,0 +1,98 @@
+// s3rver started in-process for tests: path-style buckets on 127.0.0.1, an ephemeral port, a fresh
+// directory, and an account table that accepts any access key except REJECTED_ACCESS_KEY_ID (which it
+// answers with InvalidAccessKeyId, as S3 does for a key it does not know).
+//
+// Stock s3rver knows only the key S3RVER: its authentication middleware looks every request's key up
+// in the static map AWSAccount.registry (lib/models/account.js) and never checks V4 signatures. We
+// swap that map for one that resolves every key but the rejected one to s3rver's dummy account.
+//
+// One more difference from S3 is patched at the door: s3rver reads x-amz-copy-source with decodeURI,
+// which leaves %2B, %23, %3F, %26, %3D (and the other reserved escapes) undecoded, while S3 decodes
+// the whole value (and requires "+" as %2B, aws-sdk-js#1821). The request hook re-encodes the header
+// so that decodeURI yields what S3 would, and copies of keys with those characters behave as on S3.
+// Run under `node --openssl-legacy-provider` (LOCAL-SERVERS.md): s3rver's listing continuation
+// tokens use DES.
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const REJECTED_ACCESS_KEY_ID = 'FERRY-REJECTED-KEY';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+interface S3rverInstance {
+  run(): Promise<AddressInfo>;
+  close(): Promise<void>;
+  callback(): Handler;
+  httpServer?: Server;
+}
+type S3rverClass = new (options: Record<string, unknown>) => S3rverInstance;
+interface AWSAccountModule {
+  registry: Map<string, unknown>;
+  DUMMY_ACCOUNT: { accessKeys: Map<string, string> };
+}
+
+const require = createRequire(import.meta.url);
+const S3rver = require('s3rver') as S3rverClass;
+const AWSAccount = require('s3rver/lib/models/account.js') as AWSAccountModule;
+
+class AnyKeyRegistry extends Map<string, unknown> {
+  override get(accessKeyId: string): unknown {
+    if (accessKeyId === REJECTED_ACCESS_KEY_ID) return undefined;
+    // The account's key table is read for V2 signatures only; keep it answering too.
+    AWSAccount.DUMMY_ACCOUNT.accessKeys.set(accessKeyId, accessKeyId);
+    return AWSAccount.DUMMY_ACCOUNT;
+  }
+  override has(accessKeyId: string): boolean {
+    return accessKeyId !== REJECTED_ACCESS_KEY_ID;
+  }
+}
+
+if (!(AWSAccount.registry instanceof AnyKeyRegistry)) AWSAccount.registry = new AnyKeyRegistry();
+
+export interface S3rverHandle {
+  /** http://127.0.0.1:PORT */
+  endpoint: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startS3rver(): Promise<S3rverHandle> {
+  const directory = await mkdtemp(join(tmpdir(), 'ferry-s3rver-'));
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    vhostBuckets: false,
+    resetOnClose: false,
+  });
+  const handler = server.callback.bind(server);
+  server.callback = () => {
+    const inner = handler();
+    return (req, res) => {
+      const source = req.headers['x-amz-copy-source'];
+      if (typeof source === 'string') {
+        try {
+          req.headers['x-amz-copy-source'] = encodeURI(decodeURIComponent(source));
+        } catch {
+          // Malformed escapes: leave the header for s3rver to reject.
+        }
+      }
+      inner(req, res);
+    };
+  };
+  const { port } = await server.run();
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    port,
+    async close() {
+      server.httpServer?.closeAllConnections();
+      await server.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
