@@ -17,6 +17,11 @@ export type ErrorKind =
   | 'too_large'
   /** ferry's own rate limit (429, Retry-After). */
   | 'rate_limited'
+  /**
+   * The provider refused this one operation (permissions on a bucket or file) although it accepted the
+   * credentials (403). Unlike credentials_rejected it says nothing about the location's health.
+   */
+  | 'forbidden'
   /** The provider rejected the location's credentials for good (invalid grant, bad access key). */
   | 'credentials_rejected'
   /** The provider asked us to slow down (503 with Retry-After on calls that answer at once). */

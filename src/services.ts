@@ -7,6 +7,7 @@ import { type Db, migrateToLatest, openDatabase } from './db/database.js';
 import { ApiKeys } from './domain/api-keys.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { Locations } from './domain/locations/locations.js';
+import { Storage } from './domain/storage.js';
 import type { Logger } from './log.js';
 import { createEgress } from './net/egress.js';
 import type { StoreContext } from './stores/context.js';
@@ -19,6 +20,7 @@ export interface Services {
   keyring: Keyring;
   apiKeys: ApiKeys;
   locations: Locations;
+  storage: Storage;
   stores: StoreContext;
   close(): Promise<void>;
 }
@@ -44,6 +46,8 @@ export async function createServices(config: Config, options: ServicesOptions): 
     await db.close();
     throw err;
   }
+  const locations = new Locations(db.kysely, keyring, clock);
+  const stores: StoreContext = { egress: createEgress(config.egressAllow), oauthApps: config.oauthApps };
   return {
     config,
     db,
@@ -51,8 +55,9 @@ export async function createServices(config: Config, options: ServicesOptions): 
     logger: options.logger,
     keyring,
     apiKeys: new ApiKeys(db.kysely, clock),
-    locations: new Locations(db.kysely, keyring, clock),
-    stores: { egress: createEgress(config.egressAllow), oauthApps: config.oauthApps },
+    locations,
+    storage: new Storage(locations, stores),
+    stores,
     close: () => db.close(),
   };
 }

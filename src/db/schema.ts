@@ -44,11 +44,97 @@ export interface LocationsTable {
   updated_at: number;
 }
 
+export type TransferKind = 'copy' | 'move' | 'pull' | 'remove';
+export type TransferStatus = 'queued' | 'running' | 'complete' | 'failed';
+
+export interface TransfersTable {
+  id: string;
+  workspace_id: string;
+  kind: TransferKind;
+  status: TransferStatus;
+  /** JSON of the transfer's request, resolved to location ids (src/engine/specs.ts). */
+  spec: string;
+  bytes_total: number | null;
+  bytes_done: Generated<number>;
+  error: string | null;
+  attempts: Generated<number>;
+  /** Not claimed before this time (backoff). */
+  run_after: Generated<number>;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+export type JobStatus = 'planning' | 'running' | 'complete' | 'partial' | 'failed' | 'canceled';
+
+export interface JobsTable {
+  id: string;
+  workspace_id: string;
+  status: JobStatus;
+  /** JSON {location_id, path} of the source prefix. */
+  source: string;
+  destination: string;
+  overwrite: 'always' | 'if-missing';
+  has_manifest: Generated<number>;
+  planning_done: Generated<number>;
+  planned_count: Generated<number>;
+  planning_attempts: Generated<number>;
+  error: string | null;
+  /** The planner's lease; with no owner, a time before which planning is not retried. */
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+export interface JobManifestsTable {
+  job_id: string;
+  /** JSON array of keys relative to the source prefix. */
+  keys: string;
+}
+
+export type ObjectStatus = 'pending' | 'running' | 'succeeded' | 'skipped' | 'failed';
+
+export interface JobObjectsTable {
+  job_id: string;
+  seq: number;
+  key: string;
+  key_hash: string;
+  status: ObjectStatus;
+  size: number | null;
+  bytes_done: Generated<number>;
+  attempts: Generated<number>;
+  error: string | null;
+  last_attempt_at: number | null;
+  run_after: Generated<number>;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+}
+
+export interface CopyAcceptsTable {
+  workspace_id: string;
+  accepted_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
   locations: LocationsTable;
+  transfers: TransfersTable;
+  jobs: JobsTable;
+  job_manifests: JobManifestsTable;
+  job_objects: JobObjectsTable;
+  copy_accepts: CopyAcceptsTable;
 }
+
+export type TransferRow = Selectable<TransfersTable>;
+export type JobRow = Selectable<JobsTable>;
+export type JobObjectRow = Selectable<JobObjectsTable>;
 
 export type WorkspaceRow = Selectable<WorkspacesTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;

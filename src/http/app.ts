@@ -7,6 +7,7 @@ import type { Services } from '../services.js';
 import { registerAuth } from './auth.js';
 import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
 import { registerMetrics } from './metrics.js';
+import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
 import { serviceRoutes } from './routes/service.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -69,5 +70,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   serviceRoutes(app, { db: services.db, registry });
   await app.register(locationRoutes(services.locations));
   await app.register(tokenRoutes(services.apiKeys));
+  await app.register(listRoutes(services.locations, services.storage));
   return app;
 }

@@ -9,6 +9,7 @@ const STATUS: Record<ErrorKind, number> = {
   invalid: 400,
   unsupported: 400,
   unauthenticated: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   credentials_rejected: 409,
@@ -20,6 +21,9 @@ const STATUS: Record<ErrorKind, number> = {
   throttled: 503,
   unavailable: 503,
 };
+
+/** What a throttled answer tells the caller to wait when the provider did not say. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 5;
 
 export function statusOf(kind: ErrorKind): number {
   return STATUS[kind];

@@ -25,6 +25,8 @@ export type ConformanceCase =
   | 'large-objects'
   /** Names with characters some providers forbid: " * : < > | \ */
   | 'names-reserved'
+  /** "?" in a name (OneDrive and SharePoint refuse it). */
+  | 'names-question'
   /** A name in Unicode NFD (decomposed) form must stay NFD, byte for byte. */
   | 'names-nfd'
   /** Listing past the page size (pageSize + 1 objects). */
@@ -217,7 +219,8 @@ const NAMES: { label: string; name: string; skipKey?: ConformanceCase }[] = [
   { label: 'plus', name: 'a+b+c.txt' },
   { label: 'percent', name: '100% and %20 literal %2F.txt' },
   { label: 'hash', name: 'issue #42.txt' },
-  { label: 'query characters', name: 'what?a=1&b=2.txt' },
+  { label: 'query characters', name: 'what?a=1&b=2.txt', skipKey: 'names-question' },
+  { label: 'ampersand and equals', name: 'a=1&b=2.txt' },
   { label: 'other punctuation', name: "semi;colon,comma@at$dollar!bang'quote(paren)[bracket]~tilde.txt" },
   { label: 'unicode', name: 'héllo wörld 日本語 🚀.txt' },
   { label: 'NFD unicode', name: 'cafe\u0301 (decomposed).txt', skipKey: 'names-nfd' },
@@ -553,7 +556,7 @@ export function describeConformance(name: string, makeHarness: () => Promise<Con
       const copy = store.features.copy;
       if (!copy) return t.skip('the store declares no server-side copy');
       const from = at('copy', 'source with space+plus%25#.txt');
-      const to = at('copy', 'sub', 'dést?ination&.txt');
+      const to = at('copy', 'sub', 'dést&ination #.txt');
       await store.write(from, bodyOf('copied bytes'), { size: 12 });
       const info: ObjectInfo = await copy(from, to);
       assert.equal(info.path, to);

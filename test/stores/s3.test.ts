@@ -422,7 +422,10 @@ describe('s3 error mapping', () => {
       ['NotFound', 404, 'not_found'],
       ['InvalidAccessKeyId', 403, 'credentials_rejected'],
       ['SignatureDoesNotMatch', 403, 'credentials_rejected'],
-      ['AccessDenied', 403, 'credentials_rejected'],
+      ['ExpiredToken', 400, 'credentials_rejected'],
+      // A permission answer about one bucket or key says nothing about the credentials themselves.
+      ['AccessDenied', 403, 'forbidden'],
+      ['403', 403, 'forbidden'],
       ['SlowDown', 503, 'throttled'],
       ['TooManyRequests', 429, 'throttled'],
       ['ServiceUnavailable', 503, 'throttled'],

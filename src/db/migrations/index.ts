@@ -1,7 +1,9 @@
 // Every migration, by name. Names carry a date prefix so they sort in the order they were written.
 import type { Migration } from 'kysely';
 import * as foundation from './2026-11-22-foundation.js';
+import * as transfers from './2026-11-22-transfers.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-foundation': foundation,
+  '2026-11-22-transfers': transfers,
 };

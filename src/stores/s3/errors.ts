@@ -12,17 +12,16 @@ const CREDENTIALS = new Set([
   'InvalidToken',
   'ExpiredToken',
   'TokenRefreshRequired',
-  'AccessDenied',
-  'AllAccessDisabled',
   'AccountProblem',
   'AccountNotActivated',
-  'AccessForbidden',
   'InvalidSecurity',
   'NotSignedUp',
   'Unauthorized',
   'AuthenticationLockout',
-  'Forbidden',
 ]);
+
+/** Permission answers about one bucket or object: the key itself is fine, so the location stays active. */
+const FORBIDDEN = new Set(['AccessDenied', 'AccessForbidden', 'AllAccessDisabled', 'Forbidden']);
 
 const THROTTLED = new Set([
   'SlowDown',
@@ -86,7 +85,8 @@ export function isBodilessAuthError(err: unknown): boolean {
       code === 'Forbidden' ||
       code === 'BadRequest' ||
       code === 'Unauthorized' ||
-      code === 'UnknownError')
+      code === 'UnknownError' ||
+      code === 'Unknown')
   );
 }
 
@@ -94,12 +94,14 @@ function kindOf(code: string, status: number | undefined): ErrorKind {
   if (NOT_FOUND.has(code)) return 'not_found';
   if (THROTTLED.has(code)) return 'throttled';
   if (CREDENTIALS.has(code)) return 'credentials_rejected';
+  if (FORBIDDEN.has(code)) return 'forbidden';
   if (UNSUPPORTED.has(code)) return 'unsupported';
   if (TRANSIENT.has(code)) return 'transient';
   if (status === undefined) return 'transient';
   if (status === 404) return 'not_found';
   if (status === 429 || status === 503) return 'throttled';
-  if (status === 401 || status === 403) return 'credentials_rejected';
+  if (status === 401) return 'credentials_rejected';
+  if (status === 403) return 'forbidden';
   if (status === 501) return 'unsupported';
   if (status >= 500 || status === 408) return 'transient';
   return 'invalid';

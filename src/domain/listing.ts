@@ -1,0 +1,50 @@
+// Object listing (SPEC 4.9, 2.5; DECISIONS "Listing"): what a location holds under a path, streamed
+// from the provider page by page so that memory does not grow with the number of entries.
+import { invalid } from '../errors.js';
+import { hasBuckets, type Provider } from '../providers.js';
+import type { Entry } from '../stores/contract.js';
+import type { LocationRef } from './locations/addressing.js';
+import type { Locations } from './locations/locations.js';
+import type { Storage } from './storage.js';
+
+export interface Listing {
+  /** Present when an empty path listed the buckets or containers. */
+  hint?: string;
+  entries: AsyncIterable<Entry>;
+}
+
+/**
+ * The folder path as stores take it. A leading or trailing "/" is accepted and dropped (a folder is
+ * the same folder either way); empty, "." and ".." segments are refused rather than guessed at.
+ */
+export function folderPath(path: string | undefined): string {
+  if (path === undefined) return '';
+  const trimmed = path.replace(/^\//, '').replace(/\/$/, '');
+  if (trimmed === '') return '';
+  for (const segment of trimmed.split('/')) {
+    if (segment === '') throw invalid(`path "${path}" has an empty segment`);
+    if (segment === '.' || segment === '..')
+      throw invalid(`path "${path}" must not contain "${segment}" segments`);
+  }
+  return trimmed;
+}
+
+export async function listObjects(
+  locations: Locations,
+  storage: Storage,
+  workspaceId: string,
+  request: { ref: LocationRef; path?: string; recurse?: boolean },
+): Promise<Listing> {
+  const path = folderPath(request.path);
+  const row = await locations.resolve(workspaceId, request.ref);
+  const entries = await storage.list(row, path, request.recurse ?? false);
+  const provider = row.provider as Provider;
+  if (path === '' && hasBuckets(provider)) {
+    const kind = provider === 'azureblob' ? 'containers' : 'buckets';
+    return {
+      hint: `the entries are ${kind}; send path "<${kind.slice(0, -1)}>" or "<${kind.slice(0, -1)}>/folder" to list what one holds`,
+      entries,
+    };
+  }
+  return { entries };
+}

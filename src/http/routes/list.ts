@@ -1,0 +1,88 @@
+// SPEC 4.9: POST /v1/list. The answer is streamed: entries are written as the provider returns its
+// pages. A failure before the first entry answers with the usual error; a failure after the answer
+// has started cuts the connection, so a client never mistakes a partial list for a whole one.
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { type Listing, listObjects } from '../../domain/listing.js';
+import type { Locations } from '../../domain/locations/locations.js';
+import type { Storage } from '../../domain/storage.js';
+import type { Entry } from '../../stores/contract.js';
+import { workspaceOf } from '../auth.js';
+import { errors, locationRefFields, Timestamp } from '../schemas.js';
+
+const EntrySchema = Type.Object({
+  name: Type.String(),
+  path: Type.String({ description: 'From the location root; bucket first on bucket stores' }),
+  size: Type.Integer({ description: '-1 for buckets, 0 for folders' }),
+  isDir: Type.Boolean(),
+  mimeType: Type.Optional(Type.String()),
+  modTime: Type.Optional(Timestamp),
+});
+
+const CHUNK_BYTES = 64 * 1024;
+
+export function entryJson(entry: Entry): string {
+  return JSON.stringify({
+    name: entry.name,
+    path: entry.path,
+    size: entry.size,
+    isDir: entry.isDir,
+    ...(entry.mimeType === undefined ? {} : { mimeType: entry.mimeType }),
+    ...(entry.modTime === undefined ? {} : { modTime: entry.modTime.toISOString() }),
+  });
+}
+
+async function* listingJson(listing: Listing): AsyncGenerator<string> {
+  let chunk =
+    listing.hint === undefined ? '{"entries":[' : `{"hint":${JSON.stringify(listing.hint)},"entries":[`;
+  let first = true;
+  for await (const entry of listing.entries) {
+    chunk += (first ? '' : ',') + entryJson(entry);
+    first = false;
+    if (chunk.length >= CHUNK_BYTES) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  yield `${chunk}]}`;
+}
+
+export const listRoutes =
+  (locations: Locations, storage: Storage): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/v1/list',
+      {
+        schema: {
+          summary: 'List the objects at a location',
+          tags: ['listing'],
+          body: Type.Object(
+            {
+              ...locationRefFields,
+              path: Type.Optional(
+                Type.String({ description: 'Folder, or bucket/folder; empty lists buckets' }),
+              ),
+              recurse: Type.Optional(Type.Boolean({ default: false })),
+            },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: Type.Object({ hint: Type.Optional(Type.String()), entries: Type.Array(EntrySchema) }),
+            ...errors(400, 401, 403, 404, 409, 502, 503),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { path, recurse, ...ref } = request.body;
+        const listing = await listObjects(locations, storage, workspaceOf(request), {
+          ref,
+          ...(path === undefined ? {} : { path }),
+          ...(recurse === undefined ? {} : { recurse }),
+        });
+        // The schema above describes the JSON; the body is that JSON, written as a stream.
+        const body = Readable.from(listingJson(listing)) as unknown as Parameters<typeof reply.send>[0];
+        return reply.type('application/json; charset=utf-8').send(body);
+      },
+    );
+  };

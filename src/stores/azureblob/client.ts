@@ -1,0 +1,153 @@
+// Builds the @azure/storage-blob service client for one location: shared-key credentials from the
+// secret, the endpoint from metadata (or the public one for the account), SDK retries off, and every
+// connection made through the egress guard.
+import http from 'node:http';
+import https from 'node:https';
+import type { Duplex } from 'node:stream';
+import {
+  BlobServiceClient,
+  type HttpOperationResponse,
+  Pipeline,
+  type RequestPolicy,
+  type RequestPolicyFactory,
+  StorageSharedKeyCredential,
+  type WebResource,
+} from '@azure/storage-blob';
+import { invalid, isFerryError } from '../../errors.js';
+import type { Egress } from '../../net/egress.js';
+import type { AccessKeySecret } from '../../providers.js';
+import type { StoreLocation } from '../context.js';
+import { EGRESS_REFUSED } from './errors.js';
+
+/** Storage account names: 3 to 24 lower-case letters and digits (they become a host name). */
+const ACCOUNT_NAME = /^[a-z0-9]{3,24}$/;
+
+export interface AzureClient {
+  service: BlobServiceClient;
+  /** The service URL without a trailing "/". */
+  serviceUrl: string;
+  /** The storage account name (not secret). */
+  accountName: string;
+  /** Ends this client's pooled connections. */
+  close(): void;
+}
+
+export function createClient(location: StoreLocation, egress: Egress): AzureClient {
+  const serviceUrl = endpointOf(location);
+  const secret = location.secret.reveal() as AccessKeySecret;
+  const credential = new StorageSharedKeyCredential(secret.access_key_id, secret.secret_access_key);
+  // A Pipeline built from factories keeps the credential (found among the factories) and adds ours;
+  // the SDK wraps unknown factories around the request before it is sent.
+  const agents = { http: new TaggingHttpAgent(egress), https: new TaggingHttpsAgent(egress) };
+  const pipeline = new Pipeline([credential, agentFactory(agents)], {
+    // Stores never retry; the operations layer owns retries.
+    retryOptions: { maxTries: 1 },
+  } as Pipeline['options']);
+  return {
+    service: new BlobServiceClient(serviceUrl, pipeline),
+    serviceUrl,
+    accountName: secret.access_key_id,
+    close() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}
+
+/** The SDK's abort option, omitted when there is no signal (exactOptionalPropertyTypes). */
+export function abortable(signal: AbortSignal | undefined): { abortSignal?: AbortSignal } {
+  return signal ? { abortSignal: signal } : {};
+}
+
+function endpointOf(location: StoreLocation): string {
+  const secret = location.secret.reveal() as AccessKeySecret;
+  const endpoint = location.metadata.endpoint;
+  if (endpoint === undefined) {
+    if (!ACCOUNT_NAME.test(secret.access_key_id)) {
+      throw invalid(
+        'azureblob: access_key_id must be a storage account name (3-24 lower-case letters and digits)',
+      );
+    }
+    return `https://${secret.access_key_id}.blob.core.windows.net`;
+  }
+  if (typeof endpoint !== 'string') throw invalid('azureblob: metadata endpoint must be a URL string');
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw invalid('azureblob: metadata endpoint is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalid('azureblob: metadata endpoint must be an http or https URL');
+  }
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw invalid('azureblob: metadata endpoint must not carry credentials, a query or a fragment');
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+/**
+ * A request policy that hands every request our agent, so each connection is made (and its resolved
+ * address checked) by the egress guard. The SDK's node client uses `request.agent` when set.
+ */
+function agentFactory(agents: { http: http.Agent; https: https.Agent }): RequestPolicyFactory {
+  return {
+    create(next: RequestPolicy): RequestPolicy {
+      return {
+        sendRequest(request: WebResource): Promise<HttpOperationResponse> {
+          request.agent = request.url.startsWith('https:') ? agents.https : agents.http;
+          return next.sendRequest(request);
+        },
+      };
+    },
+  };
+}
+
+type Connect = (
+  options: object,
+  callback: (err: Error | null, socket?: Duplex) => void,
+) => Duplex | undefined;
+
+/**
+ * The guard's connections, pooled per store. The guard refuses with a FerryError, but the SDK rebuilds
+ * socket errors from their message and `code` alone; tagging the code lets errors.ts tell a refusal
+ * (invalid) from a failed connection (transient).
+ */
+function guardedConnect(
+  guard: http.Agent,
+  options: object,
+  callback: Parameters<Connect>[1],
+): Duplex | undefined {
+  const tag = (err: Error | null) => {
+    if (err && isFerryError(err)) Object.assign(err, { code: EGRESS_REFUSED });
+  };
+  const connect = (guard as unknown as { createConnection: Connect }).createConnection.bind(guard);
+  const socket = connect(options, (err, s) => {
+    tag(err);
+    callback(err, s);
+  });
+  socket?.once('error', tag);
+  return socket;
+}
+
+class TaggingHttpAgent extends http.Agent {
+  readonly #guard: http.Agent;
+  constructor(egress: Egress) {
+    super({ keepAlive: true, maxSockets: 64 });
+    this.#guard = egress.httpAgent;
+  }
+  override createConnection(options: object, callback: Parameters<Connect>[1]): Duplex {
+    return guardedConnect(this.#guard, options, callback) as Duplex;
+  }
+}
+
+class TaggingHttpsAgent extends https.Agent {
+  readonly #guard: https.Agent;
+  constructor(egress: Egress) {
+    super({ keepAlive: true, maxSockets: 64 });
+    this.#guard = egress.httpsAgent;
+  }
+  override createConnection(options: object, callback: Parameters<Connect>[1]): Duplex {
+    return guardedConnect(this.#guard, options, callback) as Duplex;
+  }
+}

@@ -1,0 +1,92 @@
+// Builds the @google-cloud/storage client for one location: the service-account key from the secret
+// (its token_uri honoured by auth.ts), the API base from metadata `endpoint` (through the egress
+// gateway) or Google's, the project from metadata `project_id` or the key, and no retries.
+import type http from 'node:http';
+import { Storage } from '@google-cloud/storage';
+import { invalid } from '../../errors.js';
+import type { Egress } from '../../net/egress.js';
+import type { ServiceAccountKey, ServiceAccountSecret } from '../../providers.js';
+import { Secret } from '../../secret.js';
+import type { StoreLocation } from '../context.js';
+import { DEFAULT_TOKEN_URI, ServiceAccountAuth } from './auth.js';
+import { type Gateway, startGateway } from './gateway.js';
+
+export const DEFAULT_ENDPOINT = 'https://storage.googleapis.com';
+
+/** What open() learns from the location without any I/O; invalid settings fail here. */
+export interface GcsSettings {
+  /** The API base the location names, without a trailing "/"; undefined: Google's. */
+  endpoint: string | undefined;
+  tokenUri: string;
+  projectId: string | undefined;
+  key: Secret<ServiceAccountKey>;
+}
+
+export interface GcsClient {
+  storage: Storage;
+  close(): Promise<void>;
+}
+
+export function readSettings(location: StoreLocation): GcsSettings {
+  const key = (location.secret.reveal() as ServiceAccountSecret).service_account_json;
+  if (typeof key !== 'object' || key === null || typeof key.private_key !== 'string') {
+    throw invalid('gcs: the secret holds no service account key');
+  }
+  const endpoint = location.metadata.endpoint;
+  const project = location.metadata.project_id ?? key.project_id;
+  return {
+    endpoint: endpoint === undefined ? undefined : httpUrl(endpoint, 'metadata endpoint'),
+    tokenUri: httpUrl(key.token_uri ?? DEFAULT_TOKEN_URI, 'the key file token_uri'),
+    projectId: typeof project === 'string' && project !== '' ? project : undefined,
+    key: new Secret(key),
+  };
+}
+
+export async function createClient(settings: GcsSettings, egress: Egress): Promise<GcsClient> {
+  // Only a caller-supplied endpoint needs the gateway; Google's own is reached directly.
+  const gateway: Gateway | undefined = settings.endpoint
+    ? await startGateway(settings.endpoint, egress)
+    : undefined;
+  const agentFor = (url: URL): http.Agent | undefined => {
+    if (gateway && url.href.startsWith(gateway.url)) return undefined; // our own loopback gateway
+    return url.protocol === 'https:' ? egress.httpsAgent : egress.httpAgent;
+  };
+  const auth = new ServiceAccountAuth({
+    key: settings.key,
+    tokenUri: settings.tokenUri,
+    dispatcher: egress.dispatcher,
+    agentFor,
+  });
+  if (settings.projectId) auth.projectId = settings.projectId;
+  const storage = new Storage({
+    ...(gateway ? { apiEndpoint: gateway.url, useAuthWithCustomEndpoint: true } : {}),
+    ...(settings.projectId ? { projectId: settings.projectId } : {}),
+    authClient: auth,
+    // Stores never retry: one attempt, every failure reported as it came.
+    retryOptions: { autoRetry: false, maxRetries: 0, retryableErrorFn: () => false },
+  });
+  return {
+    storage,
+    async close() {
+      await gateway?.close();
+    },
+  };
+}
+
+function httpUrl(value: unknown, what: string): string {
+  if (typeof value !== 'string') throw invalid(`gcs: ${what} must be a URL string`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid(`gcs: ${what} is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalid(`gcs: ${what} must be an http or https URL`);
+  }
+  if (url.username !== '' || url.password !== '' || url.hash !== '') {
+    throw invalid(`gcs: ${what} must not carry credentials or a fragment`);
+  }
+  if (what === 'metadata endpoint' && url.search !== '') throw invalid(`gcs: ${what} must not carry a query`);
+  return url.toString().replace(/\/+$/, '');
+}

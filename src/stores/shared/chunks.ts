@@ -1,0 +1,209 @@
+// Chunked uploads with bounded memory, for providers whose large-file uploads are sessions of parts
+// (Dropbox upload sessions, Drive resumable uploads, Graph upload sessions, Box chunked uploads).
+//
+// PartReader cuts a Readable into parts of an exact size, holding at most one part plus one stream
+// chunk. uploadParts() drives a session: after rclone's lib/multipart it takes a concurrency permit
+// BEFORE reading the next part, so at most `concurrency` parts are in memory at once; on the first
+// failure it stops reading, lets the parts in flight settle, and rethrows (the provider code aborts
+// its session). The provider callback does the actual part request.
+import type { Readable } from 'node:stream';
+import { invalid } from '../../errors.js';
+
+export class PartReader {
+  readonly #iterator: AsyncIterator<unknown>;
+  readonly #expectedSize: number | undefined;
+  #carry: Buffer | undefined;
+  #done = false;
+  #bytesRead = 0;
+
+  /** `expectedSize`, when given, is enforced: a longer or shorter body fails with invalid. */
+  constructor(body: Readable, expectedSize?: number) {
+    this.#iterator = body[Symbol.asyncIterator]();
+    this.#expectedSize = expectedSize;
+  }
+
+  /** Bytes handed out by read() so far. */
+  get bytesRead(): number {
+    return this.#bytesRead;
+  }
+
+  /** The next `size` bytes, or fewer only when the body ends (an empty buffer at the end). */
+  async read(size: number): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    let length = 0;
+    while (length < size) {
+      const chunk = this.#carry ?? (await this.#pull());
+      this.#carry = undefined;
+      if (chunk === undefined) break;
+      const want = size - length;
+      if (chunk.length > want) {
+        parts.push(chunk.subarray(0, want));
+        this.#carry = chunk.subarray(want);
+        length += want;
+      } else {
+        parts.push(chunk);
+        length += chunk.length;
+      }
+    }
+    this.#bytesRead += length;
+    if (this.#expectedSize !== undefined && this.#bytesRead > this.#expectedSize) {
+      throw invalid(`the body is longer than its declared size of ${this.#expectedSize} bytes`);
+    }
+    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, length);
+  }
+
+  /** True when the body has no more bytes (reads ahead by at most one stream chunk). */
+  async atEnd(): Promise<boolean> {
+    if (this.#carry === undefined) this.#carry = await this.#pull();
+    return this.#carry === undefined;
+  }
+
+  /** Throws invalid when the body ended at another length than the declared size. */
+  assertComplete(): void {
+    if (this.#expectedSize !== undefined && this.#bytesRead !== this.#expectedSize) {
+      throw invalid(`the body was ${this.#bytesRead} bytes, not its declared size of ${this.#expectedSize}`);
+    }
+  }
+
+  /** Stops reading and destroys the source stream. */
+  async cancel(): Promise<void> {
+    this.#done = true;
+    this.#carry = undefined;
+    await this.#iterator.return?.();
+  }
+
+  async #pull(): Promise<Buffer | undefined> {
+    while (!this.#done) {
+      const next = await this.#iterator.next();
+      if (next.done) {
+        this.#done = true;
+        return undefined;
+      }
+      const value = next.value;
+      const chunk = Buffer.isBuffer(value) ? value : Buffer.from(value as string | Uint8Array);
+      if (chunk.length > 0) return chunk;
+    }
+    return undefined;
+  }
+}
+
+/** Reads the whole body into memory, refusing more than `limit` bytes. For small single requests. */
+export async function readAll(reader: PartReader, limit: number): Promise<Buffer> {
+  const data = await reader.read(limit);
+  if (!(await reader.atEnd())) throw invalid(`the body is larger than ${limit} bytes`);
+  reader.assertComplete();
+  return data;
+}
+
+export interface Part {
+  /** 0-based. */
+  index: number;
+  /** Byte offset of the part in the object. */
+  offset: number;
+  data: Buffer;
+}
+
+export interface UploadPartsOptions {
+  reader: PartReader;
+  partSize: number;
+  /** Parts uploading at once; memory is at most concurrency x partSize. Default 1 (in order). */
+  concurrency?: number;
+  /** A part already read from `reader` (e.g. while choosing between a single request and a session). */
+  first?: Buffer;
+  /** More parts than this fail with invalid before the extra part is sent. */
+  maxParts?: number;
+  signal?: AbortSignal | undefined;
+  /**
+   * Uploads one part. Called in part order; with concurrency > 1 calls overlap, but the synchronous
+   * start of each call still runs in order (so a running whole-object hash can be updated there).
+   */
+  uploadPart: (part: Part) => Promise<void>;
+  /** Cumulative bytes of completed parts. */
+  onProgress?: ((bytesDone: number) => void) | undefined;
+}
+
+/** Reads and uploads every remaining part; resolves with the part count and total size. */
+export async function uploadParts(options: UploadPartsOptions): Promise<{ parts: number; size: number }> {
+  const { reader, partSize, signal } = options;
+  const permits = new Semaphore(Math.max(1, options.concurrency ?? 1));
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  let first = options.first;
+  let index = 0;
+  let offset = 0;
+  let done = 0;
+
+  while (failure === undefined) {
+    await permits.acquire(); // before reading: this is what bounds memory
+    if (failure !== undefined) {
+      permits.release();
+      break;
+    }
+    let data: Buffer;
+    try {
+      signal?.throwIfAborted();
+      data = first ?? (await reader.read(partSize));
+      first = undefined;
+      if (data.length > 0 && options.maxParts !== undefined && index >= options.maxParts) {
+        throw invalid(`the object needs more than ${options.maxParts} parts of ${partSize} bytes`);
+      }
+    } catch (err) {
+      permits.release();
+      failure = { error: err };
+      break;
+    }
+    if (data.length === 0) {
+      permits.release();
+      break;
+    }
+    const part: Part = { index, offset, data };
+    index += 1;
+    offset += data.length;
+    const task = options
+      .uploadPart(part)
+      .then(
+        () => {
+          done += part.data.length;
+          options.onProgress?.(done);
+        },
+        (err: unknown) => {
+          failure ??= { error: err };
+        },
+      )
+      .finally(() => {
+        inFlight.delete(task);
+        permits.release();
+      });
+    inFlight.add(task);
+  }
+  await Promise.all(inFlight);
+  if (failure !== undefined) {
+    await reader.cancel().catch(() => undefined);
+    throw failure.error;
+  }
+  reader.assertComplete();
+  return { parts: index, size: offset };
+}
+
+class Semaphore {
+  #free: number;
+  readonly #waiting: Array<() => void> = [];
+
+  constructor(count: number) {
+    this.#free = count;
+  }
+
+  acquire(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free -= 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free += 1;
+  }
+}

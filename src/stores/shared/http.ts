@@ -1,0 +1,205 @@
+// The HTTP client the OAuth stores (dropbox, drive, onedrive, box) build their provider calls on:
+// one undici Agent per store, the bearer access token from the location's Secret (revealed only here,
+// where the request is built), JSON in and out, streamed bodies for content, AbortSignal, and one
+// attempt per call (stores never retry). A non-2xx answer is read (at most 64 KiB) and handed to the
+// provider's errors.ts, which alone knows the provider's error shapes.
+import { PassThrough, type Readable } from 'node:stream';
+import { Agent, type Dispatcher, request } from 'undici';
+import { FerryError, invalid } from '../../errors.js';
+import type { ProviderSecret } from '../../providers.js';
+import type { Secret } from '../../secret.js';
+import { networkFailure, parseRetryAfter } from './failures.js';
+
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/** A non-2xx answer, as the provider's errors.ts receives it. */
+export interface ErrorResponse {
+  status: number;
+  headers: ResponseHeaders;
+  /** The body as text (at most 64 KiB). */
+  text: string;
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: unknown;
+  /** The Retry-After header in seconds, when present. */
+  retryAfterSeconds: number | undefined;
+  /** What was being done, for the message: "files/list_folder dir/sub". Never holds a secret. */
+  operation: string;
+}
+
+export type ErrorReader = (response: ErrorResponse) => FerryError;
+
+export interface CallRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+  /** Absolute URL. */
+  url: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  headers?: Record<string, string>;
+  /** A JSON body (sets Content-Type). Exclusive with `body`. */
+  json?: unknown;
+  body?: Buffer | string | Readable;
+  signal?: AbortSignal | undefined;
+  /** Non-2xx statuses returned to the caller instead of being read as errors (e.g. 302, 202). */
+  accept?: readonly number[];
+  /** Send no Authorization header: pre-signed URLs on another host must never see the token. */
+  anonymous?: boolean;
+  /** For messages: "files/download a/b.txt". */
+  operation: string;
+}
+
+export interface CallResponse {
+  status: number;
+  headers: ResponseHeaders;
+  /** Must be consumed or destroyed by the caller. Network errors while reading surface as transient. */
+  body: Readable;
+}
+
+export interface OAuthHttpOptions {
+  /** Provider name used in messages. */
+  provider: string;
+  secret: Secret<ProviderSecret>;
+  readError: ErrorReader;
+  /** Defaults to a private keep-alive Agent that close() ends. */
+  dispatcher?: Dispatcher;
+}
+
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+export class OAuthHttp {
+  readonly provider: string;
+  readonly #secret: Secret<ProviderSecret>;
+  readonly #readError: ErrorReader;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  #closed = false;
+
+  constructor(options: OAuthHttpOptions) {
+    this.provider = options.provider;
+    this.#secret = options.secret;
+    this.#readError = options.readError;
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+  }
+
+  /** One call. 2xx (and `accept`ed statuses) resolve; anything else rejects with the provider's FerryError. */
+  async send(req: CallRequest): Promise<CallResponse> {
+    const headers: Record<string, string> = { ...req.headers };
+    if (!req.anonymous) headers.authorization = `Bearer ${this.#accessToken()}`;
+    let body: Buffer | string | Readable | undefined = req.body;
+    if (req.json !== undefined) {
+      body = JSON.stringify(req.json);
+      headers['content-type'] = 'application/json';
+    }
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(withQuery(req.url, req.query), {
+        method: req.method,
+        headers,
+        body: body ?? null,
+        signal: req.signal ?? null,
+        dispatcher: this.#dispatcher,
+      });
+    } catch (err) {
+      throw networkFailure(err, this.provider, req.operation);
+    }
+    const { statusCode: status } = response;
+    if ((status >= 200 && status < 300) || req.accept?.includes(status)) {
+      return { status, headers: response.headers, body: this.#guard(response.body, req.operation) };
+    }
+    throw await this.#failure(response, req.operation);
+  }
+
+  /** A call whose answer is JSON (or empty: undefined). */
+  async json<T>(req: CallRequest): Promise<T> {
+    const res = await this.send(req);
+    const text = await readText(res.body, Number.POSITIVE_INFINITY);
+    try {
+      return (text === '' ? undefined : JSON.parse(text)) as T;
+    } catch (err) {
+      // A proxy's HTML page or a cut answer: passing, as far as we can tell.
+      throw new FerryError('transient', `${this.provider}: ${req.operation}: the answer is not JSON`, {
+        cause: err,
+      });
+    }
+  }
+
+  /** A call whose answer body is not needed. */
+  async discard(req: CallRequest): Promise<CallResponse> {
+    const res = await this.send(req);
+    res.body.resume();
+    return res;
+  }
+
+  /** Ends the private Agent's sockets. Safe to call more than once. */
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher && !this.#closed) {
+      this.#closed = true;
+      await this.#dispatcher.close();
+    }
+  }
+
+  #accessToken(): string {
+    const token = (this.#secret.reveal() as { access_token?: unknown }).access_token;
+    if (typeof token !== 'string' || token === '') {
+      throw invalid(`${this.provider}: the location's secret has no access_token`);
+    }
+    return token;
+  }
+
+  async #failure(response: Dispatcher.ResponseData, operation: string): Promise<unknown> {
+    let text = '';
+    try {
+      text = await readText(response.body, ERROR_BODY_LIMIT);
+    } catch (err) {
+      return networkFailure(err, this.provider, operation);
+    }
+    let json: unknown;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return this.#readError({
+      status: response.statusCode,
+      headers: response.headers,
+      text,
+      json,
+      retryAfterSeconds: parseRetryAfter(response.headers['retry-after']),
+      operation,
+    });
+  }
+
+  /** Re-emits a body's read errors as FerryErrors (transient), so consumers see one error vocabulary. */
+  #guard(body: Readable, operation: string): Readable {
+    const out = new PassThrough({ highWaterMark: 64 * 1024 });
+    body.on('error', (err) => out.destroy(networkFailure(err, this.provider, operation) as Error));
+    out.on('close', () => {
+      if (!body.destroyed) body.destroy();
+    });
+    body.pipe(out);
+    return out;
+  }
+}
+
+function withQuery(url: string, query: CallRequest['query']): string {
+  if (!query) return url;
+  const u = new URL(url);
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) u.searchParams.set(key, String(value));
+  }
+  return u.toString();
+}
+
+/** Reads a body as UTF-8 text, keeping at most `limit` bytes (the rest is drained). */
+export async function readText(body: Readable, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  for await (const chunk of body) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    if (kept < limit) {
+      const slice = buf.subarray(0, limit - kept);
+      chunks.push(slice);
+      kept += slice.length;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,211 @@
+// An in-memory Google Drive API v3 on loopback for the store tests: the real paths under
+// /drive/v3 and /upload/drive/v3, bearer tokens, partial responses, paging, resumable uploads,
+// Google's error bodies, and rate-limit answers on demand.
+// Reference: https://developers.google.com/drive/api/reference/rest/v3
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FakeOAuth } from '../oauth.js';
+import { copyFile, createFile, deleteFile, getFile, listFiles, updateFile } from './files.js';
+import { type RouteContext, sendError } from './http.js';
+import { DriveState, FOLDER_MIME } from './state.js';
+import { cancelUpload, upload, uploadChunk } from './upload.js';
+
+export interface FakeDriveOptions {
+  /** Largest page files.list answers, whatever pageSize asks (the real maximum is 1000). */
+  maxPageSize?: number;
+  /** The authorization server whose access tokens this API accepts; default: a new stable one. */
+  oauth?: FakeOAuth;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path and query as sent. */
+  url: string;
+  headers: IncomingMessage['headers'];
+}
+
+interface Injected {
+  status: number;
+  reason: string;
+  message: string;
+  retryAfter?: number;
+}
+
+export class FakeDrive {
+  readonly state = new DriveState();
+  readonly requests: RecordedRequest[] = [];
+  readonly oauth: FakeOAuth;
+  maxPageSize: number;
+  #server: Server;
+  #origin = '';
+  #injected: Injected[] = [];
+
+  private constructor(options: FakeDriveOptions) {
+    this.maxPageSize = options.maxPageSize ?? 1000;
+    this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'stable', prefix: 'ya29.' });
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) sendError(res, 500, 'backendError', `fake drive: ${String(err)}`);
+        else res.destroy();
+      });
+    });
+  }
+
+  static async start(options: FakeDriveOptions = {}): Promise<FakeDrive> {
+    const fake = new FakeDrive(options);
+    await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
+    const { port } = fake.#server.address() as AddressInfo;
+    fake.#origin = `http://127.0.0.1:${port}`;
+    return fake;
+  }
+
+  /** Base URL to use as the Drive apiUrl (stands for https://www.googleapis.com). */
+  get url(): string {
+    return this.#origin;
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /** Where the fake serves its token endpoint (stands for https://oauth2.googleapis.com/token). */
+  get tokenUrl(): string {
+    return `${this.#origin}/token`;
+  }
+
+  /**
+   * The next `count` requests answer as a rate-limited Drive does: 403 userRateLimitExceeded (or
+   * rateLimitExceeded), or 429; with Retry-After when given.
+   * https://developers.google.com/drive/api/guides/limits and .../handle-errors#resolve_a_403_error_usage_limit_exceeded
+   */
+  throttleNext(
+    count = 1,
+    options: { status?: 403 | 429; reason?: string; retryAfter?: number } = {},
+  ): undefined {
+    const status = options.status ?? 403;
+    const reason = options.reason ?? (status === 429 ? 'rateLimitExceeded' : 'userRateLimitExceeded');
+    const injected: Injected = {
+      status,
+      reason,
+      message: status === 429 ? 'Rate Limit Exceeded' : 'User Rate Limit Exceeded',
+    };
+    if (options.retryAfter !== undefined) injected.retryAfter = options.retryAfter;
+    for (let i = 0; i < count; i++) this.#injected.push(injected);
+  }
+
+  /** The next `count` requests fail with a server error (500 backendError by default). */
+  failNext(count = 1, status = 500): undefined {
+    for (let i = 0; i < count; i++) {
+      this.#injected.push({ status, reason: 'backendError', message: 'Backend Error' });
+    }
+  }
+
+  // Seeding and inspection helpers for tests (paths walk names from the root).
+
+  put(path: string, content: Buffer | string, mimeType = 'application/octet-stream'): string {
+    const segments = path.split('/');
+    const name = segments.pop() as string;
+    const parent = this.state.ensureFolder(segments.join('/'));
+    const existing = this.state
+      .children(parent.id)
+      .find((f) => f.name === name && f.mimeType !== FOLDER_MIME);
+    const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+    if (existing) {
+      existing.content = bytes;
+      existing.modifiedTime = new Date();
+      return existing.id;
+    }
+    return this.state.create({ name, mimeType, parents: [parent.id], content: bytes }).id;
+  }
+
+  /** A Google Docs document: listed, but with no size, no md5 and no binary content. */
+  putGoogleDoc(path: string): string {
+    const segments = path.split('/');
+    const name = segments.pop() as string;
+    const parent = this.state.ensureFolder(segments.join('/'));
+    return this.state.create({ name, mimeType: 'application/vnd.google-apps.document', parents: [parent.id] })
+      .id;
+  }
+
+  mkdir(path: string): string {
+    return this.state.ensureFolder(path).id;
+  }
+
+  read(path: string): Buffer | undefined {
+    return this.state.lookup(path)?.content;
+  }
+
+  /** How many live files named `name` are in the folder at `parentPath`. */
+  countNamed(parentPath: string, name: string): number {
+    const parent = this.state.lookup(parentPath);
+    return parent ? this.state.children(parent.id).filter((f) => f.name === name).length : 0;
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.url === '/token') return this.oauth.handleToken(req, res);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const method = req.method ?? 'GET';
+    this.requests.push({ method, url: req.url ?? '/', headers: req.headers });
+    const url = new URL(req.url ?? '/', this.#origin);
+    const ctx: RouteContext = {
+      req,
+      res,
+      url,
+      body,
+      state: this.state,
+      origin: this.#origin,
+      maxPageSize: this.maxPageSize,
+    };
+
+    const injected = this.#injected.shift();
+    if (injected) {
+      const headers: Record<string, string> = {};
+      if (injected.retryAfter !== undefined) headers['retry-after'] = String(injected.retryAfter);
+      return sendError(res, injected.status, injected.reason, injected.message, headers);
+    }
+
+    const uploadId = url.searchParams.get('upload_id');
+    // A resumable session URI is its own credential; every other route needs a valid bearer token.
+    if (
+      !(uploadId && (method === 'PUT' || method === 'DELETE')) &&
+      !this.oauth.checkBearer(req.headers.authorization).ok
+    ) {
+      return sendError(
+        res,
+        401,
+        'authError',
+        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+        { 'www-authenticate': 'Bearer realm="https://accounts.google.com/", error="invalid_token"' },
+      );
+    }
+
+    const path = url.pathname;
+    const fileRoute = /^\/drive\/v3\/files\/([^/]+)(\/copy)?$/.exec(path);
+    const uploadRoute = /^\/upload\/drive\/v3\/files(?:\/([^/]+))?$/.exec(path);
+    if (path === '/drive/v3/files') {
+      if (method === 'GET') return listFiles(ctx);
+      if (method === 'POST') return createFile(ctx);
+    } else if (fileRoute) {
+      const id = decodeURIComponent(fileRoute[1] as string);
+      if (fileRoute[2]) {
+        if (method === 'POST') return copyFile(ctx, id);
+      } else if (method === 'GET') {
+        return getFile(ctx, id);
+      } else if (method === 'PATCH') {
+        return updateFile(ctx, id);
+      } else if (method === 'DELETE') {
+        return deleteFile(ctx, id);
+      }
+    } else if (uploadRoute) {
+      const id = uploadRoute[1] === undefined ? undefined : decodeURIComponent(uploadRoute[1]);
+      if (uploadId && method === 'PUT') return uploadChunk(ctx, uploadId);
+      if (uploadId && method === 'DELETE') return cancelUpload(ctx, uploadId);
+      if ((method === 'POST' && id === undefined) || (method === 'PATCH' && id !== undefined))
+        return upload(ctx, id);
+    }
+    sendError(res, 404, 'notFound', `Not Found: ${method} ${path}`);
+  }
+}

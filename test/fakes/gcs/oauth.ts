@@ -1,0 +1,97 @@
+// The fake's OAuth 2.0 token endpoint for service accounts: the JWT-bearer grant (RFC 7523) as Google
+// serves it. The assertion's RS256 signature is checked against the public key registered for its
+// `iss` (client_email), so a key file with the wrong private key is refused with invalid_grant, as
+// Google refuses it. Also checks `aud` (the token URL), `exp` and `iat`.
+// https://developers.google.com/identity/protocols/oauth2/service-account#authorizingrequests
+// (request and answer), and its "Handling the response" / error answers.
+import { createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody, sendJson } from './http.js';
+
+const GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const TOKEN_TTL_SECONDS = 3599;
+
+interface Token {
+  account: string;
+  expiresAt: number;
+}
+
+export class ServiceAccountOAuth {
+  readonly #accounts = new Map<string, KeyObject>();
+  readonly #tokens = new Map<string, Token>();
+  /** Token requests answered so far (successful or not). */
+  requests = 0;
+
+  /** Registers a service account: its e-mail and the public half of its key (PEM). */
+  addAccount(clientEmail: string, publicKeyPem: string): void {
+    this.#accounts.set(clientEmail, createPublicKey(publicKeyPem));
+  }
+
+  /** Makes every access token issued so far invalid (as if it expired). */
+  expireTokens(): void {
+    this.#tokens.clear();
+  }
+
+  /** The service account an `Authorization: Bearer …` header belongs to, or undefined. */
+  check(authorization: string | undefined): string | undefined {
+    const match = /^Bearer (\S+)$/.exec(authorization ?? '');
+    const token = match ? this.#tokens.get(match[1] as string) : undefined;
+    if (!token || token.expiresAt < Date.now()) return undefined;
+    return token.account;
+  }
+
+  /** POST {tokenUrl}: grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=… */
+  async handle(req: IncomingMessage, res: ServerResponse, tokenUrl: string): Promise<void> {
+    this.requests++;
+    const form = new URLSearchParams((await readBody(req)).toString('utf8'));
+    if (form.get('grant_type') !== GRANT_TYPE) {
+      return sendJson(res, 400, {
+        error: 'unsupported_grant_type',
+        error_description: `Invalid grant_type: ${form.get('grant_type') ?? ''}`,
+      });
+    }
+    const refusal = this.#verify(form.get('assertion') ?? '', tokenUrl);
+    if (typeof refusal === 'string') {
+      return sendJson(res, 400, { error: 'invalid_grant', error_description: refusal });
+    }
+    const token = `ya29.fake-${randomBytes(24).toString('base64url')}`;
+    this.#tokens.set(token, { account: refusal.account, expiresAt: Date.now() + TOKEN_TTL_SECONDS * 1000 });
+    sendJson(res, 200, { access_token: token, expires_in: TOKEN_TTL_SECONDS, token_type: 'Bearer' });
+  }
+
+  /** The account the assertion proves, or Google's error_description for refusing it. */
+  #verify(assertion: string, tokenUrl: string): { account: string } | string {
+    const parts = assertion.split('.');
+    if (parts.length !== 3)
+      return 'Invalid JWT: Token must be a short-lived token and in a reasonable timeframe';
+    const [head, body, signature] = parts as [string, string, string];
+    let header: { alg?: string };
+    let claims: { iss?: string; aud?: string; exp?: number; iat?: number; scope?: string };
+    try {
+      header = JSON.parse(Buffer.from(head, 'base64url').toString('utf8'));
+      claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    } catch {
+      return 'Invalid JWT Signature.';
+    }
+    if (header.alg !== 'RS256') return 'Invalid JWT Signature.';
+    const key = claims.iss === undefined ? undefined : this.#accounts.get(claims.iss);
+    if (!key) return 'Invalid grant: account not found';
+    const valid = createVerify('RSA-SHA256')
+      .update(`${head}.${body}`)
+      .verify(key, Buffer.from(signature, 'base64url'));
+    if (!valid) return 'Invalid JWT Signature.';
+    if (claims.aud !== tokenUrl) return 'Invalid JWT: Failed audience check.';
+    const now = Math.floor(Date.now() / 1000);
+    if (
+      typeof claims.iat !== 'number' ||
+      typeof claims.exp !== 'number' ||
+      claims.exp <= now ||
+      claims.iat > now + 300 ||
+      claims.exp - claims.iat > 3600
+    ) {
+      return 'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.';
+    }
+    if (!claims.scope) return 'Invalid OAuth scope or ID token audience provided.';
+    return { account: claims.iss as string };
+  }
+}

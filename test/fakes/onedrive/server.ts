@@ -1,0 +1,242 @@
+// An in-memory Microsoft Graph (OneDrive) on loopback for the store tests: path and id addressing
+// under /v1.0/me/drive, paged children, 302 downloads to pre-authenticated URLs, simple uploads and
+// upload sessions (whose URL refuses an Authorization header), asynchronous copy with a monitor URL,
+// Graph's error bodies, and throttling answers on demand.
+// Reference: https://learn.microsoft.com/graph/api/resources/onedrive
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FakeOAuth, readBody } from '../oauth.js';
+import { parseAddress, type RouteContext, sendError } from './http.js';
+import {
+  copyItem,
+  createFolder,
+  deleteItem,
+  download,
+  getContent,
+  getItem,
+  listChildren,
+  monitor,
+  updateItem,
+} from './items.js';
+import { type DriveType, OneDriveState } from './state.js';
+import { cancelSession, createSession, simpleUpload, uploadFragment } from './upload.js';
+
+export interface FakeOneDriveOptions {
+  /** Largest page of children answered, whatever $top asks. Default 200 (Graph's usual page). */
+  maxPageSize?: number;
+  /** 'personal' reports sha1Hash beside quickXorHash; 'business' only quickXorHash. Default personal. */
+  driveType?: DriveType;
+  /** Whether uploads by path create missing parent folders (default true). */
+  autoCreateParents?: boolean;
+  /** The authorization server whose access tokens this API accepts; default: a new rotating one. */
+  oauth?: FakeOAuth;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path and query exactly as sent (still percent-encoded). */
+  url: string;
+  headers: IncomingMessage['headers'];
+}
+
+interface Injected {
+  status: number;
+  code: string;
+  message: string;
+  retryAfter?: number;
+}
+
+export class FakeOneDrive {
+  readonly state: OneDriveState;
+  readonly oauth: FakeOAuth;
+  readonly requests: RecordedRequest[] = [];
+  maxPageSize: number;
+  autoCreateParents: boolean;
+  #server: Server;
+  #origin = '';
+  #injected: Injected[] = [];
+
+  private constructor(options: FakeOneDriveOptions) {
+    this.state = new OneDriveState(options.driveType ?? 'personal');
+    this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'rotating', prefix: 'EwB' });
+    this.maxPageSize = options.maxPageSize ?? 200;
+    this.autoCreateParents = options.autoCreateParents ?? true;
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) sendError(res, 500, 'generalException', `fake onedrive: ${String(err)}`);
+        else res.destroy();
+      });
+    });
+  }
+
+  static async start(options: FakeOneDriveOptions = {}): Promise<FakeOneDrive> {
+    const fake = new FakeOneDrive(options);
+    await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
+    const { port } = fake.#server.address() as AddressInfo;
+    fake.#origin = `http://127.0.0.1:${port}`;
+    return fake;
+  }
+
+  /** The Graph base URL, standing for https://graph.microsoft.com/v1.0. */
+  get apiUrl(): string {
+    return `${this.#origin}/v1.0`;
+  }
+
+  /** Stands for https://login.microsoftonline.com/common/oauth2/v2.0/token. */
+  get tokenUrl(): string {
+    return `${this.#origin}/token`;
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /**
+   * The next `count` requests (of any kind, upload and download URLs included) are throttled: 429
+   * activityLimitReached, or 503 serviceNotAvailable, with Retry-After when given.
+   * https://learn.microsoft.com/graph/throttling
+   */
+  throttleNext(count = 1, options: { status?: 429 | 503; retryAfter?: number } = {}): undefined {
+    const status = options.status ?? 429;
+    const injected: Injected =
+      status === 429
+        ? { status, code: 'activityLimitReached', message: 'The request has been throttled' }
+        : { status, code: 'serviceNotAvailable', message: 'Service unavailable' };
+    if (options.retryAfter !== undefined) injected.retryAfter = options.retryAfter;
+    for (let i = 0; i < count; i++) this.#injected.push(injected);
+  }
+
+  /** The next `count` requests fail with a server error. */
+  failNext(count = 1, status = 500): undefined {
+    for (let i = 0; i < count; i++) {
+      this.#injected.push({
+        status,
+        code: 'generalException',
+        message: 'An unspecified error has occurred.',
+      });
+    }
+  }
+
+  // Seeding and inspection helpers for tests (paths from the root, "/"-separated, unencoded).
+
+  put(path: string, content: Buffer | string): string {
+    const segments = path.split('/');
+    const name = segments.pop() as string;
+    const parent = this.#ensureFolder(segments);
+    const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+    const existing = this.state.child(parent.id, name);
+    if (existing) {
+      existing.content = bytes;
+      existing.version += 1;
+      return existing.id;
+    }
+    return this.state.create(parent.id, name, bytes).id;
+  }
+
+  mkdir(path: string): string {
+    return this.#ensureFolder(path.split('/').filter((s) => s !== '')).id;
+  }
+
+  read(path: string): Buffer | undefined {
+    return this.state.walk(path.split('/').filter((s) => s !== ''))?.content;
+  }
+
+  #ensureFolder(segments: string[]) {
+    let current = this.state.root;
+    for (const name of segments.filter((s) => s !== '')) {
+      current = this.state.child(current.id, name) ?? this.state.create(current.id, name);
+    }
+    return current;
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.url === '/token') return this.oauth.handleToken(req, res);
+    const body = await readBody(req);
+    const method = req.method ?? 'GET';
+    this.requests.push({ method, url: req.url ?? '/', headers: req.headers });
+    const url = new URL(req.url ?? '/', this.#origin);
+    const ctx: RouteContext = {
+      req,
+      res,
+      url,
+      body,
+      state: this.state,
+      origin: this.#origin,
+      apiBase: this.apiUrl,
+      maxPageSize: this.maxPageSize,
+      autoCreateParents: this.autoCreateParents,
+    };
+
+    const injected = this.#injected.shift();
+    if (injected) {
+      const headers: Record<string, string> = {};
+      if (injected.retryAfter !== undefined) headers['retry-after'] = String(injected.retryAfter);
+      return sendError(res, injected.status, injected.code, injected.message, headers);
+    }
+
+    // The raw path, still percent-encoded: names are decoded segment by segment in parseAddress.
+    const rawPath = (req.url ?? '/').split('?')[0] as string;
+    const pre = /^\/(upload|download|monitor)\/([^/]+)$/.exec(rawPath);
+    if (pre) {
+      const [, kind, id] = pre as unknown as [string, string, string];
+      if (kind === 'upload' && method === 'PUT') return uploadFragment(ctx, id);
+      if (kind === 'upload' && method === 'DELETE') return cancelSession(ctx, id);
+      if (kind === 'download' && method === 'GET') return download(ctx, id);
+      if (kind === 'monitor' && method === 'GET') return monitor(ctx, id);
+      return sendError(res, 405, 'invalidRequest', 'Method not allowed.');
+    }
+
+    const auth = this.oauth.checkBearer(req.headers.authorization);
+    if (!auth.ok) {
+      return sendError(
+        res,
+        401,
+        'InvalidAuthenticationToken',
+        auth.reason === 'missing'
+          ? 'Access token is empty.'
+          : auth.reason === 'expired'
+            ? 'Lifetime validation failed, the token is expired.'
+            : 'Access token validation failure. Invalid audience.',
+        {
+          'www-authenticate':
+            'Bearer realm="", authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize"',
+        },
+      );
+    }
+
+    const prefix = '/v1.0/me/drive/';
+    if (!rawPath.startsWith(prefix))
+      return sendError(res, 400, 'invalidRequest', `Unsupported path ${rawPath}`);
+    let address: ReturnType<typeof parseAddress>;
+    try {
+      address = parseAddress(rawPath.slice(prefix.length));
+    } catch {
+      return sendError(res, 400, 'invalidRequest', 'The request URL is malformed.');
+    }
+    if (!address) return sendError(res, 400, 'invalidRequest', `Unsupported path ${rawPath}`);
+
+    switch (`${method} ${address.action}`) {
+      case 'GET ':
+        return getItem(ctx, address);
+      case 'PATCH ':
+        return updateItem(ctx, address);
+      case 'DELETE ':
+        return deleteItem(ctx, address);
+      case 'GET children':
+        return listChildren(ctx, address);
+      case 'POST children':
+        return createFolder(ctx, address);
+      case 'GET content':
+        return getContent(ctx, address);
+      case 'PUT content':
+        return simpleUpload(ctx, address);
+      case 'POST createUploadSession':
+        return createSession(ctx, address);
+      case 'POST copy':
+        return copyItem(ctx, address);
+      default:
+        return sendError(res, 405, 'invalidRequest', `${method} is not supported on this resource.`);
+    }
+  }
+}
