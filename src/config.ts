@@ -19,7 +19,12 @@ export interface Config {
   logLevel: string;
   oauthApps: Record<(typeof OAUTH_PROVIDERS)[number], OAuthApp>;
   refresh: { pollSeconds: number; aheadSeconds: number; maxFailures: number };
+  /** api: HTTP only; worker: transfers and background work only; all: both (DECISIONS). */
+  role: Role;
+  worker: { concurrency: number; perLocation: number; shutdownSeconds: number };
 }
+
+export type Role = 'all' | 'api' | 'worker';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -62,6 +67,12 @@ function oauthApps(env: Env): Config['oauthApps'] {
   return apps;
 }
 
+function role(value: string | undefined): Role {
+  if (value === undefined || value === '') return 'all';
+  if (value === 'all' || value === 'api' || value === 'worker') return value;
+  throw new ConfigError(`FERRY_ROLE must be api, worker or all, got "${value}"`);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = env.FERRY_HOST || '127.0.0.1';
   const port = integer(env, 'FERRY_PORT', 8080, 0, 65535);
@@ -88,6 +99,12 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl,
     logLevel: env.FERRY_LOG_LEVEL || 'info',
     oauthApps: oauthApps(env),
+    role: role(env.FERRY_ROLE),
+    worker: {
+      concurrency: integer(env, 'FERRY_WORKER_CONCURRENCY', 16, 1, 1024),
+      perLocation: integer(env, 'FERRY_LOCATION_CONCURRENCY', 16, 1, 1024),
+      shutdownSeconds: integer(env, 'FERRY_SHUTDOWN_SECONDS', 25, 0, 3600),
+    },
     refresh: {
       pollSeconds: integer(env, 'FERRY_REFRESH_POLL_SECONDS', 30, 1, 86400),
       aheadSeconds: integer(env, 'FERRY_REFRESH_AHEAD_SECONDS', 600, 0, 86400),

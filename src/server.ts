@@ -1,7 +1,10 @@
-// `ferry serve`: build the services and the app, listen, and shut down gracefully on SIGTERM/SIGINT
-// (stop accepting, finish requests in flight, close the database).
+// `ferry serve`: build the services, then the HTTP app and/or the worker as FERRY_ROLE says, and shut
+// down gracefully on SIGTERM/SIGINT: stop accepting requests and claiming work, let running work
+// finish until the deadline, hand back the rest, close the database.
 import { bootstrapIfEmpty } from './bootstrap.js';
 import type { Config } from './config.js';
+import { createWorker } from './engine/create.js';
+import type { Worker } from './engine/worker.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './log.js';
 import { createServices } from './services.js';
@@ -9,19 +12,31 @@ import { createServices } from './services.js';
 export async function serve(config: Config, logger: Logger): Promise<void> {
   const services = await createServices(config, { logger });
   await bootstrapIfEmpty(services);
-  const app = await buildApp(services, { defaultMetrics: true });
+  const app = config.role === 'worker' ? undefined : await buildApp(services, { defaultMetrics: true });
+  let worker: Worker | undefined;
+  if (config.role !== 'api') {
+    worker = createWorker(services);
+    const running = worker;
+    services.workQueued = () => running.nudge();
+    worker.start();
+    logger.info({ owner: worker.owner, concurrency: config.worker.concurrency }, 'worker started');
+  }
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      logger.error('shutdown took too long; exiting');
-      process.exit(1);
-    }, 30_000);
+    const force = setTimeout(
+      () => {
+        logger.error('shutdown took too long; exiting');
+        process.exit(1);
+      },
+      (config.worker.shutdownSeconds + 15) * 1000,
+    );
     force.unref();
     try {
-      await app.close();
+      await app?.close();
+      await worker?.stop(config.worker.shutdownSeconds * 1000);
       await services.close();
       logger.info('stopped');
     } finally {
@@ -30,13 +45,17 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
-  await app.listen({ host: config.host, port: config.port });
-  logger.info(
-    {
-      url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,
-      database: services.db.description,
-      dataDir: config.dataDir,
-    },
-    'ferry is listening',
-  );
+  if (app) {
+    await app.listen({ host: config.host, port: config.port });
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    logger.info(
+      {
+        url: `http://${host}:${config.port}`,
+        role: config.role,
+        database: services.db.description,
+        dataDir: config.dataDir,
+      },
+      'ferry is listening',
+    );
+  }
 }

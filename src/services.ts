@@ -8,6 +8,10 @@ import { ApiKeys } from './domain/api-keys.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { Locations } from './domain/locations/locations.js';
 import { Storage } from './domain/storage.js';
+import { Copies } from './domain/transfers/copy.js';
+import { JobControl } from './domain/transfers/job-control.js';
+import { Operations } from './domain/transfers/operations.js';
+import { TransferViews } from './domain/transfers/views.js';
 import type { Logger } from './log.js';
 import { createEgress } from './net/egress.js';
 import type { StoreContext } from './stores/context.js';
@@ -22,6 +26,12 @@ export interface Services {
   locations: Locations;
   storage: Storage;
   stores: StoreContext;
+  copies: Copies;
+  operations: Operations;
+  transferViews: TransferViews;
+  jobControl: JobControl;
+  /** Called when work is queued; a process that also runs a worker points it at the worker. */
+  workQueued: () => void;
   close(): Promise<void>;
 }
 
@@ -48,6 +58,8 @@ export async function createServices(config: Config, options: ServicesOptions): 
   }
   const locations = new Locations(db.kysely, keyring, clock);
   const stores: StoreContext = { egress: createEgress(config.egressAllow), oauthApps: config.oauthApps };
+  const storage = new Storage(locations, stores);
+  const transferViews = new TransferViews(db.kysely);
   return {
     config,
     db,
@@ -56,8 +68,13 @@ export async function createServices(config: Config, options: ServicesOptions): 
     keyring,
     apiKeys: new ApiKeys(db.kysely, clock),
     locations,
-    storage: new Storage(locations, stores),
+    storage,
     stores,
+    copies: new Copies(db, locations, clock),
+    operations: new Operations(db, locations, storage, stores.egress, clock),
+    transferViews,
+    jobControl: new JobControl(db.kysely, transferViews, clock),
+    workQueued: () => {},
     close: () => db.close(),
   };
 }

@@ -9,8 +9,10 @@ import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
 import { registerMetrics } from './metrics.js';
 import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
+import { operationRoutes } from './routes/operations.js';
 import { serviceRoutes } from './routes/service.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { transferRoutes } from './routes/transfers.js';
 import { ErrorBody } from './schemas.js';
 
 /** SPEC 8 sets 8 MiB for copy; other bodies are small and get 1 MiB. */
@@ -39,6 +41,13 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler(methods));
   app.addSchema(ErrorBody);
+  // JSON as usual, except that an empty body is no body (job retry and cancel take none, DECISIONS).
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else json(request, body as string, done);
+  });
 
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
@@ -71,5 +80,15 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(locationRoutes(services.locations));
   await app.register(tokenRoutes(services.apiKeys));
   await app.register(listRoutes(services.locations, services.storage));
+  const queued = () => services.workQueued();
+  await app.register(
+    transferRoutes({
+      copies: services.copies,
+      views: services.transferViews,
+      control: services.jobControl,
+      queued,
+    }),
+  );
+  await app.register(operationRoutes(services.operations, queued));
   return app;
 }

@@ -9,6 +9,8 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { bootstrapIfEmpty } from '../../src/bootstrap.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/domain/clock.js';
+import { createWorker } from '../../src/engine/create.js';
+import type { Worker, WorkerOptions } from '../../src/engine/worker.js';
 import { buildApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/log.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -30,6 +32,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Share the database of another test app (two processes on one PostgreSQL). */
   shareWith?: TestApp;
+  /** Run a worker in the same process, as `FERRY_ROLE=all` does. */
+  worker?: Partial<WorkerOptions> | true;
 }
 
 export interface TestApp {
@@ -39,6 +43,7 @@ export interface TestApp {
   logs: LogCapture;
   /** The bootstrap key of the `default` workspace. */
   token: string;
+  worker: Worker | undefined;
   /** inject() with the bootstrap key unless headers.authorization is given. */
   request(options: InjectOptions & { token?: string | null }): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
@@ -66,6 +71,16 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
   });
   const app = await buildApp(services);
   await app.ready();
+  let worker: Worker | undefined;
+  if (options.worker) {
+    const running = createWorker(
+      services,
+      options.worker === true ? { pollMs: 50 } : { pollMs: 50, ...options.worker },
+    );
+    services.workQueued = () => running.nudge();
+    running.start();
+    worker = running;
+  }
   let token = shared?.token ?? '';
   if (!shared) {
     const file = await bootstrapIfEmpty(services);
@@ -79,6 +94,7 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
     config,
     logs,
     token,
+    worker,
     request({ token: as, ...opts }) {
       const headers = { ...(opts.headers ?? {}) } as Record<string, string>;
       const key = as === undefined ? token : as;
@@ -87,6 +103,7 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
     },
     async close() {
       await app.close();
+      await worker?.stop(5000);
       await services.close();
       if (!shared) {
         await schema?.drop();

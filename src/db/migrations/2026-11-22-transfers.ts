@@ -23,7 +23,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('started_at', 'bigint')
     .addColumn('finished_at', 'bigint')
     .execute();
-  await db.schema.createIndex('transfers_claim').on('transfers').columns(['status', 'run_after']).execute();
+  await db.schema
+    .createIndex('transfers_claim')
+    .on('transfers')
+    .columns(['status', 'run_after', 'created_at'])
+    .execute();
   await db.schema
     .createIndex('transfers_workspace')
     .on('transfers')

@@ -11,7 +11,7 @@ import type { Entry } from '../../stores/contract.js';
 import { workspaceOf } from '../auth.js';
 import { errors, locationRefFields, Timestamp } from '../schemas.js';
 
-const EntrySchema = Type.Object({
+export const EntrySchema = Type.Object({
   name: Type.String(),
   path: Type.String({ description: 'From the location root; bucket first on bucket stores' }),
   size: Type.Integer({ description: '-1 for buckets, 0 for folders' }),
@@ -33,7 +33,7 @@ export function entryJson(entry: Entry): string {
   });
 }
 
-async function* listingJson(listing: Listing): AsyncGenerator<string> {
+export async function* listingJson(listing: Listing): AsyncGenerator<string> {
   let chunk =
     listing.hint === undefined ? '{"entries":[' : `{"hint":${JSON.stringify(listing.hint)},"entries":[`;
   let first = true;

@@ -1,0 +1,157 @@
+// POST /v1/copy (SPEC 4.14): validate everything first (an invalid request is 400 and does not count
+// against the limit), then take a place in the workspace's limit and queue a transfer (one object)
+// or a job (a prefix).
+import { createHash } from 'node:crypto';
+import type { Db } from '../../db/database.js';
+import type { LocationRow } from '../../db/schema.js';
+import { conflict, invalid } from '../../errors.js';
+import { hasBuckets, type Provider, rotationClass } from '../../providers.js';
+import type { Clock } from '../clock.js';
+import { newId } from '../ids.js';
+import type { Locations } from '../locations/locations.js';
+import { withinCopyLimit } from './rate-limit.js';
+import { encodeSpec } from './specs.js';
+import {
+  checkManifest,
+  checkObjectPath,
+  checkPrefix,
+  parseTarget,
+  prefixesOverlap,
+  type TargetInput,
+} from './targets.js';
+
+export type Overwrite = 'always' | 'if-missing';
+
+export interface CopyRequest {
+  from: TargetInput;
+  to: TargetInput;
+  manifest?: string[];
+  overwrite?: Overwrite;
+}
+
+export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; status: 'planning' };
+
+/** A single-use token that expires within this window cannot be trusted to last a copy (DECISIONS). */
+export const SINGLE_USE_MARGIN_MS = 5 * 60_000;
+
+export function keyHash(key: string): string {
+  return createHash('sha1').update(key, 'utf8').digest('hex');
+}
+
+function checkUsable(row: LocationRow, now: number): void {
+  if (row.status !== 'active') {
+    throw conflict(`location ${row.label} (${row.id}) is ${row.status}; only active locations accept copies`);
+  }
+  const provider = row.provider as Provider;
+  if (
+    rotationClass(provider) === 'oauth-single-use' &&
+    row.access_token_expires_at !== null &&
+    row.access_token_expires_at <= now + SINGLE_USE_MARGIN_MS
+  ) {
+    throw conflict(
+      `the access token of location ${row.label} (${row.id}) is expired or expires within 5 minutes; refresh it (POST /v1/locations/refresh) and retry`,
+    );
+  }
+}
+
+export class Copies {
+  constructor(
+    private readonly db: Db,
+    private readonly locations: Locations,
+    private readonly clock: Clock,
+  ) {}
+
+  async accept(workspaceId: string, request: CopyRequest): Promise<CopyAccepted> {
+    const from = parseTarget(request.from, 'from');
+    const to = parseTarget(request.to, 'to');
+    const bulk = from.path.endsWith('/');
+    if (!bulk && request.overwrite !== undefined)
+      throw invalid('overwrite applies only to a bulk (prefix) copy');
+    if (!bulk && request.manifest !== undefined)
+      throw invalid('manifest applies only to a bulk (prefix) copy');
+    if (bulk !== to.path.endsWith('/')) {
+      throw invalid(
+        bulk
+          ? 'a prefix copy needs a prefix destination: "to" must end with "/"'
+          : '"to" must not end with "/" for a single-object copy',
+      );
+    }
+    if (request.manifest !== undefined) checkManifest(request.manifest);
+    const source = await this.locations.resolve(workspaceId, from.ref);
+    const destination = await this.locations.resolve(workspaceId, to.ref);
+    if (bulk) {
+      checkPrefix(from.path, 'from');
+      checkPrefix(to.path, 'to');
+    } else {
+      checkObjectPath(from.path, 'from', hasBuckets(source.provider as Provider));
+      checkObjectPath(to.path, 'to', hasBuckets(destination.provider as Provider));
+    }
+    if (source.id === destination.id) {
+      if (from.path === to.path) throw invalid('a copy onto itself is not allowed');
+      if (bulk && prefixesOverlap(from.path, to.path)) {
+        throw invalid(
+          'the destination prefix must not lie inside the source prefix, nor the source inside the destination',
+        );
+      }
+    }
+    const now = this.clock.now();
+    checkUsable(source, now);
+    checkUsable(destination, now);
+
+    return withinCopyLimit(this.db.kysely, this.db.dialect, workspaceId, now, async (trx) => {
+      if (!bulk) {
+        const id = newId();
+        await trx
+          .insertInto('transfers')
+          .values({
+            id,
+            workspace_id: workspaceId,
+            kind: 'copy',
+            status: 'queued',
+            spec: encodeSpec({
+              kind: 'copy',
+              source: { location_id: source.id, path: from.path },
+              destination: { location_id: destination.id, path: to.path },
+            }),
+            bytes_total: null,
+            error: null,
+            lease_owner: null,
+            lease_expires_at: null,
+            created_at: now,
+            updated_at: now,
+            started_at: null,
+            finished_at: null,
+          })
+          .execute();
+        return { id, status: 'queued' as const };
+      }
+      const id = newId();
+      await trx
+        .insertInto('jobs')
+        .values({
+          id,
+          workspace_id: workspaceId,
+          status: 'planning',
+          source: JSON.stringify({ location_id: source.id, path: from.path }),
+          destination: JSON.stringify({ location_id: destination.id, path: to.path }),
+          overwrite: request.overwrite ?? 'always',
+          has_manifest: request.manifest ? 1 : 0,
+          error: null,
+          lease_owner: null,
+          lease_expires_at: null,
+          created_at: now,
+          updated_at: now,
+          started_at: null,
+          finished_at: null,
+        })
+        .execute();
+      if (request.manifest) {
+        await trx
+          .insertInto('job_manifests')
+          .values({ job_id: id, keys: JSON.stringify(request.manifest) })
+          .execute();
+      }
+      return { job_id: id, status: 'planning' as const };
+    });
+  }
+}

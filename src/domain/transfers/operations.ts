@@ -1,0 +1,204 @@
+// Move, remove (and its preview) and pull (SPEC 4.12, 4.13; DECISIONS "Move, remove, pull"). Paths
+// take the form <location>/<path>, the first segment being the location's label or UUID. Everything
+// is checked before anything is queued; the work itself runs in the worker (src/engine).
+import type { Db } from '../../db/database.js';
+import type { LocationRow } from '../../db/schema.js';
+import { conflict, invalid } from '../../errors.js';
+import type { Egress } from '../../net/egress.js';
+import { hasBuckets, type Provider } from '../../providers.js';
+import type { Entry } from '../../stores/contract.js';
+import { checkPullHost, checkPullUrl } from '../../transfer/fetch-url.js';
+import { expandSources, isPattern, splitPattern } from '../../transfer/patterns.js';
+import type { Clock } from '../clock.js';
+import { isUuid, newId } from '../ids.js';
+import type { Locations } from '../locations/locations.js';
+import type { Storage } from '../storage.js';
+import { encodeSpec, type ObjectRef, type TransferSpec } from './specs.js';
+
+/** At most this many sources (paths or URLs) in one request. */
+export const MAX_SOURCES = 1000;
+
+export interface Queued {
+  id: string;
+  status: 'queued';
+}
+
+interface Resolved {
+  row: LocationRow;
+  path: string;
+}
+
+function list(value: string | string[], field: string): string[] {
+  const items = Array.isArray(value) ? value : [value];
+  if (items.length === 0) throw invalid(`${field} must name at least one path`);
+  if (items.length > MAX_SOURCES) throw invalid(`${field} may name at most ${MAX_SOURCES} paths`);
+  return items;
+}
+
+export class Operations {
+  constructor(
+    private readonly db: Db,
+    private readonly locations: Locations,
+    private readonly storage: Storage,
+    private readonly egress: Egress,
+    private readonly clock: Clock,
+  ) {}
+
+  /** `<location>/<path>`: the location by label or UUID (SPEC 4.0 rules), the rest verbatim. */
+  private async resolvePath(workspaceId: string, value: string, field: string): Promise<Resolved> {
+    const slash = value.indexOf('/');
+    const location = slash < 0 ? value : value.slice(0, slash);
+    const path = slash < 0 ? '' : value.slice(slash + 1);
+    if (location === '') throw invalid(`${field} must start with the location: "<location>/<path>"`);
+    const row = await this.locations.resolve(
+      workspaceId,
+      isUuid(location) ? { id: location } : { name: location },
+    );
+    return { row, path };
+  }
+
+  /** A source or removal path: a file, or a pattern below the bucket on bucket stores. */
+  private checkSource(resolved: Resolved, field: string): void {
+    const { path, row } = resolved;
+    if (path === '' || path.endsWith('/'))
+      throw invalid(`${field} must name a file or a pattern, not a folder`);
+    if (path.startsWith('/')) throw invalid(`${field} has an empty segment after the location`);
+    if (path.split('/').includes('..')) throw invalid(`${field} must not contain a ".." segment`);
+    if (isPattern(path) && hasBuckets(row.provider as Provider) && !splitPattern(path).base) {
+      throw invalid(`${field}: a pattern must start below the bucket ("bucket/*.txt")`);
+    }
+    if (!isPattern(path) && hasBuckets(row.provider as Provider) && !path.includes('/')) {
+      throw invalid(`${field} needs a bucket and a key: "<location>/bucket/key"`);
+    }
+  }
+
+  private checkActive(row: LocationRow): void {
+    if (row.status !== 'active') throw conflict(`location ${row.label} (${row.id}) is ${row.status}`);
+  }
+
+  private async queue(workspaceId: string, spec: TransferSpec): Promise<Queued> {
+    const now = this.clock.now();
+    const id = newId();
+    await this.db.kysely
+      .insertInto('transfers')
+      .values({
+        id,
+        workspace_id: workspaceId,
+        kind: spec.kind,
+        status: 'queued',
+        spec: encodeSpec(spec),
+        bytes_total: null,
+        error: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        created_at: now,
+        updated_at: now,
+        started_at: null,
+        finished_at: null,
+      })
+      .execute();
+    return { id, status: 'queued' };
+  }
+
+  private async destination(workspaceId: string, to: string, several: boolean) {
+    const resolved = await this.resolvePath(workspaceId, to, 'to');
+    const folder = resolved.path === '' || resolved.path.endsWith('/');
+    if (several && !folder)
+      throw invalid('several sources, or a pattern, need a destination folder: "to" must end with "/"');
+    if (resolved.path.split('/').includes('..')) throw invalid('to must not contain a ".." segment');
+    if (!folder && hasBuckets(resolved.row.provider as Provider) && !resolved.path.includes('/')) {
+      throw invalid('to needs a bucket and a key, or a folder ending with "/"');
+    }
+    if (folder && hasBuckets(resolved.row.provider as Provider) && resolved.path === '') {
+      throw invalid('to needs a bucket: "<location>/bucket/"');
+    }
+    this.checkActive(resolved.row);
+    return { location_id: resolved.row.id, path: resolved.path, folder };
+  }
+
+  async move(workspaceId: string, from: string | string[], to: string): Promise<Queued> {
+    const sources: ObjectRef[] = [];
+    const items = list(from, 'from');
+    for (const item of items) {
+      const resolved = await this.resolvePath(workspaceId, item, 'from');
+      this.checkSource(resolved, 'from');
+      this.checkActive(resolved.row);
+      sources.push({ location_id: resolved.row.id, path: resolved.path });
+    }
+    const several = sources.length > 1 || sources.some((s) => isPattern(s.path));
+    const destination = await this.destination(workspaceId, to, several);
+    for (const s of sources) {
+      if (s.location_id === destination.location_id && !destination.folder && s.path === destination.path) {
+        throw invalid('a move onto itself is not allowed');
+      }
+    }
+    return this.queue(workspaceId, { kind: 'move', sources, destination });
+  }
+
+  private async removalPaths(workspaceId: string, path: string | string[]): Promise<Resolved[]> {
+    const out: Resolved[] = [];
+    for (const item of list(path, 'path')) {
+      const resolved = await this.resolvePath(workspaceId, item, 'path');
+      this.checkSource(resolved, 'path');
+      out.push(resolved);
+    }
+    return out;
+  }
+
+  async remove(workspaceId: string, path: string | string[]): Promise<Queued> {
+    const paths = await this.removalPaths(workspaceId, path);
+    for (const p of paths) this.checkActive(p.row);
+    return this.queue(workspaceId, {
+      kind: 'remove',
+      paths: paths.map((p) => ({ location_id: p.row.id, path: p.path })),
+    });
+  }
+
+  /** What /remove would remove now, streamed; nothing is removed. Entries carry the location-relative path. */
+  async preview(workspaceId: string, path: string | string[]): Promise<AsyncIterable<Entry>> {
+    const paths = await this.removalPaths(workspaceId, path);
+    const storage = this.storage;
+    // The first path is expanded before answering, so a missing file is a 404 rather than a cut answer.
+    const first = paths[0] as Resolved;
+    const firstStore = storage.open(first.row);
+    const firstIterator = expandSources(firstStore, first.path)[Symbol.asyncIterator]();
+    let head: IteratorResult<Entry>;
+    try {
+      head = await firstIterator.next();
+    } catch (err) {
+      await firstStore.close();
+      throw err;
+    }
+    return {
+      async *[Symbol.asyncIterator]() {
+        try {
+          if (!head.done) {
+            yield head.value;
+            while (true) {
+              const next = await firstIterator.next();
+              if (next.done) break;
+              yield next.value;
+            }
+          }
+        } finally {
+          await firstStore.close();
+        }
+        for (const p of paths.slice(1)) {
+          const store = storage.open(p.row);
+          try {
+            yield* expandSources(store, p.path);
+          } finally {
+            await store.close();
+          }
+        }
+      },
+    };
+  }
+
+  async pull(workspaceId: string, from: string | string[], to: string): Promise<Queued> {
+    const urls = list(from, 'from');
+    for (const url of urls) await checkPullHost(checkPullUrl(url), this.egress);
+    const destination = await this.destination(workspaceId, to, urls.length > 1);
+    return this.queue(workspaceId, { kind: 'pull', urls, destination });
+  }
+}

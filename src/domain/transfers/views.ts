@@ -1,0 +1,260 @@
+// Polling (DECISIONS "Copy, transfers, jobs"): the transfer and job resources, their lists (newest
+// first, paged by an opaque cursor) and a job's failures (paged by object sequence).
+import { type Kysely, sql } from 'kysely';
+import type {
+  Database,
+  JobRow,
+  JobStatus,
+  TransferKind,
+  TransferRow,
+  TransferStatus,
+} from '../../db/schema.js';
+import { invalid, notFound } from '../../errors.js';
+import { toRfc3339 } from '../clock.js';
+import { isUuid } from '../ids.js';
+import { decodeRef } from './specs.js';
+
+export interface TransferView {
+  id: string;
+  kind: TransferKind;
+  status: TransferStatus;
+  created_at: string;
+  updated_at: string;
+  started_at?: string;
+  finished_at?: string;
+  bytes_total?: number;
+  bytes_done: number;
+  error?: string;
+}
+
+export interface JobCounts {
+  total: number;
+  pending: number;
+  succeeded: number;
+  skipped: number;
+  failed: number;
+}
+
+export interface JobView {
+  job_id: string;
+  status: JobStatus;
+  from: { id: string; path: string };
+  to: { id: string; path: string };
+  overwrite: string;
+  created_at: string;
+  updated_at: string;
+  started_at?: string;
+  finished_at?: string;
+  counts: JobCounts;
+  bytes_done: number;
+  error?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor?: string;
+}
+
+export const PAGE_DEFAULT = 100;
+export const PAGE_MAX = 1000;
+
+function times(row: {
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}) {
+  return {
+    created_at: toRfc3339(row.created_at),
+    updated_at: toRfc3339(row.updated_at),
+    ...(row.started_at === null ? {} : { started_at: toRfc3339(row.started_at) }),
+    ...(row.finished_at === null ? {} : { finished_at: toRfc3339(row.finished_at) }),
+  };
+}
+
+export function transferView(row: TransferRow): TransferView {
+  return {
+    id: row.id,
+    kind: row.kind,
+    status: row.status,
+    ...times(row),
+    ...(row.bytes_total === null ? {} : { bytes_total: row.bytes_total }),
+    bytes_done: row.bytes_done,
+    ...(row.error === null ? {} : { error: row.error }),
+  };
+}
+
+export function parseLimit(limit: string | undefined): number {
+  if (limit === undefined) return PAGE_DEFAULT;
+  const n = Number(limit);
+  if (!Number.isInteger(n) || n < 1 || n > PAGE_MAX)
+    throw invalid(`limit must be a whole number from 1 to ${PAGE_MAX}`);
+  return n;
+}
+
+/** Cursor for newest-first lists: the last item's creation time and id. */
+function encodeCursor(createdAt: number, id: string): string {
+  return Buffer.from(`${createdAt}:${id}`, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: number; id: string } {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const colon = text.indexOf(':');
+  const createdAt = Number(text.slice(0, colon));
+  const id = text.slice(colon + 1);
+  if (colon < 1 || !Number.isInteger(createdAt) || !isUuid(id)) throw invalid('cursor is not valid');
+  return { createdAt, id };
+}
+
+export class TransferViews {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async transfer(workspaceId: string, id: string): Promise<TransferView> {
+    const row = isUuid(id)
+      ? await this.db
+          .selectFrom('transfers')
+          .selectAll()
+          .where('id', '=', id)
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirst()
+      : undefined;
+    if (!row) throw notFound(`transfer ${id} was not found`);
+    return transferView(row);
+  }
+
+  async transfers(workspaceId: string, limit: number, cursor?: string): Promise<Page<TransferView>> {
+    let query = this.db.selectFrom('transfers').selectAll().where('workspace_id', '=', workspaceId);
+    if (cursor !== undefined) {
+      const after = decodeCursor(cursor);
+      // Newest first, ties in creation order (DECISIONS): created_at desc, then id asc.
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', after.createdAt),
+          eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)]),
+        ]),
+      );
+    }
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'asc')
+      .limit(limit + 1)
+      .execute();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      items: page.map(transferView),
+      ...(rows.length > limit && last ? { next_cursor: encodeCursor(last.created_at, last.id) } : {}),
+    };
+  }
+
+  async findJob(workspaceId: string, id: string): Promise<JobRow> {
+    const row = isUuid(id)
+      ? await this.db
+          .selectFrom('jobs')
+          .selectAll()
+          .where('id', '=', id)
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirst()
+      : undefined;
+    if (!row) throw notFound(`job ${id} was not found`);
+    return row;
+  }
+
+  async jobView(row: JobRow): Promise<JobView> {
+    const stats = await this.db
+      .selectFrom('job_objects')
+      .select([
+        'status',
+        sql<number>`count(*)`.as('n'),
+        sql<number>`coalesce(sum(bytes_done), 0)`.as('bytes'),
+      ])
+      .where('job_id', '=', row.id)
+      .groupBy('status')
+      .execute();
+    const counts: JobCounts = { total: 0, pending: 0, succeeded: 0, skipped: 0, failed: 0 };
+    let bytesDone = 0;
+    for (const s of stats) {
+      const n = Number(s.n);
+      counts.total += n;
+      bytesDone += Number(s.bytes);
+      if (s.status === 'pending' || s.status === 'running') counts.pending += n;
+      else if (s.status === 'succeeded') counts.succeeded += n;
+      else if (s.status === 'skipped') counts.skipped += n;
+      else if (s.status === 'failed') counts.failed += n;
+    }
+    const source = decodeRef(row.source);
+    const destination = decodeRef(row.destination);
+    return {
+      job_id: row.id,
+      status: row.status,
+      from: { id: source.location_id, path: source.path },
+      to: { id: destination.location_id, path: destination.path },
+      overwrite: row.overwrite,
+      ...times(row),
+      counts,
+      bytes_done: bytesDone,
+      ...(row.error === null ? {} : { error: row.error }),
+    };
+  }
+
+  async job(workspaceId: string, id: string): Promise<JobView> {
+    return this.jobView(await this.findJob(workspaceId, id));
+  }
+
+  async jobs(workspaceId: string, limit: number, cursor?: string): Promise<Page<JobView>> {
+    let query = this.db.selectFrom('jobs').selectAll().where('workspace_id', '=', workspaceId);
+    if (cursor !== undefined) {
+      const after = decodeCursor(cursor);
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', after.createdAt),
+          eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)]),
+        ]),
+      );
+    }
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'asc')
+      .limit(limit + 1)
+      .execute();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    const items: JobView[] = [];
+    for (const row of page) items.push(await this.jobView(row));
+    return {
+      items,
+      ...(rows.length > limit && last ? { next_cursor: encodeCursor(last.created_at, last.id) } : {}),
+    };
+  }
+
+  async failures(workspaceId: string, id: string, limit: number, cursor?: string) {
+    const job = await this.findJob(workspaceId, id);
+    let after = -1;
+    if (cursor !== undefined) {
+      after = Number(Buffer.from(cursor, 'base64url').toString('utf8'));
+      if (!Number.isInteger(after) || after < 0) throw invalid('cursor is not valid');
+    }
+    const rows = await this.db
+      .selectFrom('job_objects')
+      .select(['seq', 'key', 'error', 'attempts', 'last_attempt_at'])
+      .where('job_id', '=', job.id)
+      .where('status', '=', 'failed')
+      .where('seq', '>', after)
+      .orderBy('seq', 'asc')
+      .limit(limit + 1)
+      .execute();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      failures: page.map((r) => ({
+        key: r.key,
+        error: r.error ?? 'unknown error',
+        attempts: r.attempts,
+        ...(r.last_attempt_at === null ? {} : { last_attempt_at: toRfc3339(r.last_attempt_at) }),
+      })),
+      ...(rows.length > limit && last
+        ? { next_cursor: Buffer.from(String(last.seq), 'utf8').toString('base64url') }
+        : {}),
+    };
+  }
+}

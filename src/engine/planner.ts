@@ -1,0 +1,165 @@
+// Planning a bulk job: the manifest, or a listing of the source prefix page by page, becomes job
+// objects in batches. Each batch commits with the job's planned count, so objects start copying while
+// planning goes on, memory stays bounded, and a planner that dies is replaced by one that goes on
+// from the start without duplicating anything (keys are unique per job).
+import { setImmediate } from 'node:timers/promises';
+import type { Db } from '../db/database.js';
+import type { JobRow } from '../db/schema.js';
+import { keyHash } from '../domain/transfers/copy.js';
+import { decodeRef } from '../domain/transfers/specs.js';
+import { FerryError, isFerryError } from '../errors.js';
+import { backoffMs, describe, MAX_ATTEMPTS, retryable } from './backoff.js';
+import { finishJobIfDone } from './finish.js';
+import type { EngineContext } from './run-object.js';
+
+export const PLAN_BATCH = 1000;
+
+interface Planned {
+  key: string;
+  size: number | null;
+}
+
+/** Writes one batch; false when the job is no longer ours to plan (canceled, or lease lost). */
+async function commitBatch(ctx: EngineContext, job: JobRow, seq: number, batch: Planned[]): Promise<boolean> {
+  const { db, clock, owner } = ctx;
+  const now = clock.now();
+  return db.kysely.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('jobs')
+      .set({ planned_count: seq + batch.length, status: 'running', updated_at: now })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .where('status', 'in', ['planning', 'running'])
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return false;
+    if (batch.length > 0) {
+      await trx
+        .insertInto('job_objects')
+        .values(
+          batch.map((p, i) => ({
+            job_id: job.id,
+            seq: seq + i,
+            key: p.key,
+            key_hash: keyHash(p.key),
+            status: 'pending' as const,
+            size: p.size,
+            error: null,
+            last_attempt_at: null,
+            lease_owner: null,
+            lease_expires_at: null,
+          })),
+        )
+        .onConflict((oc) => oc.columns(['job_id', 'key_hash']).doNothing())
+        .execute();
+    }
+    return true;
+  });
+}
+
+async function* manifestKeys(db: Db, jobId: string): AsyncGenerator<Planned> {
+  const row = await db.kysely
+    .selectFrom('job_manifests')
+    .select('keys')
+    .where('job_id', '=', jobId)
+    .executeTakeFirst();
+  if (!row) throw new FerryError('internal', `job ${jobId} lost its manifest`);
+  for (const key of JSON.parse(row.keys) as string[]) yield { key, size: null };
+}
+
+async function* listedKeys(ctx: EngineContext, locationId: string, prefix: string): AsyncGenerator<Planned> {
+  const { store } = await ctx.stores.get(locationId);
+  const folder = prefix.slice(0, -1);
+  for await (const entry of store.list(folder, { recursive: true })) {
+    if (entry.isDir) continue;
+    yield { key: entry.path.slice(prefix.length), size: entry.size };
+  }
+}
+
+export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSignal): Promise<void> {
+  const { db, clock, owner } = ctx;
+  const source = decodeRef(job.source);
+  // Already fully planned (a retry of failed objects): straight back to running.
+  if (job.planning_done === 1) {
+    await db.kysely
+      .updateTable('jobs')
+      .set({ status: 'running', lease_owner: null, lease_expires_at: null, updated_at: clock.now() })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'planning')
+      .execute();
+    await finishJobIfDone(db, job.id, clock.now());
+    return;
+  }
+  try {
+    const keys =
+      job.has_manifest === 1 ? manifestKeys(db, job.id) : listedKeys(ctx, source.location_id, source.path);
+    // After a planner died, keys it committed come round again and are ignored (unique per job); new
+    // sequence numbers start past every committed one, so listing order need not be stable.
+    let seq = job.planned_count;
+    let batch: Planned[] = [];
+    for await (const planned of keys) {
+      if (signal.aborted) return;
+      batch.push(planned);
+      if (batch.length >= PLAN_BATCH) {
+        if (!(await commitBatch(ctx, job, seq, batch))) return;
+        seq += batch.length;
+        batch = [];
+        // better-sqlite3 is synchronous and a manifest is in memory: without this the whole plan would
+        // run in one turn of the event loop, and the HTTP server in this process would wait for it.
+        await setImmediate();
+      }
+    }
+    if (!(await commitBatch(ctx, job, seq, batch))) return;
+    const now = clock.now();
+    await db.kysely
+      .updateTable('jobs')
+      .set({
+        planning_done: 1,
+        status: 'running',
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+      })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .execute();
+    await db.kysely.deleteFrom('job_manifests').where('job_id', '=', job.id).execute();
+    await finishJobIfDone(db, job.id, now);
+  } catch (err) {
+    if (signal.aborted) return;
+    const now = clock.now();
+    if (retryable(err) && job.planning_attempts < MAX_ATTEMPTS) {
+      // No owner and a lease end in the future: nobody plans it before the backoff is over.
+      await db.kysely
+        .updateTable('jobs')
+        .set({
+          lease_owner: null,
+          lease_expires_at: now + backoffMs(job.planning_attempts, err),
+          error: describe(err),
+          updated_at: now,
+        })
+        .where('id', '=', job.id)
+        .where('lease_owner', '=', owner)
+        .execute();
+      return;
+    }
+    const message = isFerryError(err, 'not_found')
+      ? `the source prefix ${source.path} was not found: ${err.message}`
+      : describe(err);
+    ctx.logger.warn({ job: job.id, err: message }, 'planning failed');
+    await db.kysely
+      .updateTable('jobs')
+      .set({
+        status: 'failed',
+        error: `planning failed: ${message}`,
+        finished_at: now,
+        updated_at: now,
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .where('status', 'in', ['planning', 'running'])
+      .execute();
+  }
+}

@@ -1,0 +1,189 @@
+// One queued transfer (copy, move, remove, pull): run it, record the outcome if we still hold the
+// lease, or put it back with a backoff when the failure is passing. A transfer that runs again after
+// a crash starts over; each kind is written so that a second run finishes what the first began
+// (a moved object is no longer among the sources, a removed one no longer matches).
+import type { TransferRow } from '../db/schema.js';
+import { type DestinationRef, decodeSpec, type TransferSpec } from '../domain/transfers/specs.js';
+import { FerryError, isFerryError } from '../errors.js';
+import type { Egress } from '../net/egress.js';
+import type { Entry } from '../stores/contract.js';
+import { openUrl } from '../transfer/fetch-url.js';
+import { copyObject } from '../transfer/object-copy.js';
+import { moveObject } from '../transfer/object-move.js';
+import { expandSources, isPattern, splitPattern } from '../transfer/patterns.js';
+import { backoffMs, describe, MAX_ATTEMPTS, retryable } from './backoff.js';
+import { ProgressWriter } from './progress.js';
+import type { EngineContext } from './run-object.js';
+
+export interface TransferContext extends EngineContext {
+  egress: Egress;
+}
+
+interface Outcome {
+  bytesDone: number;
+  bytesTotal?: number;
+}
+
+/** Where one source entry lands: a folder destination keeps the entry's path below the pattern's base. */
+function destinationPath(destination: DestinationRef, sourcePath: string, entry: Entry): string {
+  if (!destination.folder) return destination.path;
+  if (!isPattern(sourcePath)) return destination.path + entry.name;
+  const { base } = splitPattern(sourcePath);
+  const relative = base === '' ? entry.path : entry.path.slice(base.length + 1);
+  return destination.path + relative;
+}
+
+async function execute(
+  ctx: TransferContext,
+  spec: TransferSpec,
+  attempt: number,
+  signal: AbortSignal,
+  progress: (bytes: number) => void,
+): Promise<Outcome> {
+  switch (spec.kind) {
+    case 'copy': {
+      const source = await ctx.stores.get(spec.source.location_id);
+      const destination = await ctx.stores.get(spec.destination.location_id);
+      const outcome = await copyObject({
+        source: source.store,
+        sourcePath: spec.source.path,
+        destination: destination.store,
+        destinationPath: spec.destination.path,
+        signal,
+        onProgress: progress,
+      });
+      return { bytesDone: outcome.bytes, bytesTotal: outcome.bytes };
+    }
+    case 'move': {
+      const destination = await ctx.stores.get(spec.destination.location_id);
+      let done = 0;
+      let moved = 0;
+      for (const ref of spec.sources) {
+        const source = await ctx.stores.get(ref.location_id);
+        const entries = expandSources(source.store, ref.path, signal);
+        try {
+          for await (const entry of entries) {
+            const before = done;
+            const outcome = await moveObject({
+              source: source.store,
+              sourcePath: entry.path,
+              destination: destination.store,
+              destinationPath: destinationPath(spec.destination, ref.path, entry),
+              signal,
+              onProgress: (bytes) => progress(before + bytes),
+            });
+            done = before + outcome.bytes;
+            moved++;
+          }
+        } catch (err) {
+          // A plain source already moved by an earlier run of this transfer is done, not missing.
+          if (!(isFerryError(err, 'not_found') && attempt > 1 && !isPattern(ref.path))) throw err;
+        }
+      }
+      if (moved === 0 && attempt === 1) throw new FerryError('not_found', 'no object matched the sources');
+      return { bytesDone: done, bytesTotal: done };
+    }
+    case 'remove': {
+      let removed = 0;
+      for (const ref of spec.paths) {
+        const { store } = await ctx.stores.get(ref.location_id);
+        try {
+          for await (const entry of expandSources(store, ref.path, signal)) {
+            await store.delete(entry.path, { signal }).catch((err: unknown) => {
+              // Gone since it was listed (or removed by an earlier run): what was asked for holds.
+              if (!isFerryError(err, 'not_found')) throw err;
+            });
+            removed++;
+          }
+        } catch (err) {
+          if (!(isFerryError(err, 'not_found') && attempt > 1 && !isPattern(ref.path))) throw err;
+        }
+      }
+      if (removed === 0 && attempt === 1) throw new FerryError('not_found', 'no object matched the paths');
+      return { bytesDone: 0 };
+    }
+    case 'pull': {
+      const { store } = await ctx.stores.get(spec.destination.location_id);
+      let done = 0;
+      let total = 0;
+      for (const url of spec.urls) {
+        const fetched = await openUrl(url, ctx.egress, { signal });
+        const path = spec.destination.folder ? spec.destination.path + fetched.name : spec.destination.path;
+        const before = done;
+        const info = await store.write(path, fetched.body, {
+          signal,
+          ...(fetched.size === undefined ? {} : { size: fetched.size }),
+          ...(fetched.mimeType === undefined ? {} : { mimeType: fetched.mimeType }),
+          onProgress: (bytes) => progress(before + bytes),
+        });
+        done = before + info.size;
+        total += info.size;
+      }
+      return { bytesDone: done, bytesTotal: total };
+    }
+  }
+}
+
+export async function runTransfer(
+  ctx: TransferContext,
+  transfer: TransferRow,
+  signal: AbortSignal,
+): Promise<void> {
+  const { db, clock, owner } = ctx;
+  const mine = () =>
+    db.kysely
+      .updateTable('transfers')
+      .where('id', '=', transfer.id)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'running');
+  const progress = new ProgressWriter(clock, async (bytes) => {
+    await mine().set({ bytes_done: bytes, updated_at: clock.now() }).execute();
+  });
+  try {
+    const outcome = await execute(ctx, decodeSpec(transfer.spec), transfer.attempts, signal, (b) =>
+      progress.report(b),
+    );
+    await progress.flush();
+    const now = clock.now();
+    await mine()
+      .set({
+        status: 'complete',
+        bytes_done: outcome.bytesDone,
+        bytes_total: outcome.bytesTotal ?? null,
+        error: null,
+        finished_at: now,
+        updated_at: now,
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .execute();
+  } catch (err) {
+    progress.stop();
+    if (signal.aborted) return;
+    const now = clock.now();
+    if (retryable(err) && transfer.attempts < MAX_ATTEMPTS) {
+      await mine()
+        .set({
+          status: 'queued',
+          error: describe(err),
+          run_after: now + backoffMs(transfer.attempts, err),
+          updated_at: now,
+          lease_owner: null,
+          lease_expires_at: null,
+        })
+        .execute();
+      return;
+    }
+    ctx.logger.warn({ transfer: transfer.id, kind: transfer.kind, err: describe(err) }, 'transfer failed');
+    await mine()
+      .set({
+        status: 'failed',
+        error: describe(err),
+        finished_at: now,
+        updated_at: now,
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .execute();
+  }
+}

@@ -1,0 +1,267 @@
+// The worker: claims job objects, transfers and jobs to plan, runs them within its concurrency (per
+// worker, and per location), renews its leases at a third of their length, and gives up work whose
+// job was canceled. On stop it claims nothing more, lets running work finish until a deadline, then
+// aborts the rest and hands it back to the queue for another worker.
+
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { sql } from 'kysely';
+import type { JobObjectRow, TransferRow } from '../db/schema.js';
+import { decodeSpec } from '../domain/transfers/specs.js';
+import {
+  claimObjects,
+  claimPlanning,
+  claimTransfers,
+  type Lease,
+  reclaimExpired,
+  releaseLeases,
+  renewLeases,
+} from './claims.js';
+import { planJob } from './planner.js';
+import { planOf, runObject } from './run-object.js';
+import { runTransfer, type TransferContext } from './run-transfer.js';
+import { Semaphore } from './semaphore.js';
+
+export interface WorkerOptions {
+  /** Objects and transfers running at once in this worker. */
+  concurrency: number;
+  /** Objects and transfers touching one location at once in this worker. */
+  perLocation: number;
+  leaseMs: number;
+  /** How often an idle worker looks for work. */
+  pollMs: number;
+}
+
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
+  concurrency: 16,
+  perLocation: 16,
+  leaseMs: 30_000,
+  pollMs: 250,
+};
+
+interface Running {
+  controller: AbortController;
+  done: Promise<void>;
+  jobId?: string;
+}
+
+export function workerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
+
+export class Worker {
+  readonly #options: WorkerOptions;
+  readonly #running = new Map<string, Running>();
+  readonly #locations = new Map<string, Semaphore>();
+  #planning: Running | undefined;
+  #stopping = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  #lastMaintenance = 0;
+  #lastHeartbeat = 0;
+
+  constructor(
+    private readonly ctx: TransferContext,
+    options: Partial<WorkerOptions> = {},
+  ) {
+    this.#options = { ...DEFAULT_WORKER_OPTIONS, ...options };
+  }
+
+  get owner(): string {
+    return this.ctx.owner;
+  }
+
+  start(): void {
+    this.#loop ??= this.loop().catch((err: unknown) => {
+      this.ctx.logger.error({ err }, 'worker loop stopped');
+    });
+  }
+
+  /** Look for work now (the API calls this after accepting some, in a process that also works). */
+  nudge(): void {
+    this.#wake?.();
+  }
+
+  private lease(): Lease {
+    const now = this.ctx.clock.now();
+    return { owner: this.ctx.owner, now, until: now + this.#options.leaseMs };
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.#stopping) {
+      let claimed = 0;
+      try {
+        await this.housekeeping();
+        claimed = await this.claim();
+      } catch (err) {
+        this.ctx.logger.error({ err }, 'worker could not claim work');
+      }
+      if (this.#stopping) break;
+      // Full, or nothing to do: wait for a slot, a nudge, or the poll interval.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(
+          resolve,
+          claimed > 0 && this.#running.size < this.#options.concurrency ? 0 : this.#options.pollMs,
+        );
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+  }
+
+  private async housekeeping(): Promise<void> {
+    const now = this.ctx.clock.now();
+    if (now - this.#lastHeartbeat >= this.#options.leaseMs / 3) {
+      this.#lastHeartbeat = now;
+      await renewLeases(this.ctx.db, this.ctx.owner, now + this.#options.leaseMs);
+      await this.abortCanceled();
+    }
+    if (now - this.#lastMaintenance >= 5000) {
+      this.#lastMaintenance = now;
+      const reclaimed = await reclaimExpired(this.ctx.db, now);
+      if (reclaimed > 0) this.ctx.logger.info({ reclaimed }, 'took back work whose lease ran out');
+    }
+  }
+
+  /** In-flight objects of jobs canceled meanwhile are stopped; their rows wait as pending. */
+  private async abortCanceled(): Promise<void> {
+    const jobIds = [...new Set([...this.#running.values()].flatMap((r) => (r.jobId ? [r.jobId] : [])))];
+    if (jobIds.length === 0) return;
+    const canceled = await this.ctx.db.kysely
+      .selectFrom('jobs')
+      .select('id')
+      .where('id', 'in', jobIds)
+      .where('status', '=', 'canceled')
+      .execute();
+    if (canceled.length === 0) return;
+    const ids = new Set(canceled.map((c) => c.id));
+    for (const running of this.#running.values()) {
+      if (running.jobId && ids.has(running.jobId)) running.controller.abort();
+    }
+    await this.ctx.db.kysely
+      .updateTable('job_objects')
+      .set({
+        status: 'pending',
+        run_after: sql`${Number.MAX_SAFE_INTEGER}`,
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .where('job_id', 'in', [...ids])
+      .where('lease_owner', '=', this.ctx.owner)
+      .where('status', '=', 'running')
+      .execute();
+  }
+
+  private async claim(): Promise<number> {
+    let claimed = 0;
+    if (!this.#planning) {
+      const job = await claimPlanning(this.ctx.db, this.lease());
+      if (job) {
+        claimed++;
+        const controller = new AbortController();
+        const done = planJob(this.ctx, job, controller.signal)
+          .catch((err: unknown) => this.ctx.logger.error({ err, job: job.id }, 'planner crashed'))
+          .finally(() => {
+            this.#planning = undefined;
+            this.nudge();
+          });
+        this.#planning = { controller, done, jobId: job.id };
+      }
+    }
+    let free = this.#options.concurrency - this.#running.size;
+    if (free > 0) {
+      for (const object of await claimObjects(this.ctx.db, this.lease(), free)) {
+        claimed++;
+        free--;
+        this.runObject(object);
+      }
+    }
+    if (free > 0) {
+      for (const transfer of await claimTransfers(this.ctx.db, this.lease(), free)) {
+        claimed++;
+        this.runTransfer(transfer);
+      }
+    }
+    return claimed;
+  }
+
+  private semaphore(locationId: string): Semaphore {
+    let s = this.#locations.get(locationId);
+    if (!s) {
+      s = new Semaphore(this.#options.perLocation);
+      this.#locations.set(locationId, s);
+    }
+    return s;
+  }
+
+  /** Holds a place at each location (in a fixed order, so two tasks never wait on each other). */
+  private async withLocations(ids: string[], work: () => Promise<void>): Promise<void> {
+    const releases: Array<() => void> = [];
+    try {
+      for (const id of [...new Set(ids)].sort()) releases.push(await this.semaphore(id).acquire());
+      await work();
+    } finally {
+      for (const release of releases) release();
+    }
+  }
+
+  private track(key: string, jobId: string | undefined, work: (signal: AbortSignal) => Promise<void>): void {
+    const controller = new AbortController();
+    const done = work(controller.signal)
+      .catch((err: unknown) => this.ctx.logger.error({ err, work: key }, 'work crashed'))
+      .finally(() => {
+        this.#running.delete(key);
+        this.nudge();
+      });
+    this.#running.set(key, { controller, done, ...(jobId ? { jobId } : {}) });
+  }
+
+  private runObject(object: JobObjectRow): void {
+    this.track(`${object.job_id}/${object.seq}`, object.job_id, async (signal) => {
+      const plan = await planOf(this.ctx, object.job_id);
+      const ids = [plan.source.location_id, plan.destination.location_id];
+      await this.withLocations(ids, () => runObject(this.ctx, object, signal));
+    });
+  }
+
+  private runTransfer(transfer: TransferRow): void {
+    const spec = decodeSpec(transfer.spec);
+    const ids =
+      spec.kind === 'copy'
+        ? [spec.source.location_id, spec.destination.location_id]
+        : spec.kind === 'move'
+          ? [...spec.sources.map((s) => s.location_id), spec.destination.location_id]
+          : spec.kind === 'remove'
+            ? spec.paths.map((p) => p.location_id)
+            : [spec.destination.location_id];
+    this.track(transfer.id, undefined, (signal) =>
+      this.withLocations(ids, () => runTransfer(this.ctx, transfer, signal)),
+    );
+  }
+
+  /** Stop claiming; wait up to `deadlineMs` for running work, abort the rest and hand it back. */
+  async stop(deadlineMs = 30_000): Promise<void> {
+    this.#stopping = true;
+    this.nudge();
+    await this.#loop;
+    const all = () => [...this.#running.values(), ...(this.#planning ? [this.#planning] : [])];
+    const settled = Promise.all(all().map((r) => r.done));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      settled.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), deadlineMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      for (const r of all()) r.controller.abort();
+      await Promise.all(all().map((r) => r.done));
+    }
+    await releaseLeases(this.ctx.db, this.ctx.owner, this.ctx.clock.now());
+    await this.ctx.stores.close();
+  }
+}

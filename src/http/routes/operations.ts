@@ -1,0 +1,102 @@
+// SPEC 4.12, 4.13: pull, move, remove and the remove preview. No version prefix (SPEC 9).
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Operations } from '../../domain/transfers/operations.js';
+import { workspaceOf } from '../auth.js';
+import { errors } from '../schemas.js';
+import { EntrySchema, listingJson } from './list.js';
+
+const Paths = Type.Union([
+  Type.String({ minLength: 1 }),
+  Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+]);
+const Queued = Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') });
+const RemoveBody = Type.Object({ path: Paths }, { additionalProperties: false });
+
+export const operationRoutes =
+  (operations: Operations, queued: () => void): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/pull',
+      {
+        schema: {
+          summary: 'Fetch files from http(s) URLs into a location',
+          tags: ['transfers'],
+          body: Type.Object(
+            { from: Paths, to: Type.String({ minLength: 1 }) },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: Type.Object({
+              id: Type.String(),
+              status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('complete')]),
+            }),
+            ...errors(400, 401, 404, 409),
+          },
+        },
+      },
+      async (request) => {
+        const result = await operations.pull(workspaceOf(request), request.body.from, request.body.to);
+        queued();
+        return result;
+      },
+    );
+
+    app.post(
+      '/move',
+      {
+        schema: {
+          summary: 'Move files; afterwards they exist only at the destination',
+          tags: ['transfers'],
+          body: Type.Object(
+            { from: Paths, to: Type.String({ minLength: 1 }) },
+            { additionalProperties: false },
+          ),
+          response: { 202: Queued, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (request, reply) => {
+        const result = await operations.move(workspaceOf(request), request.body.from, request.body.to);
+        queued();
+        return reply.code(202).send(result);
+      },
+    );
+
+    app.post(
+      '/remove',
+      {
+        schema: {
+          summary: 'Remove files (unrecoverable); POST /remove/preview first',
+          tags: ['transfers'],
+          body: RemoveBody,
+          response: { 202: Queued, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (request, reply) => {
+        const result = await operations.remove(workspaceOf(request), request.body.path);
+        queued();
+        return reply.code(202).send(result);
+      },
+    );
+
+    app.post(
+      '/remove/preview',
+      {
+        schema: {
+          summary: 'What /remove would remove, without removing anything',
+          tags: ['transfers'],
+          body: RemoveBody,
+          response: {
+            200: Type.Object({ entries: Type.Array(EntrySchema) }),
+            ...errors(400, 401, 404, 409, 502, 503),
+          },
+        },
+      },
+      async (request, reply) => {
+        const entries = await operations.preview(workspaceOf(request), request.body.path);
+        const body = Readable.from(listingJson({ entries })) as unknown as Parameters<typeof reply.send>[0];
+        return reply.type('application/json; charset=utf-8').send(body);
+      },
+    );
+  };

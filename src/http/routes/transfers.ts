@@ -1,0 +1,290 @@
+// SPEC 4.14 and DECISIONS "Copy, transfers, jobs": copy, transfer and job polling, job failures,
+// retry and cancel.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Copies } from '../../domain/transfers/copy.js';
+import type { JobControl } from '../../domain/transfers/job-control.js';
+import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
+import { parseLimit, type TransferViews } from '../../domain/transfers/views.js';
+import { invalid } from '../../errors.js';
+import { workspaceOf } from '../auth.js';
+import { errors, Timestamp } from '../schemas.js';
+
+/** SPEC 8: a copy body may be 8 MiB (a 100,000-key manifest). */
+export const COPY_BODY_LIMIT = 8 * 1024 * 1024;
+
+const TargetObject = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    id: Type.Optional(Type.String()),
+    path: Type.String(),
+  },
+  { additionalProperties: false, required: ['path'] },
+);
+const Target = Type.Union([Type.String({ description: '<location>:<path>' }), TargetObject]);
+
+export const TransferSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  kind: Type.Union([
+    Type.Literal('copy'),
+    Type.Literal('move'),
+    Type.Literal('pull'),
+    Type.Literal('remove'),
+  ]),
+  status: Type.Union([
+    Type.Literal('queued'),
+    Type.Literal('running'),
+    Type.Literal('complete'),
+    Type.Literal('failed'),
+  ]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  started_at: Type.Optional(Timestamp),
+  finished_at: Type.Optional(Timestamp),
+  bytes_total: Type.Optional(Type.Integer()),
+  bytes_done: Type.Integer(),
+  error: Type.Optional(Type.String()),
+});
+
+const JobSchema = Type.Object({
+  job_id: Type.String({ format: 'uuid' }),
+  status: Type.Union([
+    Type.Literal('planning'),
+    Type.Literal('running'),
+    Type.Literal('complete'),
+    Type.Literal('partial'),
+    Type.Literal('failed'),
+    Type.Literal('canceled'),
+  ]),
+  from: Type.Object({ id: Type.String(), path: Type.String() }),
+  to: Type.Object({ id: Type.String(), path: Type.String() }),
+  overwrite: Type.String(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  started_at: Type.Optional(Timestamp),
+  finished_at: Type.Optional(Timestamp),
+  counts: Type.Object({
+    total: Type.Integer(),
+    pending: Type.Integer(),
+    succeeded: Type.Integer(),
+    skipped: Type.Integer(),
+    failed: Type.Integer(),
+  }),
+  bytes_done: Type.Integer(),
+  error: Type.Optional(Type.String()),
+});
+
+const Paging = Type.Object(
+  { limit: Type.Optional(Type.String({ pattern: '^[0-9]+$' })), cursor: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
+const Id = Type.Object({ id: Type.String() });
+
+/** Job retry and cancel take no body: nothing, or {} (DECISIONS). */
+function noBody(request: FastifyRequest): void {
+  const body = request.body;
+  if (body === undefined || body === null) return;
+  if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
+  throw invalid('this operation takes no body (send nothing, or {})');
+}
+
+export interface TransferRouteDeps {
+  copies: Copies;
+  views: TransferViews;
+  control: JobControl;
+  /** Tells a worker in this process that there is new work. */
+  queued: () => void;
+}
+
+export const transferRoutes =
+  (deps: TransferRouteDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { copies, views, control } = deps;
+
+    app.post(
+      '/v1/copy',
+      {
+        bodyLimit: COPY_BODY_LIMIT,
+        schema: {
+          summary: 'Copy an object, or every object under a prefix',
+          tags: ['transfers'],
+          body: Type.Object(
+            {
+              from: Target,
+              to: Target,
+              manifest: Type.Optional(Type.Array(Type.String(), { maxItems: MANIFEST_MAX_KEYS })),
+              overwrite: Type.Optional(Type.Union([Type.Literal('always'), Type.Literal('if-missing')])),
+            },
+            { additionalProperties: false, required: ['from', 'to'] },
+          ),
+          response: {
+            202: Type.Union([
+              Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') }),
+              Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
+            ]),
+            ...errors(400, 401, 404, 409, 413, 429),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { from, to, manifest, overwrite } = request.body;
+        const accepted = await copies.accept(workspaceOf(request), {
+          from,
+          to,
+          ...(manifest === undefined ? {} : { manifest }),
+          ...(overwrite === undefined ? {} : { overwrite }),
+        });
+        deps.queued();
+        return reply.code(202).send(accepted);
+      },
+    );
+
+    app.get(
+      '/v1/transfers/:id',
+      {
+        schema: {
+          summary: 'Poll a transfer',
+          tags: ['transfers'],
+          params: Id,
+          response: { 200: TransferSchema, ...errors(401, 404) },
+        },
+      },
+      async (request) => views.transfer(workspaceOf(request), request.params.id),
+    );
+
+    app.get(
+      '/v1/transfers',
+      {
+        schema: {
+          summary: "List the workspace's transfers, newest first",
+          tags: ['transfers'],
+          querystring: Paging,
+          response: {
+            200: Type.Object({
+              transfers: Type.Array(TransferSchema),
+              next_cursor: Type.Optional(Type.String()),
+            }),
+            ...errors(400, 401),
+          },
+        },
+      },
+      async (request) => {
+        const page = await views.transfers(
+          workspaceOf(request),
+          parseLimit(request.query.limit),
+          request.query.cursor,
+        );
+        return { transfers: page.items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
+      },
+    );
+
+    app.get(
+      '/v1/jobs/:id',
+      {
+        schema: {
+          summary: 'Poll a bulk job',
+          tags: ['jobs'],
+          params: Id,
+          response: { 200: JobSchema, ...errors(401, 404) },
+        },
+      },
+      async (request) => views.job(workspaceOf(request), request.params.id),
+    );
+
+    app.get(
+      '/v1/jobs',
+      {
+        schema: {
+          summary: "List the workspace's bulk jobs, newest first",
+          tags: ['jobs'],
+          querystring: Paging,
+          response: {
+            200: Type.Object({ jobs: Type.Array(JobSchema), next_cursor: Type.Optional(Type.String()) }),
+            ...errors(400, 401),
+          },
+        },
+      },
+      async (request) => {
+        const page = await views.jobs(
+          workspaceOf(request),
+          parseLimit(request.query.limit),
+          request.query.cursor,
+        );
+        return { jobs: page.items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
+      },
+    );
+
+    app.get(
+      '/v1/jobs/:id/failures',
+      {
+        schema: {
+          summary: "A job's failed objects",
+          tags: ['jobs'],
+          params: Id,
+          querystring: Paging,
+          response: {
+            200: Type.Object({
+              failures: Type.Array(
+                Type.Object({
+                  key: Type.String(),
+                  error: Type.String(),
+                  attempts: Type.Integer(),
+                  last_attempt_at: Type.Optional(Timestamp),
+                }),
+              ),
+              next_cursor: Type.Optional(Type.String()),
+            }),
+            ...errors(400, 401, 404),
+          },
+        },
+      },
+      async (request) =>
+        views.failures(
+          workspaceOf(request),
+          request.params.id,
+          parseLimit(request.query.limit),
+          request.query.cursor,
+        ),
+    );
+
+    app.post(
+      '/v1/jobs/:id/retry',
+      {
+        schema: {
+          summary: 'Re-plan the failed objects of a partial or failed job',
+          tags: ['jobs'],
+          params: Id,
+          response: {
+            202: Type.Object({ job_id: Type.String(), status: Type.Literal('planning') }),
+            ...errors(400, 401, 404, 409),
+          },
+        },
+      },
+      async (request, reply) => {
+        noBody(request);
+        const result = await control.retry(workspaceOf(request), request.params.id);
+        deps.queued();
+        return reply.code(202).send(result);
+      },
+    );
+
+    app.post(
+      '/v1/jobs/:id/cancel',
+      {
+        schema: {
+          summary: 'Stop a job that has not finished',
+          tags: ['jobs'],
+          params: Id,
+          response: {
+            202: Type.Object({ job_id: Type.String(), status: Type.Literal('canceled') }),
+            ...errors(400, 401, 404, 409),
+          },
+        },
+      },
+      async (request, reply) => {
+        noBody(request);
+        return reply.code(202).send(await control.cancel(workspaceOf(request), request.params.id));
+      },
+    );
+  };
