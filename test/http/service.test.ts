@@ -111,6 +111,19 @@ await eachDatabase('service rules', (database) => {
       'POST /v1/tokens',
       'PATCH /v1/tokens/{id}',
       'DELETE /v1/tokens/{id}',
+      'POST /v1/list',
+      'POST /v1/copy',
+      'GET /v1/transfers',
+      'GET /v1/transfers/{id}',
+      'GET /v1/jobs',
+      'GET /v1/jobs/{id}',
+      'GET /v1/jobs/{id}/failures',
+      'POST /v1/jobs/{id}/retry',
+      'POST /v1/jobs/{id}/cancel',
+      'POST /pull',
+      'POST /move',
+      'POST /remove',
+      'POST /remove/preview',
     ]) {
       assert.ok(operations.includes(op), `${op} in openapi.json`);
     }
