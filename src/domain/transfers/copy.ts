@@ -9,8 +9,8 @@ import { hasBuckets, type Provider, rotationClass } from '../../providers.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
+import { enqueueTransfer } from './enqueue.js';
 import { withinCopyLimit } from './rate-limit.js';
-import { encodeSpec } from './specs.js';
 import {
   checkManifest,
   checkObjectPath,
@@ -100,30 +100,16 @@ export class Copies {
 
     return withinCopyLimit(this.db.kysely, this.db.dialect, workspaceId, now, async (trx) => {
       if (!bulk) {
-        const id = newId();
-        await trx
-          .insertInto('transfers')
-          .values({
-            id,
-            workspace_id: workspaceId,
+        return enqueueTransfer(
+          trx,
+          workspaceId,
+          {
             kind: 'copy',
-            status: 'queued',
-            spec: encodeSpec({
-              kind: 'copy',
-              source: { location_id: source.id, path: from.path },
-              destination: { location_id: destination.id, path: to.path },
-            }),
-            bytes_total: null,
-            error: null,
-            lease_owner: null,
-            lease_expires_at: null,
-            created_at: now,
-            updated_at: now,
-            started_at: null,
-            finished_at: null,
-          })
-          .execute();
-        return { id, status: 'queued' as const };
+            source: { location_id: source.id, path: from.path },
+            destination: { location_id: destination.id, path: to.path },
+          },
+          now,
+        );
       }
       const id = newId();
       await trx

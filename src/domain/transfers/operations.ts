@@ -10,18 +10,14 @@ import type { Entry } from '../../stores/contract.js';
 import { checkPullHost, checkPullUrl } from '../../transfer/fetch-url.js';
 import { expandSources, isPattern, splitPattern } from '../../transfer/patterns.js';
 import type { Clock } from '../clock.js';
-import { isUuid, newId } from '../ids.js';
+import { isUuid } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
 import type { Storage } from '../storage.js';
-import { encodeSpec, type ObjectRef, type TransferSpec } from './specs.js';
+import { enqueueTransfer, type Queued } from './enqueue.js';
+import type { ObjectRef, TransferSpec } from './specs.js';
 
 /** At most this many sources (paths or URLs) in one request. */
 export const MAX_SOURCES = 1000;
-
-export interface Queued {
-  id: string;
-  status: 'queued';
-}
 
 interface Resolved {
   row: LocationRow;
@@ -76,28 +72,8 @@ export class Operations {
     if (row.status !== 'active') throw conflict(`location ${row.label} (${row.id}) is ${row.status}`);
   }
 
-  private async queue(workspaceId: string, spec: TransferSpec): Promise<Queued> {
-    const now = this.clock.now();
-    const id = newId();
-    await this.db.kysely
-      .insertInto('transfers')
-      .values({
-        id,
-        workspace_id: workspaceId,
-        kind: spec.kind,
-        status: 'queued',
-        spec: encodeSpec(spec),
-        bytes_total: null,
-        error: null,
-        lease_owner: null,
-        lease_expires_at: null,
-        created_at: now,
-        updated_at: now,
-        started_at: null,
-        finished_at: null,
-      })
-      .execute();
-    return { id, status: 'queued' };
+  private queue(workspaceId: string, spec: TransferSpec): Promise<Queued> {
+    return enqueueTransfer(this.db.kysely, workspaceId, spec, this.clock.now());
   }
 
   private async destination(workspaceId: string, to: string, several: boolean) {

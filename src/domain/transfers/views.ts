@@ -106,6 +106,26 @@ function decodeCursor(cursor: string): { createdAt: number; id: string } {
   return { createdAt, id };
 }
 
+/** Rows after the cursor in newest-first order (created_at desc, then id asc for ties; DECISIONS). */
+function afterCursor(cursor: string | undefined) {
+  if (cursor === undefined) return sql<boolean>`1 = 1`;
+  const after = decodeCursor(cursor);
+  return sql<boolean>`(created_at < ${after.createdAt} or (created_at = ${after.createdAt} and id > ${after.id}))`;
+}
+
+/** The page and, when more rows follow, the cursor of its last row (rows were read with limit + 1). */
+function pageOf<R extends { created_at: number; id: string }>(
+  rows: R[],
+  limit: number,
+): { rows: R[]; next_cursor?: string } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    rows: page,
+    ...(rows.length > limit && last ? { next_cursor: encodeCursor(last.created_at, last.id) } : {}),
+  };
+}
+
 export class TransferViews {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -123,27 +143,19 @@ export class TransferViews {
   }
 
   async transfers(workspaceId: string, limit: number, cursor?: string): Promise<Page<TransferView>> {
-    let query = this.db.selectFrom('transfers').selectAll().where('workspace_id', '=', workspaceId);
-    if (cursor !== undefined) {
-      const after = decodeCursor(cursor);
-      // Newest first, ties in creation order (DECISIONS): created_at desc, then id asc.
-      query = query.where((eb) =>
-        eb.or([
-          eb('created_at', '<', after.createdAt),
-          eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)]),
-        ]),
-      );
-    }
-    const rows = await query
+    const rows = await this.db
+      .selectFrom('transfers')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where(afterCursor(cursor))
       .orderBy('created_at', 'desc')
       .orderBy('id', 'asc')
       .limit(limit + 1)
       .execute();
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
+    const page = pageOf(rows, limit);
     return {
-      items: page.map(transferView),
-      ...(rows.length > limit && last ? { next_cursor: encodeCursor(last.created_at, last.id) } : {}),
+      items: page.rows.map(transferView),
+      ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
     };
   }
 
@@ -202,29 +214,19 @@ export class TransferViews {
   }
 
   async jobs(workspaceId: string, limit: number, cursor?: string): Promise<Page<JobView>> {
-    let query = this.db.selectFrom('jobs').selectAll().where('workspace_id', '=', workspaceId);
-    if (cursor !== undefined) {
-      const after = decodeCursor(cursor);
-      query = query.where((eb) =>
-        eb.or([
-          eb('created_at', '<', after.createdAt),
-          eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)]),
-        ]),
-      );
-    }
-    const rows = await query
+    const rows = await this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where(afterCursor(cursor))
       .orderBy('created_at', 'desc')
       .orderBy('id', 'asc')
       .limit(limit + 1)
       .execute();
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
+    const page = pageOf(rows, limit);
     const items: JobView[] = [];
-    for (const row of page) items.push(await this.jobView(row));
-    return {
-      items,
-      ...(rows.length > limit && last ? { next_cursor: encodeCursor(last.created_at, last.id) } : {}),
-    };
+    for (const row of page.rows) items.push(await this.jobView(row));
+    return { items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
   }
 
   async failures(workspaceId: string, id: string, limit: number, cursor?: string) {
