@@ -1,12 +1,14 @@
 // The `ferry` program: serve | migrate | keys create. Settings come from FERRY_* variables.
+// Commands that need only the database (keys create, migrate) do not load the storage SDKs: the
+// server is imported when `serve` runs.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
-import { parseRfc3339 } from './domain/clock.js';
+import { migrateToLatest, openDatabase } from './db/database.js';
+import { ApiKeys } from './domain/api-keys.js';
+import { parseRfc3339, systemClock } from './domain/clock.js';
 import { ensureWorkspace } from './domain/workspaces.js';
 import { FerryError } from './errors.js';
 import { createLogger } from './log.js';
-import { serve } from './server.js';
-import { createServices } from './services.js';
 
 const USAGE = `usage:
   ferry serve                      start the HTTP service (and background work)
@@ -29,13 +31,12 @@ async function keysCreate(args: string[]): Promise<void> {
   });
   if (!values.workspace) throw new FerryError('invalid', '--workspace NAME is required');
   const config = loadConfig();
-  // Logs go to stderr so that stdout carries only the key.
-  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, process.stderr);
-  const services = await createServices(config, { logger });
+  const db = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
-    const workspace = await ensureWorkspace(services.db.kysely, values.workspace, services.clock);
+    await migrateToLatest(db);
+    const workspace = await ensureWorkspace(db.kysely, values.workspace, systemClock);
     const expiresAt = values['expires-at'];
-    const created = await services.apiKeys.create(workspace.id, {
+    const created = await new ApiKeys(db.kysely, systemClock).create(workspace.id, {
       name: values.name ?? 'cli',
       ...(expiresAt === undefined ? {} : { expiresAt: parseRfc3339(expiresAt, '--expires-at') }),
     });
@@ -48,22 +49,27 @@ async function keysCreate(args: string[]): Promise<void> {
       process.stdout.write(`${created.token}\n`);
     }
   } finally {
-    await services.close();
+    await db.close();
   }
 }
 
 async function migrate(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const services = await createServices(config, { logger });
-  await services.close();
-  logger.info({ database: services.db.description }, 'database is up to date');
+  const db = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  try {
+    const applied = await migrateToLatest(db);
+    logger.info({ database: db.description, applied }, 'database is up to date');
+  } finally {
+    await db.close();
+  }
 }
 
 export async function main(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv;
   if (command === 'serve') {
     const config = loadConfig();
+    const { serve } = await import('./server.js');
     return serve(config, createLogger(config.logLevel));
   }
   if (command === 'migrate') return migrate();
