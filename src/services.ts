@@ -58,7 +58,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
   }
   const locations = new Locations(db.kysely, keyring, clock);
   const stores: StoreContext = { egress: createEgress(config.egressAllow), oauthApps: config.oauthApps };
-  const storage = new Storage(locations, stores);
+  const storage = new Storage(locations, stores, clock);
   const transferViews = new TransferViews(db.kysely);
   return {
     config,

@@ -5,6 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { LocationRow } from '../db/schema.js';
 import { FerryError, isFerryError } from '../errors.js';
+import { isOAuthProvider, type Provider } from '../providers.js';
 import type { StoreContext } from '../stores/context.js';
 import type {
   CallOptions,
@@ -17,12 +18,14 @@ import type {
   WriteOptions,
 } from '../stores/contract.js';
 import { openStore } from '../stores/index.js';
+import { type Clock, toRfc3339 } from './clock.js';
 import type { Locations } from './locations/locations.js';
 
 export class Storage {
   constructor(
     private readonly locations: Locations,
     private readonly ctx: StoreContext,
+    private readonly clock: Clock,
   ) {}
 
   /** The location's store; its failures keep the location's status true. */
@@ -30,9 +33,21 @@ export class Storage {
     return observed(openStore(this.locations.storeLocation(row), this.ctx), (err) => this.observe(row, err));
   }
 
-  /** Records what a provider error says about the location, and gives back the error to throw. */
+  /**
+   * Records what a provider error says about the location, and gives back the error to throw. An
+   * OAuth access token past its known expiry is not a verdict on the credentials: refreshing it is
+   * the refresher's work, so the location stays active and the caller is told to refresh.
+   */
   private async observe(row: LocationRow, err: unknown): Promise<unknown> {
     if (!isFerryError(err, 'credentials_rejected')) return err;
+    const expiresAt = row.access_token_expires_at;
+    if (isOAuthProvider(row.provider as Provider) && expiresAt !== null && expiresAt <= this.clock.now()) {
+      return new FerryError(
+        'conflict',
+        `the access token of location ${row.label} (${row.id}) expired at ${toRfc3339(expiresAt)}; refresh it (POST /v1/locations/refresh) and retry`,
+        { cause: err },
+      );
+    }
     await this.locations.markFailed(row.id, err.message);
     return new FerryError(
       'credentials_rejected',
