@@ -21,7 +21,7 @@ export interface Config {
   refresh: { pollSeconds: number; aheadSeconds: number; maxFailures: number };
   /** api: HTTP only; worker: transfers and background work only; all: both (DECISIONS). */
   role: Role;
-  worker: { concurrency: number; perLocation: number; shutdownSeconds: number };
+  worker: { concurrency: number; perLocation: number; shutdownSeconds: number; leaseSeconds: number };
 }
 
 export type Role = 'all' | 'api' | 'worker';
@@ -104,6 +104,9 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: integer(env, 'FERRY_WORKER_CONCURRENCY', 16, 1, 1024),
       perLocation: integer(env, 'FERRY_LOCATION_CONCURRENCY', 16, 1, 1024),
       shutdownSeconds: integer(env, 'FERRY_SHUTDOWN_SECONDS', 25, 0, 3600),
+      // How long a claim lasts unless renewed (every third of it): a dead worker's objects go to
+      // another worker this long after it died.
+      leaseSeconds: integer(env, 'FERRY_WORKER_LEASE_SECONDS', 30, 3, 3600),
     },
     refresh: {
       pollSeconds: integer(env, 'FERRY_REFRESH_POLL_SECONDS', 30, 1, 86400),

@@ -10,12 +10,16 @@ export function retryable(err: unknown): err is FerryError {
   return isFerryError(err) && (err.kind === 'transient' || err.kind === 'throttled');
 }
 
-/** Milliseconds to wait before attempt `attempts + 1`: half fixed, half random, never less than Retry-After. */
+/**
+ * Milliseconds to wait before attempt `attempts + 1`: half fixed, half random, never less than
+ * Retry-After. A whole number: it is added to epoch milliseconds stored in BIGINT columns, which
+ * PostgreSQL refuses a fraction for.
+ */
 export function backoffMs(attempts: number, err: FerryError, random: () => number = Math.random): number {
   const exponential = Math.min(CAP_MS, BASE_MS * 2 ** Math.max(0, attempts - 1));
   const jittered = exponential / 2 + random() * (exponential / 2);
   const asked = (err.retryAfterSeconds ?? 0) * 1000;
-  return Math.max(jittered, asked);
+  return Math.ceil(Math.max(jittered, asked));
 }
 
 /** An error message for the record: the kind's words without a stack, never a secret (stores guarantee it). */

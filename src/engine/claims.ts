@@ -47,7 +47,10 @@ export async function claimTransfers(db: Db, lease: Lease, limit: number): Promi
   return result.rows;
 }
 
-/** A job to plan: planning, and neither leased nor waiting out a backoff. */
+/**
+ * A job to plan: planning (new, or retried), or running with planning unfinished (its planner had
+ * committed some objects when it died or was stopped), and neither leased nor waiting out a backoff.
+ */
 export async function claimPlanning(db: Db, lease: Lease): Promise<JobRow | undefined> {
   const lock = db.dialect === 'postgres' ? sql`for update skip locked` : sql``;
   const result = await sql<JobRow>`
@@ -57,7 +60,8 @@ export async function claimPlanning(db: Db, lease: Lease): Promise<JobRow | unde
         updated_at = ${lease.now}
     where id in (
       select id from jobs
-      where status = 'planning' and (lease_expires_at is null or lease_expires_at < ${lease.now})
+      where (status = 'planning' or (status = 'running' and planning_done = 0))
+        and (lease_expires_at is null or lease_expires_at < ${lease.now})
       order by created_at
       limit 1
       ${lock}

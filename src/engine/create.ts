@@ -14,6 +14,11 @@ export function createWorker(services: Services, options: Partial<WorkerOptions>
       owner: workerId(),
       egress: stores.egress,
     },
-    { concurrency: config.worker.concurrency, perLocation: config.worker.perLocation, ...options },
+    {
+      concurrency: config.worker.concurrency,
+      perLocation: config.worker.perLocation,
+      leaseMs: config.worker.leaseSeconds * 1000,
+      ...options,
+    },
   );
 }

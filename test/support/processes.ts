@@ -1,0 +1,139 @@
+// `ferry` as real child processes for the crash and restart tests: `node --import tsx src/cli.ts serve`
+// with the settings a test gives, its JSON log lines collected, and ways to wait for a line, to stop it
+// (SIGTERM) or kill it (SIGKILL), and to wait for its exit. Every process started here is killed by
+// killAll(), which tests call in after() so that a failed test never leaves a server behind.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
+const STARTUP_MS = 30_000;
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface FerryProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly child: ChildProcess;
+  /** Every line it printed so far (stdout and stderr), in order. */
+  readonly lines: string[];
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<Exit>;
+  /** Resolves with the first line (seen so far or later) matching `pattern`; rejects on exit or timeout. */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** SIGTERM, then wait for the exit. */
+  stop(): Promise<Exit>;
+  /** SIGKILL (kill -9), then wait for the exit. */
+  kill(): Promise<Exit>;
+  /** The log, for assertion messages. */
+  log(): string;
+}
+
+const started = new Set<FerryProcess>();
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** Starts `ferry <args>` with the test's settings on top of this process's environment. */
+export function startFerry(name: string, args: string[], env: Record<string, string>): FerryProcess {
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', '--import', 'tsx', CLI, ...args], {
+    env: { ...process.env, FERRY_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (child.pid === undefined) throw new Error(`${name} did not start`);
+  const lines: string[] = [];
+  const watchers = new Set<() => void>();
+  const collect = (stream: NodeJS.ReadableStream | null) => {
+    let rest = '';
+    stream?.setEncoding('utf8');
+    stream?.on('data', (chunk: string) => {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() ?? '';
+      lines.push(...parts.filter((l) => l !== ''));
+      for (const notify of watchers) notify();
+    });
+  };
+  collect(child.stdout);
+  collect(child.stderr);
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      for (const notify of watchers) notify();
+      resolve({ code, signal });
+    });
+  });
+  const log = () => `--- ${name} (pid ${child.pid}) ---\n${lines.slice(-60).join('\n')}`;
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const handle: FerryProcess = {
+    name,
+    pid: child.pid,
+    child,
+    lines,
+    exited,
+    log,
+    waitForLine(pattern, timeoutMs = STARTUP_MS) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = lines.find((l) => pattern.test(l));
+          if (found !== undefined) {
+            done();
+            resolve(found);
+          } else if (gone()) {
+            done();
+            reject(new Error(`${name} exited before printing ${pattern}\n${log()}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`${name} did not print ${pattern} within ${timeoutMs} ms\n${log()}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          watchers.delete(check);
+        };
+        watchers.add(check);
+        check();
+      });
+    },
+    async stop() {
+      if (!gone()) child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (!gone()) child.kill('SIGKILL');
+      return exited;
+    },
+  };
+  started.add(handle);
+  void exited.then(() => started.delete(handle));
+  return handle;
+}
+
+/** `ferry serve`, resolved once it is ready: listening (api, all) or its worker started (worker). */
+export async function startServe(name: string, env: Record<string, string>): Promise<FerryProcess> {
+  const server = startFerry(name, ['serve'], env);
+  try {
+    await server.waitForLine(env.FERRY_ROLE === 'worker' ? /"worker started"/ : /"ferry is listening"/);
+  } catch (err) {
+    await server.kill();
+    throw err;
+  }
+  return server;
+}
+
+/** Kills (SIGKILL) every process started here that is still running, and waits for them. */
+export async function killAll(): Promise<void> {
+  await Promise.all([...started].map((p) => p.kill()));
+}
