@@ -3,7 +3,7 @@
 // file, never the key.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureWorkspace } from './domain/workspaces.js';
+import { newId } from './domain/ids.js';
 import type { Services } from './services.js';
 
 export const DEFAULT_WORKSPACE = 'default';
@@ -12,18 +12,18 @@ export async function bootstrapIfEmpty(services: Services): Promise<string | und
   const { db, clock, logger, config } = services;
   const any = await db.kysely.selectFrom('workspaces').select('id').limit(1).executeTakeFirst();
   if (any) return undefined;
-  const workspace = await ensureWorkspace(db.kysely, DEFAULT_WORKSPACE, clock);
-  const keys = await db.kysely
-    .selectFrom('api_keys')
-    .select('id')
-    .where('workspace_id', '=', workspace.id)
-    .limit(1)
+  // Processes starting together on an empty database race here: only the one whose insert creates
+  // the workspace makes the key.
+  const created = await db.kysely
+    .insertInto('workspaces')
+    .values({ id: newId(), name: DEFAULT_WORKSPACE, created_at: clock.now() })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .returning('id')
     .executeTakeFirst();
-  // Another process that raced us to an empty database made the key already.
-  if (keys) return undefined;
-  const created = await services.apiKeys.create(workspace.id, { name: 'bootstrap' });
+  if (!created) return undefined;
+  const key = await services.apiKeys.create(created.id, { name: 'bootstrap' });
   const file = join(config.dataDir, 'bootstrap-key');
-  writeFileSync(file, `${created.token}\n`, { mode: 0o600 });
+  writeFileSync(file, `${key.token}\n`, { mode: 0o600 });
   logger.info({ file, workspace: DEFAULT_WORKSPACE }, 'created the first API key; read it from the file');
   return file;
 }

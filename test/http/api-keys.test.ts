@@ -249,3 +249,30 @@ await eachDatabase('two processes on one database', (database) => {
     });
   });
 });
+
+await eachDatabase('bootstrap', (database) => {
+  test('processes starting together on an empty database make exactly one bootstrap key', async () => {
+    const first = await startTestApp(database);
+    try {
+      // A second process sharing the database, and both racing bootstrap on a database emptied again.
+      const second = await startTestApp(database, { shareWith: first });
+      try {
+        const db = first.services.db.kysely;
+        await db.deleteFrom('api_keys').execute();
+        await db.deleteFrom('workspaces').execute();
+        const { bootstrapIfEmpty } = await import('../../src/bootstrap.js');
+        const files = await Promise.all([
+          bootstrapIfEmpty(first.services),
+          bootstrapIfEmpty(second.services),
+        ]);
+        assert.equal(files.filter(Boolean).length, 1);
+        const keys = await db.selectFrom('api_keys').select('id').execute();
+        assert.equal(keys.length, 1);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await first.close();
+    }
+  });
+});
