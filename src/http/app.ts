@@ -62,6 +62,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
 
   await app.register(swagger, {
+    // Shared schemas appear under their $id ("Error"), not a generated name.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -130,6 +130,7 @@ await eachDatabase('service rules', (database) => {
     for (const op of operations)
       assert.ok(!/healthz|readyz|metrics|openapi/.test(op), `${op} is not an API operation`);
     assert.deepEqual(doc.security, [{ bearer: [] }]);
+    assert.deepEqual(doc.components.schemas.Error.required.sort(), ['error', 'message']);
   });
 
   test('readyz answers 503 when the database is gone', async () => {
