@@ -13,6 +13,12 @@ export interface Lease {
   until: number;
 }
 
+/**
+ * Ordered by run_after alone, which the index job_objects_claim (status, run_after, job_id, seq) yields
+ * as it is scanned, so a claim reads only the rows it takes. With more order columns the planners chose
+ * to sort every pending row (37 ms a claim with 100,000 pending on SQLite, against 0.13 ms;
+ * bench/transfer); ties come in index order, which is the planned order.
+ */
 export async function claimObjects(db: Db, lease: Lease, limit: number): Promise<JobObjectRow[]> {
   const lock = db.dialect === 'postgres' ? sql`for update of o skip locked` : sql``;
   const result = await sql<JobObjectRow>`
@@ -22,7 +28,7 @@ export async function claimObjects(db: Db, lease: Lease, limit: number): Promise
     where (job_id, seq) in (
       select o.job_id, o.seq from job_objects o join jobs j on j.id = o.job_id
       where o.status = 'pending' and o.run_after <= ${lease.now} and j.status in ('planning', 'running')
-      order by o.run_after, o.job_id, o.seq
+      order by o.run_after
       limit ${limit}
       ${lock}
     )
