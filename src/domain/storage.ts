@@ -9,6 +9,7 @@ import { isOAuthProvider, type Provider } from '../providers.js';
 import type { StoreContext } from '../stores/context.js';
 import type {
   CallOptions,
+  CopyOptions,
   Entry,
   ListOptions,
   ObjectInfo,
@@ -115,7 +116,7 @@ function observed(store: Store, onError: (err: unknown) => Promise<unknown>): St
     bucketListing: store.features.bucketListing,
     hashes: store.features.hashes,
     upload: store.features.upload,
-    ...(copy ? { copy: (from: string, to: string, o?: CallOptions) => call(() => copy(from, to, o)) } : {}),
+    ...(copy ? { copy: (from: string, to: string, o?: CopyOptions) => call(() => copy(from, to, o)) } : {}),
     ...(move ? { move: (from: string, to: string, o?: CallOptions) => call(() => move(from, to, o)) } : {}),
   };
   return {

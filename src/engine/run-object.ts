@@ -71,6 +71,10 @@ export async function runObject(
       destination: destination.store,
       destinationPath: plan.destination.path + object.key,
       overwrite: plan.overwrite,
+      // The size the listing reported saves a stat per object; manifest keys have none and are stat'ed.
+      ...(object.size === null
+        ? {}
+        : { sourceInfo: { path: plan.source.path + object.key, size: object.size, hashes: {} } }),
       signal,
       onProgress: (bytes) => progress.report(bytes),
     });

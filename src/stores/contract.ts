@@ -71,6 +71,11 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface CopyOptions extends CallOptions {
+  /** The source's size when the caller knows it, so the store need not ask the provider first. */
+  sourceSize?: number;
+}
+
 export interface UploadLimits {
   /** Smallest part of a multipart or chunked upload (the last part may be smaller). */
   minPartSize: number;
@@ -88,7 +93,7 @@ export interface StoreFeatures {
   readonly hashes: readonly HashKind[];
   readonly upload: UploadLimits;
   /** Server-side copy within this store's account; `from` may be a path of any store with the same account. */
-  readonly copy?: (from: string, to: string, options?: CallOptions) => Promise<ObjectInfo>;
+  readonly copy?: (from: string, to: string, options?: CopyOptions) => Promise<ObjectInfo>;
   /** Server-side move (rename) within this store's account. */
   readonly move?: (from: string, to: string, options?: CallOptions) => Promise<ObjectInfo>;
 }

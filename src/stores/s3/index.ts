@@ -13,6 +13,7 @@ import { isS3Family } from '../../providers.js';
 import type { StoreContext, StoreLocation } from '../context.js';
 import type {
   CallOptions,
+  CopyOptions,
   Entry,
   ListOptions,
   ObjectInfo,
@@ -22,7 +23,7 @@ import type {
   WriteOptions,
 } from '../contract.js';
 import { abortable, createClient, type S3Handle } from './client.js';
-import { copyObject } from './copy.js';
+import { COPY_OBJECT_MAX, copyObject } from './copy.js';
 import { isBodilessAuthError, s3Error } from './errors.js';
 import { listS3 } from './list.js';
 import { type S3Path, splitPath } from './paths.js';
@@ -161,11 +162,17 @@ class S3Store implements Store {
     // included, so it is never called.)
   }
 
-  async #copy(fromPath: string, toPath: string, options: CallOptions = {}): Promise<ObjectInfo> {
+  async #copy(fromPath: string, toPath: string, options: CopyOptions = {}): Promise<ObjectInfo> {
     const from = splitPath(fromPath);
     const to = splitPath(toPath);
     const what = `copy ${fromPath} to ${toPath}`;
-    const source = await this.#head(from, what, options.signal);
+    // A size the caller knows that fits one CopyObject needs no HEAD first; a larger object does (its
+    // ETag and content type go into the multipart copy).
+    const known = options.sourceSize;
+    const source =
+      known !== undefined && known <= COPY_OBJECT_MAX
+        ? { ContentLength: known }
+        : await this.#head(from, what, options.signal);
     try {
       await copyObject(this.#client, from, to, source, options.signal);
     } catch (err) {
