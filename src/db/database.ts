@@ -87,7 +87,23 @@ export function openDatabase(options: OpenOptions): Db {
   return { kysely, dialect: 'sqlite', description: file, close: () => kysely.destroy() };
 }
 
+/**
+ * Kysely's migrator reads the table list of every schema in the database; a schema that someone else
+ * drops at that moment fails the read with invalid_schema_name (3F000). That is no fault of ours, so
+ * the migration is tried again; a schema of our own that is missing fails every try.
+ */
 export async function migrateToLatest(db: Db): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(db);
+    } catch (err) {
+      if ((err as { code?: string }).code !== '3F000' || attempt >= 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
+
+async function migrateOnce(db: Db): Promise<string[]> {
   // Kysely looks for its bookkeeping tables in every schema unless told which one; pin it to the
   // schema this connection writes to, so databases sharing a server do not see each other's.
   const schema =
