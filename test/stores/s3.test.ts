@@ -21,10 +21,11 @@ import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../..
 import type { Store } from '../../src/stores/contract.js';
 import { copyObject, planCopyParts } from '../../src/stores/s3/copy.js';
 import { resolveConnection } from '../../src/stores/s3/endpoint.js';
-import { parseRetryAfter, s3Error } from '../../src/stores/s3/errors.js';
+import { s3Error } from '../../src/stores/s3/errors.js';
 import { createS3Store, open, type S3Tuning } from '../../src/stores/s3/index.js';
 import { copySource } from '../../src/stores/s3/paths.js';
 import { partSizeFor, S3_UPLOAD_LIMITS } from '../../src/stores/s3/upload.js';
+import { parseRetryAfter } from '../../src/stores/shared/failures.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { REJECTED_ACCESS_KEY_ID, type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { describeConformance } from './conformance.js';

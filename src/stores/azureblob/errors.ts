@@ -1,7 +1,9 @@
 // The one place that reads Azure Blob Storage error shapes (RestError: statusCode, the x-ms-error-code
 // as `code`, Retry-After) and turns them into FerryError kinds. Error codes:
 // https://learn.microsoft.com/en-us/rest/api/storageservices/blob-service-error-codes
+
 import { FerryError, isFerryError } from '../../errors.js';
+import { parseRetryAfter } from '../shared/failures.js';
 
 /** Set by client.ts on the egress guard's refusals: the SDK keeps only a socket error's message and code. */
 export const EGRESS_REFUSED = 'FERRY_EGRESS_REFUSED';
@@ -63,7 +65,7 @@ export function toFerryError(err: unknown, what: string, signal?: AbortSignal): 
     return new FerryError('credentials_rejected', message, { cause: err });
   }
   if (THROTTLE_CODES.has(code) || status === 429 || status === 503) {
-    const retryAfter = retryAfterSeconds(err.response?.headers.get('retry-after'));
+    const retryAfter = parseRetryAfter(err.response?.headers.get('retry-after'));
     return new FerryError('throttled', message, {
       cause: err,
       ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
@@ -89,15 +91,6 @@ function ferryCause(err: unknown): FerryError | undefined {
     cur = cur.cause;
   }
   return undefined;
-}
-
-function retryAfterSeconds(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
-  const date = Date.parse(value);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
 
 function firstLine(message: string): string {

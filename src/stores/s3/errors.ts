@@ -3,6 +3,7 @@
 // (docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html) plus the extra ones Wasabi, R2 and
 // B2 document. The provider's own message is kept; no secret is ever part of one.
 import { type ErrorKind, FerryError, isFerryError } from '../../errors.js';
+import { parseRetryAfter } from '../shared/failures.js';
 
 const NOT_FOUND = new Set(['NoSuchKey', 'NoSuchBucket', 'NotFound', 'NoSuchUpload', 'DBEntityNotfound']);
 
@@ -53,16 +54,6 @@ interface SdkErrorShape {
   message?: string;
   $metadata?: { httpStatusCode?: number };
   $response?: { statusCode?: number; headers?: Record<string, string | undefined> };
-}
-
-/** Seconds from a Retry-After header: delta-seconds or an HTTP date. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 function statusOf(err: SdkErrorShape): number | undefined {
