@@ -16,7 +16,14 @@ import { after, before, describe, test } from 'node:test';
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import SQLite from 'better-sqlite3';
 import { unique } from '../support/fixtures.js';
-import { type FerryProcess, freePort, killAll, startServe } from '../support/processes.js';
+import {
+  apiCall,
+  type FerryProcess,
+  freePort,
+  killAll,
+  s3Location,
+  startServe,
+} from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { readS3, s3Client } from '../support/transfers.js';
 
@@ -106,33 +113,9 @@ describe('restart [sqlite]', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function call<T = Record<string, unknown>>(
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; json: T }> {
-    const res = await fetch(`${origin}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, json: (text ? JSON.parse(text) : {}) as T };
-  }
-
-  async function location(key: string): Promise<string> {
-    const res = await call('POST', '/v1/locations', {
-      provider: 's3',
-      label: unique('s3'),
-      secret: { access_key_id: key, secret_access_key: `secret-${key}` },
-      metadata: { endpoint: s3.endpoint },
-    });
-    assert.equal(res.status, 201, JSON.stringify(res.json));
-    return String(res.json.id);
-  }
+  const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
+    apiCall<T>(origin, token, method, path, body);
+  const location = (key: string) => s3Location(origin, token, s3.endpoint, key);
 
   async function watch(id: string, until: (job: JobView) => boolean, ms: number): Promise<JobView> {
     const deadline = Date.now() + ms;

@@ -2,8 +2,11 @@
 // with the settings a test gives, its JSON log lines collected, and ways to wait for a line, to stop it
 // (SIGTERM) or kill it (SIGKILL), and to wait for its exit. Every process started here is killed by
 // killAll(), which tests call in after() so that a failed test never leaves a server behind.
+
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { unique } from './fixtures.js';
 
 const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
 const STARTUP_MS = 30_000;
@@ -136,4 +139,41 @@ export async function startServe(name: string, env: Record<string, string>): Pro
 /** Kills (SIGKILL) every process started here that is still running, and waits for them. */
 export async function killAll(): Promise<void> {
   await Promise.all([...started].map((p) => p.kill()));
+}
+
+/** One authenticated JSON call to a ferry process, with the parsed answer (empty object when none). */
+export async function apiCall<T = Record<string, unknown>>(
+  origin: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: T }> {
+  const res = await fetch(`${origin}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, json: (text ? JSON.parse(text) : {}) as T };
+}
+
+/** An s3 location on `endpoint` with access key `key`; its id. */
+export async function s3Location(
+  origin: string,
+  token: string,
+  endpoint: string,
+  key: string,
+): Promise<string> {
+  const res = await apiCall(origin, token, 'POST', '/v1/locations', {
+    provider: 's3',
+    label: unique('s3'),
+    secret: { access_key_id: key, secret_access_key: `secret-${key}` },
+    metadata: { endpoint },
+  });
+  assert.equal(res.status, 201, JSON.stringify(res.json));
+  return String(res.json.id);
 }
