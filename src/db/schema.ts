@@ -107,6 +107,8 @@ export interface JobObjectsTable {
   key_hash: string;
   status: ObjectStatus;
   size: number | null;
+  /** The source's ETag as its listing reported it; null for manifest keys and stores without one. */
+  source_etag: string | null;
   bytes_done: Generated<number>;
   attempts: Generated<number>;
   error: string | null;

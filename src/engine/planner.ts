@@ -17,6 +17,7 @@ export const PLAN_BATCH = 1000;
 interface Planned {
   key: string;
   size: number | null;
+  etag: string | null;
 }
 
 /** Writes one batch; false when the job is no longer ours to plan (canceled, or lease lost). */
@@ -43,6 +44,7 @@ async function commitBatch(ctx: EngineContext, job: JobRow, seq: number, batch: 
             key_hash: keyHash(p.key),
             status: 'pending' as const,
             size: p.size,
+            source_etag: p.etag,
             error: null,
             last_attempt_at: null,
             lease_owner: null,
@@ -63,7 +65,7 @@ async function* manifestKeys(db: Db, jobId: string): AsyncGenerator<Planned> {
     .where('job_id', '=', jobId)
     .executeTakeFirst();
   if (!row) throw new FerryError('internal', `job ${jobId} lost its manifest`);
-  for (const key of JSON.parse(row.keys) as string[]) yield { key, size: null };
+  for (const key of JSON.parse(row.keys) as string[]) yield { key, size: null, etag: null };
 }
 
 async function* listedKeys(ctx: EngineContext, locationId: string, prefix: string): AsyncGenerator<Planned> {
@@ -71,7 +73,7 @@ async function* listedKeys(ctx: EngineContext, locationId: string, prefix: strin
   const folder = prefix.slice(0, -1);
   for await (const entry of store.list(folder, { recursive: true })) {
     if (entry.isDir) continue;
-    yield { key: entry.path.slice(prefix.length), size: entry.size };
+    yield { key: entry.path.slice(prefix.length), size: entry.size, etag: entry.etag ?? null };
   }
 }
 

@@ -5,6 +5,7 @@ import type { JobObjectRow } from '../db/schema.js';
 import type { Clock } from '../domain/clock.js';
 import { decodeRef, type ObjectRef } from '../domain/transfers/specs.js';
 import type { Logger } from '../log.js';
+import type { ObjectInfo } from '../stores/contract.js';
 import { copyObject, type Overwrite } from '../transfer/object-copy.js';
 import { backoffMs, describe, MAX_ATTEMPTS, retryable } from './backoff.js';
 import { finishJobIfDone } from './finish.js';
@@ -45,6 +46,12 @@ export async function planOf(ctx: EngineContext, jobId: string): Promise<JobPlan
   return plan;
 }
 
+function listedInfo(plan: JobPlan, object: JobObjectRow, size: number): ObjectInfo {
+  const info: ObjectInfo = { path: plan.source.path + object.key, size, hashes: {} };
+  if (object.source_etag !== null) info.etag = object.source_etag;
+  return info;
+}
+
 export async function runObject(
   ctx: EngineContext,
   object: JobObjectRow,
@@ -71,10 +78,11 @@ export async function runObject(
       destination: destination.store,
       destinationPath: plan.destination.path + object.key,
       overwrite: plan.overwrite,
-      // The size the listing reported saves a stat per object; manifest keys have none and are stat'ed.
-      ...(object.size === null
+      // What the listing reported saves a stat per object. Manifest keys have nothing and are stat'ed,
+      // and so is a retried object, whose source may have changed since it was listed.
+      ...(object.size === null || object.attempts > 1
         ? {}
-        : { sourceInfo: { path: plan.source.path + object.key, size: object.size, hashes: {} } }),
+        : { sourceInfo: listedInfo(plan, object, object.size) }),
       signal,
       onProgress: (bytes) => progress.report(bytes),
     });

@@ -35,6 +35,12 @@ export interface Entry {
   isDir: boolean;
   mimeType?: string;
   modTime?: Date;
+  /**
+   * The provider's tag for this version of the object's content (S3's ETag, as given), when the
+   * listing reports one. Not part of the API's entry: the planner keeps it so a server-side copy can
+   * be pinned to the version that was listed and confirmed from the provider's answer.
+   */
+  etag?: string;
 }
 
 export interface ObjectInfo {
@@ -44,6 +50,8 @@ export interface ObjectInfo {
   mimeType?: string;
   /** Hashes the provider reports for the object, lower-case hex (dropbox: content_hash as given). */
   hashes: Partial<Record<HashKind, string>>;
+  /** The provider's tag for this version of the content, when known (see Entry.etag). */
+  etag?: string;
 }
 
 export interface ListOptions {
@@ -72,8 +80,12 @@ export interface CallOptions {
 }
 
 export interface CopyOptions extends CallOptions {
-  /** The source's size when the caller knows it, so the store need not ask the provider first. */
-  sourceSize?: number;
+  /**
+   * What the caller knows of the source (its size, and hashes when it has them), so the store need
+   * not ask the provider first. The store may rely on it only as far as the provider's answer to the
+   * copy confirms it.
+   */
+  source?: ObjectInfo;
 }
 
 export interface UploadLimits {

@@ -49,7 +49,7 @@ export async function copyObject(args: CopyObjectArgs): Promise<CopyOutcome> {
   if (serverSide) {
     let written: ObjectInfo | undefined;
     try {
-      written = await serverSide(sourcePath, destinationPath, { ...call(signal), sourceSize: info.size });
+      written = await serverSide(sourcePath, destinationPath, { ...call(signal), source: info });
     } catch (err) {
       // A provider (or S3-compatible server) without a working copy call: stream instead, as
       // rclone does on fs.ErrorCantCopy. Anything else is the copy's own failure.

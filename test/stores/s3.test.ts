@@ -3,7 +3,7 @@
 // metadata `endpoint` override; unit tests pin how each derives its endpoint without one, and what
 // s3rver cannot do (UploadPartCopy for copies over 5 GiB) is pinned by the requests we build.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -18,7 +18,7 @@ import { createEgress } from '../../src/net/egress.js';
 import type { S3FamilyProvider } from '../../src/providers.js';
 import { Secret } from '../../src/secret.js';
 import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../../src/stores/context.js';
-import type { Store } from '../../src/stores/contract.js';
+import type { Entry, Store } from '../../src/stores/contract.js';
 import { copyObject, planCopyParts } from '../../src/stores/s3/copy.js';
 import { resolveConnection } from '../../src/stores/s3/endpoint.js';
 import { s3Error } from '../../src/stores/s3/errors.js';
@@ -206,6 +206,72 @@ describe('s3 store specifics', () => {
     assert.equal(aws.account, 's3 aws FERRYTESTKEY');
   });
 
+  test('a copy given the listed size and ETag is one CopyObject, confirmed by its answer', async () => {
+    const bucket = await newBucket();
+    const store = createS3Store(location('s3', { endpoint: proxy.url }), ctx, TUNING);
+    try {
+      const data = randomBytes(100_000);
+      await store.write(`${bucket}/src/a.bin`, Readable.from([data]), { size: data.length });
+      const listed: Entry[] = [];
+      for await (const entry of store.list(`${bucket}/src`)) listed.push(entry);
+      const entry = listed[0];
+      assert.ok(entry?.etag, 'the listing reports the ETag');
+      const source = { path: entry.path, size: entry.size, hashes: {}, etag: entry.etag };
+      const before = proxy.requests;
+      const copied = await store.features.copy?.(`${bucket}/src/a.bin`, `${bucket}/dst/a.bin`, { source });
+      assert.equal(proxy.requests - before, 1, 'CopyObject alone: no HEAD of the source or the copy');
+      assert.equal(copied?.size, data.length);
+      assert.equal(copied?.hashes.md5, createHash('md5').update(data).digest('hex'));
+      const back = await store.stat(`${bucket}/dst/a.bin`);
+      assert.equal(back.size, data.length);
+      assert.equal(back.hashes.md5, copied?.hashes.md5);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a copy whose answer does not repeat the given ETag is checked by a HEAD of the copy', async () => {
+    // s3rver ignores x-amz-copy-source-if-match (S3 would answer 412), so the copy goes ahead and
+    // its answer's ETag differs from the stale one given: the store reads what was really stored.
+    const bucket = await newBucket();
+    const store = createS3Store(location('s3', { endpoint: proxy.url }), ctx, TUNING);
+    try {
+      const data = randomBytes(5_000);
+      await store.write(`${bucket}/a.bin`, Readable.from([data]), { size: data.length });
+      const stale = { path: `${bucket}/a.bin`, size: 4_000, hashes: {}, etag: `"${'0'.repeat(32)}"` };
+      const before = proxy.requests;
+      const copied = await store.features.copy?.(`${bucket}/a.bin`, `${bucket}/b.bin`, { source: stale });
+      assert.equal(proxy.requests - before, 2, 'CopyObject, then a HEAD of the copy');
+      assert.equal(copied?.size, data.length, 'the size stored, not the stale one given');
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a copy pinned to an ETag that no longer holds is a transient "source changed"', async () => {
+    const bucket = await newBucket();
+    const store = createS3Store(location('s3', { endpoint: proxy.url }), ctx, TUNING);
+    try {
+      await store.write(`${bucket}/a.bin`, Readable.from([Buffer.from('x')]), { size: 1 });
+      proxy.failNext(1, {
+        status: 412,
+        headers: { 'content-type': 'application/xml' },
+        body: '<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>',
+      });
+      const source = { path: `${bucket}/a.bin`, size: 1, hashes: {}, etag: '"abc"' };
+      const copy = store.features.copy;
+      assert.ok(copy);
+      await assert.rejects(copy(`${bucket}/a.bin`, `${bucket}/b.bin`, { source }), (err: unknown) => {
+        assert.ok(isFerryError(err, 'transient'), String(err));
+        assert.match(err.message, /copy .*a\.bin to .*b\.bin: the source changed since it was listed/);
+        return true;
+      });
+    } finally {
+      proxy.reset();
+      await store.close();
+    }
+  });
+
   test('features: bucket listing, md5, S3 upload limits, copy but no move', () => {
     const store = open(location('s3', {}), ctx);
     assert.equal(store.features.bucketListing, true);
@@ -365,23 +431,38 @@ describe('s3 requests s3rver cannot answer', () => {
     assert.equal(sent.at(-1), 'AbortMultipartUploadCommand');
   });
 
-  test('a copy up to 5 GiB is one CopyObject', async () => {
+  test('a copy up to 5 GiB is one CopyObject, pinned to the ETag when one is known', async () => {
     const sent: unknown[] = [];
     const client = {
       async send(command: unknown) {
         sent.push(command);
-        return {};
+        return { CopyObjectResult: { ETag: '"abc"' } };
       },
     };
-    await copyObject(
+    const answer = await copyObject(
       client as never,
       { bucket: 'a', key: 'k' },
       { bucket: 'b', key: 'k2' },
-      { ContentLength: 5 * GiB },
+      { ContentLength: 5 * GiB, ETag: '"abc"' },
     );
     assert.equal(sent.length, 1);
     assert.ok(sent[0] instanceof CopyObjectCommand);
     assert.ok(!(sent[0] instanceof UploadPartCopyCommand));
+    assert.deepEqual(sent[0].input, {
+      Bucket: 'b',
+      Key: 'k2',
+      CopySource: 'a/k',
+      CopySourceIfMatch: '"abc"',
+    });
+    assert.deepEqual(answer, { etag: '"abc"' });
+    await copyObject(
+      client as never,
+      { bucket: 'a', key: 'k' },
+      { bucket: 'b', key: 'k3' },
+      { ContentLength: 1 },
+    );
+    assert.ok(sent[1] instanceof CopyObjectCommand);
+    assert.equal(sent[1].input.CopySourceIfMatch, undefined, 'no ETag known, no condition');
   });
 
   test('copy parts grow to fit 10,000 parts', () => {

@@ -2,8 +2,10 @@
 import type { Migration } from 'kysely';
 import * as foundation from './2026-11-22-foundation.js';
 import * as transfers from './2026-11-22-transfers.js';
+import * as transfersSourceEtag from './2026-11-22-transfers-source-etag.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-foundation': foundation,
   '2026-11-22-transfers': transfers,
+  '2026-11-22-transfers-source-etag': transfersSourceEtag,
 };

@@ -41,6 +41,9 @@ export class JobControl {
         .set({
           status: 'pending',
           attempts: 0,
+          // What the listing said may be stale by now: the retried objects are stat'ed afresh.
+          size: null,
+          source_etag: null,
           error: null,
           run_after: 0,
           lease_owner: null,

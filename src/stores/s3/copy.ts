@@ -39,9 +39,19 @@ export function planCopyParts(size: number, preferredPart = 512 * MiB, maxParts 
   return parts;
 }
 
+/** What the provider answered for a finished copy: the new object's ETag, when it gave one. */
+export interface CopyAnswer {
+  etag?: string;
+  lastModified?: Date;
+  serverSideEncryption?: string;
+}
+
 /**
- * Copies `from` to `to` given the source's HEAD answer. Errors are the SDK's own; the caller maps
- * them. A failed multipart copy is aborted so no parts are left behind.
+ * Copies `from` to `to` given what is known of the source (a HEAD answer, or the size and ETag a
+ * listing reported). With an ETag the copy is pinned to that version of the source
+ * (x-amz-copy-source-if-match): a source that changed since fails with 412 instead of being copied.
+ * Errors are the SDK's own; the caller maps them. A failed multipart copy is aborted so no parts are
+ * left behind.
  */
 export async function copyObject(
   client: Pick<S3Client, 'send'>,
@@ -50,15 +60,21 @@ export async function copyObject(
   source: Pick<HeadObjectCommandOutput, 'ContentLength' | 'ContentType' | 'ETag'>,
   signal?: AbortSignal,
   concurrency = 4,
-): Promise<void> {
+): Promise<CopyAnswer> {
   const size = source.ContentLength ?? 0;
   const CopySource = copySource(from);
+  const pinned = source.ETag ? { CopySourceIfMatch: source.ETag } : {};
   if (size <= COPY_OBJECT_MAX) {
-    await client.send(
-      new CopyObjectCommand({ Bucket: to.bucket, Key: to.key, CopySource }),
+    const answer = await client.send(
+      new CopyObjectCommand({ Bucket: to.bucket, Key: to.key, CopySource, ...pinned }),
       abortable(signal),
     );
-    return;
+    const result = answer.CopyObjectResult;
+    return {
+      ...(result?.ETag ? { etag: result.ETag } : {}),
+      ...(result?.LastModified ? { lastModified: result.LastModified } : {}),
+      ...(answer.ServerSideEncryption ? { serverSideEncryption: answer.ServerSideEncryption } : {}),
+    };
   }
 
   const created = await client.send(
@@ -87,7 +103,7 @@ export async function copyObject(
             CopySource,
             CopySourceRange: part.CopySourceRange,
             // The source must not change while its parts are copied.
-            ...(source.ETag ? { CopySourceIfMatch: source.ETag } : {}),
+            ...pinned,
           }),
           abortable(signal),
         );
@@ -99,7 +115,7 @@ export async function copyObject(
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, plan.length) }, worker));
     done.sort((a, b) => a.PartNumber - b.PartNumber);
-    await client.send(
+    const completed = await client.send(
       new CompleteMultipartUploadCommand({
         Bucket: to.bucket,
         Key: to.key,
@@ -108,6 +124,7 @@ export async function copyObject(
       }),
       abortable(signal),
     );
+    return completed.ETag ? { etag: completed.ETag } : {};
   } catch (err) {
     await client
       .send(new AbortMultipartUploadCommand({ Bucket: to.bucket, Key: to.key, UploadId }))

@@ -65,6 +65,12 @@ function codeOf(err: SdkErrorShape): string {
   return err.Code ?? err.name ?? err.code ?? 'Error';
 }
 
+/** True for a 412: a conditional request (ferry pins copies to an ETag) found the object changed. */
+export function isPreconditionFailed(err: unknown): boolean {
+  const e = err as SdkErrorShape;
+  return statusOf(e) === 412 || codeOf(e) === 'PreconditionFailed';
+}
+
 /** True when a HEAD answer hid the real error code (it has no body), so a GET is needed to learn it. */
 export function isBodilessAuthError(err: unknown): boolean {
   const e = err as SdkErrorShape;

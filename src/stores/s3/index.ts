@@ -23,8 +23,8 @@ import type {
   WriteOptions,
 } from '../contract.js';
 import { abortable, createClient, type S3Handle } from './client.js';
-import { COPY_OBJECT_MAX, copyObject } from './copy.js';
-import { isBodilessAuthError, s3Error } from './errors.js';
+import { COPY_OBJECT_MAX, type CopyAnswer, copyObject } from './copy.js';
+import { isBodilessAuthError, isPreconditionFailed, s3Error } from './errors.js';
 import { listS3 } from './list.js';
 import { type S3Path, splitPath } from './paths.js';
 import { readObject } from './read.js';
@@ -56,9 +56,10 @@ export function createS3Store(location: StoreLocation, ctx: StoreContext, tuning
 }
 
 /** MD5 from an ETag, which is the object's MD5 only for single-request uploads without SSE-KMS. */
-function md5FromEtag(
-  head: Pick<HeadObjectCommandOutput, 'ETag' | 'ServerSideEncryption'>,
-): string | undefined {
+function md5FromEtag(head: {
+  ETag?: string | undefined;
+  ServerSideEncryption?: string | undefined;
+}): string | undefined {
   const etag = head.ETag?.replaceAll('"', '').toLowerCase();
   if (!etag || !/^[0-9a-f]{32}$/.test(etag)) return undefined;
   if (head.ServerSideEncryption === 'aws:kms' || head.ServerSideEncryption === 'aws:kms:dsse')
@@ -66,8 +67,14 @@ function md5FromEtag(
   return etag;
 }
 
+/** ETags compared as S3 defines them: the quotes are not part of the value. */
+function sameEtag(a: string, b: string): boolean {
+  return a.replaceAll('"', '') === b.replaceAll('"', '');
+}
+
 function infoFrom(path: string, head: HeadObjectCommandOutput): ObjectInfo {
   const info: ObjectInfo = { path, size: head.ContentLength ?? 0, hashes: {} };
+  if (head.ETag) info.etag = head.ETag;
   if (head.LastModified) info.modTime = head.LastModified;
   if (head.ContentType) info.mimeType = head.ContentType;
   const md5 = md5FromEtag(head);
@@ -166,17 +173,36 @@ class S3Store implements Store {
     const from = splitPath(fromPath);
     const to = splitPath(toPath);
     const what = `copy ${fromPath} to ${toPath}`;
-    // A size the caller knows that fits one CopyObject needs no HEAD first; a larger object does (its
-    // ETag and content type go into the multipart copy).
-    const known = options.sourceSize;
+    // What the caller knows of a source that fits one CopyObject (its size and the ETag its listing
+    // gave) saves a HEAD; a larger object needs one (its content type goes into the multipart copy).
+    const known = options.source;
     const source =
-      known !== undefined && known <= COPY_OBJECT_MAX
-        ? { ContentLength: known }
+      known !== undefined && known.size <= COPY_OBJECT_MAX
+        ? { ContentLength: known.size, ...(known.etag === undefined ? {} : { ETag: known.etag }) }
         : await this.#head(from, what, options.signal);
+    let answer: CopyAnswer;
     try {
-      await copyObject(this.#client, from, to, source, options.signal);
+      answer = await copyObject(this.#client, from, to, source, options.signal);
     } catch (err) {
+      if (source.ETag !== undefined && isPreconditionFailed(err)) {
+        throw new FerryError('transient', `${what}: the source changed since it was listed`, { cause: err });
+      }
       throw s3Error(err, what);
+    }
+    // The copy was pinned to the source's ETag (x-amz-copy-source-if-match) and the new object has
+    // the same ETag: the same content, so the same size. Anything else (SSE-KMS and multipart ETags
+    // are not content hashes, servers that ignore the condition) is checked by a HEAD of the copy.
+    if (source.ETag !== undefined && answer.etag !== undefined && sameEtag(answer.etag, source.ETag)) {
+      const info: ObjectInfo = {
+        path: toPath,
+        size: source.ContentLength ?? 0,
+        hashes: {},
+        etag: answer.etag,
+      };
+      const md5 = md5FromEtag({ ETag: answer.etag, ServerSideEncryption: answer.serverSideEncryption });
+      if (md5) info.hashes.md5 = md5;
+      if (answer.lastModified) info.modTime = answer.lastModified;
+      return info;
     }
     return infoFrom(toPath, await this.#head(to, what, options.signal));
   }

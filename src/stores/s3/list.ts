@@ -120,6 +120,7 @@ export async function* listS3(
         isDir: false,
       };
       if (object.LastModified) entry.modTime = object.LastModified;
+      if (object.ETag) entry.etag = object.ETag;
       entries.push({ sortKey: object.Key, entry });
     }
     if (!recursive) entries.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
