@@ -82,6 +82,7 @@ const print = (line = '') => console.log(line);
 
 interface Sample extends ToolRun {
   s3rverCpuSeconds: number;
+  azuriteCpuSeconds: number;
 }
 interface Tool {
   label: string;
@@ -135,12 +136,14 @@ async function measure(
   if (kind === 's3') await createBucket(client, name);
   else await azure.createContainer(name);
   const s3cpu0 = await cpuOf(s3.pid);
+  const azcpu0 = await cpuOf(azurite.pid);
   const sample = await work();
   const s3rverCpuSeconds = (await cpuOf(s3.pid)) - s3cpu0;
+  const azuriteCpuSeconds = (await cpuOf(azurite.pid)) - azcpu0;
   check(name, kind === 's3' ? await s3Holds(client, name) : await azureHolds(azure, name), expected);
   if (kind === 's3') await removeBucket(client, name);
   else await azure.deleteContainer(name);
-  return { ...sample, s3rverCpuSeconds };
+  return { ...sample, s3rverCpuSeconds, azuriteCpuSeconds };
 }
 
 function items(ferry: FerryProcess, loc: Locations): Item[] {
@@ -221,9 +224,9 @@ function table(item: Item, samples: Sample[][]): void {
   print(`${item.title}: ${item.expected.objects} objects, ${mib(item.expected.bytes)}; median of ${runs}`);
   print();
   print(
-    '| tool | median time | ratio to rclone | peak memory | CPU of the tool | CPU of s3rver | each run |',
+    '| tool | median time | ratio to rclone | peak memory | CPU of the tool | CPU of s3rver | CPU of azurite | each run |',
   );
-  print('|---|---:|---:|---:|---:|---:|---|');
+  print('|---|---:|---:|---:|---:|---:|---:|---|');
   for (const [t, tool] of item.tools.entries()) {
     const ss = samples[t] as Sample[];
     const secs = median(ss.map((s) => s.seconds));
@@ -231,7 +234,7 @@ function table(item: Item, samples: Sample[][]): void {
     const idle = ss.flatMap((s) => (s.rssBeforeBytes === undefined ? [] : [s.rssBeforeBytes]));
     const memory = idle.length > 0 ? `${peak} (server process; ${mib(Math.min(...idle))} before)` : peak;
     print(
-      `| ${tool.label} | ${secs.toFixed(2)} s | ${Number.isNaN(rcloneMedian) ? '—' : (secs / rcloneMedian).toFixed(2)} | ${memory} | ${median(ss.map((s) => s.cpuSeconds)).toFixed(1)} s | ${median(ss.map((s) => s.s3rverCpuSeconds)).toFixed(1)} s | ${ss.map((s) => s.seconds.toFixed(2)).join(', ')} |`,
+      `| ${tool.label} | ${secs.toFixed(2)} s | ${Number.isNaN(rcloneMedian) ? '—' : (secs / rcloneMedian).toFixed(2)} | ${memory} | ${median(ss.map((s) => s.cpuSeconds)).toFixed(1)} s | ${median(ss.map((s) => s.s3rverCpuSeconds)).toFixed(1)} s | ${median(ss.map((s) => s.azuriteCpuSeconds)).toFixed(1)} s | ${ss.map((s) => s.seconds.toFixed(2)).join(', ')} |`,
     );
   }
 }

@@ -15,6 +15,8 @@ export interface AzuriteHandle {
   /** http://127.0.0.1:PORT/devstoreaccount1 (the account's service URL, for metadata `endpoint`). */
   endpoint: string;
   port: number;
+  /** The emulator's process, for benchmarks that read its CPU time. */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -45,7 +47,13 @@ export async function startAzurite(): Promise<AzuriteHandle> {
     throw err;
   }
   const origin = `http://127.0.0.1:${port}`;
-  return { origin, endpoint: `${origin}/${AZURITE_ACCOUNT}`, port, close: () => stop(child) };
+  return {
+    origin,
+    endpoint: `${origin}/${AZURITE_ACCOUNT}`,
+    port,
+    pid: child.pid ?? 0,
+    close: () => stop(child),
+  };
 }
 
 function waitForPort(child: ChildProcess): Promise<number> {

@@ -27,8 +27,12 @@ export class PartReader {
     return this.#bytesRead;
   }
 
-  /** The next `size` bytes, or fewer only when the body ends (an empty buffer at the end). */
-  async read(size: number): Promise<Buffer> {
+  /**
+   * The next `size` bytes, or fewer only when the body ends (an empty buffer at the end). With `into`
+   * (at least `size` bytes) they are copied there and a view of it is returned, so a caller can reuse
+   * its buffers instead of allocating a new one for every part.
+   */
+  async read(size: number, into?: Buffer): Promise<Buffer> {
     const parts: Buffer[] = [];
     let length = 0;
     while (length < size) {
@@ -36,19 +40,17 @@ export class PartReader {
       this.#carry = undefined;
       if (chunk === undefined) break;
       const want = size - length;
-      if (chunk.length > want) {
-        parts.push(chunk.subarray(0, want));
-        this.#carry = chunk.subarray(want);
-        length += want;
-      } else {
-        parts.push(chunk);
-        length += chunk.length;
-      }
+      const piece = chunk.length > want ? chunk.subarray(0, want) : chunk;
+      if (chunk.length > want) this.#carry = chunk.subarray(want);
+      if (into) piece.copy(into, length);
+      else parts.push(piece);
+      length += piece.length;
     }
     this.#bytesRead += length;
     if (this.#expectedSize !== undefined && this.#bytesRead > this.#expectedSize) {
       throw invalid(`the body is longer than its declared size of ${this.#expectedSize} bytes`);
     }
+    if (into) return into.subarray(0, length);
     return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, length);
   }
 
@@ -116,6 +118,7 @@ export interface UploadPartsOptions {
   /**
    * Uploads one part. Called in part order; with concurrency > 1 calls overlap, but the synchronous
    * start of each call still runs in order (so a running whole-object hash can be updated there).
+   * `part.data` is lent: its buffer is refilled with a later part once the returned promise settles.
    */
   uploadPart: (part: Part) => Promise<void>;
   /** Cumulative bytes of completed parts. */
@@ -127,6 +130,10 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
   const { reader, partSize, signal } = options;
   const permits = new Semaphore(Math.max(1, options.concurrency ?? 1));
   const inFlight = new Set<Promise<void>>();
+  // Part buffers go back here when their upload settles and are refilled, rather than a new block
+  // for every part: at most concurrency blocks exist, and the garbage collector has none to chase.
+  // They are shared memory, so a ThreadedHash (hash-thread.ts) can read them without a copy.
+  const spare: Buffer[] = [];
   let failure: { error: unknown } | undefined;
   let first = options.first;
   let index = 0;
@@ -140,9 +147,14 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
       break;
     }
     let data: Buffer;
+    let block: Buffer | undefined;
     try {
       signal?.throwIfAborted();
-      data = first ?? (await reader.read(partSize));
+      if (first) data = first;
+      else {
+        block = spare.pop() ?? Buffer.from(new SharedArrayBuffer(partSize));
+        data = await reader.read(partSize, block);
+      }
       first = undefined;
       if (data.length > 0 && options.maxParts !== undefined && index >= options.maxParts) {
         throw invalid(`the object needs more than ${options.maxParts} parts of ${partSize} bytes`);
@@ -172,6 +184,7 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
       )
       .finally(() => {
         inFlight.delete(task);
+        if (block) spare.push(block);
         permits.release();
       });
     inFlight.add(task);

@@ -1,0 +1,105 @@
+// The shared upload plumbing: PartReader filling caller buffers, uploadParts lending its part buffers
+// and reusing them, and hashes computed on the hashing thread.
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PartReader, uploadParts } from '../../src/stores/shared/chunks.js';
+import { ThreadedHash } from '../../src/stores/shared/hash-thread.js';
+
+/** `data` as a stream of uneven chunks, so parts straddle chunk boundaries. */
+function chunked(data: Buffer, sizes = [1000, 7, 65_536, 3]): Readable {
+  const chunks: Buffer[] = [];
+  for (let at = 0, i = 0; at < data.length; i++) {
+    const size = sizes[i % sizes.length] as number;
+    chunks.push(data.subarray(at, at + size));
+    at += size;
+  }
+  return Readable.from(chunks);
+}
+
+describe('PartReader', () => {
+  test('read(size, into) copies the next bytes into the given buffer and returns a view of it', async () => {
+    const data = randomBytes(200_000);
+    const reader = new PartReader(chunked(data), data.length);
+    const block = Buffer.alloc(70_000);
+    const first = await reader.read(70_000, block);
+    assert.equal(first.buffer, block.buffer, 'a view of the caller’s buffer');
+    assert.deepEqual(first, data.subarray(0, 70_000));
+    const second = await reader.read(70_000, block);
+    assert.deepEqual(second, data.subarray(70_000, 140_000));
+    const last = await reader.read(70_000, block);
+    assert.equal(last.length, 60_000);
+    assert.deepEqual(last, data.subarray(140_000));
+    assert.equal((await reader.read(70_000, block)).length, 0);
+    reader.assertComplete();
+  });
+});
+
+describe('uploadParts', () => {
+  test('lends each part a reused shared buffer, never more than `concurrency` at once', async () => {
+    const partSize = 10_000;
+    const data = randomBytes(partSize * 12 + 123);
+    const reader = new PartReader(chunked(data), data.length);
+    const received: Buffer[] = [];
+    const buffers = new Set<ArrayBufferLike>();
+    let inFlight = 0;
+    let most = 0;
+    const { parts, size } = await uploadParts({
+      reader,
+      partSize,
+      concurrency: 3,
+      uploadPart: async ({ index, offset, data: part }) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        assert.ok(part.buffer instanceof SharedArrayBuffer, 'part buffers are shared memory');
+        buffers.add(part.buffer);
+        assert.equal(offset, index * partSize);
+        await sleep(5 * ((index * 7) % 3)); // settle out of order
+        received[index] = Buffer.from(part); // the part is only lent until this call settles
+        inFlight--;
+      },
+    });
+    assert.equal(parts, 13);
+    assert.equal(size, data.length);
+    assert.equal(most, 3);
+    assert.ok(buffers.size <= 3, `${buffers.size} buffers for 13 parts`);
+    assert.deepEqual(Buffer.concat(received), data);
+  });
+});
+
+describe('ThreadedHash', () => {
+  const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
+
+  test('hashes shared and ordinary memory in order, and several streams at once', async () => {
+    const data = randomBytes(3 * 1024 * 1024 + 17);
+    const shared = Buffer.from(new SharedArrayBuffer(1024 * 1024));
+    const a = new ThreadedHash('md5');
+    const b = new ThreadedHash('sha1');
+    for (let at = 0; at < data.length; at += shared.length) {
+      const piece = data.subarray(at, at + shared.length);
+      piece.copy(shared);
+      // Shared memory is read in place: it may be refilled only once the update has settled.
+      await a.update(shared.subarray(0, piece.length));
+      // Ordinary memory is copied at once: the caller may change it straight away.
+      const ordinary = Buffer.from(piece);
+      const settled = b.update(ordinary);
+      ordinary.fill(0);
+      await settled;
+    }
+    assert.equal((await a.digest()).toString('hex'), md5(data));
+    assert.equal((await b.digest()).toString('hex'), createHash('sha1').update(data).digest('hex'));
+  });
+
+  test('an empty hash, and a discarded one, leave the thread serving others', async () => {
+    const empty = new ThreadedHash('md5');
+    assert.equal((await empty.digest()).toString('hex'), md5(Buffer.alloc(0)));
+    const dropped = new ThreadedHash('md5');
+    await dropped.update(Buffer.from('abandoned upload'));
+    dropped.discard();
+    const next = new ThreadedHash('md5');
+    await next.update(Buffer.from('hello'));
+    assert.equal((await next.digest()).toString('hex'), md5(Buffer.from('hello')));
+  });
+});
