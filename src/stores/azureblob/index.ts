@@ -30,7 +30,9 @@ export interface AzureTuning extends UploadTuning {
 
 const DEFAULT_TUNING: AzureTuning = {
   pageSize: 5000,
-  partSize: 8 * 1024 * 1024,
+  // 4 MiB blocks, as rclone uses: a 1 GiB copy was as fast as with 8 MiB and peaked 20 to 50 MiB
+  // lower (bench/transfer (c)); 50,000 of them hold 195 GiB, and a known larger size grows them.
+  partSize: 4 * 1024 * 1024,
   concurrency: 4,
   copyPollMs: 500,
 };
