@@ -125,15 +125,35 @@ export interface UploadPartsOptions {
   onProgress?: ((bytesDone: number) => void) | undefined;
 }
 
+// Part buffers go back to a pool when their upload settles and are refilled with a later part, of
+// this upload or another, rather than a new block for every part: the garbage collector has none to
+// chase, and many uploads of a few parts each (a bulk job of 8 MiB objects) share a few blocks. They
+// are shared memory, so a ThreadedHash (hash-thread.ts) reads them without a copy.
+const POOL_BYTES = 64 * 1024 * 1024;
+const pool = new Map<number, Buffer[]>();
+let pooledBytes = 0;
+
+function takeBlock(size: number): Buffer {
+  const block = pool.get(size)?.pop();
+  if (block === undefined) return Buffer.from(new SharedArrayBuffer(size));
+  pooledBytes -= size;
+  return block;
+}
+
+/** Keeps an idle block for the next part, up to POOL_BYTES in all; the rest go to the collector. */
+function giveBlock(block: Buffer): void {
+  if (pooledBytes + block.length > POOL_BYTES) return;
+  const idle = pool.get(block.length) ?? [];
+  idle.push(block);
+  pool.set(block.length, idle);
+  pooledBytes += block.length;
+}
+
 /** Reads and uploads every remaining part; resolves with the part count and total size. */
 export async function uploadParts(options: UploadPartsOptions): Promise<{ parts: number; size: number }> {
   const { reader, partSize, signal } = options;
   const permits = new Semaphore(Math.max(1, options.concurrency ?? 1));
   const inFlight = new Set<Promise<void>>();
-  // Part buffers go back here when their upload settles and are refilled, rather than a new block
-  // for every part: at most concurrency blocks exist, and the garbage collector has none to chase.
-  // They are shared memory, so a ThreadedHash (hash-thread.ts) can read them without a copy.
-  const spare: Buffer[] = [];
   let failure: { error: unknown } | undefined;
   let first = options.first;
   let index = 0;
@@ -152,7 +172,7 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
       signal?.throwIfAborted();
       if (first) data = first;
       else {
-        block = spare.pop() ?? Buffer.from(new SharedArrayBuffer(partSize));
+        block = takeBlock(partSize);
         data = await reader.read(partSize, block);
       }
       first = undefined;
@@ -184,7 +204,7 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
       )
       .finally(() => {
         inFlight.delete(task);
-        if (block) spare.push(block);
+        if (block) giveBlock(block);
         permits.release();
       });
     inFlight.add(task);
