@@ -7,6 +7,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
+import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { eachDatabase, secretFor, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import {
@@ -27,8 +28,10 @@ await eachDatabase('copy', (database) => {
   let azurite: AzuriteHandle;
   let client: S3Client;
   let azure: BlobServiceClient;
+  let proxy: FaultProxy;
   before(async () => {
     [s3, azurite] = await Promise.all([startS3rver(), startAzurite()]);
+    proxy = await startFaultProxy(s3.endpoint);
     client = s3Client(s3.endpoint);
     azure = azureService(azurite);
     t = await startTestApp(database, { env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' }, worker: true });
@@ -36,6 +39,7 @@ await eachDatabase('copy', (database) => {
   after(async () => {
     await t.close();
     client.destroy();
+    await proxy.close();
     await Promise.all([s3.close(), azurite.close()]);
   });
 
@@ -136,6 +140,34 @@ await eachDatabase('copy', (database) => {
       if (key.startsWith('photos/')) assert.deepEqual(got, value, key);
     }
     assert.equal(await readAzure(azure, dst, 'backup/not-this.txt'), undefined);
+  });
+
+  test('a prefix copy on one account sends one CopyObject per object, pinned to the listed version, and no HEAD', async () => {
+    const call = await newWorkspace(t);
+    const secret = { access_key_id: 'AKIDSAME', secret_access_key: 'same-secret' };
+    const metadata = { endpoint: proxy.url };
+    const a = await createLocation(call, { provider: 's3', secret, metadata });
+    const b = await createLocation(call, { provider: 's3', secret, metadata });
+    const objects = Object.fromEntries(
+      Array.from({ length: 5 }, (_, i) => [`p/k${i}.bin`, randomBytes(3000 + i)]),
+    );
+    const src = await seedBucket(client, objects);
+    const dst = await seedBucket(client, {});
+    const before = proxy.seen.length;
+    const res = await copy(call, { from: `${a.label}:${src}/p/`, to: `${b.label}:${dst}/q/` });
+    assert.equal(res.statusCode, 202, res.body);
+    const done = await waitFor(call, `/v1/jobs/${res.json().job_id}`);
+    assert.equal(done.status, 'complete', JSON.stringify(done));
+    const sent = proxy.seen.slice(before);
+    assert.deepEqual(
+      sent.filter((r) => r.method === 'HEAD'),
+      [],
+      'the listing gave sizes and ETags; the copies confirmed themselves',
+    );
+    assert.equal(sent.filter((r) => r.method === 'PUT' && r.copySource).length, 5);
+    for (const [key, body] of Object.entries(objects)) {
+      assert.deepEqual(await readS3(client, dst, key.replace('p/', 'q/')), body);
+    }
   });
 
   test('a manifest copies only the listed keys; if-missing skips objects already there', async () => {

@@ -17,6 +17,8 @@ export interface FaultProxy {
   readonly port: number;
   /** Requests seen so far (faulted ones included). */
   readonly requests: number;
+  /** Each request seen so far, in order: its method, URL, and whether it named a copy source (S3). */
+  readonly seen: ReadonlyArray<SeenRequest>;
   /** The next `count` requests are answered with `answer` instead of reaching the server. */
   failNext(count: number, answer: FaultAnswer): void;
   /**
@@ -29,6 +31,12 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
+export interface SeenRequest {
+  method: string;
+  url: string;
+  copySource: boolean;
+}
+
 type Fault = { kind: 'fail'; answer: FaultAnswer } | { kind: 'drop' };
 
 export async function startFaultProxy(target: string | URL): Promise<FaultProxy> {
@@ -36,9 +44,15 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
   const agent = new http.Agent({ keepAlive: true });
   const faults: Fault[] = [];
   let requests = 0;
+  const seen: SeenRequest[] = [];
 
   const server = http.createServer((req, res) => {
     requests++;
+    seen.push({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      copySource: req.headers['x-amz-copy-source'] !== undefined,
+    });
     const fault = faults.shift();
 
     if (fault?.kind === 'fail') {
@@ -107,6 +121,7 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
     get requests() {
       return requests;
     },
+    seen,
     failNext(count, answer) {
       for (let i = 0; i < count; i++) faults.push({ kind: 'fail', answer });
     },
