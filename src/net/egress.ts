@@ -220,6 +220,9 @@ function parseAllow(entries: readonly string[]): AllowList {
 // ---------------------------------------------------------------------------------------------
 // The guard
 
+/** How long an idle kept-alive connection is kept for reuse (undici's default is 4 s). */
+export const IDLE_SOCKET_MS = 4000;
+
 export function createEgress(allow: readonly string[]): Egress {
   const list = parseAllow(allow);
 
@@ -330,11 +333,15 @@ export function createEgress(allow: readonly string[]): Egress {
     },
   });
 
+  // An idle kept-alive socket closes after IDLE_SOCKET_MS, or a second before the server's own
+  // `Keep-Alive: timeout=N` hint: Node's agent applies the hint only when a timeout is set, and without
+  // one it reuses a socket the server is closing at that moment, which fails the request (ECONNRESET).
+  const agentOptions = { keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS };
   return {
     assertAllowed,
     lookup,
-    httpAgent: new GuardedHttpAgent({ keepAlive: true, maxSockets: 64 }),
-    httpsAgent: new GuardedHttpsAgent({ keepAlive: true, maxSockets: 64 }),
+    httpAgent: new GuardedHttpAgent(agentOptions),
+    httpsAgent: new GuardedHttpsAgent(agentOptions),
     dispatcher,
   };
 }

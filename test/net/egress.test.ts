@@ -252,3 +252,37 @@ describe('guarded connections', () => {
     );
   });
 });
+
+describe('kept-alive connections', () => {
+  test('an idle connection is closed a second before the server’s Keep-Alive timeout, never reused as it closes', async () => {
+    // A server that closes idle connections after 3 s (and says so: `Keep-Alive: timeout=3`). Reusing a
+    // connection at the moment the server closes it fails the request (ECONNRESET): the agent must let
+    // it go first, at 2 s.
+    const closed: number[] = [];
+    const server = http.createServer((_req, res) => res.end('ok'));
+    server.keepAliveTimeout = 3000;
+    server.on('connection', (socket) => socket.on('close', () => closed.push(Date.now())));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const egress = createEgress(['127.0.0.1/32']);
+    try {
+      const answered = await new Promise<number>((resolve, reject) => {
+        http
+          .get({ host: '127.0.0.1', port, path: '/', agent: egress.httpAgent }, (res) => {
+            assert.equal(res.headers['keep-alive'], 'timeout=3');
+            res.resume();
+            res.on('end', () => resolve(Date.now()));
+          })
+          .on('error', reject);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 2600));
+      assert.equal(closed.length, 1, 'the idle connection was closed by the client before the server’s 3 s');
+      const idle = (closed[0] as number) - answered;
+      assert.ok(idle >= 1900 && idle < 2600, `closed after ${idle} ms idle`);
+      assert.equal(Object.keys(egress.httpAgent.freeSockets).length, 0);
+    } finally {
+      egress.httpAgent.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
