@@ -2,11 +2,13 @@
 // and reusing them, and hashes computed on the hashing thread.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PartReader, uploadParts } from '../../src/stores/shared/chunks.js';
-import { ThreadedHash } from '../../src/stores/shared/hash-thread.js';
+import { HASH_THREAD_NICE, ThreadedHash } from '../../src/stores/shared/hash-thread.js';
 
 /** `data` as a stream of uneven chunks, so parts straddle chunk boundaries. */
 function chunked(data: Buffer, sizes = [1000, 7, 65_536, 3]): Readable {
@@ -101,5 +103,33 @@ describe('ThreadedHash', () => {
     const next = new ThreadedHash('md5');
     await next.update(Buffer.from('hello'));
     assert.equal((await next.digest()).toString('hex'), md5(Buffer.from('hello')));
+  });
+});
+
+describe('the hashing thread', () => {
+  /** The nice value of each of this process's threads, by thread id (Linux: /proc/self/task). */
+  function niceValues(): Map<number, number> {
+    return new Map(
+      readdirSync('/proc/self/task').map((tid) => {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        return [Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+      }),
+    );
+  }
+
+  test('runs at a lower priority than the event loop, which keeps its own', {
+    skip: process.platform !== 'linux' && 'thread priorities are read from /proc',
+  }, async () => {
+    const hash = new ThreadedHash('md5');
+    await hash.update(Buffer.from('x'));
+    await hash.digest();
+    const nice = niceValues();
+    const own = os.getPriority();
+    assert.equal(nice.get(process.pid), own, 'the main thread keeps the process priority');
+    const lowered = Math.max(own, HASH_THREAD_NICE);
+    assert.ok(
+      [...nice.values()].includes(lowered),
+      `a thread at nice ${lowered}: ${[...nice.values()].join(' ')}`,
+    );
   });
 });
