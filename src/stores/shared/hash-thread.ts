@@ -28,8 +28,8 @@ type Reply = { id: number; op: 'ack' } | { id: number; op: 'digest'; digest: Uin
 export const HASH_THREAD_NICE = 10;
 
 // CommonJS, evaluated by the thread: the state is one Hash per stream id. Linux gives each thread its
-// own nice value, set through its thread id (/proc/thread-self names it); it is only ever lowered, and
-// elsewhere it stays as it is.
+// own nice value, set through its thread id (/proc/thread-self names it); its priority is only ever
+// lowered, and elsewhere it stays as it is.
 const THREAD_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
