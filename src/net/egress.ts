@@ -220,8 +220,13 @@ function parseAllow(entries: readonly string[]): AllowList {
 // ---------------------------------------------------------------------------------------------
 // The guard
 
-/** How long an idle kept-alive connection is kept for reuse (undici's default is 4 s). */
-export const IDLE_SOCKET_MS = 4000;
+/**
+ * Options of every node:http(s) agent that reaches providers. An idle kept-alive socket closes after
+ * 4 s (undici's default), or a second before the server's own `Keep-Alive: timeout=N` hint: Node's
+ * agent applies the hint only when a timeout is set, and without one it reuses a socket the server is
+ * closing at that moment, which fails the request (ECONNRESET).
+ */
+export const AGENT_OPTIONS = { keepAlive: true, maxSockets: 64, timeout: 4000 } as const;
 
 export function createEgress(allow: readonly string[]): Egress {
   const list = parseAllow(allow);
@@ -333,15 +338,11 @@ export function createEgress(allow: readonly string[]): Egress {
     },
   });
 
-  // An idle kept-alive socket closes after IDLE_SOCKET_MS, or a second before the server's own
-  // `Keep-Alive: timeout=N` hint: Node's agent applies the hint only when a timeout is set, and without
-  // one it reuses a socket the server is closing at that moment, which fails the request (ECONNRESET).
-  const agentOptions = { keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS };
   return {
     assertAllowed,
     lookup,
-    httpAgent: new GuardedHttpAgent(agentOptions),
-    httpsAgent: new GuardedHttpsAgent(agentOptions),
+    httpAgent: new GuardedHttpAgent(AGENT_OPTIONS),
+    httpsAgent: new GuardedHttpsAgent(AGENT_OPTIONS),
     dispatcher,
   };
 }

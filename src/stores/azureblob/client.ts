@@ -14,7 +14,7 @@ import {
   type WebResource,
 } from '@azure/storage-blob';
 import { invalid, isFerryError } from '../../errors.js';
-import { type Egress, IDLE_SOCKET_MS } from '../../net/egress.js';
+import { AGENT_OPTIONS, type Egress } from '../../net/egress.js';
 import type { AccessKeySecret } from '../../providers.js';
 import type { StoreLocation } from '../context.js';
 import { EGRESS_REFUSED } from './errors.js';
@@ -133,7 +133,7 @@ function guardedConnect(
 class TaggingHttpAgent extends http.Agent {
   readonly #guard: http.Agent;
   constructor(egress: Egress) {
-    super({ keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS });
+    super(AGENT_OPTIONS);
     this.#guard = egress.httpAgent;
   }
   override createConnection(options: object, callback: Parameters<Connect>[1]): Duplex {
@@ -144,7 +144,7 @@ class TaggingHttpAgent extends http.Agent {
 class TaggingHttpsAgent extends https.Agent {
   readonly #guard: https.Agent;
   constructor(egress: Egress) {
-    super({ keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS });
+    super(AGENT_OPTIONS);
     this.#guard = egress.httpsAgent;
   }
   override createConnection(options: object, callback: Parameters<Connect>[1]): Duplex {
