@@ -1,5 +1,7 @@
 // The composition root: from settings to a database, a keyring and the domain services. The server,
 // the CLI and the tests all build their world here, so there is one way to wire ferry.
+
+import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import { Keyring } from './crypto/envelope.js';
 import { loadMasterKey } from './crypto/master-key.js';
@@ -13,6 +15,7 @@ import { JobControl } from './domain/transfers/job-control.js';
 import { Operations } from './domain/transfers/operations.js';
 import { TransferViews } from './domain/transfers/views.js';
 import type { Logger } from './log.js';
+import { createRegistry } from './metrics.js';
 import { createEgress } from './net/egress.js';
 import type { StoreContext } from './stores/context.js';
 
@@ -21,6 +24,8 @@ export interface Services {
   db: Db;
   clock: Clock;
   logger: Logger;
+  /** The process's Prometheus registry (GET /metrics). */
+  metrics: Registry;
   keyring: Keyring;
   apiKeys: ApiKeys;
   locations: Locations;
@@ -65,6 +70,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     db,
     clock,
     logger: options.logger,
+    metrics: createRegistry(),
     keyring,
     apiKeys: new ApiKeys(db.kysely, clock),
     locations,

@@ -3,6 +3,7 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { addProcessMetrics } from '../metrics.js';
 import type { Services } from '../services.js';
 import { registerAuth } from './auth.js';
 import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
@@ -77,8 +78,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
 
   registerAuth(app, services.apiKeys);
-  const registry = registerMetrics(app, { defaultMetrics: options.defaultMetrics ?? false });
-  serviceRoutes(app, { db: services.db, registry });
+  if (options.defaultMetrics) addProcessMetrics(services.metrics);
+  registerMetrics(app, services.metrics);
+  serviceRoutes(app, { db: services.db, registry: services.metrics });
   await app.register(locationRoutes(services.locations));
   await app.register(tokenRoutes(services.apiKeys));
   await app.register(listRoutes(services.locations, services.storage));

@@ -1,10 +1,8 @@
-// Prometheus metrics for GET /metrics: one registry per app, so tests can build several apps.
+// HTTP request metrics, counted into the process's registry (src/metrics.ts).
 import type { FastifyInstance } from 'fastify';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 
-export function registerMetrics(app: FastifyInstance, options: { defaultMetrics: boolean }): Registry {
-  const registry = new Registry();
-  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'ferry_' });
+export function registerMetrics(app: FastifyInstance, registry: Registry): void {
   const requests = new Counter({
     name: 'ferry_http_requests_total',
     help: 'HTTP requests answered, by route and status',
@@ -24,5 +22,4 @@ export function registerMetrics(app: FastifyInstance, options: { defaultMetrics:
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
-  return registry;
 }
