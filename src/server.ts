@@ -3,6 +3,7 @@
 // finish until the deadline, hand back the rest, close the database.
 import { bootstrapIfEmpty } from './bootstrap.js';
 import type { Config } from './config.js';
+import { Refresher } from './domain/refresher/refresher.js';
 import { createWorker } from './engine/create.js';
 import type { Worker } from './engine/worker.js';
 import { buildApp } from './http/app.js';
@@ -14,12 +15,17 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   await bootstrapIfEmpty(services);
   const app = config.role === 'worker' ? undefined : await buildApp(services, { defaultMetrics: true });
   let worker: Worker | undefined;
+  let refresher: Refresher | undefined;
   if (config.role !== 'api') {
     worker = createWorker(services);
     const running = worker;
     services.workQueued = () => running.nudge();
     worker.start();
     logger.info({ owner: worker.owner, concurrency: config.worker.concurrency }, 'worker started');
+    const refreshing = new Refresher(services.refresh, { pollMs: config.refresh.pollSeconds * 1000 });
+    services.refreshRequested = () => refreshing.nudge();
+    refreshing.start();
+    refresher = refreshing;
   }
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -36,6 +42,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     force.unref();
     try {
       await app?.close();
+      await refresher?.stop();
       await worker?.stop(config.worker.shutdownSeconds * 1000);
       await services.close();
       logger.info('stopped');

@@ -9,11 +9,15 @@ import { type Db, migrateToLatest, openDatabase } from './db/database.js';
 import { ApiKeys } from './domain/api-keys.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { Locations } from './domain/locations/locations.js';
+import { AccessTokens } from './domain/refresher/access-tokens.js';
+import { refreshMetrics } from './domain/refresher/metrics.js';
+import type { RefreshDeps } from './domain/refresher/refresh.js';
 import { Storage } from './domain/storage.js';
 import { Copies } from './domain/transfers/copy.js';
 import { JobControl } from './domain/transfers/job-control.js';
 import { Operations } from './domain/transfers/operations.js';
 import { TransferViews } from './domain/transfers/views.js';
+import { workerId } from './engine/worker.js';
 import type { Logger } from './log.js';
 import { createRegistry } from './metrics.js';
 import { createEgress } from './net/egress.js';
@@ -31,6 +35,10 @@ export interface Services {
   locations: Locations;
   storage: Storage;
   stores: StoreContext;
+  /** What the refresher and the stores' token renewals share (this process's lease owner id among it). */
+  refresh: RefreshDeps;
+  /** Called when a refresh is requested; a process that runs the refresher points it there. */
+  refreshRequested: () => void;
   copies: Copies;
   operations: Operations;
   transferViews: TransferViews;
@@ -63,19 +71,37 @@ export async function createServices(config: Config, options: ServicesOptions): 
   }
   const locations = new Locations(db.kysely, keyring, clock);
   const stores: StoreContext = { egress: createEgress(config.egressAllow), oauthApps: config.oauthApps };
-  const storage = new Storage(locations, stores, clock);
+  const metrics = createRegistry();
+  const refresh: RefreshDeps = {
+    db,
+    keyring,
+    clock,
+    logger: options.logger.child({ component: 'refresher' }),
+    metrics: refreshMetrics(metrics, db),
+    apps: config.oauthApps,
+    owner: workerId(),
+    settings: {
+      aheadMs: config.refresh.aheadSeconds * 1000,
+      maxFailures: config.refresh.maxFailures,
+      leaseMs: config.worker.leaseSeconds * 1000,
+    },
+    clientErrorsLogged: new Set(),
+  };
+  const storage = new Storage(locations, stores, new AccessTokens(refresh));
   const transferViews = new TransferViews(db.kysely);
   return {
     config,
     db,
     clock,
     logger: options.logger,
-    metrics: createRegistry(),
+    metrics,
     keyring,
     apiKeys: new ApiKeys(db.kysely, clock),
     locations,
     storage,
     stores,
+    refresh,
+    refreshRequested: () => {},
     copies: new Copies(db, locations, clock),
     operations: new Operations(db, locations, storage, stores.egress, clock),
     transferViews,

@@ -40,6 +40,13 @@ export interface LocationsTable {
   last_refresh_attempt_at: number | null;
   failure_reason: string | null;
   last_refresh_error: string | null;
+  /** The refresher's lease: which process refreshes the token now, and until when. */
+  refresh_lease_owner: string | null;
+  refresh_lease_expires_at: number | null;
+  /** After a passing refresh failure: not tried again on its own before this time. */
+  refresh_after: Generated<number>;
+  /** Moved by a replaced secret only (not by a refreshed token): open stores compare it. */
+  secret_version: Generated<number>;
   created_at: number;
   updated_at: number;
 }

@@ -1,7 +1,8 @@
 // Opens a location's store and keeps the location's health in step with what the provider says: a
-// provider that rejects the credentials for good marks the location failed (DECISIONS "Locations").
-// The store handed out is wrapped so that this holds for every call, whoever makes it (a route, a
-// worker), and the error names the location.
+// provider that rejects the credentials for good marks the location failed (docs/api.md, "Location
+// health"). The store handed out is wrapped so that this holds for every call, whoever makes it (a
+// route, a worker), and the error names the location. OAuth stores read the location's live access
+// token (AccessTokens), which renews an expired or refused token through the refresher's lease.
 import type { Readable } from 'node:stream';
 import type { LocationRow } from '../db/schema.js';
 import { FerryError, isFerryError } from '../errors.js';
@@ -19,36 +20,29 @@ import type {
   WriteOptions,
 } from '../stores/contract.js';
 import { openStore } from '../stores/index.js';
-import { type Clock, toRfc3339 } from './clock.js';
 import type { Locations } from './locations/locations.js';
+import type { AccessTokens } from './refresher/access-tokens.js';
 
 export class Storage {
   constructor(
     private readonly locations: Locations,
     private readonly ctx: StoreContext,
-    private readonly clock: Clock,
+    private readonly tokens: AccessTokens,
   ) {}
 
   /** The location's store; its failures keep the location's status true. */
   open(row: LocationRow): Store {
-    return observed(openStore(this.locations.storeLocation(row), this.ctx), (err) => this.observe(row, err));
+    const location = this.locations.storeLocation(row);
+    if (isOAuthProvider(row.provider as Provider)) location.tokens = this.tokens.source(row.id, row.label);
+    return observed(openStore(location, this.ctx), (err) => this.observe(row, err));
   }
 
   /**
-   * Records what a provider error says about the location, and gives back the error to throw. An
-   * OAuth access token past its known expiry is not a verdict on the credentials: refreshing it is
-   * the refresher's work, so the location stays active and the caller is told to refresh.
+   * Records what a provider error says about the location, and gives back the error to throw. OAuth
+   * stores get here only after a renewed token was refused too.
    */
   private async observe(row: LocationRow, err: unknown): Promise<unknown> {
     if (!isFerryError(err, 'credentials_rejected')) return err;
-    const expiresAt = row.access_token_expires_at;
-    if (isOAuthProvider(row.provider as Provider) && expiresAt !== null && expiresAt <= this.clock.now()) {
-      return new FerryError(
-        'conflict',
-        `the access token of location ${row.label} (${row.id}) expired at ${toRfc3339(expiresAt)}; refresh it (POST /v1/locations/refresh) and retry`,
-        { cause: err },
-      );
-    }
     await this.locations.markFailed(row.id, err.message);
     return new FerryError(
       'credentials_rejected',

@@ -3,8 +3,14 @@
 import { type FerryError, isFerryError } from '../errors.js';
 
 export const MAX_ATTEMPTS = 5;
-const BASE_MS = 1000;
-const CAP_MS = 60_000;
+
+export interface BackoffPolicy {
+  baseMs: number;
+  capMs: number;
+}
+
+/** Transfers, objects and planning: 1 s doubling to a minute. */
+export const TRANSFER_BACKOFF: BackoffPolicy = { baseMs: 1000, capMs: 60_000 };
 
 export function retryable(err: unknown): err is FerryError {
   return isFerryError(err) && (err.kind === 'transient' || err.kind === 'throttled');
@@ -15,8 +21,13 @@ export function retryable(err: unknown): err is FerryError {
  * Retry-After. A whole number: it is added to epoch milliseconds stored in BIGINT columns, which
  * PostgreSQL refuses a fraction for.
  */
-export function backoffMs(attempts: number, err: FerryError, random: () => number = Math.random): number {
-  const exponential = Math.min(CAP_MS, BASE_MS * 2 ** Math.max(0, attempts - 1));
+export function backoffMs(
+  attempts: number,
+  err: { retryAfterSeconds?: number | undefined },
+  random: () => number = Math.random,
+  policy: BackoffPolicy = TRANSFER_BACKOFF,
+): number {
+  const exponential = Math.min(policy.capMs, policy.baseMs * 2 ** Math.max(0, attempts - 1));
   const jittered = exponential / 2 + random() * (exponential / 2);
   const asked = (err.retryAfterSeconds ?? 0) * 1000;
   return Math.ceil(Math.max(jittered, asked));

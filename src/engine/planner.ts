@@ -69,11 +69,15 @@ async function* manifestKeys(db: Db, jobId: string): AsyncGenerator<Planned> {
 }
 
 async function* listedKeys(ctx: EngineContext, locationId: string, prefix: string): AsyncGenerator<Planned> {
-  const { store } = await ctx.stores.get(locationId);
-  const folder = prefix.slice(0, -1);
-  for await (const entry of store.list(folder, { recursive: true })) {
-    if (entry.isDir) continue;
-    yield { key: entry.path.slice(prefix.length), size: entry.size, etag: entry.etag ?? null };
+  const { store, release } = await ctx.stores.acquire(locationId);
+  try {
+    const folder = prefix.slice(0, -1);
+    for await (const entry of store.list(folder, { recursive: true })) {
+      if (entry.isDir) continue;
+      yield { key: entry.path.slice(prefix.length), size: entry.size, etag: entry.etag ?? null };
+    }
+  } finally {
+    release();
   }
 }
 

@@ -70,22 +70,24 @@ export async function runObject(
   });
   try {
     const plan = await planOf(ctx, object.job_id);
-    const source = await ctx.stores.get(plan.source.location_id);
-    const destination = await ctx.stores.get(plan.destination.location_id);
-    const outcome = await copyObject({
-      source: source.store,
-      sourcePath: plan.source.path + object.key,
-      destination: destination.store,
-      destinationPath: plan.destination.path + object.key,
-      overwrite: plan.overwrite,
-      // What the listing reported saves a stat per object. Manifest keys have nothing and are stat'ed,
-      // and so is a retried object, whose source may have changed since it was listed.
-      ...(object.size === null || object.attempts > 1
-        ? {}
-        : { sourceInfo: listedInfo(plan, object, object.size) }),
-      signal,
-      onProgress: (bytes) => progress.report(bytes),
-    });
+    const outcome = await ctx.stores.use(plan.source.location_id, (source) =>
+      ctx.stores.use(plan.destination.location_id, (destination) =>
+        copyObject({
+          source: source.store,
+          sourcePath: plan.source.path + object.key,
+          destination: destination.store,
+          destinationPath: plan.destination.path + object.key,
+          overwrite: plan.overwrite,
+          // What the listing reported saves a stat per object. Manifest keys have nothing and are stat'ed,
+          // and so is a retried object, whose source may have changed since it was listed.
+          ...(object.size === null || object.attempts > 1
+            ? {}
+            : { sourceInfo: listedInfo(plan, object, object.size) }),
+          signal,
+          onProgress: (bytes) => progress.report(bytes),
+        }),
+      ),
+    );
     await progress.flush();
     await mine()
       .set({

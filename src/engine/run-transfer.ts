@@ -14,6 +14,7 @@ import { expandSources, isPattern, splitPattern } from '../transfer/patterns.js'
 import { backoffMs, describe, MAX_ATTEMPTS, retryable } from './backoff.js';
 import { ProgressWriter } from './progress.js';
 import type { EngineContext } from './run-object.js';
+import type { StoreUse } from './store-cache.js';
 
 export interface TransferContext extends EngineContext {
   egress: Egress;
@@ -40,10 +41,32 @@ async function execute(
   signal: AbortSignal,
   progress: (bytes: number) => void,
 ): Promise<Outcome> {
+  // Every store this run opens stays open until the run ends, and is released then.
+  const held: StoreUse[] = [];
+  const acquire = async (locationId: string) => {
+    const use = await ctx.stores.acquire(locationId);
+    held.push(use);
+    return use;
+  };
+  try {
+    return await executeWith(ctx, spec, attempt, signal, progress, acquire);
+  } finally {
+    for (const use of held) use.release();
+  }
+}
+
+async function executeWith(
+  ctx: TransferContext,
+  spec: TransferSpec,
+  attempt: number,
+  signal: AbortSignal,
+  progress: (bytes: number) => void,
+  acquire: (locationId: string) => Promise<StoreUse>,
+): Promise<Outcome> {
   switch (spec.kind) {
     case 'copy': {
-      const source = await ctx.stores.get(spec.source.location_id);
-      const destination = await ctx.stores.get(spec.destination.location_id);
+      const source = await acquire(spec.source.location_id);
+      const destination = await acquire(spec.destination.location_id);
       const outcome = await copyObject({
         source: source.store,
         sourcePath: spec.source.path,
@@ -55,11 +78,11 @@ async function execute(
       return { bytesDone: outcome.bytes, bytesTotal: outcome.bytes };
     }
     case 'move': {
-      const destination = await ctx.stores.get(spec.destination.location_id);
+      const destination = await acquire(spec.destination.location_id);
       let done = 0;
       let moved = 0;
       for (const ref of spec.sources) {
-        const source = await ctx.stores.get(ref.location_id);
+        const source = await acquire(ref.location_id);
         const entries = expandSources(source.store, ref.path, signal);
         try {
           for await (const entry of entries) {
@@ -86,7 +109,7 @@ async function execute(
     case 'remove': {
       let removed = 0;
       for (const ref of spec.paths) {
-        const { store } = await ctx.stores.get(ref.location_id);
+        const { store } = await acquire(ref.location_id);
         try {
           for await (const entry of expandSources(store, ref.path, signal)) {
             await store.delete(entry.path, { signal }).catch((err: unknown) => {
@@ -103,7 +126,7 @@ async function execute(
       return { bytesDone: 0 };
     }
     case 'pull': {
-      const { store } = await ctx.stores.get(spec.destination.location_id);
+      const { store } = await acquire(spec.destination.location_id);
       let done = 0;
       let total = 0;
       for (const url of spec.urls) {

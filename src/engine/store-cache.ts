@@ -1,6 +1,9 @@
-// Stores a worker keeps open between objects, one per location, reopened when the location changes
-// (a new secret) and dropped when it is deleted. Rows are re-read after a short time, so a location
-// deleted or failed meanwhile stops the work within that time (SPEC 3.2).
+// Stores a worker keeps open between objects, one per location. A store is shared by every operation
+// on its location and is never closed under one: a replaced secret (secret_version moves) makes the
+// next operation open a new store, and the old one closes when its last operation ends. A rename, a
+// refresh request or a refreshed token changes nothing here (OAuth stores read the live token at each
+// request). Rows are re-read after a short time, so a location deleted or failed meanwhile stops the
+// work within that time.
 import type { Kysely } from 'kysely';
 import type { Database, LocationRow } from '../db/schema.js';
 import type { Clock } from '../domain/clock.js';
@@ -14,10 +17,22 @@ interface Open {
   row: LocationRow;
   store: Store;
   readAt: number;
+  /** Operations using the store now. */
+  users: number;
+  /** Replaced or dropped: closes when `users` reaches 0. */
+  retired: boolean;
+}
+
+/** A store in use; release() when the operation ends (the store may close then). */
+export interface StoreUse {
+  row: LocationRow;
+  store: Store;
+  release(): void;
 }
 
 export class StoreCache {
   readonly #open = new Map<string, Open>();
+  readonly #closing = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -25,52 +40,89 @@ export class StoreCache {
     private readonly clock: Clock,
   ) {}
 
-  /** The location's row and an open store, or a FerryError saying why work on it cannot go on. */
-  async get(locationId: string): Promise<{ row: LocationRow; store: Store }> {
+  /** Runs `work` with the location's current row and store, or throws why work on it cannot go on. */
+  async use<T>(
+    locationId: string,
+    work: (use: { row: LocationRow; store: Store }) => Promise<T>,
+  ): Promise<T> {
+    const use = await this.acquire(locationId);
+    try {
+      return await work(use);
+    } finally {
+      use.release();
+    }
+  }
+
+  /** The location's row and an open store, held until release(). */
+  async acquire(locationId: string): Promise<StoreUse> {
+    const open = await this.#current(locationId);
+    usable(open.row);
+    open.users++;
+    let released = false;
+    return {
+      row: open.row,
+      store: open.store,
+      release: () => {
+        if (released) return;
+        released = true;
+        open.users--;
+        if (open.retired && open.users === 0) this.#close(open);
+      },
+    };
+  }
+
+  async #current(locationId: string): Promise<Open> {
     const now = this.clock.now();
     const cached = this.#open.get(locationId);
-    if (cached && now - cached.readAt < ROW_TTL_MS) return this.usable(cached);
+    if (cached && now - cached.readAt < ROW_TTL_MS) return cached;
     const row = await this.db
       .selectFrom('locations')
       .selectAll()
       .where('id', '=', locationId)
       .executeTakeFirst();
     if (!row) {
-      if (cached) await this.drop(locationId);
+      if (cached) this.#retire(cached);
       throw new FerryError('credentials_rejected', `location ${locationId} was deleted`);
     }
-    if (
-      cached &&
-      cached.row.updated_at === row.updated_at &&
-      cached.row.secret_envelope === row.secret_envelope
-    ) {
-      cached.row = row;
-      cached.readAt = now;
-      return this.usable(cached);
+    // Another caller may have opened it while this one read the row.
+    const latest = this.#open.get(locationId);
+    if (latest && latest.row.secret_version === row.secret_version) {
+      latest.row = row;
+      latest.readAt = now;
+      return latest;
     }
-    if (cached) await this.drop(locationId);
-    const open: Open = { row, store: this.storage.open(row), readAt: now };
+    if (latest) this.#retire(latest);
+    const open: Open = { row, store: this.storage.open(row), readAt: now, users: 0, retired: false };
     this.#open.set(locationId, open);
-    return this.usable(open);
+    return open;
   }
 
-  private usable(open: Open): { row: LocationRow; store: Store } {
-    if (open.row.status !== 'active') {
-      throw new FerryError(
-        'credentials_rejected',
-        `location ${open.row.label} (${open.row.id}) is ${open.row.status}${open.row.validation_error ? `: ${open.row.validation_error}` : ''}`,
-      );
-    }
-    return { row: open.row, store: open.store };
+  #retire(open: Open): void {
+    if (this.#open.get(open.row.id) === open) this.#open.delete(open.row.id);
+    open.retired = true;
+    if (open.users === 0) this.#close(open);
   }
 
-  private async drop(locationId: string): Promise<void> {
-    const open = this.#open.get(locationId);
-    this.#open.delete(locationId);
-    await open?.store.close().catch(() => {});
+  #close(open: Open): void {
+    const closing = open.store
+      .close()
+      .catch(() => {})
+      .finally(() => this.#closing.delete(closing));
+    this.#closing.add(closing);
   }
 
+  /** Closes every store; called when the worker has stopped, so none is in use. */
   async close(): Promise<void> {
-    for (const id of [...this.#open.keys()]) await this.drop(id);
+    for (const open of [...this.#open.values()]) this.#retire(open);
+    await Promise.all([...this.#closing]);
+  }
+}
+
+function usable(row: LocationRow): void {
+  if (row.status !== 'active') {
+    throw new FerryError(
+      'credentials_rejected',
+      `location ${row.label} (${row.id}) is ${row.status}${row.validation_error ? `: ${row.validation_error}` : ''}`,
+    );
   }
 }

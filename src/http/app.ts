@@ -81,7 +81,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   if (options.defaultMetrics) addProcessMetrics(services.metrics);
   registerMetrics(app, services.metrics);
   serviceRoutes(app, { db: services.db, registry: services.metrics });
-  await app.register(locationRoutes(services.locations));
+  await app.register(locationRoutes(services.locations, () => services.refreshRequested()));
   await app.register(tokenRoutes(services.apiKeys));
   await app.register(listRoutes(services.locations, services.storage));
   const queued = () => services.workQueued();

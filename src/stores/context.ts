@@ -40,10 +40,28 @@ export const DEFAULT_OAUTH_APPS: Record<OAuthProvider, OAuthApp> = {
   },
 };
 
+/**
+ * Where an OAuth store gets the access token for each request (src/domain/refresher/access-tokens.ts):
+ * the location's current token, not the one the store was opened with, and a way to have a token the
+ * provider refused (401) renewed.
+ */
+export interface AccessTokenSource {
+  /** The token to send now; renews it first when it has expired or is about to. */
+  current(signal?: AbortSignal): Promise<Secret>;
+  /**
+   * The provider answered 401 to `rejected`: resolves with a renewed token (refreshed here, or by
+   * another process a moment ago), or rejects with a FerryError saying why there is none. Absent: a
+   * refused token is final.
+   */
+  renew?(rejected: Secret, signal?: AbortSignal): Promise<Secret>;
+}
+
 /** A location as a store sees it: the decrypted secret stays wrapped until the provider call. */
 export interface StoreLocation {
   id: string;
   provider: import('../providers.js').Provider;
   metadata: Record<string, unknown>;
   secret: Secret<import('../providers.js').ProviderSecret>;
+  /** OAuth providers: the live token. Without it the store sends the secret's access_token as it is. */
+  tokens?: AccessTokenSource;
 }

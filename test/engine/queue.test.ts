@@ -363,7 +363,12 @@ await eachDatabase('queue', (database) => {
       stat: async (path: string) => info(path),
       close: async () => {},
     } as unknown as Store;
-    return { get: async () => ({ row: {}, store }), close: async () => {} } as unknown as StoreCache;
+    const use = { row: {}, store, release: () => {} };
+    return {
+      acquire: async () => use,
+      use: async (_id: string, work: (u: typeof use) => Promise<unknown>) => work(use),
+      close: async () => {},
+    } as unknown as StoreCache;
   }
 
   async function runOne(owner: string, copy: (signal: AbortSignal | undefined) => Promise<void>) {

@@ -13,9 +13,19 @@
 // - 'single-use': every answer carries a new refresh token and the one used is dead at once; using it
 //   again answers invalid_grant (Box, "Refresh a token",
 //   https://developer.box.com/guides/authentication/tokens/refresh).
-// `rotation` can be changed at any time, and answers can be forced with failNext().
+// `rotation` can be changed at any time, and answers can be forced with failNext(). With `provider`
+// set, requests are checked and answered in that provider's own format (./token-formats.ts).
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type ClientCredentials,
+  checkRequest,
+  clientOf,
+  errorAnswer,
+  successBody,
+  type TokenErrorKind,
+  type TokenProvider,
+} from './token-formats.js';
 
 export type RefreshRotation = 'stable' | 'rotating' | 'single-use';
 
@@ -32,6 +42,18 @@ export interface FakeOAuthOptions {
   invalidGrantDescription?: string;
   /** Injected clock (ms). */
   now?: () => number;
+  /** Check requests and write answers as this provider does. */
+  provider?: TokenProvider;
+}
+
+/** One refresh_token grant request as the endpoint received it (never a client secret). */
+export interface RefreshRecord {
+  refreshToken: string;
+  clientId: string | undefined;
+  clientVia: ClientCredentials['via'];
+  scope: string | null;
+  /** The form's field names, in order. */
+  fields: string[];
 }
 
 export interface IssuedTokens {
@@ -43,10 +65,7 @@ export interface IssuedTokens {
 
 /** A forced answer for the next token request. */
 export type ForcedAnswer =
-  | 'invalid_grant'
-  | 'invalid_client'
-  | 'server_error'
-  | 'throttled'
+  | TokenErrorKind
   | { status: number; body: unknown; headers?: Record<string, string> };
 
 /** What a provider fake learns from a bearer header. */
@@ -73,6 +92,15 @@ export class FakeOAuth {
   readonly #forced: ForcedAnswer[] = [];
   /** Every refresh_token grant request received, in order (refresh tokens only; for assertions). */
   readonly refreshRequests: string[] = [];
+  /** The same requests with how the client authenticated and what the form held. */
+  readonly refreshRecords: RefreshRecord[] = [];
+  /** Milliseconds to wait before answering a refresh (after the grant was used). */
+  answerDelayMs = 0;
+  /**
+   * Called once a refresh token has been used (for single-use tokens: spent) and before the answer is
+   * written; the answer waits for it. Tests kill a process here.
+   */
+  onRefresh: ((refreshToken: string) => Promise<void> | void) | undefined;
 
   constructor(options: FakeOAuthOptions = {}) {
     this.#options = options;
@@ -126,13 +154,18 @@ export class FakeOAuth {
     const forced = this.#forced.shift();
     if (forced !== undefined) return this.#sendForced(res, forced);
     if (req.method !== 'POST') return sendJson(res, 405, { error: 'invalid_request' });
+    const provider = this.#options.provider;
+    if (provider) {
+      const refused = checkRequest(provider, req, form);
+      if (refused) return this.#send(res, refused);
+    }
 
     const client = clientOf(req, form);
     if (
       (this.#options.clientId !== undefined && client.id !== this.#options.clientId) ||
       (this.#options.clientSecret !== undefined && client.secret !== this.#options.clientSecret)
     ) {
-      return sendJson(res, 401, { error: 'invalid_client', error_description: 'Invalid client credentials' });
+      return this.#sendForced(res, 'invalid_client');
     }
     const grantType = form.get('grant_type');
     if (grantType !== 'refresh_token') {
@@ -145,25 +178,56 @@ export class FakeOAuth {
     if (!refresh)
       return sendJson(res, 400, { error: 'invalid_request', error_description: 'missing refresh_token' });
     this.refreshRequests.push(refresh);
+    this.refreshRecords.push({
+      refreshToken: refresh,
+      clientId: client.id,
+      clientVia: client.via,
+      scope: form.get('scope'),
+      fields: [...form.keys()],
+    });
     const grant = this.#refresh.get(refresh);
     if (!grant || grant.revoked) return this.#sendForced(res, 'invalid_grant');
 
     const access = this.#mintAccess(grant);
+    let next: string | undefined;
+    if (this.rotation !== 'stable') {
+      next = this.#token('r');
+      this.#refresh.set(next, grant);
+      if (this.rotation === 'single-use') this.#refresh.delete(refresh);
+    }
+    await this.onRefresh?.(refresh);
+    if (this.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.answerDelayMs));
+    if (provider) {
+      return sendJson(
+        res,
+        200,
+        successBody(provider, {
+          access: access.token,
+          refresh: next,
+          ttlSeconds: this.#ttl(),
+          scope: form.get('scope'),
+        }),
+      );
+    }
     const body: Record<string, unknown> = {
       access_token: access.token,
       token_type: 'bearer',
       expires_in: this.#ttl(),
     };
-    if (this.rotation !== 'stable') {
-      const next = this.#token('r');
-      this.#refresh.set(next, grant);
-      if (this.rotation === 'single-use') this.#refresh.delete(refresh);
-      body.refresh_token = next;
-    }
+    if (next) body.refresh_token = next;
     sendJson(res, 200, body);
   }
 
+  #send(res: ServerResponse, answer: { status: number; body: unknown; headers?: Record<string, string> }) {
+    if (res.destroyed) return;
+    for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
+    sendJson(res, answer.status, answer.body);
+  }
+
   #sendForced(res: ServerResponse, answer: ForcedAnswer) {
+    if (typeof answer === 'object') return this.#send(res, answer);
+    const provider = this.#options.provider;
+    if (provider) return this.#send(res, errorAnswer(provider, answer));
     switch (answer) {
       case 'invalid_grant':
         return sendJson(res, 400, {
@@ -184,8 +248,7 @@ export class FakeOAuth {
           error_description: 'Too many requests',
         });
       default:
-        for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
-        return sendJson(res, answer.status, answer.body);
+        return sendJson(res, 400, { error: answer });
     }
   }
 
@@ -203,24 +266,6 @@ export class FakeOAuth {
   #token(kind: 'a' | 'r'): string {
     return `${this.#options.prefix ?? ''}${kind}${randomBytes(18).toString('base64url')}`;
   }
-}
-
-function clientOf(req: IncomingMessage, form: URLSearchParams): { id?: string; secret?: string } {
-  const basic = /^Basic (.+)$/i.exec(req.headers.authorization ?? '');
-  if (basic?.[1]) {
-    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    return {
-      id: decodeURIComponent(decoded.slice(0, colon)),
-      secret: decodeURIComponent(decoded.slice(colon + 1)),
-    };
-  }
-  const client: { id?: string; secret?: string } = {};
-  const id = form.get('client_id');
-  const secret = form.get('client_secret');
-  if (id !== null) client.id = id;
-  if (secret !== null) client.secret = secret;
-  return client;
 }
 
 // Small helpers for the provider fakes' servers.

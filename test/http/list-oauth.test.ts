@@ -1,6 +1,7 @@
 // POST /v1/list on an OAuth provider (the Dropbox fake, through the production store with only the
-// base URLs changed), on both databases: a folder store lists its root without a hint, and what a 401
-// means for the location depends on whether the access token was known to have expired.
+// base URLs changed), on both databases: a folder store lists its root without a hint; an expired or
+// refused access token is renewed through the token endpoint and the call repeated once; a grant that
+// is gone fails the location.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { FakeDropbox } from '../fakes/dropbox/server.js';
@@ -70,14 +71,30 @@ await eachDatabase('POST /v1/list on dropbox', (database) => {
     );
   });
 
-  test('an access token past its known expiry answers 409 asking for a refresh, and the location stays active', async () => {
+  test('an access token past its known expiry is refreshed before the listing, which answers', async () => {
     const tokens = fake.oauth.issue(unique('acct'));
     fake.oauth.expireAccessToken(tokens.access_token);
     const id = await location({ ...tokens, expiry: new Date(Date.now() - 60_000).toISOString() });
+    const before = fake.oauth.refreshRequests.length;
     const res = await t.request({ method: 'POST', url: '/v1/list', payload: { id } });
-    assert.equal(res.statusCode, 409, res.body);
-    assert.match(res.json().message, /refresh/);
-    assert.equal((await status(id)).status, 'active');
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(fake.oauth.refreshRequests.length, before + 1);
+    const after = await status(id);
+    assert.equal(after.status, 'active');
+    assert.ok(Date.parse(after.access_token_expires_at) > Date.now() + 30 * 60_000, 'a new expiry');
+  });
+
+  test('a 401 for a token the provider ended early: one refresh and one retry; requests at once share the refresh', async () => {
+    const tokens = fake.oauth.issue(unique('acct'));
+    const id = await location(tokens);
+    fake.oauth.expireAccessToken(tokens.access_token);
+    const before = fake.oauth.refreshRequests.length;
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => t.request({ method: 'POST', url: '/v1/list', payload: { id } })),
+    );
+    for (const res of answers) assert.equal(res.statusCode, 200, res.body);
+    assert.equal(fake.oauth.refreshRequests.length, before + 1, 'one refresh for all four');
+    assert.equal((await status(id)).consecutive_refresh_failures, 0);
   });
 
   test('a token rejected before its expiry (a revoked grant) answers 409 and marks the location failed', async () => {

@@ -267,7 +267,7 @@ describe('box specifics', () => {
       await refreshed.close();
     }
     fake.oauth.failNext('server_error');
-    assert.equal((await refresh(answer.refresh_token)).status, 500, 'a forced answer');
+    assert.equal((await refresh(answer.refresh_token)).status, 503, 'a forced answer');
     assert.equal((await refresh(answer.refresh_token)).status, 200, 'then the grant works again');
   });
 

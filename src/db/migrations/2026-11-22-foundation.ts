@@ -62,7 +62,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['workspace_id', 'created_at', 'id'])
     .execute();
   await addLocationsVersionTriggers(db);
-  // The refresher's scan (a later issue) looks for OAuth tokens that expire soon or were asked for.
+  // The refresher's scan looks for OAuth tokens that expire soon or were asked for.
   await db.schema
     .createIndex('locations_refresh_due')
     .on('locations')

@@ -153,6 +153,10 @@ export class Locations {
       last_refresh_attempt_at: null,
       failure_reason: null,
       last_refresh_error: null,
+      refresh_lease_owner: null,
+      refresh_lease_expires_at: null,
+      refresh_after: 0,
+      secret_version: 1,
       created_at: now,
       updated_at: now,
     };
@@ -191,7 +195,11 @@ export class Locations {
     return projection(await this.resolve(workspaceId, ref));
   }
 
-  /** SPEC 4.4: a new secret (and optionally metadata); a replaced secret makes the location active. */
+  /**
+   * A new secret (and optionally metadata); a replaced secret makes the location active (docs/api.md,
+   * "Location health"). It also takes the refresh lease away from whoever holds it: a refresh of the
+   * old secret that is still under way then cannot write over the new one.
+   */
   async replaceSecret(
     workspaceId: string,
     ref: LocationRef,
@@ -210,9 +218,17 @@ export class Locations {
       last_refresh_error: null,
       consecutive_refresh_failures: 0,
       access_token_expires_at: tokenExpiry(provider, secret),
+      refresh_requested: 0,
+      refresh_after: 0,
+      refresh_lease_owner: null,
+      refresh_lease_expires_at: null,
       updated_at: this.clock.now(),
     };
-    await this.db.updateTable('locations').set(update).where('id', '=', row.id).execute();
+    await this.db
+      .updateTable('locations')
+      .set((eb) => ({ ...update, secret_version: eb('secret_version', '+', 1) }))
+      .where('id', '=', row.id)
+      .execute();
     return projection({ ...row, ...update });
   }
 
@@ -235,15 +251,15 @@ export class Locations {
     await this.db.deleteFrom('locations').where('id', '=', row.id).execute();
   }
 
-  /** SPEC 4.7: queue a refresh. Static credentials do not rotate: accepted, nothing changes. */
-  async requestRefresh(workspaceId: string, ref: LocationRef): Promise<void> {
+  /**
+   * Queue a refresh for the refresher (docs/api.md, "Location health"). Static credentials do not
+   * rotate: accepted, nothing changes.
+   */
+  async requestRefresh(workspaceId: string, ref: LocationRef): Promise<boolean> {
     const row = await this.resolve(workspaceId, ref);
-    if (!isOAuthProvider(row.provider as Provider)) return;
-    await this.db
-      .updateTable('locations')
-      .set({ refresh_requested: 1, updated_at: this.clock.now() })
-      .where('id', '=', row.id)
-      .execute();
+    if (!isOAuthProvider(row.provider as Provider)) return false;
+    await this.db.updateTable('locations').set({ refresh_requested: 1 }).where('id', '=', row.id).execute();
+    return true;
   }
 
   async status(workspaceId: string, ref: LocationRef): Promise<LocationStatusView> {

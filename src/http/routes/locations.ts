@@ -50,7 +50,7 @@ const SecretInput = Type.Unknown({
 const Ref = Type.Object(locationRefFields, { additionalProperties: false });
 
 export const locationRoutes =
-  (locations: Locations): FastifyPluginAsyncTypebox =>
+  (locations: Locations, refreshRequested: () => void): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/v1/locations',
@@ -175,7 +175,7 @@ export const locationRoutes =
         },
       },
       async (request, reply) => {
-        await locations.requestRefresh(workspaceOf(request), request.body);
+        if (await locations.requestRefresh(workspaceOf(request), request.body)) refreshRequested();
         return reply.code(202).send();
       },
     );

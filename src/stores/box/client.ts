@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ProviderSecret } from '../../providers.js';
 import type { Secret } from '../../secret.js';
+import type { AccessTokenSource } from '../context.js';
 import { type CallRequest, OAuthHttp } from '../shared/http.js';
 import { readBoxError } from './errors.js';
 
@@ -45,10 +46,20 @@ export class BoxClient {
   readonly #api: string;
   readonly #upload: string;
 
-  constructor(options: { apiUrl: string; uploadUrl: string; secret: Secret<ProviderSecret> }) {
+  constructor(options: {
+    apiUrl: string;
+    uploadUrl: string;
+    secret: Secret<ProviderSecret>;
+    tokens?: AccessTokenSource | undefined;
+  }) {
     this.#api = `${options.apiUrl.replace(/\/+$/, '')}/2.0`;
     this.#upload = `${options.uploadUrl.replace(/\/+$/, '')}/2.0`;
-    this.http = new OAuthHttp({ provider: 'box', secret: options.secret, readError: readBoxError });
+    this.http = new OAuthHttp({
+      provider: 'box',
+      secret: options.secret,
+      tokens: options.tokens,
+      readError: readBoxError,
+    });
   }
 
   /** The absolute URL of an api-host path. */

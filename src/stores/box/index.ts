@@ -73,6 +73,7 @@ class BoxStore implements Store {
       apiUrl: app.apiUrl,
       uploadUrl: app.contentUrl ?? app.apiUrl,
       secret: location.secret,
+      tokens: location.tokens,
     });
     this.#resolver = new BoxResolver(this.#client, tuning.pageSize);
     // Same Box user (metadata user_id, as recorded at connection time) or, failing that, the same

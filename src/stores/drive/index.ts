@@ -91,7 +91,12 @@ class DriveStore implements Store {
     }
     // Server-side copy and move need both paths in one Drive; only this location is known to be.
     this.account = `drive:${apiUrl}#${location.id}`;
-    this.#http = new OAuthHttp({ provider: PROVIDER, secret: location.secret, readError: readDriveError });
+    this.#http = new OAuthHttp({
+      provider: PROVIDER,
+      secret: location.secret,
+      tokens: location.tokens,
+      readError: readDriveError,
+    });
     this.#api = new DriveApi(this.#http, apiUrl);
     this.#resolver = new DriveResolver(this.#api);
     const hashes: HashKind[] = ['md5', 'sha1', 'sha256'];

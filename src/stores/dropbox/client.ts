@@ -5,6 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { ProviderSecret } from '../../providers.js';
 import type { Secret } from '../../secret.js';
+import type { AccessTokenSource } from '../context.js';
 import { type CallResponse, OAuthHttp } from '../shared/http.js';
 import { readDropboxError } from './errors.js';
 
@@ -57,10 +58,20 @@ export class DropboxClient {
   readonly #apiUrl: string;
   readonly #contentUrl: string;
 
-  constructor(options: { apiUrl: string; contentUrl: string; secret: Secret<ProviderSecret> }) {
+  constructor(options: {
+    apiUrl: string;
+    contentUrl: string;
+    secret: Secret<ProviderSecret>;
+    tokens?: AccessTokenSource | undefined;
+  }) {
     this.#apiUrl = options.apiUrl.replace(/\/+$/, '');
     this.#contentUrl = options.contentUrl.replace(/\/+$/, '');
-    this.http = new OAuthHttp({ provider: 'dropbox', secret: options.secret, readError: readDropboxError });
+    this.http = new OAuthHttp({
+      provider: 'dropbox',
+      secret: options.secret,
+      tokens: options.tokens,
+      readError: readDropboxError,
+    });
   }
 
   /** An RPC route: POST https://api.dropboxapi.com/2/<route> with a JSON argument. */

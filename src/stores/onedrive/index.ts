@@ -105,7 +105,12 @@ class OneDriveStore implements Store {
     const driveId = typeof location.metadata.drive_id === 'string' ? location.metadata.drive_id : undefined;
     // Server-side copy and move need both paths in one drive; only this location is known to be.
     this.account = `onedrive:${apiUrl}#${location.id}`;
-    this.#http = new OAuthHttp({ provider: PROVIDER, secret: location.secret, readError: readGraphError });
+    this.#http = new OAuthHttp({
+      provider: PROVIDER,
+      secret: location.secret,
+      tokens: location.tokens,
+      readError: readGraphError,
+    });
     this.#api = new GraphApi(this.#http, apiUrl, driveId);
     const hashes: HashKind[] = ['quickxor', 'sha1'];
     this.features = {

@@ -1,13 +1,16 @@
 // The HTTP client the OAuth stores (dropbox, drive, onedrive, box) build their provider calls on:
-// one undici Agent per store, the bearer access token from the location's Secret (revealed only here,
-// where the request is built), JSON in and out, streamed bodies for content, AbortSignal, and one
-// attempt per call (stores never retry). A non-2xx answer is read (at most 64 KiB) and handed to the
-// provider's errors.ts, which alone knows the provider's error shapes.
+// one undici Agent per store, the bearer access token read from the location's token source at each
+// request (revealed only here, where the request is built), JSON in and out, streamed bodies for
+// content, AbortSignal, and one attempt per call (stores never retry), with one exception: a 401 has
+// the token renewed once and the call repeated once, since an access token can expire or be replaced
+// between two requests. A non-2xx answer is read (at most 64 KiB) and handed to the provider's
+// errors.ts, which alone knows the provider's error shapes.
 import { PassThrough, type Readable } from 'node:stream';
 import { Agent, type Dispatcher, request } from 'undici';
 import { FerryError, invalid } from '../../errors.js';
 import type { ProviderSecret } from '../../providers.js';
-import type { Secret } from '../../secret.js';
+import { Secret } from '../../secret.js';
+import type { AccessTokenSource } from '../context.js';
 import { networkFailure, parseRetryAfter } from './failures.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
@@ -57,6 +60,8 @@ export interface OAuthHttpOptions {
   /** Provider name used in messages. */
   provider: string;
   secret: Secret<ProviderSecret>;
+  /** The live token (the location's AccessTokenSource); without it, the secret's access_token. */
+  tokens?: AccessTokenSource | undefined;
   readError: ErrorReader;
   /** Defaults to a private keep-alive Agent that close() ends. */
   dispatcher?: Dispatcher;
@@ -66,7 +71,7 @@ const ERROR_BODY_LIMIT = 64 * 1024;
 
 export class OAuthHttp {
   readonly provider: string;
-  readonly #secret: Secret<ProviderSecret>;
+  readonly #tokens: AccessTokenSource;
   readonly #readError: ErrorReader;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
@@ -74,16 +79,44 @@ export class OAuthHttp {
 
   constructor(options: OAuthHttpOptions) {
     this.provider = options.provider;
-    this.#secret = options.secret;
+    this.#tokens = options.tokens ?? fixedToken(options.provider, options.secret);
     this.#readError = options.readError;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 16 });
   }
 
-  /** One call. 2xx (and `accept`ed statuses) resolve; anything else rejects with the provider's FerryError. */
+  /**
+   * One call. 2xx (and `accept`ed statuses) resolve; anything else rejects with the provider's
+   * FerryError. A 401 renews the token and repeats the call once; a streamed body cannot be sent twice,
+   * so then the renewed token waits for the caller's next attempt and the call fails as passing.
+   */
   async send(req: CallRequest): Promise<CallResponse> {
+    if (req.anonymous) return this.#attempt(req, undefined);
+    const token = await this.#tokens.current(req.signal ?? undefined);
+    try {
+      return await this.#attempt(req, token);
+    } catch (err) {
+      if (!(err instanceof Unauthorized)) throw err;
+      if (!this.#tokens.renew) throw err.error;
+      await this.#tokens.renew(token, req.signal ?? undefined);
+      if (req.body !== undefined && typeof req.body !== 'string' && !Buffer.isBuffer(req.body)) {
+        throw new FerryError(
+          'transient',
+          `${this.provider}: ${req.operation}: the access token was renewed during the upload; try again`,
+          { cause: err.error },
+        );
+      }
+      try {
+        return await this.#attempt(req, await this.#tokens.current(req.signal ?? undefined));
+      } catch (again) {
+        throw again instanceof Unauthorized ? again.error : again;
+      }
+    }
+  }
+
+  async #attempt(req: CallRequest, token: Secret | undefined): Promise<CallResponse> {
     const headers: Record<string, string> = { ...req.headers };
-    if (!req.anonymous) headers.authorization = `Bearer ${this.#accessToken()}`;
+    if (token !== undefined) headers.authorization = `Bearer ${token.reveal()}`;
     let body: Buffer | string | Readable | undefined = req.body;
     if (req.json !== undefined) {
       body = JSON.stringify(req.json);
@@ -105,7 +138,8 @@ export class OAuthHttp {
     if ((status >= 200 && status < 300) || req.accept?.includes(status)) {
       return { status, headers: response.headers, body: this.#guard(response.body, req.operation) };
     }
-    throw await this.#failure(response, req.operation);
+    const failure = await this.#failure(response, req.operation);
+    throw status === 401 && token !== undefined ? new Unauthorized(failure) : failure;
   }
 
   /** A call whose answer is JSON (or empty: undefined). */
@@ -135,14 +169,6 @@ export class OAuthHttp {
       this.#closed = true;
       await this.#dispatcher.close();
     }
-  }
-
-  #accessToken(): string {
-    const token = (this.#secret.reveal() as { access_token?: unknown }).access_token;
-    if (typeof token !== 'string' || token === '') {
-      throw invalid(`${this.provider}: the location's secret has no access_token`);
-    }
-    return token;
   }
 
   async #failure(response: Dispatcher.ResponseData, operation: string): Promise<unknown> {
@@ -178,6 +204,25 @@ export class OAuthHttp {
     body.pipe(out);
     return out;
   }
+}
+
+/** A 401 on its way to one renewal; `error` is what the provider's errors.ts made of it. */
+class Unauthorized extends Error {
+  constructor(readonly error: unknown) {
+    super('unauthorized');
+  }
+}
+
+/** The secret's access_token as it is, for a store opened without a token source (store tests). */
+function fixedToken(provider: string, secret: Secret<ProviderSecret>): AccessTokenSource {
+  const token = async () => {
+    const value = (secret.reveal() as { access_token?: unknown }).access_token;
+    if (typeof value !== 'string' || value === '') {
+      throw invalid(`${provider}: the location's secret has no access_token`);
+    }
+    return new Secret(value);
+  };
+  return { current: token };
 }
 
 function withQuery(url: string, query: CallRequest['query']): string {

@@ -50,7 +50,7 @@ export class FakeBox {
   readonly #servers: http.Server[] = [];
 
   constructor(options: FakeBoxOptions = {}) {
-    this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'single-use' });
+    this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'single-use', provider: 'box' });
     this.pageSize = options.pageSize ?? 1000;
     this.partSize = options.partSize ?? 8 * 1024 * 1024;
     this.minSessionSize = options.minSessionSize ?? 20_000_000;

@@ -42,7 +42,7 @@ export class FakeDrive {
 
   private constructor(options: FakeDriveOptions) {
     this.maxPageSize = options.maxPageSize ?? 1000;
-    this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'stable', prefix: 'ya29.' });
+    this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'stable', prefix: 'ya29.', provider: 'drive' });
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) sendError(res, 500, 'backendError', `fake drive: ${String(err)}`);

@@ -50,7 +50,7 @@ export class FakeDropbox {
   readonly #servers: http.Server[] = [];
 
   constructor(options: FakeDropboxOptions = {}) {
-    this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'stable', prefix: 'sl.' });
+    this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'stable', prefix: 'sl.', provider: 'dropbox' });
     this.pageSize = options.pageSize ?? 2000;
   }
 

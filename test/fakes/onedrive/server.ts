@@ -58,7 +58,8 @@ export class FakeOneDrive {
 
   private constructor(options: FakeOneDriveOptions) {
     this.state = new OneDriveState(options.driveType ?? 'personal');
-    this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'rotating', prefix: 'EwB' });
+    this.oauth =
+      options.oauth ?? new FakeOAuth({ rotation: 'rotating', prefix: 'EwB', provider: 'onedrive' });
     this.maxPageSize = options.maxPageSize ?? 200;
     this.autoCreateParents = options.autoCreateParents ?? true;
     this.#server = createServer((req, res) => {

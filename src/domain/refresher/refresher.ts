@@ -1,0 +1,127 @@
+// The refresher: a loop in worker processes that looks for OAuth locations whose access token expires
+// within FERRY_REFRESH_AHEAD_SECONDS, or whose refresh was requested, every FERRY_REFRESH_POLL_SECONDS,
+// and refreshes them (refresh.ts). After a restart many tokens fall due at once: each refresh waits a
+// random part of the poll interval first, and at most `concurrency` run at once in a process.
+import { Semaphore } from '../../engine/semaphore.js';
+import { dueLocations, type RefreshDeps, refreshLocation } from './refresh.js';
+
+export interface RefresherOptions {
+  pollMs: number;
+  /** Refreshes at once in this process. */
+  concurrency: number;
+  /**
+   * The longest random wait before a refresh (default: half the poll interval, at most 5 s); 0 in
+   * tests that step the loop by hand.
+   */
+  jitterMs: number;
+  /** Locations taken per scan. */
+  batch: number;
+}
+
+export const DEFAULT_REFRESHER_OPTIONS: Omit<RefresherOptions, 'pollMs' | 'jitterMs'> = {
+  concurrency: 4,
+  batch: 100,
+};
+
+export class Refresher {
+  readonly #options: RefresherOptions;
+  readonly #slots: Semaphore;
+  /** Locations this process is refreshing or about to (a scan does not take them twice). */
+  readonly #inFlight = new Set<string>();
+  #stopping = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  readonly #timers = new Map<NodeJS.Timeout, () => void>();
+
+  constructor(
+    private readonly deps: RefreshDeps,
+    options: Partial<RefresherOptions> & Pick<RefresherOptions, 'pollMs'>,
+  ) {
+    this.#options = {
+      ...DEFAULT_REFRESHER_OPTIONS,
+      jitterMs: Math.min(5000, Math.floor(options.pollMs / 2)),
+      ...options,
+    };
+    this.#slots = new Semaphore(this.#options.concurrency);
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** Look now (a refresh was requested in this process). */
+  nudge(): void {
+    this.#wake?.();
+  }
+
+  /**
+   * One scan: every due location is refreshed (after its jitter) before this resolves. Tests call it
+   * directly instead of start().
+   */
+  async tick(): Promise<void> {
+    const ids = (await dueLocations(this.deps, this.#options.batch)).filter((id) => !this.#inFlight.has(id));
+    await Promise.all(ids.map((id) => this.#refresh(id)));
+  }
+
+  async #refresh(id: string): Promise<void> {
+    this.#inFlight.add(id);
+    try {
+      const jitter = Math.floor((this.deps.random ?? Math.random)() * this.#options.jitterMs);
+      if (jitter > 0) await this.#sleep(jitter);
+      if (this.#stopping) return;
+      const release = await this.#slots.acquire();
+      try {
+        if (this.#stopping) return;
+        await refreshLocation(this.deps, id, { kind: 'due' });
+      } finally {
+        release();
+      }
+    } catch (err) {
+      this.deps.logger.error({ err, location: id }, 'refresh crashed');
+    } finally {
+      this.#inFlight.delete(id);
+    }
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      // A scan's refreshes run on while the next interval starts: one slow token endpoint does not
+      // hold up the others.
+      this.tick().catch((err: unknown) => this.deps.logger.error({ err }, 'refresher scan failed'));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.#options.pollMs);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        resolve();
+      }, ms);
+      this.#timers.set(timer, resolve);
+    });
+  }
+
+  /** Stops scanning; refreshes under way finish (they are short: the token request times out). */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.nudge();
+    await this.#loop;
+    for (const [timer, resolve] of this.#timers) {
+      clearTimeout(timer);
+      resolve();
+    }
+    this.#timers.clear();
+    const slots = await Promise.all(
+      Array.from({ length: this.#options.concurrency }, () => this.#slots.acquire()),
+    );
+    for (const release of slots) release();
+  }
+}
