@@ -33,7 +33,8 @@ export class Storage {
   /** The location's store; its failures keep the location's status true. */
   open(row: LocationRow): Store {
     const location = this.locations.storeLocation(row);
-    if (isOAuthProvider(row.provider as Provider)) location.tokens = this.tokens.source(row.id, row.label);
+    if (isOAuthProvider(row.provider as Provider))
+      location.tokens = this.tokens.source(row.id, row.label, row.secret_version);
     return observed(openStore(location, this.ctx), (err) => this.observe(row, err));
   }
 

@@ -25,20 +25,24 @@ export class AccessTokens {
 
   constructor(private readonly deps: RefreshDeps) {}
 
-  /** The token source a store of location `id` (named `label` in messages) reads. */
-  source(id: string, label: string): AccessTokenSource {
+  /**
+   * The token source a store of location `id` (named `label` in messages) reads. Tokens are kept per
+   * secret version: a store opened after the secret was replaced never sends a token of the old one.
+   */
+  source(id: string, label: string, secretVersion: number): AccessTokenSource {
+    const key = `${id}:${secretVersion}`;
     return {
-      current: (signal) => this.current(id, label, signal),
+      current: (signal) => this.#current(key, id, label, signal),
       renew: (rejected, signal) => {
-        this.#cache.delete(id);
-        return this.#renew(id, label, { kind: 'rejected', token: rejected.reveal() }, signal);
+        this.#cache.delete(key);
+        return this.#renew(key, id, label, { kind: 'rejected', token: rejected.reveal() }, signal);
       },
     };
   }
 
-  async current(id: string, label: string, signal?: AbortSignal): Promise<Secret> {
+  async #current(key: string, id: string, label: string, signal?: AbortSignal): Promise<Secret> {
     const now = this.deps.clock.now();
-    const cached = this.#cache.get(id);
+    const cached = this.#cache.get(key);
     if (cached && (cached.expiresAt === null || cached.expiresAt - now > EXPIRY_MARGIN_MS))
       return cached.token;
     const row = await this.deps.db.kysely
@@ -51,23 +55,32 @@ export class AccessTokens {
     if (expiresAt === null || expiresAt - now > EXPIRY_MARGIN_MS) {
       const secret = JSON.parse(this.deps.keyring.open(row.secret_envelope, id).reveal()) as OAuthSecret;
       const token = new Secret(secret.access_token);
-      this.#cache.set(id, { token, expiresAt });
+      this.#cache.set(key, { token, expiresAt });
       return token;
     }
-    return this.#renew(id, label, { kind: 'expiring', marginMs: EXPIRY_MARGIN_MS }, signal);
+    return this.#renew(key, id, label, { kind: 'expiring', marginMs: EXPIRY_MARGIN_MS }, signal);
   }
 
-  #renew(id: string, label: string, trigger: RefreshTrigger, signal?: AbortSignal): Promise<Secret> {
-    let renewing = this.#renewing.get(id);
+  #renew(
+    key: string,
+    id: string,
+    label: string,
+    trigger: RefreshTrigger,
+    signal?: AbortSignal,
+  ): Promise<Secret> {
+    let renewing = this.#renewing.get(key);
     if (!renewing) {
-      renewing = this.#untilSettled(id, label, trigger, signal).finally(() => this.#renewing.delete(id));
-      this.#renewing.set(id, renewing);
+      renewing = this.#untilSettled(key, id, label, trigger, signal).finally(() =>
+        this.#renewing.delete(key),
+      );
+      this.#renewing.set(key, renewing);
     }
     return renewing;
   }
 
   /** Refreshes until there is a token or a reason there is none; waits out another process's lease. */
   async #untilSettled(
+    key: string,
     id: string,
     label: string,
     trigger: RefreshTrigger,
@@ -81,7 +94,7 @@ export class AccessTokens {
       switch (result.kind) {
         case 'refreshed':
         case 'fresh':
-          this.#cache.set(id, { token: result.token, expiresAt: result.expiresAt });
+          this.#cache.set(key, { token: result.token, expiresAt: result.expiresAt });
           return result.token;
         case 'gone':
           throw new FerryError('credentials_rejected', `location ${label} (${id}) was deleted`);

@@ -24,8 +24,8 @@ export function readDropboxError(res: ErrorResponse): FerryError {
   const options = { cause: { status: res.status, summary } };
 
   if (res.status === 401) {
-    // invalid_access_token, expired_access_token, missing_scope, user_suspended... Expired tokens are
-    // refreshed by the refresher before a store is opened; one that still expires here is rejected.
+    // invalid_access_token, expired_access_token, missing_scope, user_suspended... The store's HTTP
+    // client renews the token and repeats the call once before this error reaches its caller.
     return new FerryError('credentials_rejected', message, options);
   }
   if (res.status === 429) {

@@ -45,6 +45,11 @@ export class FakeDropbox {
   readonly calls: CallRecord[] = [];
   readonly namespaces = new Map<string, DropboxNamespace>();
   readonly sessions = new Map<string, Session>();
+  /**
+   * Awaited by every content request after its token was checked and before it is served: a test holds
+   * downloads here to change the location while operations are in flight.
+   */
+  hold: (() => Promise<void>) | undefined;
   #throttles: number[] = [];
   #failures: number[] = [];
   readonly #servers: http.Server[] = [];
@@ -144,6 +149,7 @@ export class FakeDropbox {
     }
     try {
       if (isContent) {
+        await this.hold?.();
         const header = req.headers['dropbox-api-arg'];
         const raw = Array.isArray(header) ? header[0] : header;
         const arg = parseArg(route, raw);
