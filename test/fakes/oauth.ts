@@ -100,7 +100,9 @@ export class FakeOAuth {
    * Called once a refresh token has been used (for single-use tokens: spent) and before the answer is
    * written; the answer waits for it. Tests kill a process here.
    */
-  onRefresh: ((refreshToken: string) => Promise<void> | void) | undefined;
+  onRefresh: ((refreshToken: string, req: IncomingMessage) => Promise<void> | void) | undefined;
+  /** invalid_grant answers given, with the refresh token that was refused. */
+  readonly refused: string[] = [];
 
   constructor(options: FakeOAuthOptions = {}) {
     this.#options = options;
@@ -129,6 +131,12 @@ export class FakeOAuth {
     if (!token || token.grant.revoked) return { ok: false, reason: 'invalid' };
     if (token.expiresAt <= this.#now()) return { ok: false, reason: 'expired' };
     return { ok: true, owner: token.grant.owner };
+  }
+
+  /** True while `refreshToken` would be accepted (issued, not spent, not revoked). */
+  isLive(refreshToken: string): boolean {
+    const grant = this.#refresh.get(refreshToken);
+    return grant !== undefined && !grant.revoked;
   }
 
   /** Makes an access token expire now. */
@@ -186,7 +194,10 @@ export class FakeOAuth {
       fields: [...form.keys()],
     });
     const grant = this.#refresh.get(refresh);
-    if (!grant || grant.revoked) return this.#sendForced(res, 'invalid_grant');
+    if (!grant || grant.revoked) {
+      this.refused.push(refresh);
+      return this.#sendForced(res, 'invalid_grant');
+    }
 
     const access = this.#mintAccess(grant);
     let next: string | undefined;
@@ -195,7 +206,7 @@ export class FakeOAuth {
       this.#refresh.set(next, grant);
       if (this.rotation === 'single-use') this.#refresh.delete(refresh);
     }
-    await this.onRefresh?.(refresh);
+    await this.onRefresh?.(refresh, req);
     if (this.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.answerDelayMs));
     if (provider) {
       return sendJson(

@@ -1,5 +1,6 @@
 // The four OAuth providers' token endpoints on one loopback server, each a FakeOAuth in its provider's
-// own format (./token-formats.ts), at /<provider>/token; for the refresher's tests, which need the
+// own format (./token-formats.ts), at /<provider>/token, or /<provider>/<tag>/token so that a test
+// with several processes can tell which one asked (tagOf); for the refresher's tests, which need the
 // token endpoints and not the providers' APIs.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,8 @@ const ROTATION = { dropbox: 'stable', drive: 'stable', onedrive: 'rotating', box
 
 export class FakeTokenServer {
   readonly oauth: Record<TokenProvider, FakeOAuth>;
+  /** Requests being answered now, per tag ('' for untagged). */
+  readonly inFlight = new Map<string, number>();
   #server: http.Server | undefined;
   #base = '';
 
@@ -35,13 +38,16 @@ export class FakeTokenServer {
 
   async start(): Promise<this> {
     const server = http.createServer((req, res) => {
-      const provider = /^\/(\w+)\/token$/.exec(req.url ?? '')?.[1] as TokenProvider | undefined;
-      const oauth = provider ? this.oauth[provider] : undefined;
+      const match = /^\/(\w+)(?:\/([\w-]+))?\/token$/.exec(req.url ?? '');
+      const oauth = match ? this.oauth[match[1] as TokenProvider] : undefined;
       if (!oauth) {
         res.statusCode = 404;
         res.end();
         return;
       }
+      const tag = match?.[2] ?? '';
+      this.inFlight.set(tag, (this.inFlight.get(tag) ?? 0) + 1);
+      res.once('close', () => this.inFlight.set(tag, (this.inFlight.get(tag) ?? 1) - 1));
       oauth.handleToken(req, res).catch((err: unknown) => res.destroy(err as Error));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -50,8 +56,20 @@ export class FakeTokenServer {
     return this;
   }
 
-  tokenUrl(provider: TokenProvider): string {
-    return `${this.#base}/${provider}/token`;
+  tokenUrl(provider: TokenProvider, tag?: string): string {
+    return tag ? `${this.#base}/${provider}/${tag}/token` : `${this.#base}/${provider}/token`;
+  }
+
+  /** The tag of a request's URL ('' when untagged). */
+  static tagOf(req: http.IncomingMessage): string {
+    return /^\/\w+\/([\w-]+)\/token$/.exec(req.url ?? '')?.[1] ?? '';
+  }
+
+  /** Requests being answered now, of every tag. */
+  busy(): number {
+    let n = 0;
+    for (const count of this.inFlight.values()) n += count;
+    return n;
   }
 
   /** FERRY_<PROVIDER>_TOKEN_URL and the client settings the fakes demand, for every provider. */
