@@ -159,6 +159,10 @@ await eachDatabase('refresher', (database) => {
       assert.match(s.failure_reason, /invalid_grant/);
       assert.match(s.failure_reason, /store a new secret/);
       assert.equal(s.consecutive_refresh_failures, 1);
+      const why = t.logs.lines.map((l) => JSON.parse(l)).find((l) => l.location === id && l.to === 'failed');
+      assert.ok(why, 'the log says why the location left active');
+      assert.equal(why.from, 'active');
+      assert.match(why.reason, /invalid_grant/);
       const list = (await t.request({ method: 'GET', url: '/v1/locations' })).json();
       assert.match(list.find((l: { id: string }) => l.id === id).validation_error, /store a new secret/);
 
@@ -352,6 +356,40 @@ await eachDatabase('refresher', (database) => {
     const secret = await stored(id);
     assert.equal(secret.refresh_token, replacement.refresh_token);
     assert.equal(secret.access_token, replacement.access_token);
+  });
+
+  test('many locations due at once are refreshed at most `concurrency` at a time in a process', async () => {
+    for (let i = 0; i < 6; i++) await create('drive');
+    const bounded = new Refresher(t.services.refresh, { pollMs: 3_600_000, jitterMs: 0, concurrency: 2 });
+    // Every refresh is held at the endpoint until the test lets go. Within the bound exactly two
+    // arrive; the pause only gives a broken bound the time to show more (it cannot fail a correct one).
+    let arrived = 0;
+    let twoArrived: () => void = () => {};
+    const two = new Promise<void>((resolve) => {
+      twoArrived = resolve;
+    });
+    let letGo: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    fake('drive').onRefresh = async () => {
+      arrived++;
+      if (arrived === 2) twoArrived();
+      await gate;
+    };
+    const before = fake('drive').refreshRequests.length;
+    let ticking: Promise<void> | undefined;
+    try {
+      ticking = bounded.tick();
+      await two;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(arrived, 2, 'two at the endpoint, the rest waiting for a slot');
+    } finally {
+      letGo();
+      fake('drive').onRefresh = undefined;
+      await ticking;
+    }
+    assert.equal(fake('drive').refreshRequests.length, before + 6);
   });
 
   test('/metrics counts refreshes by provider and outcome, and locations by provider and status', async () => {
