@@ -8,6 +8,7 @@ import { Refresher } from '../../src/domain/refresher/refresher.js';
 import type { OAuthSecret } from '../../src/providers.js';
 import { FakeDropbox } from '../fakes/dropbox/server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { deferred } from '../support/deferred.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import {
@@ -59,24 +60,18 @@ await eachDatabase('engine under location changes', (database) => {
   /** Holds every download until released; resolves `waiting` once `count` are held. */
   function holdDownloads(count: number): { waiting: Promise<void>; release(): void } {
     let held = 0;
-    let open: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    let reached: () => void = () => {};
-    const waiting = new Promise<void>((resolve) => {
-      reached = resolve;
-    });
+    const gate = deferred();
+    const reached = deferred();
     fake.hold = async () => {
       held++;
-      if (held === count) reached();
-      await gate;
+      if (held === count) reached.resolve();
+      await gate.promise;
     };
     return {
-      waiting,
+      waiting: reached.promise,
       release() {
         fake.hold = undefined;
-        open();
+        gate.resolve();
       },
     };
   }

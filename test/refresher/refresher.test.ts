@@ -10,6 +10,7 @@ import type { FakeOAuth } from '../fakes/oauth.js';
 import type { TokenErrorKind, TokenProvider } from '../fakes/token-formats.js';
 import { FakeTokenServer, TOKEN_PROVIDERS } from '../fakes/token-server.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
+import { deferred } from '../support/deferred.js';
 import { eachDatabase, secretFor, unique } from '../support/fixtures.js';
 
 const MIN = 60_000;
@@ -265,6 +266,14 @@ await eachDatabase('refresher', (database) => {
     const count = fake('dropbox').refreshRequests.length;
     await refresher.tick();
     assert.equal(fake('dropbox').refreshRequests.length, count, 'not before its backoff');
+    const fromStore = await refreshLocation(t.services.refresh, id, { kind: 'expiring', marginMs: 10 * MIN });
+    assert.equal(fromStore.kind, 'failed', 'a store waits out the backoff too');
+    assert.ok(
+      fromStore.kind === 'failed' &&
+        fromStore.failureClass === 'passing' &&
+        (fromStore.retryAfterSeconds ?? 0) >= 7,
+    );
+    assert.equal(fake('dropbox').refreshRequests.length, count);
     for (let failures = 2; failures <= max; failures++) {
       fake('dropbox').failNext(failures % 2 === 0 ? 'server_error' : 'unavailable');
       clock.advance(11 * MIN);
@@ -316,13 +325,10 @@ await eachDatabase('refresher', (database) => {
     fake('box').answerDelayMs = 200;
     const before = fake('box').refreshRequests.length;
     try {
-      let entered: () => void = () => {};
-      const inside = new Promise<void>((resolve) => {
-        entered = resolve;
-      });
-      fake('box').onRefresh = () => entered();
+      const inside = deferred();
+      fake('box').onRefresh = () => inside.resolve();
       const first = refreshLocation(t.services.refresh, id, { kind: 'due' });
-      await inside;
+      await inside.promise;
       assert.deepEqual(await refreshLocation(other, id, { kind: 'due' }), { kind: 'busy' });
       assert.equal((await first).kind, 'refreshed');
     } finally {
@@ -364,28 +370,22 @@ await eachDatabase('refresher', (database) => {
     // Every refresh is held at the endpoint until the test lets go. Within the bound exactly two
     // arrive; the pause only gives a broken bound the time to show more (it cannot fail a correct one).
     let arrived = 0;
-    let twoArrived: () => void = () => {};
-    const two = new Promise<void>((resolve) => {
-      twoArrived = resolve;
-    });
-    let letGo: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      letGo = resolve;
-    });
+    const two = deferred();
+    const gate = deferred();
     fake('drive').onRefresh = async () => {
       arrived++;
-      if (arrived === 2) twoArrived();
-      await gate;
+      if (arrived === 2) two.resolve();
+      await gate.promise;
     };
     const before = fake('drive').refreshRequests.length;
     let ticking: Promise<void> | undefined;
     try {
       ticking = bounded.tick();
-      await two;
+      await two.promise;
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(arrived, 2, 'two at the endpoint, the rest waiting for a slot');
     } finally {
-      letGo();
+      gate.resolve();
       fake('drive').onRefresh = undefined;
       await ticking;
     }

@@ -194,6 +194,18 @@ async function refreshHeld(
     await release(deps, id);
     return { kind: 'failed', failureClass: 'status', message: attentionMessage(row), status: row.status };
   }
+  // A store's refresh waits out the backoff of a passing failure like the refresher does (the
+  // provider may have asked for it with Retry-After); the operation is retried later instead.
+  if (trigger.kind !== 'due' && row.refresh_after > now && isDue(row, secret, trigger, deps, now)) {
+    await release(deps, id);
+    return {
+      kind: 'failed',
+      failureClass: 'passing',
+      message: `waiting to retry after: ${row.last_refresh_error ?? 'a passing failure'}`,
+      status: row.status,
+      retryAfterSeconds: Math.ceil((row.refresh_after - now) / 1000),
+    };
+  }
   if (!isDue(row, secret, trigger, deps, now)) {
     await release(deps, id);
     return {
