@@ -1,11 +1,10 @@
 // `ferry serve`: build the services, then the HTTP app and/or the worker as FERRY_ROLE says, and shut
 // down gracefully on SIGTERM/SIGINT: stop accepting requests and claiming work, let running work
 // finish until the deadline, hand back the rest, close the database.
+
+import { type Background, startBackground } from './background.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
 import type { Config } from './config.js';
-import { Refresher } from './domain/refresher/refresher.js';
-import { createWorker } from './engine/create.js';
-import type { Worker } from './engine/worker.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './log.js';
 import { createServices } from './services.js';
@@ -14,18 +13,10 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   const services = await createServices(config, { logger });
   await bootstrapIfEmpty(services);
   const app = config.role === 'worker' ? undefined : await buildApp(services, { defaultMetrics: true });
-  let worker: Worker | undefined;
-  let refresher: Refresher | undefined;
+  let background: Background | undefined;
   if (config.role !== 'api') {
-    worker = createWorker(services);
-    const running = worker;
-    services.workQueued = () => running.nudge();
-    worker.start();
-    logger.info({ owner: worker.owner, concurrency: config.worker.concurrency }, 'worker started');
-    const refreshing = new Refresher(services.refresh, { pollMs: config.refresh.pollSeconds * 1000 });
-    services.refreshRequested = () => refreshing.nudge();
-    refreshing.start();
-    refresher = refreshing;
+    background = startBackground(services);
+    logger.info({ owner: background.worker.owner, concurrency: config.worker.concurrency }, 'worker started');
   }
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -42,8 +33,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     force.unref();
     try {
       await app?.close();
-      await refresher?.stop();
-      await worker?.stop(config.worker.shutdownSeconds * 1000);
+      await background?.stop(config.worker.shutdownSeconds * 1000);
       await services.close();
       logger.info('stopped');
     } finally {

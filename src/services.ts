@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import { Keyring } from './crypto/envelope.js';
 import { loadMasterKey } from './crypto/master-key.js';
 import { type Db, migrateToLatest, openDatabase } from './db/database.js';
+import { createSignals, type Signals } from './db/signals.js';
 import { ApiKeys } from './domain/api-keys.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { Locations } from './domain/locations/locations.js';
@@ -37,13 +38,15 @@ export interface Services {
   stores: StoreContext;
   /** What the refresher and the stores' token renewals share (this process's lease owner id among it). */
   refresh: RefreshDeps;
-  /** Called when a refresh is requested; a process that runs the refresher points it there. */
+  /** Called when a refresh is requested: wakes the refreshers of every process. */
   refreshRequested: () => void;
   copies: Copies;
   operations: Operations;
   transferViews: TransferViews;
   jobControl: JobControl;
-  /** Called when work is queued; a process that also runs a worker points it at the worker. */
+  /** Wake-ups between processes (NOTIFY on PostgreSQL). */
+  signals: Signals;
+  /** Called when work is queued: wakes the workers of every process. */
   workQueued: () => void;
   close(): Promise<void>;
 }
@@ -88,6 +91,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     clientErrorsLogged: new Set(),
   };
   const storage = new Storage(locations, stores, new AccessTokens(refresh));
+  const signals = createSignals(db, config.databaseUrl, options.logger);
   const transferViews = new TransferViews(db.kysely);
   return {
     config,
@@ -101,12 +105,16 @@ export async function createServices(config: Config, options: ServicesOptions): 
     storage,
     stores,
     refresh,
-    refreshRequested: () => {},
+    signals,
+    refreshRequested: () => signals.notify('refresh'),
     copies: new Copies(db, locations, clock),
     operations: new Operations(db, locations, storage, stores.egress, clock),
     transferViews,
     jobControl: new JobControl(db.kysely, transferViews, clock),
-    workQueued: () => {},
-    close: () => db.close(),
+    workQueued: () => signals.notify('work'),
+    close: async () => {
+      await signals.close();
+      await db.close();
+    },
   };
 }

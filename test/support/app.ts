@@ -6,10 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { type Background, startBackground } from '../../src/background.js';
 import { bootstrapIfEmpty } from '../../src/bootstrap.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/domain/clock.js';
-import { createWorker } from '../../src/engine/create.js';
+import type { RefresherOptions } from '../../src/domain/refresher/refresher.js';
 import type { Worker, WorkerOptions } from '../../src/engine/worker.js';
 import { buildApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/log.js';
@@ -32,8 +33,10 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Share the database of another test app (two processes on one PostgreSQL). */
   shareWith?: TestApp;
-  /** Run a worker in the same process, as `FERRY_ROLE=all` does. */
+  /** Run a worker and the refresher in the same process, as `FERRY_ROLE=all` does. */
   worker?: Partial<WorkerOptions> | true;
+  /** The refresher's options, with `worker`. */
+  refresher?: Partial<RefresherOptions>;
 }
 
 export interface TestApp {
@@ -71,16 +74,14 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
   });
   const app = await buildApp(services);
   await app.ready();
-  let worker: Worker | undefined;
+  let background: Background | undefined;
   if (options.worker) {
-    const running = createWorker(
-      services,
-      options.worker === true ? { pollMs: 50 } : { pollMs: 50, ...options.worker },
-    );
-    services.workQueued = () => running.nudge();
-    running.start();
-    worker = running;
+    background = startBackground(services, {
+      worker: options.worker === true ? { pollMs: 50 } : { pollMs: 50, ...options.worker },
+      ...(options.refresher ? { refresher: options.refresher } : {}),
+    });
   }
+  const worker: Worker | undefined = background?.worker;
   let token = shared?.token ?? '';
   if (!shared) {
     const file = await bootstrapIfEmpty(services);
@@ -103,7 +104,7 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
     },
     async close() {
       await app.close();
-      await worker?.stop(5000);
+      await background?.stop(5000);
       await services.close();
       if (!shared) {
         await schema?.drop();

@@ -1,0 +1,150 @@
+// Wake-ups between processes: "there is new work" and "a refresh was requested" reach every worker at
+// once instead of at its next poll. On PostgreSQL they travel as NOTIFY on channels named for the
+// schema (so databases that share a server, such as test schemas, do not wake each other), received
+// by one LISTEN connection per process that reconnects after the database restarts and then wakes
+// every listener once, for what it may have missed. On SQLite, which is one process, they are an
+// in-process event. Polls stay as a slow safety net: a wake-up is a hint, never the only way in.
+import { EventEmitter } from 'node:events';
+import { sql } from 'kysely';
+import pg from 'pg';
+import type { Logger } from '../log.js';
+import type { Secret } from '../secret.js';
+import type { Db } from './database.js';
+
+export type Channel = 'work' | 'refresh';
+const CHANNELS: readonly Channel[] = ['work', 'refresh'];
+
+export interface Signals {
+  /** Wakes the listeners of `channel` in every process, this one included. */
+  notify(channel: Channel): void;
+  /** Calls `listener` at each wake-up of `channel`; returns the function that stops it. */
+  listen(channel: Channel, listener: () => void): () => void;
+  close(): Promise<void>;
+}
+
+export function createSignals(db: Db, databaseUrl: Secret | undefined, logger: Logger): Signals {
+  return db.dialect === 'postgres' && databaseUrl
+    ? new PgSignals(db, databaseUrl, logger)
+    : new LocalSignals();
+}
+
+/** One process: an event emitter. */
+class LocalSignals implements Signals {
+  protected readonly events = new EventEmitter().setMaxListeners(0);
+
+  notify(channel: Channel): void {
+    queueMicrotask(() => this.events.emit(channel));
+  }
+
+  listen(channel: Channel, listener: () => void): () => void {
+    this.events.on(channel, listener);
+    return () => this.events.off(channel, listener);
+  }
+
+  async close(): Promise<void> {
+    this.events.removeAllListeners();
+  }
+}
+
+const RECONNECT_MIN_MS = 250;
+const RECONNECT_MAX_MS = 5000;
+
+/** Many processes on one PostgreSQL: NOTIFY out through the pool, LISTEN on a connection of its own. */
+class PgSignals extends LocalSignals {
+  #client: pg.Client | undefined;
+  #connecting: Promise<void> | undefined;
+  #prefix: Promise<string> | undefined;
+  #closed = false;
+  #delay = RECONNECT_MIN_MS;
+  #timer: NodeJS.Timeout | undefined;
+  #everConnected = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly url: Secret,
+    private readonly logger: Logger,
+  ) {
+    super();
+  }
+
+  override notify(channel: Channel): void {
+    // Listeners in this process hear it at once; the others through the database.
+    super.notify(channel);
+    this.#channel(channel)
+      .then((name) => sql`select pg_notify(${name}, '')`.execute(this.db.kysely))
+      .catch((err: unknown) => this.logger.warn({ err, channel }, 'could not send a wake-up'));
+  }
+
+  override listen(channel: Channel, listener: () => void): () => void {
+    const stop = super.listen(channel, listener);
+    void this.#connect();
+    return stop;
+  }
+
+  /** ferry_<schema>_<channel>: NOTIFY is per database, the schema tells ferry's databases apart. */
+  #channel(channel: Channel): Promise<string> {
+    this.#prefix ??= sql<{ schema: string }>`select current_schema() as schema`
+      .execute(this.db.kysely)
+      .then((r) => `ferry_${(r.rows[0]?.schema ?? 'public').toLowerCase().replace(/[^a-z0-9_]/g, '_')}`);
+    return this.#prefix.then((prefix) => `${prefix}_${channel}`.slice(0, 63));
+  }
+
+  #connect(): Promise<void> {
+    if (this.#client || this.#closed) return Promise.resolve();
+    this.#connecting ??= this.#open().finally(() => {
+      this.#connecting = undefined;
+    });
+    return this.#connecting;
+  }
+
+  async #open(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url.reveal() });
+    let reconnected: boolean;
+    const lost = (err?: unknown) => {
+      if (this.#client !== client) return;
+      this.#client = undefined;
+      client.removeAllListeners();
+      client.end().catch(() => {});
+      if (this.#closed) return;
+      this.logger.warn({ err }, 'wake-up connection lost; reconnecting');
+      this.#timer = setTimeout(() => void this.#connect(), this.#delay);
+      this.#delay = Math.min(RECONNECT_MAX_MS, this.#delay * 2);
+    };
+    try {
+      const names = await Promise.all(CHANNELS.map((c) => this.#channel(c)));
+      await client.connect();
+      client.on('error', lost);
+      client.on('end', () => lost());
+      client.on('notification', (message) => {
+        const channel = CHANNELS[names.indexOf(message.channel)];
+        if (channel) this.events.emit(channel);
+      });
+      for (const name of names) await client.query(`listen "${name}"`);
+      if (this.#closed) {
+        await client.end();
+        return;
+      }
+      reconnected = this.#everConnected;
+      this.#client = client;
+      this.#everConnected = true;
+      this.#delay = RECONNECT_MIN_MS;
+    } catch (err) {
+      this.#client = client;
+      lost(err);
+      return;
+    }
+    // Whatever was sent while this process was not listening: one wake-up of each channel.
+    if (reconnected) for (const channel of CHANNELS) this.events.emit(channel);
+  }
+
+  override async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.#connecting;
+    const client = this.#client;
+    this.#client = undefined;
+    client?.removeAllListeners();
+    await client?.end().catch(() => {});
+    await super.close();
+  }
+}

@@ -1,0 +1,141 @@
+// Wake-ups instead of polls: an accepted copy and a refresh request reach an idle worker whose poll is
+// an hour away, in one process (SQLite and PostgreSQL) and from another process on PostgreSQL, also
+// after the wake-up connection was cut (the database restarting looks the same to it).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { FakeTokenServer } from '../fakes/token-server.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { PG_URL, testDatabases } from '../support/databases.js';
+import { eachDatabase, unique } from '../support/fixtures.js';
+import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
+import {
+  type Call,
+  createLocation,
+  newWorkspace,
+  s3Client,
+  seedBucket,
+  waitFor,
+} from '../support/transfers.js';
+
+const HOUR = 3_600_000;
+
+let s3: S3rverHandle;
+let client: S3Client;
+before(async () => {
+  s3 = await startS3rver();
+  client = s3Client(s3.endpoint);
+});
+after(async () => {
+  client.destroy();
+  await s3.close();
+});
+
+/** A single copy on s3rver accepted through `api`; resolves when `api` reads it complete. */
+async function copyOne(api: TestApp): Promise<void> {
+  const call: Call = await newWorkspace(api);
+  const secret = { access_key_id: 'AKID', secret_access_key: 'secret' };
+  const a = await createLocation(call, { provider: 's3', secret, metadata: { endpoint: s3.endpoint } });
+  const src = await seedBucket(client, { 'x.txt': unique('x') });
+  const res = await call({
+    method: 'POST',
+    url: '/v1/copy',
+    payload: { from: `${a.id}:${src}/x.txt`, to: `${a.id}:${src}/y.txt` },
+  });
+  assert.equal(res.statusCode, 202, res.body);
+  const done = await waitFor(call, `/v1/transfers/${res.json().id}`);
+  assert.equal(done.status, 'complete', JSON.stringify(done));
+}
+
+await eachDatabase('wake-ups in one process', (database) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(database, {
+      env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' },
+      worker: { pollMs: HOUR },
+      refresher: { pollMs: HOUR },
+    });
+  });
+  after(() => t.close());
+
+  test('an accepted copy starts on an idle worker whose next poll is an hour away', async () => {
+    await copyOne(t);
+  });
+});
+
+const postgres = (await testDatabases()).find((d) => d.name === 'postgres');
+
+describe('wake-ups across processes [postgres]', { skip: postgres?.skip ?? false }, () => {
+  let api: TestApp;
+  let worker: TestApp;
+  let tokens: FakeTokenServer;
+  before(async () => {
+    tokens = await new FakeTokenServer().start();
+    const env = { FERRY_EGRESS_ALLOW: '127.0.0.1/32', ...tokens.env() };
+    api = await startTestApp({ name: 'postgres', skip: undefined }, { env });
+    worker = await startTestApp(
+      { name: 'postgres', skip: undefined },
+      { env, shareWith: api, worker: { pollMs: HOUR }, refresher: { pollMs: HOUR, jitterMs: 0 } },
+    );
+  });
+  after(async () => {
+    await worker.close();
+    await api.close();
+    await tokens.close();
+  });
+
+  test("a copy accepted by one process starts on another's idle worker", async () => {
+    await copyOne(api);
+  });
+
+  test("a refresh requested in one process is run by another's idle refresher", async () => {
+    const issued = tokens.oauth.box.issue(unique('owner'));
+    const created = await api.request({
+      method: 'POST',
+      url: '/v1/locations',
+      payload: {
+        provider: 'box',
+        label: unique('box'),
+        secret: { ...issued, expiry: new Date(Date.now() + HOUR * 2).toISOString() },
+      },
+    });
+    const id = created.json().id;
+    assert.equal(
+      (await api.request({ method: 'POST', url: '/v1/locations/refresh', payload: { id } })).statusCode,
+      202,
+    );
+    for (;;) {
+      const status = (
+        await api.request({ method: 'POST', url: '/v1/locations/status', payload: { id } })
+      ).json();
+      if (status.refresh_requested === false) {
+        assert.equal(status.consecutive_refresh_failures, 0);
+        assert.deepEqual(tokens.oauth.box.refreshRequests.slice(-1), [issued.refresh_token]);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  });
+
+  test('after its wake-up connection is cut, a worker still hears about new copies', async () => {
+    const schema = (
+      await sql<{ schema: string }>`select current_schema() as schema`.execute(worker.services.db.kysely)
+    ).rows[0]?.schema;
+    assert.ok(schema);
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    try {
+      const cut = await admin.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where query = $1`,
+        [`listen "ferry_${schema}_refresh"`],
+      );
+      assert.equal(cut.rowCount, 1, "the worker process's listening connection");
+    } finally {
+      await admin.end();
+    }
+    await copyOne(api);
+    await copyOne(api);
+  });
+});
