@@ -13,6 +13,8 @@ import { type RefreshDeps, type RefreshResult, type RefreshTrigger, refreshLocat
 /** A token closer than this to its expiry is renewed before it is sent. */
 export const EXPIRY_MARGIN_MS = 60_000;
 const BUSY_POLL_MS = 200;
+/** Tokens kept in memory at most; the oldest entry goes first (a deleted location's, a replaced secret's). */
+const CACHE_MAX = 10_000;
 
 interface Cached {
   token: Secret;
@@ -40,6 +42,15 @@ export class AccessTokens {
     };
   }
 
+  #remember(key: string, cached: Cached): void {
+    this.#cache.delete(key);
+    this.#cache.set(key, cached);
+    if (this.#cache.size > CACHE_MAX) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#cache.delete(oldest);
+    }
+  }
+
   async #current(key: string, id: string, label: string, signal?: AbortSignal): Promise<Secret> {
     const now = this.deps.clock.now();
     const cached = this.#cache.get(key);
@@ -55,7 +66,7 @@ export class AccessTokens {
     if (expiresAt === null || expiresAt - now > EXPIRY_MARGIN_MS) {
       const secret = JSON.parse(this.deps.keyring.open(row.secret_envelope, id).reveal()) as OAuthSecret;
       const token = new Secret(secret.access_token);
-      this.#cache.set(key, { token, expiresAt });
+      this.#remember(key, { token, expiresAt });
       return token;
     }
     return this.#renew(key, id, label, { kind: 'expiring', marginMs: EXPIRY_MARGIN_MS }, signal);
@@ -94,7 +105,7 @@ export class AccessTokens {
       switch (result.kind) {
         case 'refreshed':
         case 'fresh':
-          this.#cache.set(key, { token: result.token, expiresAt: result.expiresAt });
+          this.#remember(key, { token: result.token, expiresAt: result.expiresAt });
           return result.token;
         case 'gone':
           throw new FerryError('credentials_rejected', `location ${label} (${id}) was deleted`);
