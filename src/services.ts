@@ -13,6 +13,7 @@ import { Locations } from './domain/locations/locations.js';
 import { AccessTokens } from './domain/refresher/access-tokens.js';
 import { refreshMetrics } from './domain/refresher/metrics.js';
 import type { RefreshDeps } from './domain/refresher/refresh.js';
+import { Shares } from './domain/shares/shares.js';
 import { Storage } from './domain/storage.js';
 import { Copies } from './domain/transfers/copy.js';
 import { JobControl } from './domain/transfers/job-control.js';
@@ -42,6 +43,7 @@ export interface Services {
   refreshRequested: () => void;
   copies: Copies;
   operations: Operations;
+  shares: Shares;
   transferViews: TransferViews;
   jobControl: JobControl;
   /** Wake-ups between processes (NOTIFY on PostgreSQL). */
@@ -92,6 +94,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
   };
   const storage = new Storage(locations, stores, new AccessTokens(refresh));
   const signals = createSignals(db, config.databaseUrl, options.logger);
+  const operations = new Operations(db, locations, storage, stores.egress, clock);
   const transferViews = new TransferViews(db.kysely);
   return {
     config,
@@ -108,7 +111,8 @@ export async function createServices(config: Config, options: ServicesOptions): 
     signals,
     refreshRequested: () => signals.notify('refresh'),
     copies: new Copies(db, locations, clock),
-    operations: new Operations(db, locations, storage, stores.egress, clock),
+    operations,
+    shares: new Shares(db, operations, storage, clock, config.publicUrl),
     transferViews,
     jobControl: new JobControl(db.kysely, transferViews, clock),
     workQueued: () => signals.notify('work'),

@@ -130,6 +130,40 @@ export interface CopyAcceptsTable {
   accepted_at: number;
 }
 
+export interface SharesTable {
+  id: string;
+  workspace_id: string;
+  location_id: string;
+  /** The file's path in the location, as resolved when the share was made. */
+  path: string;
+  /** `<location label>/<path>` as resolved when the share was made, for lists. */
+  source: string;
+  /** SHA-256 of the link's token, hex. The token itself is never stored. */
+  token_hash: string;
+  /** argon2id hash of the password, or null for none. */
+  password_hash: string | null;
+  expires_at: number | null;
+  max_downloads: number | null;
+  downloads: Generated<number>;
+  last_download_at: number | null;
+  revoked_at: number | null;
+  created_at: number;
+}
+
+export interface ShareGrantsTable {
+  /** SHA-256 of the cookie a correct password sets, hex. */
+  token_hash: string;
+  share_id: string;
+  expires_at: number;
+}
+
+export interface ShareGuessesTable {
+  share_id: string;
+  /** The client address a refused password came from. */
+  client: string;
+  at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -139,7 +173,12 @@ export interface Database {
   job_manifests: JobManifestsTable;
   job_objects: JobObjectsTable;
   copy_accepts: CopyAcceptsTable;
+  shares: SharesTable;
+  share_grants: ShareGrantsTable;
+  share_guesses: ShareGuessesTable;
 }
+
+export type ShareRow = Selectable<SharesTable>;
 
 export type TransferRow = Selectable<TransfersTable>;
 export type JobRow = Selectable<JobsTable>;

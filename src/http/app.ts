@@ -8,10 +8,12 @@ import type { Services } from '../services.js';
 import { registerAuth } from './auth.js';
 import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
 import { registerMetrics } from './metrics.js';
+import { linkRoutes } from './routes/links.js';
 import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
 import { operationRoutes } from './routes/operations.js';
 import { serviceRoutes } from './routes/service.js';
+import { shareRoutes } from './routes/shares.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transferRoutes } from './routes/transfers.js';
 import { ErrorBody } from './schemas.js';
@@ -94,5 +96,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     }),
   );
   await app.register(operationRoutes(services.operations, queued));
+  await app.register(shareRoutes(services.shares));
+  await app.register(
+    linkRoutes({
+      shares: services.shares,
+      storage: services.storage,
+      registry: services.metrics,
+      secureCookies: services.config.publicUrl.startsWith('https:'),
+    }),
+  );
   return app;
 }

@@ -19,7 +19,7 @@ import type { ObjectRef, TransferSpec } from './specs.js';
 /** At most this many sources (paths or URLs) in one request. */
 export const MAX_SOURCES = 1000;
 
-interface Resolved {
+export interface Resolved {
   row: LocationRow;
   path: string;
 }
@@ -66,6 +66,14 @@ export class Operations {
     if (!isPattern(path) && hasBuckets(row.provider as Provider) && !path.includes('/')) {
       throw invalid(`${field} needs a bucket and a key: "<location>/bucket/key"`);
     }
+  }
+
+  /** A source `<location>/<file or pattern>`, checked as move and remove check theirs (share, send). */
+  async resolveSource(workspaceId: string, value: string, field: string): Promise<Resolved> {
+    const resolved = await this.resolvePath(workspaceId, value, field);
+    this.checkSource(resolved, field);
+    this.checkActive(resolved.row);
+    return resolved;
   }
 
   private checkActive(row: LocationRow): void {

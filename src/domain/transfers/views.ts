@@ -107,14 +107,14 @@ function decodeCursor(cursor: string): { createdAt: number; id: string } {
 }
 
 /** Rows after the cursor in newest-first order (created_at desc, then id asc for ties; DECISIONS). */
-function afterCursor(cursor: string | undefined) {
+export function afterCursor(cursor: string | undefined) {
   if (cursor === undefined) return sql<boolean>`1 = 1`;
   const after = decodeCursor(cursor);
   return sql<boolean>`(created_at < ${after.createdAt} or (created_at = ${after.createdAt} and id > ${after.id}))`;
 }
 
 /** The page and, when more rows follow, the cursor of its last row (rows were read with limit + 1). */
-function pageOf<R extends { created_at: number; id: string }>(
+export function pageOf<R extends { created_at: number; id: string }>(
   rows: R[],
   limit: number,
 ): { rows: R[]; next_cursor?: string } {

@@ -75,11 +75,11 @@ const JobSchema = Type.Object({
   error: Type.Optional(Type.String()),
 });
 
-const Paging = Type.Object(
+export const Paging = Type.Object(
   { limit: Type.Optional(Type.String({ pattern: '^[0-9]+$' })), cursor: Type.Optional(Type.String()) },
   { additionalProperties: false },
 );
-const Id = Type.Object({ id: Type.String() });
+export const Id = Type.Object({ id: Type.String() });
 
 /** Job retry and cancel take no body: nothing, or {} (DECISIONS). */
 function noBody(request: FastifyRequest): void {

@@ -1,0 +1,300 @@
+// Share links (docs/api.md, "Share links"): one file of a location behind a URL that ferry serves. The
+// token has 256 bits of randomness and is kept only as a SHA-256 hash, so the URL is shown once, when
+// the share is made. A password is kept as an argon2id hash; a correct one grants the browser a cookie
+// for an hour (also kept as a hash), so that a resumed download needs no password in a URL. Refused
+// guesses are counted in the database, per link and client address and per link, across processes.
+import { createHash, randomBytes } from 'node:crypto';
+import { hash, verify } from '@node-rs/argon2';
+import type { Db } from '../../db/database.js';
+import type { LocationRow, ShareRow } from '../../db/schema.js';
+import { FerryError, invalid, notFound } from '../../errors.js';
+import type { Entry } from '../../stores/contract.js';
+import { expandSources, isPattern } from '../../transfer/patterns.js';
+import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
+import { isUuid, newId } from '../ids.js';
+import type { Storage } from '../storage.js';
+import type { Operations } from '../transfers/operations.js';
+import { afterCursor, type Page, pageOf } from '../transfers/views.js';
+
+export interface CreateShare {
+  file: string;
+  password?: string;
+  expires_at?: string;
+  max_downloads?: number;
+}
+
+export interface CreatedShare {
+  id: string;
+  url: string;
+  expires_at?: string;
+}
+
+export interface ShareView {
+  id: string;
+  source: string;
+  created_at: string;
+  expires_at?: string;
+  revoked_at?: string;
+  has_password: boolean;
+  downloads: number;
+  max_downloads?: number;
+  last_download_at?: string;
+}
+
+/** Why a link serves nothing, or 'open'. */
+export type LinkState = 'open' | 'unknown' | 'expired' | 'used_up';
+
+/** Refused passwords allowed per link and client address, and per link, in any rolling minute. */
+export const GUESSES_PER_CLIENT = 5;
+export const GUESSES_PER_LINK = 20;
+const GUESS_WINDOW_MS = 60_000;
+/** How long a correct password lets a browser download (ranges, resumes) without asking again. */
+export const GRANT_MS = 3_600_000;
+export const PASSWORD_MAX = 1024;
+/** Matches counted at most when a pattern names more than one file. */
+const COUNT_MAX = 100_000;
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+const newToken = () => randomBytes(32).toString('base64url');
+
+export function shareView(row: ShareRow): ShareView {
+  const v: ShareView = {
+    id: row.id,
+    source: row.source,
+    created_at: toRfc3339(row.created_at),
+    has_password: row.password_hash !== null,
+    downloads: row.downloads,
+  };
+  if (row.expires_at !== null) v.expires_at = toRfc3339(row.expires_at);
+  if (row.revoked_at !== null) v.revoked_at = toRfc3339(row.revoked_at);
+  if (row.max_downloads !== null) v.max_downloads = row.max_downloads;
+  if (row.last_download_at !== null) v.last_download_at = toRfc3339(row.last_download_at);
+  return v;
+}
+
+export class Shares {
+  constructor(
+    private readonly db: Db,
+    private readonly operations: Operations,
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    private readonly publicUrl: string,
+  ) {}
+
+  /**
+   * The one file `file` names (`<location>/<path>`, a pattern allowed): 404 when nothing matches, 400
+   * saying how many when several do. Share and send both take their file this way.
+   */
+  async resolveFile(
+    workspaceId: string,
+    file: string,
+    field: string,
+  ): Promise<{ row: LocationRow; entry: Entry }> {
+    const { row, path } = await this.operations.resolveSource(workspaceId, file, field);
+    const found = await this.storage.use(row, async (store) => {
+      const matches: Entry[] = [];
+      let count = 0;
+      for await (const entry of expandSources(store, path)) {
+        if (matches.length < 1) matches.push(entry);
+        if (++count > COUNT_MAX) break;
+        if (!isPattern(path)) break;
+      }
+      return { first: matches[0], count };
+    });
+    if (!found.first || found.count === 0) throw notFound(`${field}: no file matches "${file}"`);
+    if (found.count > 1) {
+      const many = found.count > COUNT_MAX ? `more than ${COUNT_MAX}` : String(found.count);
+      throw invalid(`${field}: the pattern matches ${many} files; it must match exactly one`);
+    }
+    return { row, entry: found.first };
+  }
+
+  async create(workspaceId: string, input: CreateShare): Promise<CreatedShare> {
+    const now = this.clock.now();
+    const expiresAt = input.expires_at === undefined ? null : parseRfc3339(input.expires_at, 'expires_at');
+    if (expiresAt !== null && expiresAt <= now) throw invalid('expires_at must be in the future');
+    if (input.password !== undefined && (input.password === '' || input.password.length > PASSWORD_MAX)) {
+      throw invalid(`password must be 1 to ${PASSWORD_MAX} characters`);
+    }
+    const { row, entry } = await this.resolveFile(workspaceId, input.file, 'file');
+    return this.insert(workspaceId, row, entry.path, {
+      expiresAt,
+      ...(input.password === undefined ? {} : { password: input.password }),
+      ...(input.max_downloads === undefined ? {} : { maxDownloads: input.max_downloads }),
+    });
+  }
+
+  /** Stores a share of `path` in `location` and answers its URL (the only time the token is seen). */
+  async insert(
+    workspaceId: string,
+    location: LocationRow,
+    path: string,
+    options: { expiresAt: number | null; password?: string; maxDownloads?: number },
+  ): Promise<CreatedShare> {
+    const token = newToken();
+    const row: ShareRow = {
+      id: newId(),
+      workspace_id: workspaceId,
+      location_id: location.id,
+      path,
+      source: `${location.label}/${path}`,
+      token_hash: sha256(token),
+      password_hash: options.password === undefined ? null : await hash(options.password),
+      expires_at: options.expiresAt,
+      max_downloads: options.maxDownloads ?? null,
+      downloads: 0,
+      last_download_at: null,
+      revoked_at: null,
+      created_at: this.clock.now(),
+    };
+    await this.db.kysely.insertInto('shares').values(row).execute();
+    const created: CreatedShare = { id: row.id, url: `${this.publicUrl}/s/${token}` };
+    if (row.expires_at !== null) created.expires_at = toRfc3339(row.expires_at);
+    return created;
+  }
+
+  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ShareView>> {
+    const rows = await this.db.kysely
+      .selectFrom('shares')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where(afterCursor(cursor))
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'asc')
+      .limit(limit + 1)
+      .execute();
+    const page = pageOf(rows, limit);
+    return {
+      items: page.rows.map(shareView),
+      ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
+    };
+  }
+
+  /** Revokes at once; revoking again changes nothing. Another workspace's share is not found. */
+  async revoke(workspaceId: string, id: string): Promise<void> {
+    if (!isUuid(id)) throw notFound(`share ${id} not found`);
+    const found = await this.db.kysely
+      .updateTable('shares')
+      .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(this.clock.now())) }))
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    if (found.numUpdatedRows === 0n) throw notFound(`share ${id} not found`);
+  }
+
+  /** The share behind a link's token, and whether it serves. */
+  async byToken(token: string): Promise<{ row: ShareRow | undefined; state: LinkState }> {
+    const row = await this.db.kysely
+      .selectFrom('shares')
+      .selectAll()
+      .where('token_hash', '=', sha256(token))
+      .executeTakeFirst();
+    return { row, state: row ? this.state(row) : 'unknown' };
+  }
+
+  state(row: ShareRow): LinkState {
+    if (row.revoked_at !== null) return 'unknown';
+    if (row.expires_at !== null && row.expires_at <= this.clock.now()) return 'expired';
+    if (row.max_downloads !== null && row.downloads >= row.max_downloads) return 'used_up';
+    return 'open';
+  }
+
+  /** The location a share reads from (deleting a location deletes its shares). */
+  async location(row: ShareRow): Promise<LocationRow> {
+    const location = await this.db.kysely
+      .selectFrom('locations')
+      .selectAll()
+      .where('id', '=', row.location_id)
+      .executeTakeFirst();
+    if (!location) throw notFound('the shared file is gone');
+    return location;
+  }
+
+  /**
+   * Counts one download, unless the link was used up or revoked a moment ago (then false): the check
+   * and the count are one conditional UPDATE, so two downloads at once cannot both take the last one.
+   */
+  async countDownload(row: ShareRow): Promise<boolean> {
+    const now = this.clock.now();
+    const result = await this.db.kysely
+      .updateTable('shares')
+      .set((eb) => ({ downloads: eb('downloads', '+', 1), last_download_at: now }))
+      .where('id', '=', row.id)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('max_downloads', 'is', null), eb('downloads', '<', eb.ref('max_downloads'))]))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Seconds to wait before `client` may guess again, or undefined when it may now. */
+  async guessWait(row: ShareRow, client: string): Promise<number | undefined> {
+    const since = this.clock.now() - GUESS_WINDOW_MS;
+    const guesses = await this.db.kysely
+      .selectFrom('share_guesses')
+      .select(['client', 'at'])
+      .where('share_id', '=', row.id)
+      .where('at', '>', since)
+      .orderBy('at', 'asc')
+      .execute();
+    const mine = guesses.filter((g) => g.client === client);
+    const blocking =
+      mine.length >= GUESSES_PER_CLIENT
+        ? mine[mine.length - GUESSES_PER_CLIENT]
+        : guesses.length >= GUESSES_PER_LINK
+          ? guesses[guesses.length - GUESSES_PER_LINK]
+          : undefined;
+    if (!blocking) return undefined;
+    return Math.max(1, Math.ceil((blocking.at + GUESS_WINDOW_MS - this.clock.now()) / 1000));
+  }
+
+  /** Checks a password (argon2 compares in constant time); a refused one is counted against `client`. */
+  async checkPassword(row: ShareRow, password: string, client: string): Promise<boolean> {
+    if (row.password_hash === null) return true;
+    const ok =
+      password.length <= PASSWORD_MAX && (await verify(row.password_hash, password).catch(() => false));
+    if (!ok) {
+      const now = this.clock.now();
+      await this.db.kysely
+        .insertInto('share_guesses')
+        .values({ share_id: row.id, client, at: now })
+        .execute();
+      await this.db.kysely
+        .deleteFrom('share_guesses')
+        .where('share_id', '=', row.id)
+        .where('at', '<=', now - GUESS_WINDOW_MS)
+        .execute();
+    }
+    return ok;
+  }
+
+  /** A cookie value that lets this browser download for GRANT_MS without the password. */
+  async grant(row: ShareRow): Promise<string> {
+    const token = newToken();
+    const now = this.clock.now();
+    await this.db.kysely
+      .insertInto('share_grants')
+      .values({ token_hash: sha256(token), share_id: row.id, expires_at: now + GRANT_MS })
+      .execute();
+    await this.db.kysely.deleteFrom('share_grants').where('expires_at', '<=', now).execute();
+    return token;
+  }
+
+  async hasGrant(row: ShareRow, cookie: string | undefined): Promise<boolean> {
+    if (!cookie) return false;
+    const found = await this.db.kysely
+      .selectFrom('share_grants')
+      .select('share_id')
+      .where('token_hash', '=', sha256(cookie))
+      .where('share_id', '=', row.id)
+      .where('expires_at', '>', this.clock.now())
+      .executeTakeFirst();
+    return found !== undefined;
+  }
+}
+
+/** For callers that need a FerryError kind for a link state (never used for 'open'). */
+export function linkError(state: Exclude<LinkState, 'open'>): FerryError {
+  return state === 'unknown'
+    ? new FerryError('not_found', 'this link does not exist or was revoked')
+    : new FerryError('conflict', state === 'expired' ? 'this link has expired' : 'this link was used up');
+}

@@ -1,0 +1,258 @@
+// The share links ferry serves at /s/{token} (docs/api.md, "Share links"), public like /healthz. The
+// file streams from its source at that moment, nothing cached: with its type, length, an attachment
+// Content-Disposition (RFC 6266 filename*), its ETag or Last-Modified, and byte ranges (Range,
+// If-Range, 206, 416) so a download resumes. A password link answers a form whose POST downloads and
+// sets an hour's cookie scoped to the link; a link with a download limit answers a landing page whose
+// button POSTs the download, so link scanners do not use it up. A download counts when a response from
+// byte 0 starts; HEAD never counts. The token is never logged (the access log has the route pattern).
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import contentDisposition from 'content-disposition';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
+import rangeParser from 'range-parser';
+import type { ShareRow } from '../../db/schema.js';
+import type { Shares } from '../../domain/shares/shares.js';
+import type { Storage } from '../../domain/storage.js';
+import { isFerryError } from '../../errors.js';
+import type { ObjectInfo, Store } from '../../stores/contract.js';
+import { type FileFacts, landingPage, messagePage, passwordPage, SHARE_CSS } from '../pages/share-pages.js';
+
+const COOKIE = 'ferry_share';
+const FORM_LIMIT = 4096;
+
+export interface LinkDeps {
+  shares: Shares;
+  storage: Storage;
+  registry: Registry;
+  /** Cookies get Secure when links are served over https (FERRY_PUBLIC_URL). */
+  secureCookies: boolean;
+}
+
+type Mode = 'get' | 'head' | 'post';
+
+function securityHeaders(reply: FastifyReply): void {
+  reply.header(
+    'content-security-policy',
+    "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  );
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('referrer-policy', 'no-referrer');
+  reply.header('cache-control', 'no-store');
+}
+
+function html(reply: FastifyReply, status: number, body: string) {
+  return reply.code(status).type('text/html; charset=utf-8').send(body);
+}
+
+function cookieOf(headers: IncomingHttpHeaders): string | undefined {
+  for (const part of (headers.cookie ?? '').split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === COOKIE) return value.join('=');
+  }
+  return undefined;
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** An ETag as HTTP writes it: quoted (S3 gives it quoted, others may not). */
+function quoted(etag: string): string {
+  return etag.startsWith('"') || etag.startsWith('W/') ? etag : `"${etag}"`;
+}
+
+export const linkRoutes =
+  (deps: LinkDeps): FastifyPluginAsync =>
+  async (app) => {
+    const { shares, storage } = deps;
+    const downloads = new Counter({
+      name: 'ferry_share_downloads_total',
+      help: 'Share link downloads started from byte 0',
+      registers: [deps.registry],
+    });
+    const refused = new Counter({
+      name: 'ferry_share_passwords_refused_total',
+      help: 'Wrong passwords given to share links',
+      registers: [deps.registry],
+    });
+
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_LIMIT },
+      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    );
+
+    const open = { config: { public: true }, schema: { hide: true }, exposeHeadRoute: false };
+
+    app.get('/s/share.css', open, async (_request, reply) => {
+      securityHeaders(reply);
+      reply.header('cache-control', 'public, max-age=3600');
+      return reply.type('text/css; charset=utf-8').send(SHARE_CSS);
+    });
+
+    const handler = (mode: Mode) => async (request: FastifyRequest, reply: FastifyReply) => {
+      securityHeaders(reply);
+      const token = (request.params as { token: string }).token;
+      const { row, state } = await shares.byToken(token);
+      if (!row || state === 'unknown') {
+        return html(
+          reply,
+          404,
+          messagePage('Link not found', 'This link does not exist, or it was revoked.'),
+        );
+      }
+      if (state === 'expired') return html(reply, 410, messagePage('Link expired', 'This link has expired.'));
+      if (state === 'used_up') {
+        return html(
+          reply,
+          410,
+          messagePage('Link used up', 'This link has been used as often as it may be.'),
+        );
+      }
+      let store: Store | undefined;
+      let info: ObjectInfo;
+      try {
+        store = storage.open(await shares.location(row));
+        info = await store.stat(row.path);
+      } catch (err) {
+        await store?.close();
+        return unavailable(request, reply, err);
+      }
+      let handedOff = false;
+      try {
+        const facts: FileFacts = { name: baseName(row.path), size: info.size, expiresAt: row.expires_at };
+        const action = `/s/${encodeURIComponent(token)}`;
+        if (mode === 'post') {
+          if (row.password_hash !== null) {
+            const wait = await shares.guessWait(row, request.ip);
+            if (wait !== undefined) {
+              reply.header('retry-after', String(wait));
+              return html(
+                reply,
+                429,
+                messagePage('Too many attempts', `Too many wrong passwords. Try again in ${wait} seconds.`),
+              );
+            }
+            const password = (request.body as Record<string, unknown> | undefined)?.password;
+            if (
+              !(await shares.checkPassword(row, typeof password === 'string' ? password : '', request.ip))
+            ) {
+              refused.inc();
+              return html(reply, 401, passwordPage(facts, action, 'That password is not right.'));
+            }
+            const grant = await shares.grant(row);
+            reply.header(
+              'set-cookie',
+              `${COOKIE}=${grant}; Path=${action}; Max-Age=3600; HttpOnly; SameSite=Strict${deps.secureCookies ? '; Secure' : ''}`,
+            );
+          }
+        } else if (row.password_hash !== null) {
+          if (!(await shares.hasGrant(row, cookieOf(request.headers))))
+            return html(reply, 200, passwordPage(facts, action));
+        } else if (row.max_downloads !== null && request.headers.range === undefined) {
+          return html(reply, 200, landingPage(facts, action, row.max_downloads - row.downloads));
+        }
+        handedOff = true;
+        return await download(request, reply, mode, row, store, info);
+      } finally {
+        if (!handedOff) await store.close();
+      }
+    };
+
+    async function unavailable(request: FastifyRequest, reply: FastifyReply, err: unknown) {
+      if (isFerryError(err, 'not_found')) {
+        return html(reply, 404, messagePage('File not found', 'The shared file is no longer at its source.'));
+      }
+      request.log.warn({ err: isFerryError(err) ? err.message : String(err) }, 'share source unreachable');
+      return html(
+        reply,
+        503,
+        messagePage(
+          'File unavailable',
+          'The storage that holds this file cannot be reached right now. Try again later.',
+        ),
+      );
+    }
+
+    /** The file, or the part of it a range asks for; the store closes when the answer ends. */
+    async function download(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      mode: Mode,
+      row: ShareRow,
+      store: Store,
+      info: ObjectInfo,
+    ) {
+      const closeStore = () => void store.close().catch(() => {});
+      const size = info.size;
+      const etag = info.etag === undefined ? undefined : quoted(info.etag);
+      const lastModified = info.modTime?.toUTCString();
+      reply.header('accept-ranges', 'bytes');
+      reply.header('content-disposition', contentDisposition(baseName(row.path), { type: 'attachment' }));
+      reply.header('content-type', info.mimeType ?? 'application/octet-stream');
+      if (etag) reply.header('etag', etag);
+      if (lastModified) reply.header('last-modified', lastModified);
+
+      let range: { start: number; end: number } | undefined;
+      const header = mode === 'post' ? undefined : request.headers.range;
+      // If-Range (RFC 9110 13.1.5): the range only for the same version, else the whole file.
+      const ifRange = request.headers['if-range'] as string | undefined;
+      const current =
+        ifRange === undefined || ifRange === etag || (!ifRange.startsWith('"') && ifRange === lastModified);
+      if (header !== undefined && current) {
+        const ranges = rangeParser(size, header, { combine: true });
+        if (ranges === -1) {
+          closeStore();
+          reply.header('content-range', `bytes */${size}`);
+          return reply.code(416).type('text/plain; charset=utf-8').send('range not satisfiable\n');
+        }
+        // A malformed header, or several ranges: the whole file (RFC 9110 allows either).
+        if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 && ranges[0]) range = ranges[0];
+      }
+      const length = range ? range.end - range.start + 1 : size;
+      reply.code(range ? 206 : 200);
+      reply.header('content-length', String(length));
+      if (range) reply.header('content-range', `bytes ${range.start}-${range.end}/${size}`);
+      if (mode === 'head') {
+        closeStore();
+        return reply.send();
+      }
+      let body: Readable;
+      try {
+        body = await store.read(row.path, range ? { range: { offset: range.start, length } } : {});
+      } catch (err) {
+        closeStore();
+        reply
+          .removeHeader('content-length')
+          .removeHeader('content-range')
+          .removeHeader('content-disposition');
+        reply.removeHeader('etag').removeHeader('last-modified').removeHeader('accept-ranges');
+        return unavailable(request, reply, err);
+      }
+      if (!range || range.start === 0) {
+        if (!(await shares.countDownload(row))) {
+          body.destroy();
+          closeStore();
+          reply
+            .removeHeader('content-length')
+            .removeHeader('content-range')
+            .removeHeader('content-disposition');
+          return html(
+            reply,
+            410,
+            messagePage('Link used up', 'This link has been used as often as it may be.'),
+          );
+        }
+        downloads.inc();
+      }
+      // An error after the headers went out aborts the connection (Fastify destroys the response), so
+      // a cut file is never presented as complete.
+      reply.raw.once('close', closeStore);
+      return reply.send(body);
+    }
+
+    app.get('/s/:token', open, handler('get'));
+    app.head('/s/:token', open, handler('head'));
+    app.post('/s/:token', open, handler('post'));
+  };

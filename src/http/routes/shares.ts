@@ -1,0 +1,97 @@
+// Making, listing and revoking share links (docs/api.md, "Share links"). POST /share has no version
+// prefix, as move and remove; the list and revoke are under /v1. The links themselves: links.ts.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { PASSWORD_MAX, type Shares } from '../../domain/shares/shares.js';
+import { parseLimit } from '../../domain/transfers/views.js';
+import { workspaceOf } from '../auth.js';
+import { errors, NoContent, Timestamp } from '../schemas.js';
+import { Id, Paging } from './transfers.js';
+
+const ShareSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  source: Type.String({ description: '<location label>/<path> of the shared file, as it was when shared' }),
+  created_at: Timestamp,
+  expires_at: Type.Optional(Timestamp),
+  revoked_at: Type.Optional(Timestamp),
+  has_password: Type.Boolean(),
+  downloads: Type.Integer({ minimum: 0 }),
+  max_downloads: Type.Optional(Type.Integer({ minimum: 1 })),
+  last_download_at: Type.Optional(Timestamp),
+});
+
+export const shareRoutes =
+  (shares: Shares): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/share',
+      {
+        schema: {
+          summary: 'Share one file by a link that ferry serves',
+          description:
+            'The URL is shown only in this answer. A pattern matching several files is 400 (the message says how many); none is 404.',
+          tags: ['shares'],
+          body: Type.Object(
+            {
+              file: Type.String({
+                minLength: 1,
+                description: '<location>/<path>; a pattern must match exactly one file',
+              }),
+              password: Type.Optional(Type.String({ minLength: 1, maxLength: PASSWORD_MAX })),
+              expires_at: Type.Optional(Type.String({ format: 'date-time' })),
+              max_downloads: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+            },
+            { additionalProperties: false },
+          ),
+          response: {
+            201: Type.Object({
+              id: Type.String({ format: 'uuid' }),
+              url: Type.String(),
+              expires_at: Type.Optional(Timestamp),
+            }),
+            ...errors(400, 401, 404, 409, 502, 503),
+          },
+        },
+      },
+      async (request, reply) => reply.code(201).send(await shares.create(workspaceOf(request), request.body)),
+    );
+
+    app.get(
+      '/v1/shares',
+      {
+        schema: {
+          summary: "List the workspace's share links, newest first",
+          tags: ['shares'],
+          querystring: Paging,
+          response: {
+            200: Type.Object({ shares: Type.Array(ShareSchema), next_cursor: Type.Optional(Type.String()) }),
+            ...errors(400, 401),
+          },
+        },
+      },
+      async (request) => {
+        const page = await shares.list(
+          workspaceOf(request),
+          parseLimit(request.query.limit),
+          request.query.cursor,
+        );
+        return { shares: page.items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
+      },
+    );
+
+    app.delete(
+      '/v1/shares/:id',
+      {
+        schema: {
+          summary: 'Revoke a share link at once',
+          tags: ['shares'],
+          params: Id,
+          response: { 204: NoContent, ...errors(401, 404) },
+        },
+      },
+      async (request, reply) => {
+        await shares.revoke(workspaceOf(request), request.params.id);
+        return reply.code(204).send();
+      },
+    );
+  };
