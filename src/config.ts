@@ -16,6 +16,8 @@ export interface Config {
   publicUrl: string;
   egressAllow: string[];
   smtpUrl: Secret | undefined;
+  /** Send: the From address, and the recipients a workspace may mail per hour. */
+  mail: { from: string; recipientsPerHour: number };
   logLevel: string;
   oauthApps: Record<(typeof OAUTH_PROVIDERS)[number], OAuthApp>;
   refresh: { pollSeconds: number; aheadSeconds: number; maxFailures: number };
@@ -85,18 +87,33 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('FERRY_SMTP_URL must start with smtp:// or smtps://');
   }
   const hostForUrl = host.includes(':') ? `[${host}]` : host;
+  const publicUrl = (env.FERRY_PUBLIC_URL || `http://${hostForUrl}:${port}`).replace(/\/+$/, '');
+  let publicHost: string;
+  try {
+    publicHost = new URL(publicUrl).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    throw new ConfigError(`FERRY_PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
+  }
+  const mailFrom = env.FERRY_MAIL_FROM || `ferry@${publicHost}`;
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(mailFrom) && !/<[^\s@<>]+@[^\s@<>]+>$/.test(mailFrom)) {
+    throw new ConfigError(`FERRY_MAIL_FROM must be an e-mail address, got "${mailFrom}"`);
+  }
   return {
     host,
     port,
     dataDir: resolve(env.FERRY_DATA_DIR || './data'),
     databaseUrl,
     masterKey: optionalSecret(env, 'FERRY_MASTER_KEY'),
-    publicUrl: (env.FERRY_PUBLIC_URL || `http://${hostForUrl}:${port}`).replace(/\/+$/, ''),
+    publicUrl,
     egressAllow: (env.FERRY_EGRESS_ALLOW ?? '')
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== ''),
     smtpUrl,
+    mail: {
+      from: mailFrom,
+      recipientsPerHour: integer(env, 'FERRY_SEND_RECIPIENTS_PER_HOUR', 200, 1, 1_000_000),
+    },
     logLevel: env.FERRY_LOG_LEVEL || 'info',
     oauthApps: oauthApps(env),
     role: role(env.FERRY_ROLE),

@@ -13,6 +13,7 @@ import { Locations } from './domain/locations/locations.js';
 import { AccessTokens } from './domain/refresher/access-tokens.js';
 import { refreshMetrics } from './domain/refresher/metrics.js';
 import type { RefreshDeps } from './domain/refresher/refresh.js';
+import { Sends } from './domain/sends/sends.js';
 import { Shares } from './domain/shares/shares.js';
 import { Storage } from './domain/storage.js';
 import { Copies } from './domain/transfers/copy.js';
@@ -21,6 +22,7 @@ import { Operations } from './domain/transfers/operations.js';
 import { TransferViews } from './domain/transfers/views.js';
 import { workerId } from './engine/worker.js';
 import type { Logger } from './log.js';
+import { createMailer, type Mailer } from './mail/mailer.js';
 import { createRegistry } from './metrics.js';
 import { createEgress } from './net/egress.js';
 import type { StoreContext } from './stores/context.js';
@@ -44,6 +46,9 @@ export interface Services {
   copies: Copies;
   operations: Operations;
   shares: Shares;
+  sends: Sends;
+  /** The SMTP transporter, when FERRY_SMTP_URL is set. */
+  mailer: Mailer | undefined;
   transferViews: TransferViews;
   jobControl: JobControl;
   /** Wake-ups between processes (NOTIFY on PostgreSQL). */
@@ -95,6 +100,8 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const storage = new Storage(locations, stores, new AccessTokens(refresh));
   const signals = createSignals(db, config.databaseUrl, options.logger);
   const operations = new Operations(db, locations, storage, stores.egress, clock);
+  const shares = new Shares(db, operations, storage, clock, config.publicUrl);
+  const mailer = config.smtpUrl ? createMailer(config.smtpUrl) : undefined;
   const transferViews = new TransferViews(db.kysely);
   return {
     config,
@@ -112,11 +119,17 @@ export async function createServices(config: Config, options: ServicesOptions): 
     refreshRequested: () => signals.notify('refresh'),
     copies: new Copies(db, locations, clock),
     operations,
-    shares: new Shares(db, operations, storage, clock, config.publicUrl),
+    shares,
+    sends: new Sends(db, shares, clock, {
+      smtpConfigured: mailer !== undefined,
+      recipientsPerHour: config.mail.recipientsPerHour,
+    }),
+    mailer,
     transferViews,
     jobControl: new JobControl(db.kysely, transferViews, clock),
     workQueued: () => signals.notify('work'),
     close: async () => {
+      mailer?.close();
       await signals.close();
       await db.close();
     },

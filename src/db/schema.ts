@@ -164,6 +164,38 @@ export interface ShareGuessesTable {
   at: number;
 }
 
+export type SendStatus = 'scheduled' | 'queued' | 'sent' | 'failed';
+
+export interface SendsTable {
+  id: string;
+  workspace_id: string;
+  location_id: string;
+  path: string;
+  file_name: string;
+  file_size: number;
+  /** JSON {to, cc, bcc, replyTo}: arrays of addresses. */
+  recipients: string;
+  /** to + cc + bcc, for the hourly limit. */
+  recipient_count: number;
+  message: string | null;
+  /** argon2id hash of the link's password, or null. */
+  password_hash: string | null;
+  link_expires_at: number | null;
+  status: SendStatus;
+  scheduled_at: number | null;
+  sent_at: number | null;
+  error: string | null;
+  /** JSON array of the addresses the SMTP server refused. */
+  refused: string | null;
+  attempts: Generated<number>;
+  /** Not delivered before this time (the schedule, then backoff). */
+  run_after: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -176,7 +208,10 @@ export interface Database {
   shares: SharesTable;
   share_grants: ShareGrantsTable;
   share_guesses: ShareGuessesTable;
+  sends: SendsTable;
 }
+
+export type SendRow = Selectable<SendsTable>;
 
 export type ShareRow = Selectable<SharesTable>;
 

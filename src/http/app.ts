@@ -12,6 +12,7 @@ import { linkRoutes } from './routes/links.js';
 import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
 import { operationRoutes } from './routes/operations.js';
+import { sendRoutes } from './routes/sends.js';
 import { serviceRoutes } from './routes/service.js';
 import { shareRoutes } from './routes/shares.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -97,6 +98,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   );
   await app.register(operationRoutes(services.operations, queued));
   await app.register(shareRoutes(services.shares));
+  await app.register(sendRoutes(services.sends, queued));
   await app.register(
     linkRoutes({
       shares: services.shares,

@@ -4,6 +4,7 @@ import * as foundation from './2026-11-22-foundation.js';
 import * as transfers from './2026-11-22-transfers.js';
 import * as transfersSourceEtag from './2026-11-22-transfers-source-etag.js';
 import * as locationRefresh from './2026-11-24-location-refresh.js';
+import * as sends from './2026-11-24-sends.js';
 import * as shares from './2026-11-24-shares.js';
 
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22-transfers-source-etag': transfersSourceEtag,
   '2026-11-24-location-refresh': locationRefresh,
   '2026-11-24-shares': shares,
+  '2026-11-24-sends': sends,
 };

@@ -129,7 +129,7 @@ export class Shares {
     workspaceId: string,
     location: LocationRow,
     path: string,
-    options: { expiresAt: number | null; password?: string; maxDownloads?: number },
+    options: { expiresAt: number | null; password?: string; passwordHash?: string; maxDownloads?: number },
   ): Promise<CreatedShare> {
     const token = newToken();
     const row: ShareRow = {
@@ -139,7 +139,8 @@ export class Shares {
       path,
       source: `${location.label}/${path}`,
       token_hash: sha256(token),
-      password_hash: options.password === undefined ? null : await hash(options.password),
+      password_hash:
+        options.passwordHash ?? (options.password === undefined ? null : await hash(options.password)),
       expires_at: options.expiresAt,
       max_downloads: options.maxDownloads ?? null,
       downloads: 0,
@@ -180,6 +181,15 @@ export class Shares {
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst();
     if (found.numUpdatedRows === 0n) throw notFound(`share ${id} not found`);
+  }
+
+  /** A send's share whose mail did not go out: nobody has its link, so it is revoked at once. */
+  async revokeUnsent(id: string): Promise<void> {
+    await this.db.kysely
+      .updateTable('shares')
+      .set({ revoked_at: this.clock.now() })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** The share behind a link's token, and whether it serves. */

@@ -1,0 +1,222 @@
+// Delivers sends (docs/api.md, "Send"): worker processes claim due sends with a lease (one UPDATE …
+// RETURNING, FOR UPDATE SKIP LOCKED on PostgreSQL, like transfer claims), make the send's share link,
+// and mail it. A 5xx answer ends the send `failed` with the server's words; 4xx answers and connection
+// failures are tried again with backoff. The mail is handed to the server before the database records
+// it: a crash in between delivers it again (same Message-ID), never not at all.
+import { sql } from 'kysely';
+import { Counter, type Registry } from 'prom-client';
+import type { Db } from '../../db/database.js';
+import type { SendRow } from '../../db/schema.js';
+import { type BackoffPolicy, backoffMs } from '../../engine/backoff.js';
+import type { Logger } from '../../log.js';
+import { MailError, type Mailer } from '../../mail/mailer.js';
+import type { Clock } from '../clock.js';
+import type { Shares } from '../shares/shares.js';
+import type { Recipients } from './sends.js';
+
+/** Attempts before a send that keeps failing for a passing reason is failed. */
+export const SEND_MAX_ATTEMPTS = 8;
+/** 30 s doubling to an hour: about two hours of tries in all. */
+export const SEND_BACKOFF: BackoffPolicy = { baseMs: 30_000, capMs: 3_600_000 };
+/** Longer than the mailer's connection, greeting and socket timeouts together. */
+const LEASE_MS = 5 * 60_000;
+const BATCH = 8;
+
+export interface DispatcherDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  shares: Shares;
+  mailer: Mailer;
+  owner: string;
+  from: string;
+  registry: Registry;
+  random?: () => number;
+}
+
+export class SendDispatcher {
+  readonly #sent: Counter<'outcome'>;
+  readonly #messageHost: string;
+  #stopping = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  #ticking: Promise<void> | undefined;
+
+  constructor(
+    private readonly deps: DispatcherDeps,
+    private readonly options: { pollMs: number } = { pollMs: 30_000 },
+  ) {
+    this.#sent = new Counter({
+      name: 'ferry_sends_total',
+      help: 'Send delivery attempts by outcome (sent, failed, retried)',
+      labelNames: ['outcome'] as const,
+      registers: [deps.registry],
+    });
+    this.#messageHost = deps.from.slice(deps.from.lastIndexOf('@') + 1).replace(/>$/, '');
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  nudge(): void {
+    this.#wake?.();
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      try {
+        await this.tick();
+      } catch (err) {
+        this.deps.logger.error({ err }, 'send dispatcher failed');
+      }
+      // Sleep until the next send is due, at most the poll interval.
+      const next = await this.#nextDue().catch(() => undefined);
+      const wait = Math.min(
+        this.options.pollMs,
+        next === undefined ? Number.POSITIVE_INFINITY : Math.max(0, next - this.deps.clock.now()),
+      );
+      if (this.#stopping) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+  }
+
+  async #nextDue(): Promise<number | undefined> {
+    const result = await sql<{ next: number | string | null }>`
+      select min(run_after) as next from sends where status in ('scheduled', 'queued')`.execute(
+      this.deps.db.kysely,
+    );
+    const next = result.rows[0]?.next;
+    return next === null || next === undefined ? undefined : Number(next);
+  }
+
+  /** Delivers every send that is due now (tests call it with an injected clock). */
+  tick(): Promise<void> {
+    this.#ticking ??= this.#deliverDue().finally(() => {
+      this.#ticking = undefined;
+    });
+    return this.#ticking;
+  }
+
+  async #deliverDue(): Promise<void> {
+    for (;;) {
+      const claimed = await this.#claim();
+      if (claimed.length === 0) return;
+      await Promise.all(claimed.map((row) => this.#deliver(row)));
+    }
+  }
+
+  async #claim(): Promise<SendRow[]> {
+    const { db, clock, owner } = this.deps;
+    const now = clock.now();
+    const lock = db.dialect === 'postgres' ? sql`for update skip locked` : sql``;
+    const result = await sql<SendRow>`
+      update sends
+      set status = 'queued', lease_owner = ${owner}, lease_expires_at = ${now + LEASE_MS},
+          attempts = attempts + 1, updated_at = ${now}
+      where id in (
+        select id from sends
+        where status in ('scheduled', 'queued') and run_after <= ${now}
+          and (lease_owner is null or lease_expires_at < ${now})
+        order by run_after
+        limit ${BATCH}
+        ${lock}
+      )
+      returning *`.execute(db.kysely);
+    return result.rows;
+  }
+
+  #mine(row: SendRow) {
+    return this.deps.db.kysely
+      .updateTable('sends')
+      .where('id', '=', row.id)
+      .where('lease_owner', '=', this.deps.owner);
+  }
+
+  async #deliver(row: SendRow): Promise<void> {
+    const { shares, clock, logger } = this.deps;
+    const recipients = JSON.parse(row.recipients) as Recipients;
+    let shareId: string | undefined;
+    try {
+      const location = await this.deps.db.kysely
+        .selectFrom('locations')
+        .selectAll()
+        .where('id', '=', row.location_id)
+        .executeTakeFirst();
+      if (!location) throw new MailError('the location of the file was deleted', true);
+      const share = await shares.insert(row.workspace_id, location, row.path, {
+        expiresAt: row.link_expires_at,
+        ...(row.password_hash === null ? {} : { passwordHash: row.password_hash }),
+      });
+      shareId = share.id;
+      const result = await this.deps.mailer.send({
+        messageId: `<${row.id}@${this.#messageHost}>`,
+        from: this.deps.from,
+        ...recipients,
+        fileName: row.file_name,
+        fileSize: row.file_size,
+        url: share.url,
+        message: row.message,
+        expiresAt: row.link_expires_at,
+        hasPassword: row.password_hash !== null,
+      });
+      const now = clock.now();
+      await this.#mine(row)
+        .set({
+          status: 'sent',
+          sent_at: now,
+          error: null,
+          refused: result.refused.length > 0 ? JSON.stringify(result.refused) : null,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: now,
+        })
+        .execute();
+      this.#sent.inc({ outcome: 'sent' });
+      logger.info(
+        { send: row.id, recipients: row.recipient_count, refused: result.refused.length },
+        'send delivered',
+      );
+    } catch (err) {
+      if (shareId !== undefined) await shares.revokeUnsent(shareId);
+      const failure =
+        err instanceof MailError
+          ? err
+          : new MailError(err instanceof Error ? err.message : String(err), false);
+      const now = clock.now();
+      const final = failure.permanent || row.attempts >= SEND_MAX_ATTEMPTS;
+      await this.#mine(row)
+        .set({
+          status: final ? 'failed' : 'queued',
+          error: failure.message,
+          refused: failure.refused.length > 0 ? JSON.stringify(failure.refused) : null,
+          run_after: final
+            ? row.run_after
+            : now + backoffMs(row.attempts, {}, this.deps.random, SEND_BACKOFF),
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: now,
+        })
+        .execute();
+      this.#sent.inc({ outcome: final ? 'failed' : 'retried' });
+      logger.warn(
+        { send: row.id, attempts: row.attempts, final, error: failure.message },
+        'send not delivered',
+      );
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.nudge();
+    await this.#loop;
+    await this.#ticking;
+  }
+}

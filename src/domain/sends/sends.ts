@@ -1,0 +1,183 @@
+// Send (docs/api.md, "Send"): e-mail a link to one file, now or at a time. A send is checked and its
+// file resolved at once (a pattern must match exactly one file), then stored as durable work that a
+// worker delivers (dispatcher.ts). The hourly recipient limit is counted in the database, so it holds
+// across processes.
+import { hash } from '@node-rs/argon2';
+import type { Db } from '../../db/database.js';
+import type { SendRow, SendStatus } from '../../db/schema.js';
+import { FerryError, invalid, notFound } from '../../errors.js';
+import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
+import { isUuid, newId } from '../ids.js';
+import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
+import { checkTimezone, resolveSchedule } from './schedule.js';
+
+export const MAX_TO = 50;
+/** cc and bcc each, and reply-to. */
+export const MAX_OTHER = 50;
+export const MESSAGE_MAX = 10_000;
+const HOUR_MS = 3_600_000;
+
+export type Addresses = string | string[];
+
+export interface SendInput {
+  source: string;
+  to: Addresses;
+  cc?: Addresses;
+  bcc?: Addresses;
+  replyTo?: Addresses;
+  text?: string;
+  password?: string;
+  scheduledAt?: string;
+  timezone?: string;
+  expires_at?: string;
+}
+
+export interface Recipients {
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  replyTo: string[];
+}
+
+export interface SendView {
+  id: string;
+  status: SendStatus;
+  scheduled_at?: string;
+  sent_at?: string;
+  error?: string;
+  refused?: string[];
+}
+
+/** An address as a mail server takes it: local@domain, no spaces, angle brackets or commas. */
+const ADDRESS =
+  /^[^\s@<>(),;:"[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+
+function addresses(value: Addresses | undefined, field: string, min: number, max: number): string[] {
+  const list = value === undefined ? [] : Array.isArray(value) ? value : [value];
+  if (list.length < min) throw invalid(`${field} needs at least ${min} address`);
+  if (list.length > max) throw invalid(`${field} may hold at most ${max} addresses, got ${list.length}`);
+  for (const address of list) {
+    if (address.length > 254 || !ADDRESS.test(address))
+      throw invalid(`${field}: "${address}" is not an e-mail address`);
+  }
+  return list;
+}
+
+export function sendView(row: SendRow): SendView {
+  const v: SendView = { id: row.id, status: row.status };
+  if (row.scheduled_at !== null) v.scheduled_at = toRfc3339(row.scheduled_at);
+  if (row.sent_at !== null) v.sent_at = toRfc3339(row.sent_at);
+  if (row.error !== null) v.error = row.error;
+  if (row.refused !== null) v.refused = JSON.parse(row.refused) as string[];
+  return v;
+}
+
+export class Sends {
+  constructor(
+    private readonly db: Db,
+    private readonly shares: Shares,
+    private readonly clock: Clock,
+    private readonly settings: { smtpConfigured: boolean; recipientsPerHour: number },
+  ) {}
+
+  async accept(workspaceId: string, input: SendInput): Promise<SendView> {
+    if (!this.settings.smtpConfigured) {
+      throw new FerryError(
+        'unavailable',
+        'sending e-mail is not set up: set FERRY_SMTP_URL (smtp://host:port)',
+      );
+    }
+    const now = this.clock.now();
+    const recipients: Recipients = {
+      to: addresses(input.to, 'to', 1, MAX_TO),
+      cc: addresses(input.cc, 'cc', 0, MAX_OTHER),
+      bcc: addresses(input.bcc, 'bcc', 0, MAX_OTHER),
+      replyTo: addresses(input.replyTo, 'replyTo', 0, MAX_OTHER),
+    };
+    if (input.text !== undefined && input.text.length > MESSAGE_MAX) {
+      throw invalid(`text may be at most ${MESSAGE_MAX} characters`);
+    }
+    if (input.password !== undefined && (input.password === '' || input.password.length > PASSWORD_MAX)) {
+      throw invalid(`password must be 1 to ${PASSWORD_MAX} characters`);
+    }
+    checkTimezone(input.timezone);
+    const scheduledAt =
+      input.scheduledAt === undefined ? null : resolveSchedule(input.scheduledAt, now, input.timezone);
+    const linkExpiresAt =
+      input.expires_at === undefined ? null : parseRfc3339(input.expires_at, 'expires_at');
+    if (linkExpiresAt !== null && linkExpiresAt <= (scheduledAt ?? now)) {
+      throw invalid('expires_at must be after the mail goes out');
+    }
+    const count = recipients.to.length + recipients.cc.length + recipients.bcc.length;
+    await this.checkLimit(workspaceId, count, now);
+    const { row: location, entry } = await this.shares.resolveFile(workspaceId, input.source, 'source');
+    const status: SendStatus = scheduledAt === null ? 'queued' : 'scheduled';
+    const row: SendRow = {
+      id: newId(),
+      workspace_id: workspaceId,
+      location_id: location.id,
+      path: entry.path,
+      file_name: entry.name,
+      file_size: entry.size,
+      recipients: JSON.stringify(recipients),
+      recipient_count: count,
+      message: input.text ?? null,
+      password_hash: input.password === undefined ? null : await hash(input.password),
+      link_expires_at: linkExpiresAt,
+      status,
+      scheduled_at: scheduledAt,
+      sent_at: null,
+      error: null,
+      refused: null,
+      attempts: 0,
+      run_after: scheduledAt ?? now,
+      lease_owner: null,
+      lease_expires_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.kysely.insertInto('sends').values(row).execute();
+    return sendView(row);
+  }
+
+  /**
+   * At most recipientsPerHour recipients per workspace in any rolling hour; the next send is 429 with
+   * the seconds until enough of the hour's recipients have aged out.
+   */
+  private async checkLimit(workspaceId: string, count: number, now: number): Promise<void> {
+    const limit = this.settings.recipientsPerHour;
+    if (count > limit)
+      throw invalid(`a send may have at most ${limit} recipients (FERRY_SEND_RECIPIENTS_PER_HOUR)`);
+    const recent = await this.db.kysely
+      .selectFrom('sends')
+      .select(['created_at', 'recipient_count'])
+      .where('workspace_id', '=', workspaceId)
+      .where('created_at', '>', now - HOUR_MS)
+      .orderBy('created_at', 'desc')
+      .execute();
+    let used = recent.reduce((sum, r) => sum + r.recipient_count, 0);
+    if (used + count <= limit) return;
+    // The oldest sends age out first: wait until enough of them have.
+    let waitUntil = now;
+    for (const r of [...recent].reverse()) {
+      used -= r.recipient_count;
+      waitUntil = r.created_at + HOUR_MS;
+      if (used + count <= limit) break;
+    }
+    throw new FerryError('rate_limited', `at most ${limit} recipients per hour for this workspace`, {
+      retryAfterSeconds: Math.max(1, Math.ceil((waitUntil - now) / 1000)),
+    });
+  }
+
+  async get(workspaceId: string, id: string): Promise<SendView> {
+    if (!isUuid(id)) throw notFound(`send ${id} not found`);
+    const row = await this.db.kysely
+      .selectFrom('sends')
+      .selectAll()
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    if (!row) throw notFound(`send ${id} not found`);
+    return sendView(row);
+  }
+}

@@ -1,0 +1,89 @@
+// Send a file by e-mail (docs/api.md, "Send"): POST /send (no version prefix, as share) and its state
+// at GET /v1/sends/{id}.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { MAX_OTHER, MAX_TO, MESSAGE_MAX, type Sends } from '../../domain/sends/sends.js';
+import { PASSWORD_MAX } from '../../domain/shares/shares.js';
+import { workspaceOf } from '../auth.js';
+import { errors, Timestamp } from '../schemas.js';
+import { Id } from './transfers.js';
+
+const Addresses = (max: number) =>
+  Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { maxItems: max })]);
+
+const SendSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  status: Type.Union([
+    Type.Literal('scheduled'),
+    Type.Literal('queued'),
+    Type.Literal('sent'),
+    Type.Literal('failed'),
+  ]),
+  scheduled_at: Type.Optional(Timestamp),
+  sent_at: Type.Optional(Timestamp),
+  error: Type.Optional(Type.String()),
+  refused: Type.Optional(Type.Array(Type.String(), { description: 'addresses the SMTP server refused' })),
+});
+
+export const sendRoutes =
+  (sends: Sends, queued: () => void): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/send',
+      {
+        schema: {
+          summary: 'E-mail a link to one file, now or at a time given in ISO 8601 or plain words',
+          tags: ['sends'],
+          body: Type.Object(
+            {
+              source: Type.String({
+                minLength: 1,
+                description: '<location>/<path>; a pattern must match exactly one file',
+              }),
+              to: Type.Union([
+                Type.String({ minLength: 1 }),
+                Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: MAX_TO }),
+              ]),
+              cc: Type.Optional(Addresses(MAX_OTHER)),
+              bcc: Type.Optional(Addresses(MAX_OTHER)),
+              replyTo: Type.Optional(Addresses(MAX_OTHER)),
+              text: Type.Optional(Type.String({ maxLength: MESSAGE_MAX })),
+              password: Type.Optional(Type.String({ minLength: 1, maxLength: PASSWORD_MAX })),
+              scheduledAt: Type.Optional(
+                Type.String({
+                  minLength: 1,
+                  description: 'ISO 8601, or words: "in 2 hours", "tomorrow at 9am"',
+                }),
+              ),
+              timezone: Type.Optional(
+                Type.String({ minLength: 1, description: 'IANA zone for words without one; default UTC' }),
+              ),
+              expires_at: Type.Optional(
+                Type.String({ format: 'date-time', description: 'when the link stops working' }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 202: SendSchema, ...errors(400, 401, 404, 409, 429, 502, 503) },
+        },
+      },
+      async (request, reply) => {
+        const send = await sends.accept(workspaceOf(request), request.body);
+        if (send.status === 'queued') queued();
+        return reply.code(202).send(send);
+      },
+    );
+
+    app.get(
+      '/v1/sends/:id',
+      {
+        schema: {
+          summary: 'Read the state of a send',
+          tags: ['sends'],
+          params: Id,
+          response: { 200: SendSchema, ...errors(401, 404) },
+        },
+      },
+      async (request) => sends.get(workspaceOf(request), request.params.id),
+    );
+  };

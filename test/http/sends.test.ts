@@ -1,0 +1,295 @@
+// Send through HTTP on both databases: a real SMTP server (smtp-server) receives the mail, mailparser
+// reads it, and the test follows its link to download the file with its password. The dispatcher is
+// stepped by hand on an injected clock: retries after 421, failure after 550, a scheduled send that
+// outlives its process, the hourly recipient limit, and the validation of every field.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { SendDispatcher } from '../../src/domain/sends/dispatcher.js';
+import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
+import { eachDatabase, unique } from '../support/fixtures.js';
+import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
+import { TestSmtp } from '../support/smtp.js';
+import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
+
+const PUBLIC_URL = 'https://files.example.test';
+const FILE = randomBytes(50_000);
+const HOUR = 3_600_000;
+
+function dispatcherFor(t: TestApp, clock: ManualClock): SendDispatcher {
+  const mailer = t.services.mailer;
+  assert.ok(mailer, 'FERRY_SMTP_URL is set');
+  return new SendDispatcher(
+    {
+      db: t.services.db,
+      clock,
+      logger: t.services.logger,
+      shares: t.services.shares,
+      mailer,
+      owner: unique('test-worker'),
+      from: t.config.mail.from,
+      registry: t.services.metrics,
+      random: () => 0,
+    },
+    { pollMs: HOUR },
+  );
+}
+
+await eachDatabase('send', (database) => {
+  const clock = new ManualClock(Date.parse('2026-11-24T15:00:00Z'));
+  let t: TestApp;
+  let s3: S3rverHandle;
+  let client: S3Client;
+  let smtp: TestSmtp;
+  let dispatcher: SendDispatcher;
+  let bucket: string;
+  let env: Record<string, string>;
+
+  before(async () => {
+    [s3, smtp] = await Promise.all([startS3rver(), new TestSmtp().start()]);
+    client = s3Client(s3.endpoint);
+    env = {
+      FERRY_EGRESS_ALLOW: '127.0.0.1/32',
+      FERRY_PUBLIC_URL: PUBLIC_URL,
+      FERRY_SMTP_URL: smtp.url,
+      FERRY_SEND_RECIPIENTS_PER_HOUR: '6',
+    };
+    t = await startTestApp(database, { clock, env });
+    dispatcher = dispatcherFor(t, clock);
+    bucket = await seedBucket(client, { 'out/report.bin': FILE, 'out/a1.txt': '1', 'out/a2.txt': '2' });
+  });
+  after(async () => {
+    await t.close();
+    client.destroy();
+    await Promise.all([s3.close(), smtp.close()]);
+  });
+
+  async function workspace(): Promise<{ call: Call; label: string }> {
+    const call = await newWorkspace(t);
+    const { label } = await createLocation(call, {
+      provider: 's3',
+      secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+      metadata: { endpoint: s3.endpoint },
+    });
+    return { call, label };
+  }
+  const status = async (call: Call, id: string) =>
+    (await call({ method: 'GET', url: `/v1/sends/${id}` })).json();
+
+  test('to and cc get one message as composed, bcc only by envelope; reply-to, text and escaped HTML; the link downloads the file with its password, which the mail never holds', async () => {
+    const { call, label } = await workspace();
+    const password = `pw-${randomBytes(4).toString('hex')}`;
+    const before = smtp.received.length;
+    const res = await call({
+      method: 'POST',
+      url: '/send',
+      payload: {
+        source: `${label}/${bucket}/out/report.bin`,
+        to: ['ann@example.com', 'bob@example.com'],
+        cc: 'cy@example.com',
+        bcc: ['hidden@example.com'],
+        replyTo: 'sender@example.com',
+        text: 'Here is the <b>report</b> & the numbers',
+        password,
+      },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    const accepted = res.json();
+    assert.deepEqual(Object.keys(accepted).sort(), ['id', 'status']);
+    assert.equal(accepted.status, 'queued');
+    await dispatcher.tick();
+    const sent = await status(call, accepted.id);
+    assert.equal(sent.status, 'sent', JSON.stringify(sent));
+    assert.equal(sent.sent_at, new Date(clock.now()).toISOString());
+
+    assert.equal(smtp.received.length, before + 1, 'one message for everyone');
+    const got = smtp.received.at(-1);
+    assert.ok(got);
+    assert.deepEqual(got.envelope.to.sort(), [
+      'ann@example.com',
+      'bob@example.com',
+      'cy@example.com',
+      'hidden@example.com',
+    ]);
+    assert.equal(got.envelope.from, 'ferry@files.example.test');
+    const addressesOf = (value: unknown) =>
+      ((Array.isArray(value) ? value : [value]) as Array<{ value: Array<{ address: string }> }>).flatMap(
+        (a) => a.value.map((v) => v.address),
+      );
+    assert.deepEqual(addressesOf(got.mail.to), ['ann@example.com', 'bob@example.com']);
+    assert.deepEqual(addressesOf(got.mail.cc), ['cy@example.com']);
+    assert.deepEqual(addressesOf(got.mail.replyTo), ['sender@example.com']);
+    assert.equal(got.mail.bcc, undefined);
+    assert.equal(got.raw.includes('hidden@example.com'), false, 'bcc is not in the message');
+    assert.equal(got.mail.messageId, `<${accepted.id}@files.example.test>`);
+    assert.match(String(got.mail.subject), /report\.bin/);
+    assert.match(String(got.mail.text), /Here is the <b>report<\/b> & the numbers/);
+    assert.match(String(got.mail.text), /\(49 KiB\)/);
+    assert.match(String(got.mail.html), /Here is the &lt;b&gt;report&lt;\/b&gt; &amp; the numbers/);
+    assert.equal(got.raw.includes(password), false, 'the password is never in the mail');
+
+    const url = /https:\/\/files\.example\.test\/s\/[A-Za-z0-9_-]{43}/.exec(String(got.mail.text))?.[0];
+    assert.ok(url, 'the mail has the link');
+    const path = new URL(url).pathname;
+    assert.match((await t.app.inject({ method: 'GET', url: path })).body, /<form/);
+    const download = await t.app.inject({
+      method: 'POST',
+      url: path,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `password=${encodeURIComponent(password)}`,
+    });
+    assert.equal(download.statusCode, 200);
+    assert.deepEqual(download.rawPayload, FILE);
+    await dispatcher.tick();
+    assert.equal(smtp.received.length, before + 1, 'delivered once');
+  });
+
+  test('a server that answers 421 and then accepts: retried after a backoff, delivered once', async () => {
+    const { call, label } = await workspace();
+    const before = smtp.received.length;
+    smtp.failNext('data', 421, 'Service not available, try again later');
+    const res = await call({
+      method: 'POST',
+      url: '/send',
+      payload: { source: `${label}/${bucket}/out/a1.txt`, to: 'ann@example.com' },
+    });
+    const id = res.json().id;
+    await dispatcher.tick();
+    const waiting = await status(call, id);
+    assert.equal(waiting.status, 'queued');
+    assert.match(waiting.error, /421/);
+    await dispatcher.tick();
+    assert.equal(smtp.received.length, before, 'not before its backoff');
+    clock.advance(30_001);
+    await dispatcher.tick();
+    assert.equal((await status(call, id)).status, 'sent');
+    assert.equal(smtp.received.length, before + 1);
+    const metrics = await t.request({ method: 'GET', url: '/metrics' });
+    assert.match(metrics.body, /ferry_sends_total\{outcome="retried"\} [1-9]/);
+    assert.match(metrics.body, /ferry_sends_total\{outcome="sent"\} [1-9]/);
+  });
+
+  test('a server that answers 550 fails the send with its reply; a refused recipient among accepted ones is listed', async () => {
+    const { call, label } = await workspace();
+    smtp.failNext('data', 550, 'Message rejected as spam');
+    const res = await call({
+      method: 'POST',
+      url: '/send',
+      payload: { source: `${label}/${bucket}/out/a1.txt`, to: 'ann@example.com' },
+    });
+    await dispatcher.tick();
+    const failed = await status(call, res.json().id);
+    assert.equal(failed.status, 'failed');
+    assert.match(failed.error, /550/);
+    assert.match(failed.error, /rejected as spam/);
+    clock.advance(HOUR);
+    await dispatcher.tick();
+    assert.equal((await status(call, res.json().id)).status, 'failed', 'never tried again');
+
+    const { call: other, label: otherLabel } = await workspace();
+    smtp.failNext('rcpt', 550, 'No such user here', 'nobody@example.com');
+    const partial = await other({
+      method: 'POST',
+      url: '/send',
+      payload: {
+        source: `${otherLabel}/${bucket}/out/a1.txt`,
+        to: ['ann@example.com', 'nobody@example.com'],
+      },
+    });
+    await dispatcher.tick();
+    const sent = await status(other, partial.json().id);
+    assert.equal(sent.status, 'sent');
+    assert.deepEqual(sent.refused, ['nobody@example.com']);
+  });
+
+  test('a scheduled send answers its resolved time, waits for it, outlives the process that accepted it, and is delivered once', async () => {
+    const { call, label } = await workspace();
+    const res = await call({
+      method: 'POST',
+      url: '/send',
+      payload: {
+        source: `${label}/${bucket}/out/a2.txt`,
+        to: 'ann@example.com',
+        scheduledAt: 'tomorrow at 9am',
+        timezone: 'Europe/Paris',
+      },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    assert.deepEqual(res.json(), {
+      id: res.json().id,
+      status: 'scheduled',
+      scheduled_at: '2026-11-25T08:00:00.000Z',
+    });
+    const before = smtp.received.length;
+    await dispatcher.tick();
+    assert.equal(smtp.received.length, before, 'not before its time');
+
+    // Another process on the same database (SQLite file or PostgreSQL schema) takes over.
+    const restarted = await startTestApp(database, { clock, env, shareWith: t });
+    try {
+      const next = dispatcherFor(restarted, clock);
+      clock.set(Date.parse('2026-11-25T08:00:00Z'));
+      await next.tick();
+      await dispatcher.tick();
+      assert.equal(smtp.received.length, before + 1, 'delivered once, at its time');
+      assert.equal((await status(call, res.json().id)).status, 'sent');
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  test('at most FERRY_SEND_RECIPIENTS_PER_HOUR recipients per workspace: then 429 with Retry-After', async () => {
+    const { call, label } = await workspace();
+    const send = (to: string[]) =>
+      call({ method: 'POST', url: '/send', payload: { source: `${label}/${bucket}/out/a1.txt`, to } });
+    assert.equal((await send(['a@example.com', 'b@example.com', 'c@example.com'])).statusCode, 202);
+    clock.advance(10 * 60_000);
+    assert.equal((await send(['d@example.com', 'e@example.com'])).statusCode, 202);
+    const limited = await send(['f@example.com', 'g@example.com']);
+    assert.equal(limited.statusCode, 429);
+    assert.equal(limited.headers['retry-after'], String(50 * 60));
+    clock.advance(50 * 60_000 + 1);
+    assert.equal((await send(['f@example.com', 'g@example.com'])).statusCode, 202);
+    await dispatcher.tick();
+  });
+
+  test('every field is checked before anything is stored: 400s, 404, and 503 without FERRY_SMTP_URL', async () => {
+    const { call, label } = await workspace();
+    const source = `${label}/${bucket}/out/a1.txt`;
+    const send = (payload: Record<string, unknown>) =>
+      call({ method: 'POST', url: '/send', payload: { source, to: 'ann@example.com', ...payload } });
+    const cases: Array<[Record<string, unknown>, number, RegExp]> = [
+      [{ to: Array.from({ length: 51 }, (_, i) => `p${i}@example.com`) }, 400, /to/],
+      [{ to: [] }, 400, /to/],
+      [{ to: 'not an address' }, 400, /not an e-mail address/],
+      [{ cc: ['ok@example.com', 'bad@'] }, 400, /cc/],
+      [{ scheduledAt: 'yesterday' }, 400, /in the past/],
+      [{ scheduledAt: 'when pigs fly' }, 400, /not a time/],
+      [{ scheduledAt: 'in 2 years' }, 400, /a year ahead/],
+      [{ timezone: 'Mars/Olympus' }, 400, /IANA/],
+      [{ source: `${label}/${bucket}/out/a*.txt` }, 400, /matches 2 files/],
+      [{ source: `${label}/${bucket}/out/none.txt` }, 404, /./],
+      [{ subject: 'x' }, 400, /./],
+    ];
+    for (const [payload, code, message] of cases) {
+      const res = await send(payload);
+      assert.equal(res.statusCode, code, `${JSON.stringify(payload).slice(0, 60)}: ${res.body}`);
+      assert.match(res.json().message, message);
+    }
+    const rows = await t.services.db.kysely.selectFrom('sends').select('id').execute();
+    const withoutSmtp = await startTestApp(database, { env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' } });
+    try {
+      const res = await withoutSmtp.request({
+        method: 'POST',
+        url: '/send',
+        payload: { source: 'x/y', to: 'ann@example.com' },
+      });
+      assert.equal(res.statusCode, 503);
+      assert.match(res.json().message, /FERRY_SMTP_URL/);
+    } finally {
+      await withoutSmtp.close();
+    }
+    assert.equal((await t.services.db.kysely.selectFrom('sends').select('id').execute()).length, rows.length);
+  });
+});
