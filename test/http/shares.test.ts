@@ -4,10 +4,13 @@
 // cannot be reached, and secrets kept out of logs.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LightMyRequestResponse } from 'fastify';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
+import { deferred } from '../support/deferred.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
 import { eachDatabase } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
@@ -306,6 +309,40 @@ await eachDatabase('share links', (database) => {
     assert.ok((await listed(revoked.id))?.revoked_at);
     assert.equal((await get('/s/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).statusCode, 404);
     assert.equal(t.logs.text.includes(revoked.path.slice(3)), false, 'no token in the logs');
+  });
+
+  test('a source that fails after the file started: the connection is cut, never a short file that looks complete', async () => {
+    const proxy = await startFaultProxy(s3.endpoint);
+    try {
+      const location = await createLocation(call, {
+        provider: 's3',
+        secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+        metadata: { endpoint: proxy.url },
+      });
+      const { path } = await share({ file: `${location.label}/${bucket}/docs/report.bin` });
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = t.app.server.address() as AddressInfo;
+      proxy.passNext(1); // the stat
+      const headersArrived = deferred();
+      // The read: headers and part of the body, then the connection is cut once this test has
+      // received ferry's headers.
+      proxy.dropNext(1, headersArrived.promise);
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
+      headersArrived.resolve();
+      const outcome = {
+        status: res.status,
+        length: res.headers.get('content-length') ?? undefined,
+        ...(await res.arrayBuffer().then(
+          (b) => ({ received: b.byteLength, complete: true }),
+          () => ({ received: 0, complete: false }),
+        )),
+      };
+      assert.equal(outcome.status, 200);
+      assert.equal(outcome.length, String(REPORT.length));
+      assert.equal(outcome.complete, false, 'the response did not end normally');
+    } finally {
+      await proxy.close();
+    }
   });
 
   test('a source that cannot be reached answers the fallback page with 503', async () => {

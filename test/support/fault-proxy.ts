@@ -23,9 +23,12 @@ export interface FaultProxy {
   failNext(count: number, answer: FaultAnswer): void;
   /**
    * The next `count` requests reach the server, but the connection is cut partway through the
-   * response: after the headers and part of the body, or before anything when there is no body.
+   * response: after the headers and part of the body (once `cutWhen` resolves, when given), or before
+   * anything when there is no body.
    */
-  dropNext(count: number): void;
+  dropNext(count: number, cutWhen?: Promise<void>): void;
+  /** The next `count` requests pass untouched (so that a fault queued after them hits a later one). */
+  passNext(count: number): void;
   /** Forgets any faults still queued. */
   reset(): void;
   close(): Promise<void>;
@@ -37,7 +40,10 @@ export interface SeenRequest {
   copySource: boolean;
 }
 
-type Fault = { kind: 'fail'; answer: FaultAnswer } | { kind: 'drop' };
+type Fault =
+  | { kind: 'fail'; answer: FaultAnswer }
+  | { kind: 'drop'; cutWhen?: Promise<void> }
+  | { kind: 'pass' };
 
 export async function startFaultProxy(target: string | URL): Promise<FaultProxy> {
   const upstream = new URL(target);
@@ -91,11 +97,16 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.once('data', (chunk: Buffer) => {
             res.write(chunk.subarray(0, Math.max(1, Math.floor(chunk.length / 2))), () => {
-              answer.destroy();
-              req.socket.destroy();
+              answer.pause();
+              void (fault.cutWhen ?? Promise.resolve()).then(() => {
+                answer.destroy();
+                req.socket.destroy();
+              });
             });
           });
-          answer.once('end', () => req.socket.destroy());
+          answer.once('end', () => {
+            if (!fault.cutWhen) req.socket.destroy();
+          });
           return;
         }
         res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
@@ -125,8 +136,11 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
     failNext(count, answer) {
       for (let i = 0; i < count; i++) faults.push({ kind: 'fail', answer });
     },
-    dropNext(count) {
-      for (let i = 0; i < count; i++) faults.push({ kind: 'drop' });
+    dropNext(count, cutWhen) {
+      for (let i = 0; i < count; i++) faults.push(cutWhen ? { kind: 'drop', cutWhen } : { kind: 'drop' });
+    },
+    passNext(count) {
+      for (let i = 0; i < count; i++) faults.push({ kind: 'pass' });
     },
     reset() {
       faults.length = 0;

@@ -230,6 +230,13 @@ export const linkRoutes =
         reply.removeHeader('etag').removeHeader('last-modified').removeHeader('accept-ranges');
         return unavailable(request, reply, err);
       }
+      // Until Fastify takes the stream over, its errors are ours: without a listener, a source that
+      // fails now would take the process down.
+      let failed: unknown;
+      const early = (err: unknown) => {
+        failed = err;
+      };
+      body.once('error', early);
       if (!range || range.start === 0) {
         if (!(await shares.countDownload(row))) {
           body.destroy();
@@ -246,8 +253,21 @@ export const linkRoutes =
         }
         downloads.inc();
       }
-      // An error after the headers went out aborts the connection (Fastify destroys the response), so
-      // a cut file is never presented as complete.
+      if (failed !== undefined || body.destroyed) {
+        closeStore();
+        reply
+          .removeHeader('content-length')
+          .removeHeader('content-range')
+          .removeHeader('content-disposition');
+        reply.removeHeader('etag').removeHeader('last-modified').removeHeader('accept-ranges');
+        return unavailable(request, reply, failed);
+      }
+      body.off('error', early);
+      // An error after the headers went out aborts the connection, so a cut file is never presented
+      // as complete: the client sees the connection end short of Content-Length.
+      body.once('error', (err) => {
+        if (reply.raw.headersSent) reply.raw.destroy(err);
+      });
       reply.raw.once('close', closeStore);
       return reply.send(body);
     }
