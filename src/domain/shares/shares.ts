@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
 import type { Db } from '../../db/database.js';
 import type { LocationRow, ShareRow } from '../../db/schema.js';
-import { FerryError, invalid, notFound } from '../../errors.js';
+import { invalid, notFound } from '../../errors.js';
 import type { Entry } from '../../stores/contract.js';
 import { expandSources, isPattern } from '../../transfer/patterns.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
@@ -300,11 +300,4 @@ export class Shares {
       .executeTakeFirst();
     return found !== undefined;
   }
-}
-
-/** For callers that need a FerryError kind for a link state (never used for 'open'). */
-export function linkError(state: Exclude<LinkState, 'open'>): FerryError {
-  return state === 'unknown'
-    ? new FerryError('not_found', 'this link does not exist or was revoked')
-    : new FerryError('conflict', state === 'expired' ? 'this link has expired' : 'this link was used up');
 }

@@ -41,6 +41,20 @@ function securityHeaders(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store');
 }
 
+/** Takes back the file's headers when a page answers instead of the file. */
+function clearFileHeaders(reply: FastifyReply): void {
+  for (const name of [
+    'content-length',
+    'content-range',
+    'content-disposition',
+    'etag',
+    'last-modified',
+    'accept-ranges',
+  ]) {
+    reply.removeHeader(name);
+  }
+}
+
 function html(reply: FastifyReply, status: number, body: string) {
   return reply.code(status).type('text/html; charset=utf-8').send(body);
 }
@@ -223,11 +237,7 @@ export const linkRoutes =
         body = await store.read(row.path, range ? { range: { offset: range.start, length } } : {});
       } catch (err) {
         closeStore();
-        reply
-          .removeHeader('content-length')
-          .removeHeader('content-range')
-          .removeHeader('content-disposition');
-        reply.removeHeader('etag').removeHeader('last-modified').removeHeader('accept-ranges');
+        clearFileHeaders(reply);
         return unavailable(request, reply, err);
       }
       // Until Fastify takes the stream over, its errors are ours: without a listener, a source that
@@ -241,10 +251,7 @@ export const linkRoutes =
         if (!(await shares.countDownload(row))) {
           body.destroy();
           closeStore();
-          reply
-            .removeHeader('content-length')
-            .removeHeader('content-range')
-            .removeHeader('content-disposition');
+          clearFileHeaders(reply);
           return html(
             reply,
             410,
@@ -255,11 +262,7 @@ export const linkRoutes =
       }
       if (failed !== undefined || body.destroyed) {
         closeStore();
-        reply
-          .removeHeader('content-length')
-          .removeHeader('content-range')
-          .removeHeader('content-disposition');
-        reply.removeHeader('etag').removeHeader('last-modified').removeHeader('accept-ranges');
+        clearFileHeaders(reply);
         return unavailable(request, reply, failed);
       }
       body.off('error', early);
