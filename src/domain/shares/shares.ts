@@ -14,7 +14,7 @@ import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
 import { isUuid, newId } from '../ids.js';
 import type { Storage } from '../storage.js';
 import type { Operations } from '../transfers/operations.js';
-import { afterCursor, type Page, pageOf } from '../transfers/views.js';
+import { newestFirst, type Page } from '../transfers/views.js';
 
 export interface CreateShare {
   file: string;
@@ -155,16 +155,7 @@ export class Shares {
   }
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ShareView>> {
-    const rows = await this.db.kysely
-      .selectFrom('shares')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where(afterCursor(cursor))
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'asc')
-      .limit(limit + 1)
-      .execute();
-    const page = pageOf(rows, limit);
+    const page = await newestFirst(this.db.kysely, 'shares', workspaceId, limit, cursor);
     return {
       items: page.rows.map(shareView),
       ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),

@@ -1,6 +1,6 @@
 // Polling (DECISIONS "Copy, transfers, jobs"): the transfer and job resources, their lists (newest
 // first, paged by an opaque cursor) and a job's failures (paged by object sequence).
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type {
   Database,
   JobRow,
@@ -107,14 +107,14 @@ function decodeCursor(cursor: string): { createdAt: number; id: string } {
 }
 
 /** Rows after the cursor in newest-first order (created_at desc, then id asc for ties; DECISIONS). */
-export function afterCursor(cursor: string | undefined) {
+function afterCursor(cursor: string | undefined) {
   if (cursor === undefined) return sql<boolean>`1 = 1`;
   const after = decodeCursor(cursor);
   return sql<boolean>`(created_at < ${after.createdAt} or (created_at = ${after.createdAt} and id > ${after.id}))`;
 }
 
 /** The page and, when more rows follow, the cursor of its last row (rows were read with limit + 1). */
-export function pageOf<R extends { created_at: number; id: string }>(
+function pageOf<R extends { created_at: number; id: string }>(
   rows: R[],
   limit: number,
 ): { rows: R[]; next_cursor?: string } {
@@ -124,6 +124,33 @@ export function pageOf<R extends { created_at: number; id: string }>(
     rows: page,
     ...(rows.length > limit && last ? { next_cursor: encodeCursor(last.created_at, last.id) } : {}),
   };
+}
+
+/** The tables listed newest first per workspace (transfers, jobs, shares). */
+type Listed = 'transfers' | 'jobs' | 'shares';
+
+/** One page of a workspace's rows of `table`, newest first, after `cursor` (DECISIONS order). */
+export async function newestFirst<T extends Listed>(
+  db: Kysely<Database>,
+  table: T,
+  workspaceId: string,
+  limit: number,
+  cursor: string | undefined,
+): Promise<{ rows: Selectable<Database[T]>[]; next_cursor?: string }> {
+  // One query for the three tables: they share the columns it reads (workspace_id, created_at, id).
+  const rows = await db
+    .selectFrom(table as Listed as 'transfers')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where(afterCursor(cursor))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'asc')
+    .limit(limit + 1)
+    .execute();
+  return pageOf(
+    rows as unknown as Array<Selectable<Database[T]> & { created_at: number; id: string }>,
+    limit,
+  );
 }
 
 export class TransferViews {
@@ -143,16 +170,7 @@ export class TransferViews {
   }
 
   async transfers(workspaceId: string, limit: number, cursor?: string): Promise<Page<TransferView>> {
-    const rows = await this.db
-      .selectFrom('transfers')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where(afterCursor(cursor))
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'asc')
-      .limit(limit + 1)
-      .execute();
-    const page = pageOf(rows, limit);
+    const page = await newestFirst(this.db, 'transfers', workspaceId, limit, cursor);
     return {
       items: page.rows.map(transferView),
       ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
@@ -214,16 +232,7 @@ export class TransferViews {
   }
 
   async jobs(workspaceId: string, limit: number, cursor?: string): Promise<Page<JobView>> {
-    const rows = await this.db
-      .selectFrom('jobs')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where(afterCursor(cursor))
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'asc')
-      .limit(limit + 1)
-      .execute();
-    const page = pageOf(rows, limit);
+    const page = await newestFirst(this.db, 'jobs', workspaceId, limit, cursor);
     const items: JobView[] = [];
     for (const row of page.rows) items.push(await this.jobView(row));
     return { items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
