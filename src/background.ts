@@ -1,10 +1,11 @@
-// The background work of a worker process (FERRY_ROLE worker or all): the transfer worker, the OAuth
-// refresher and, when FERRY_SMTP_URL is set, the send dispatcher, each woken by the other processes' signals (src/db/signals.ts) as well as by its own
-// poll. `ferry serve` and the tests start it the same way.
+// The background work of a worker process (FERRY_ROLE worker or all), wired to the process's services:
+// the transfer worker, the OAuth refresher and, when FERRY_SMTP_URL is set, the send dispatcher, each
+// woken by the other processes' signals (src/db/signals.ts) as well as by its own poll. `ferry serve`
+// and the tests start it the same way.
 import { Refresher, type RefresherOptions } from './domain/refresher/refresher.js';
 import { SendDispatcher } from './domain/sends/dispatcher.js';
-import { createWorker } from './engine/create.js';
-import type { Worker, WorkerOptions } from './engine/worker.js';
+import { StoreCache } from './engine/store-cache.js';
+import { Worker, type WorkerOptions, workerId } from './engine/worker.js';
 import type { Services } from './services.js';
 
 export interface Background {
@@ -20,6 +21,26 @@ export interface BackgroundOptions {
   refresher?: Partial<RefresherOptions>;
   /** How often the send dispatcher looks at most (it also wakes when the next send is due). */
   sendPollMs?: number;
+}
+
+function createWorker(services: Services, options: Partial<WorkerOptions> = {}): Worker {
+  const { db, clock, logger, storage, stores, config } = services;
+  return new Worker(
+    {
+      db,
+      clock,
+      logger: logger.child({ component: 'worker' }),
+      stores: new StoreCache(db.kysely, storage, clock),
+      owner: workerId(),
+      egress: stores.egress,
+    },
+    {
+      concurrency: config.worker.concurrency,
+      perLocation: config.worker.perLocation,
+      leaseMs: config.worker.leaseSeconds * 1000,
+      ...options,
+    },
+  );
 }
 
 export function startBackground(services: Services, options: BackgroundOptions = {}): Background {

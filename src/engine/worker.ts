@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { sql } from 'kysely';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
 import { decodeSpec } from '../domain/transfers/specs.js';
+import { Semaphore } from '../util/semaphore.js';
 import {
   claimObjects,
   claimPlanning,
@@ -20,7 +21,6 @@ import {
 import { planJob } from './planner.js';
 import { planOf, runObject } from './run-object.js';
 import { runTransfer, type TransferContext } from './run-transfer.js';
-import { Semaphore } from './semaphore.js';
 
 export interface WorkerOptions {
   /** Objects and transfers running at once in this worker. */

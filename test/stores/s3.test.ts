@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { isFerryError } from '../../src/errors.js';
 import { createEgress } from '../../src/net/egress.js';
+import { parseRetryAfter } from '../../src/net/failures.js';
 import type { S3FamilyProvider } from '../../src/providers.js';
 import { Secret } from '../../src/secret.js';
 import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../../src/stores/context.js';
@@ -25,7 +26,6 @@ import { s3Error } from '../../src/stores/s3/errors.js';
 import { createS3Store, open, type S3Tuning } from '../../src/stores/s3/index.js';
 import { copySource } from '../../src/stores/s3/paths.js';
 import { partSizeFor, S3_UPLOAD_LIMITS } from '../../src/stores/s3/upload.js';
-import { parseRetryAfter } from '../../src/stores/shared/failures.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { REJECTED_ACCESS_KEY_ID, type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { describeConformance } from './conformance.js';

@@ -2,7 +2,7 @@
 // within FERRY_REFRESH_AHEAD_SECONDS, or whose refresh was requested, every FERRY_REFRESH_POLL_SECONDS,
 // and refreshes them (refresh.ts). After a restart many tokens fall due at once: each refresh waits a
 // random part of the poll interval first, and at most `concurrency` run at once in a process.
-import { Semaphore } from '../../engine/semaphore.js';
+import { Semaphore } from '../../util/semaphore.js';
 import { dueLocations, type RefreshDeps, refreshLocation } from './refresh.js';
 
 export interface RefresherOptions {

@@ -3,7 +3,7 @@
 // https://learn.microsoft.com/en-us/rest/api/storageservices/blob-service-error-codes
 
 import { FerryError, isFerryError } from '../../errors.js';
-import { parseRetryAfter } from '../shared/failures.js';
+import { parseRetryAfter } from '../../net/failures.js';
 
 /** Set by client.ts on the egress guard's refusals: the SDK keeps only a socket error's message and code. */
 export const EGRESS_REFUSED = 'FERRY_EGRESS_REFUSED';

@@ -3,6 +3,7 @@
 // copy (POST /files/{id}/copy) and move (PUT /files/{id} with a new parent), and the sha1 hash.
 import { Readable } from 'node:stream';
 import { FerryError } from '../../errors.js';
+import { parseRetryAfter } from '../../net/failures.js';
 import type { StoreContext, StoreLocation } from '../context.js';
 import type {
   CallOptions,
@@ -14,7 +15,6 @@ import type {
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
-import { parseRetryAfter } from '../shared/failures.js';
 import { parentAndName } from '../shared/paths.js';
 import { rangeHeader, sliceToRange } from '../shared/range.js';
 import { BoxClient, type BoxItem, ITEM_FIELDS } from './client.js';

@@ -6,7 +6,7 @@
 // https://cloud.google.com/storage/docs/json_api/v1/status-codes
 // https://developers.google.com/identity/protocols/oauth2/service-account#error-codes
 import { type ErrorKind, FerryError, isFerryError } from '../../errors.js';
-import { parseRetryAfter } from '../shared/failures.js';
+import { parseRetryAfter } from '../../net/failures.js';
 
 /** The reason the egress gateway (gateway.ts) puts in its error body when the guard refuses. */
 export const EGRESS_REFUSED_REASON = 'ferryEgressRefused';

@@ -3,7 +3,7 @@
 // (docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html) plus the extra ones Wasabi, R2 and
 // B2 document. The provider's own message is kept; no secret is ever part of one.
 import { type ErrorKind, FerryError, isFerryError } from '../../errors.js';
-import { parseRetryAfter } from '../shared/failures.js';
+import { parseRetryAfter } from '../../net/failures.js';
 
 const NOT_FOUND = new Set(['NoSuchKey', 'NoSuchBucket', 'NotFound', 'NoSuchUpload', 'DBEntityNotfound']);
 

@@ -8,6 +8,7 @@
 // its session). The provider callback does the actual part request.
 import type { Readable } from 'node:stream';
 import { invalid } from '../../errors.js';
+import { Semaphore } from '../../util/semaphore.js';
 
 export class PartReader {
   readonly #iterator: AsyncIterator<unknown>;
@@ -161,9 +162,9 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
   let done = 0;
 
   while (failure === undefined) {
-    await permits.acquire(); // before reading: this is what bounds memory
+    const release = await permits.acquire(); // before reading: this is what bounds memory
     if (failure !== undefined) {
-      permits.release();
+      release();
       break;
     }
     let data: Buffer;
@@ -180,12 +181,12 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
         throw invalid(`the object needs more than ${options.maxParts} parts of ${partSize} bytes`);
       }
     } catch (err) {
-      permits.release();
+      release();
       failure = { error: err };
       break;
     }
     if (data.length === 0) {
-      permits.release();
+      release();
       break;
     }
     const part: Part = { index, offset, data };
@@ -205,7 +206,7 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
       .finally(() => {
         inFlight.delete(task);
         if (block) giveBlock(block);
-        permits.release();
+        release();
       });
     inFlight.add(task);
   }
@@ -216,27 +217,4 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
   }
   reader.assertComplete();
   return { parts: index, size: offset };
-}
-
-class Semaphore {
-  #free: number;
-  readonly #waiting: Array<() => void> = [];
-
-  constructor(count: number) {
-    this.#free = count;
-  }
-
-  acquire(): Promise<void> {
-    if (this.#free > 0) {
-      this.#free -= 1;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#waiting.push(resolve));
-  }
-
-  release(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#free += 1;
-  }
 }

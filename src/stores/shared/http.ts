@@ -8,10 +8,10 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { Agent, type Dispatcher, request } from 'undici';
 import { FerryError, invalid } from '../../errors.js';
+import { networkFailure, parseRetryAfter } from '../../net/failures.js';
 import type { ProviderSecret } from '../../providers.js';
 import { Secret } from '../../secret.js';
 import type { AccessTokenSource } from '../context.js';
-import { networkFailure, parseRetryAfter } from './failures.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 

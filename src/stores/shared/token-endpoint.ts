@@ -17,10 +17,10 @@
 //   expires_in and a new refresh_token; the one sent is dead from then on.
 //   https://developer.box.com/guides/authentication/tokens/refresh
 import { type Dispatcher, request } from 'undici';
+import { parseRetryAfter } from '../../net/failures.js';
 import type { OAuthProvider } from '../../providers.js';
 import { Secret } from '../../secret.js';
 import type { OAuthApp } from '../context.js';
-import { parseRetryAfter } from './failures.js';
 import { readText } from './http.js';
 
 /**

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { FerryError, isFerryError } from '../../src/errors.js';
+import { moveObject } from '../../src/objects/object-move.js';
 import type { Store } from '../../src/stores/contract.js';
-import { moveObject } from '../../src/transfer/object-move.js';
 import { get, MiB, override, put, type Servers, sha256, startServers } from './harness.js';
 
 let servers: Servers;

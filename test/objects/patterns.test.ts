@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { isFerryError } from '../../src/errors.js';
+import { expandSources, isPattern, splitPattern } from '../../src/objects/patterns.js';
 import type { Entry, ListOptions, Store } from '../../src/stores/contract.js';
-import { expandSources, isPattern, splitPattern } from '../../src/transfer/patterns.js';
 import { put, type Servers, startServers } from './harness.js';
 
 let servers: Servers;

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { isFerryError } from '../../src/errors.js';
 import { createEgress } from '../../src/net/egress.js';
-import { checkPullHost, checkPullUrl, nameFrom, openUrl } from '../../src/transfer/fetch-url.js';
+import { checkPullHost, checkPullUrl, nameFrom, openUrl } from '../../src/objects/fetch-url.js';
 
 const FILE = randomBytes(300 * 1024);
 const allowed = createEgress(['127.0.0.1/32']);

@@ -14,7 +14,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { request } from 'undici';
 import { FerryError } from '../errors.js';
 import type { Egress } from '../net/egress.js';
-import { isAbort, parseRetryAfter } from '../stores/shared/failures.js';
+import { isAbort, parseRetryAfter } from '../net/failures.js';
 
 export interface FetchedUrl {
   body: Readable;

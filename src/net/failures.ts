@@ -1,7 +1,7 @@
-// Failure handling every OAuth store shares: reading Retry-After, and turning a failed connection
-// into FerryError('transient'). Reading a provider's error BODY is not done here: each provider's
-// errors.ts owns that (STYLE.md, "one shouldRetry-style function per backend").
-import { FerryError } from '../../errors.js';
+// Network failure classification shared by every store and by URL pulls: reading Retry-After, and
+// turning a failed connection into FerryError('transient'). Reading a provider's error BODY is not
+// done here: each provider's errors.ts owns that, in one function per provider.
+import { FerryError } from '../errors.js';
 
 /**
  * Retry-After (RFC 9110 10.2.3) in whole seconds: delta-seconds, or an HTTP date counted from `now`.

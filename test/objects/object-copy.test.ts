@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { FerryError, isFerryError } from '../../src/errors.js';
-import { copyObject } from '../../src/transfer/object-copy.js';
+import { copyObject } from '../../src/objects/object-copy.js';
 import { get, MiB, override, put, type Servers, sha256, startServers } from './harness.js';
 
 let servers: Servers;
