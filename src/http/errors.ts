@@ -73,8 +73,10 @@ export function errorHandler(err: FastifyError | FerryError, request: FastifyReq
   if (err instanceof FerryError) {
     const status = STATUS[err.kind];
     const headers: Record<string, string> = {};
-    if (err.retryAfterSeconds !== undefined)
-      headers['retry-after'] = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));
+    // A throttled answer always says when to come back: the provider's own wait, or ours.
+    const retryAfter =
+      err.retryAfterSeconds ?? (err.kind === 'throttled' ? DEFAULT_RETRY_AFTER_SECONDS : undefined);
+    if (retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfter)));
     if (err.kind === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
     if (status >= 500) request.log.error({ err }, 'request failed');
     if (err.body) return sendBody(reply, status, err.body, headers);

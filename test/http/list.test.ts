@@ -199,6 +199,18 @@ await eachDatabase('POST /v1/list on s3rver', (database) => {
     assert.equal(status.status, 'active');
   });
 
+  test('a throttling provider that names no wait answers 503 with Retry-After 5', async () => {
+    const id = await location(proxy.url);
+    proxy.failNext(1, {
+      status: 503,
+      headers: { 'content-type': 'application/xml' },
+      body: '<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>',
+    });
+    const res = await list(id, { path: bucket });
+    assert.equal(res.statusCode, 503, res.body);
+    assert.equal(res.headers['retry-after'], '5');
+  });
+
   test('an unreachable provider answers 502 and leaves the location active', async () => {
     const closed = await startFaultProxy(s3.endpoint);
     const url = closed.url;
