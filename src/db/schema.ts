@@ -1,6 +1,16 @@
 // Table types for Kysely. Times are epoch milliseconds (BIGINT on PostgreSQL, INTEGER on SQLite) and
 // booleans are 0/1 integers, so that both databases return the same JavaScript values.
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type {
+  JobStatus,
+  LocationStatus,
+  ObjectStatus,
+  Overwrite,
+  SendStatus,
+  TransferKind,
+  TransferStatus,
+} from '../domain/states.js';
+import type { Provider } from '../providers.js';
 
 export interface WorkspacesTable {
   id: string;
@@ -26,13 +36,13 @@ export interface ApiKeysTable {
 export interface LocationsTable {
   id: string;
   workspace_id: string;
-  provider: string;
+  provider: Provider;
   label: string;
   /** JSON object text, or null when empty. */
   metadata: string | null;
   /** The sealed secret (src/crypto/envelope.ts). */
   secret_envelope: string;
-  status: string;
+  status: LocationStatus;
   validation_error: string | null;
   access_token_expires_at: number | null;
   refresh_requested: Generated<number>;
@@ -50,9 +60,6 @@ export interface LocationsTable {
   created_at: number;
   updated_at: number;
 }
-
-export type TransferKind = 'copy' | 'move' | 'pull' | 'remove';
-export type TransferStatus = 'queued' | 'running' | 'complete' | 'failed';
 
 export interface TransfersTable {
   id: string;
@@ -75,8 +82,6 @@ export interface TransfersTable {
   finished_at: number | null;
 }
 
-export type JobStatus = 'planning' | 'running' | 'complete' | 'partial' | 'failed' | 'canceled';
-
 export interface JobsTable {
   id: string;
   workspace_id: string;
@@ -84,7 +89,7 @@ export interface JobsTable {
   /** JSON {location_id, path} of the source prefix. */
   source: string;
   destination: string;
-  overwrite: 'always' | 'if-missing';
+  overwrite: Overwrite;
   has_manifest: Generated<number>;
   planning_done: Generated<number>;
   planned_count: Generated<number>;
@@ -104,8 +109,6 @@ export interface JobManifestsTable {
   /** JSON array of keys relative to the source prefix. */
   keys: string;
 }
-
-export type ObjectStatus = 'pending' | 'running' | 'succeeded' | 'skipped' | 'failed';
 
 export interface JobObjectsTable {
   job_id: string;
@@ -163,8 +166,6 @@ export interface ShareGuessesTable {
   client: string;
   at: number;
 }
-
-export type SendStatus = 'scheduled' | 'queued' | 'sent' | 'failed';
 
 export interface SendsTable {
   id: string;

@@ -1,7 +1,7 @@
 // Object listing (SPEC 4.9, 2.5; DECISIONS "Listing"): what a location holds under a path, streamed
 // from the provider page by page so that memory does not grow with the number of entries.
 import { invalid } from '../errors.js';
-import { hasBuckets, type Provider } from '../providers.js';
+import { hasBuckets } from '../providers.js';
 import type { Entry } from '../stores/contract.js';
 import type { LocationRef } from './locations/addressing.js';
 import type { Locations } from './locations/locations.js';
@@ -38,7 +38,7 @@ export async function listObjects(
   const path = folderPath(request.path);
   const row = await locations.resolve(workspaceId, request.ref);
   const entries = await storage.list(row, path, request.recurse ?? false);
-  const provider = row.provider as Provider;
+  const provider = row.provider;
   if (path === '' && hasBuckets(provider)) {
     const kind = provider === 'azureblob' ? 'containers' : 'buckets';
     return {

@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream';
 import type { LocationRow } from '../db/schema.js';
 import { FerryError, isFerryError } from '../errors.js';
-import { isOAuthProvider, type Provider } from '../providers.js';
+import { isOAuthProvider } from '../providers.js';
 import type { StoreContext } from '../stores/context.js';
 import type {
   CallOptions,
@@ -33,7 +33,7 @@ export class Storage {
   /** The location's store; its failures keep the location's status true. */
   open(row: LocationRow): Store {
     const location = this.locations.storeLocation(row);
-    if (isOAuthProvider(row.provider as Provider))
+    if (isOAuthProvider(row.provider))
       location.tokens = this.tokens.source(row.id, row.label, row.secret_version);
     return observed(openStore(location, this.ctx), (err) => this.observe(row, err));
   }

@@ -3,7 +3,7 @@
 // (DECISIONS). The update is conditional, so concurrent workers finish a job exactly once.
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { JobStatus } from '../db/schema.js';
+import type { JobStatus } from '../domain/states.js';
 
 export async function finishJobIfDone(db: Db, jobId: string, now: number): Promise<JobStatus | undefined> {
   // Called after every object: the usual answer ("not yet") must cost one index probe, not a count.

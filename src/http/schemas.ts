@@ -40,11 +40,12 @@ export const NoContent = Type.Unsafe<undefined>({ description: 'No body' });
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339' });
 
-export const Provider = Type.Unsafe<ProviderName>({
-  type: 'string',
-  enum: [...PROVIDERS],
-  description: 'Storage backend',
-});
+/** A string from a closed list (src/domain/states.ts, src/providers.ts): an enum in /openapi.json. */
+export function oneOf<const T extends string>(values: readonly T[], description?: string) {
+  return Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+}
+
+export const Provider = oneOf<ProviderName>(PROVIDERS, 'Storage backend');
 
 export const Metadata = Type.Unsafe<Record<string, unknown>>({
   type: 'object',

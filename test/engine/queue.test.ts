@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
-import type { JobStatus, ObjectStatus } from '../../src/db/schema.js';
+import type { JobStatus, ObjectStatus } from '../../src/domain/states.js';
 import { keyHash } from '../../src/domain/transfers/copy.js';
 import { backoffMs, MAX_ATTEMPTS, retryable } from '../../src/engine/backoff.js';
 import {

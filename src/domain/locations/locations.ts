@@ -16,11 +16,12 @@ import { Secret } from '../../secret.js';
 import type { StoreLocation } from '../../stores/context.js';
 import { type Clock, toRfc3339 } from '../clock.js';
 import { newId } from '../ids.js';
+import type { LocationStatus } from '../states.js';
 import { type LocationRef, resolveLocation } from './addressing.js';
 import { checkMetadata, type Metadata, parseMetadata, serializeMetadata } from './metadata.js';
 import { checkSecret } from './secret-shape.js';
 
-export type LocationStatus = 'active' | 'failed' | 'needs_attention';
+export type { LocationStatus };
 
 /** SPEC 2.1: what create, get, replace secret and update label answer. */
 export interface LocationProjection {
@@ -61,7 +62,7 @@ function checkLabel(label: string): string {
 }
 
 export function projection(row: LocationRow): LocationProjection {
-  const p: LocationProjection = { id: row.id, provider: row.provider as Provider, label: row.label };
+  const p: LocationProjection = { id: row.id, provider: row.provider, label: row.label };
   if (row.metadata !== null) p.metadata = parseMetadata(row.metadata);
   return p;
 }
@@ -71,9 +72,9 @@ export function summary(
 ): LocationSummary {
   const s: LocationSummary = {
     id: row.id,
-    provider: row.provider as Provider,
+    provider: row.provider,
     label: row.label,
-    status: row.status as LocationStatus,
+    status: row.status,
     created_at: toRfc3339(row.created_at),
   };
   if (row.validation_error !== null && row.status !== 'active') s.validation_error = row.validation_error;
@@ -81,9 +82,9 @@ export function summary(
 }
 
 export function statusView(row: LocationRow): LocationStatusView {
-  const provider = row.provider as Provider;
+  const provider = row.provider;
   const v: LocationStatusView = {
-    status: row.status as LocationStatus,
+    status: row.status,
     refresh_requested: row.refresh_requested === 1,
     consecutive_refresh_failures: row.consecutive_refresh_failures,
   };
@@ -206,13 +207,13 @@ export class Locations {
     input: { secret: unknown; metadata?: Metadata },
   ): Promise<LocationProjection> {
     const row = await this.resolve(workspaceId, ref);
-    const provider = row.provider as Provider;
+    const provider = row.provider;
     const metadata = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
     const secret = checkSecret(provider, input.secret);
     const update = {
       secret_envelope: this.keyring.seal(JSON.stringify(secret), row.id),
       metadata: metadata === undefined ? row.metadata : serializeMetadata(metadata),
-      status: 'active',
+      status: 'active' as const,
       validation_error: null,
       failure_reason: null,
       last_refresh_error: null,
@@ -257,7 +258,7 @@ export class Locations {
    */
   async requestRefresh(workspaceId: string, ref: LocationRef): Promise<boolean> {
     const row = await this.resolve(workspaceId, ref);
-    if (!isOAuthProvider(row.provider as Provider)) return false;
+    if (!isOAuthProvider(row.provider)) return false;
     await this.db.updateTable('locations').set({ refresh_requested: 1 }).where('id', '=', row.id).execute();
     return true;
   }
@@ -271,7 +272,7 @@ export class Locations {
     const opened = this.keyring.open(row.secret_envelope, row.id);
     return {
       id: row.id,
-      provider: row.provider as Provider,
+      provider: row.provider,
       metadata: parseMetadata(row.metadata),
       secret: new Secret(JSON.parse(opened.reveal()) as ProviderSecret),
     };

@@ -27,7 +27,6 @@ import {
   OAUTH_PROVIDERS,
   type OAuthProvider,
   type OAuthSecret,
-  type Provider,
   rotationClass,
 } from '../../providers.js';
 import { Secret } from '../../secret.js';
@@ -38,6 +37,7 @@ import {
   refreshTokens,
 } from '../../stores/shared/token-endpoint.js';
 import { type Clock, toRfc3339 } from '../clock.js';
+import type { LocationStatus } from '../states.js';
 import type { RefreshMetrics } from './metrics.js';
 
 export interface RefreshSettings {
@@ -89,7 +89,7 @@ export type RefreshResult =
       failureClass: RefreshFailureClass | 'status';
       message: string;
       /** The location's status after this attempt. */
-      status: string;
+      status: LocationStatus;
       retryAfterSeconds?: number;
     }
   | { kind: 'lost' };
@@ -158,7 +158,7 @@ export async function refreshLocation(
       .executeTakeFirst();
     return exists ? { kind: 'busy' } : { kind: 'gone' };
   }
-  const provider = row.provider as Provider;
+  const provider = row.provider;
   if (!isOAuthProvider(provider)) {
     await release(deps, id);
     return { kind: 'gone' };
@@ -320,7 +320,7 @@ async function recordFailure(
   const failures = row.consecutive_refresh_failures + 1;
   const { failureClass } = failure;
   let error = failure.message;
-  let status: string = row.status;
+  let status: LocationStatus = row.status;
   let reason: string | null = row.failure_reason;
   let refreshAfter = 0;
   switch (failureClass) {

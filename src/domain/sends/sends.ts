@@ -4,11 +4,12 @@
 // across processes.
 import { hash } from '@node-rs/argon2';
 import type { Db } from '../../db/database.js';
-import type { SendRow, SendStatus } from '../../db/schema.js';
+import type { SendRow } from '../../db/schema.js';
 import { FerryError, invalid, notFound } from '../../errors.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
 import { isUuid, newId } from '../ids.js';
 import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
+import type { SendStatus } from '../states.js';
 import { checkTimezone, resolveSchedule } from './schedule.js';
 
 export const MAX_TO = 50;

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
 import { conflict, invalid } from '../../errors.js';
-import { hasBuckets, type Provider, rotationClass } from '../../providers.js';
+import { hasBuckets, rotationClass } from '../../providers.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
@@ -42,7 +42,7 @@ function checkUsable(row: LocationRow, now: number): void {
   if (row.status !== 'active') {
     throw conflict(`location ${row.label} (${row.id}) is ${row.status}; only active locations accept copies`);
   }
-  const provider = row.provider as Provider;
+  const provider = row.provider;
   if (
     rotationClass(provider) === 'oauth-single-use' &&
     row.access_token_expires_at !== null &&
@@ -83,8 +83,8 @@ export class Copies {
       checkPrefix(from.path, 'from');
       checkPrefix(to.path, 'to');
     } else {
-      checkObjectPath(from.path, 'from', hasBuckets(source.provider as Provider));
-      checkObjectPath(to.path, 'to', hasBuckets(destination.provider as Provider));
+      checkObjectPath(from.path, 'from', hasBuckets(source.provider));
+      checkObjectPath(to.path, 'to', hasBuckets(destination.provider));
     }
     if (source.id === destination.id) {
       if (from.path === to.path) throw invalid('a copy onto itself is not allowed');

@@ -7,7 +7,7 @@ import { conflict, invalid } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost, checkPullUrl } from '../../objects/fetch-url.js';
 import { expandSources, isPattern, splitPattern } from '../../objects/patterns.js';
-import { hasBuckets, type Provider } from '../../providers.js';
+import { hasBuckets } from '../../providers.js';
 import type { Entry } from '../../stores/contract.js';
 import type { Clock } from '../clock.js';
 import { isUuid } from '../ids.js';
@@ -60,10 +60,10 @@ export class Operations {
       throw invalid(`${field} must name a file or a pattern, not a folder`);
     if (path.startsWith('/')) throw invalid(`${field} has an empty segment after the location`);
     if (path.split('/').includes('..')) throw invalid(`${field} must not contain a ".." segment`);
-    if (isPattern(path) && hasBuckets(row.provider as Provider) && !splitPattern(path).base) {
+    if (isPattern(path) && hasBuckets(row.provider) && !splitPattern(path).base) {
       throw invalid(`${field}: a pattern must start below the bucket ("bucket/*.txt")`);
     }
-    if (!isPattern(path) && hasBuckets(row.provider as Provider) && !path.includes('/')) {
+    if (!isPattern(path) && hasBuckets(row.provider) && !path.includes('/')) {
       throw invalid(`${field} needs a bucket and a key: "<location>/bucket/key"`);
     }
   }
@@ -90,10 +90,10 @@ export class Operations {
     if (several && !folder)
       throw invalid('several sources, or a pattern, need a destination folder: "to" must end with "/"');
     if (resolved.path.split('/').includes('..')) throw invalid('to must not contain a ".." segment');
-    if (!folder && hasBuckets(resolved.row.provider as Provider) && !resolved.path.includes('/')) {
+    if (!folder && hasBuckets(resolved.row.provider) && !resolved.path.includes('/')) {
       throw invalid('to needs a bucket and a key, or a folder ending with "/"');
     }
-    if (folder && hasBuckets(resolved.row.provider as Provider) && resolved.path === '') {
+    if (folder && hasBuckets(resolved.row.provider) && resolved.path === '') {
       throw invalid('to needs a bucket: "<location>/bucket/"');
     }
     this.checkActive(resolved.row);

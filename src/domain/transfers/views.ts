@@ -1,17 +1,11 @@
 // Polling (DECISIONS "Copy, transfers, jobs"): the transfer and job resources, their lists (newest
 // first, paged by an opaque cursor) and a job's failures (paged by object sequence).
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type {
-  Database,
-  JobRow,
-  JobStatus,
-  TransferKind,
-  TransferRow,
-  TransferStatus,
-} from '../../db/schema.js';
+import type { Database, JobRow, TransferRow } from '../../db/schema.js';
 import { invalid, notFound } from '../../errors.js';
 import { toRfc3339 } from '../clock.js';
 import { isUuid } from '../ids.js';
+import type { JobStatus, Overwrite, TransferKind, TransferStatus } from '../states.js';
 import { decodeRef } from './specs.js';
 
 export interface TransferView {
@@ -40,7 +34,7 @@ export interface JobView {
   status: JobStatus;
   from: { id: string; path: string };
   to: { id: string; path: string };
-  overwrite: string;
+  overwrite: Overwrite;
   created_at: string;
   updated_at: string;
   started_at?: string;

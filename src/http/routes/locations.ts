@@ -1,9 +1,11 @@
 // SPEC 4.1–4.8: the eight location operations.
+
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Locations } from '../../domain/locations/locations.js';
+import { LOCATION_STATES } from '../../domain/states.js';
 import { workspaceOf } from '../auth.js';
-import { errors, locationRefFields, Metadata, NoContent, Provider, Timestamp } from '../schemas.js';
+import { errors, locationRefFields, Metadata, NoContent, oneOf, Provider, Timestamp } from '../schemas.js';
 
 const Projection = Type.Object(
   {
@@ -15,11 +17,7 @@ const Projection = Type.Object(
   { description: 'A location without its secret (SPEC 2.1)' },
 );
 
-const LocationStatus = Type.Union([
-  Type.Literal('active'),
-  Type.Literal('failed'),
-  Type.Literal('needs_attention'),
-]);
+const LocationStatus = oneOf(LOCATION_STATES);
 
 const Summary = Type.Object({
   id: Type.String({ format: 'uuid' }),

@@ -1,11 +1,13 @@
 // Send a file by e-mail (docs/api.md, "Send"): POST /send (no version prefix, as share) and its state
 // at GET /v1/sends/{id}.
+
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { MAX_OTHER, MAX_TO, MESSAGE_MAX, type Sends } from '../../domain/sends/sends.js';
 import { PASSWORD_MAX } from '../../domain/shares/shares.js';
+import { SEND_STATES } from '../../domain/states.js';
 import { workspaceOf } from '../auth.js';
-import { errors, Timestamp } from '../schemas.js';
+import { errors, oneOf, Timestamp } from '../schemas.js';
 import { Id } from './transfers.js';
 
 const Addresses = (max: number) =>
@@ -13,12 +15,7 @@ const Addresses = (max: number) =>
 
 const SendSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
-  status: Type.Union([
-    Type.Literal('scheduled'),
-    Type.Literal('queued'),
-    Type.Literal('sent'),
-    Type.Literal('failed'),
-  ]),
+  status: oneOf(SEND_STATES),
   scheduled_at: Type.Optional(Timestamp),
   sent_at: Type.Optional(Timestamp),
   error: Type.Optional(Type.String()),

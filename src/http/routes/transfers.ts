@@ -1,15 +1,17 @@
 // SPEC 4.14 and DECISIONS "Copy, transfers, jobs": copy, transfer and job polling, job failures,
 // retry and cancel.
+
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { JOB_STATES, OVERWRITE_MODES, TRANSFER_KINDS, TRANSFER_STATES } from '../../domain/states.js';
 import type { Copies } from '../../domain/transfers/copy.js';
 import type { JobControl } from '../../domain/transfers/job-control.js';
 import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
 import { parseLimit, type TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
 import { workspaceOf } from '../auth.js';
-import { errors, Timestamp } from '../schemas.js';
+import { errors, oneOf, Timestamp } from '../schemas.js';
 
 /** SPEC 8: a copy body may be 8 MiB (a 100,000-key manifest). */
 export const COPY_BODY_LIMIT = 8 * 1024 * 1024;
@@ -26,18 +28,8 @@ const Target = Type.Union([Type.String({ description: '<location>:<path>' }), Ta
 
 export const TransferSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
-  kind: Type.Union([
-    Type.Literal('copy'),
-    Type.Literal('move'),
-    Type.Literal('pull'),
-    Type.Literal('remove'),
-  ]),
-  status: Type.Union([
-    Type.Literal('queued'),
-    Type.Literal('running'),
-    Type.Literal('complete'),
-    Type.Literal('failed'),
-  ]),
+  kind: oneOf(TRANSFER_KINDS),
+  status: oneOf(TRANSFER_STATES),
   created_at: Timestamp,
   updated_at: Timestamp,
   started_at: Type.Optional(Timestamp),
@@ -49,17 +41,10 @@ export const TransferSchema = Type.Object({
 
 const JobSchema = Type.Object({
   job_id: Type.String({ format: 'uuid' }),
-  status: Type.Union([
-    Type.Literal('planning'),
-    Type.Literal('running'),
-    Type.Literal('complete'),
-    Type.Literal('partial'),
-    Type.Literal('failed'),
-    Type.Literal('canceled'),
-  ]),
+  status: oneOf(JOB_STATES),
   from: Type.Object({ id: Type.String(), path: Type.String() }),
   to: Type.Object({ id: Type.String(), path: Type.String() }),
-  overwrite: Type.String(),
+  overwrite: oneOf(OVERWRITE_MODES),
   created_at: Timestamp,
   updated_at: Timestamp,
   started_at: Type.Optional(Timestamp),
@@ -114,7 +99,7 @@ export const transferRoutes =
               from: Target,
               to: Target,
               manifest: Type.Optional(Type.Array(Type.String(), { maxItems: MANIFEST_MAX_KEYS })),
-              overwrite: Type.Optional(Type.Union([Type.Literal('always'), Type.Literal('if-missing')])),
+              overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
             },
             { additionalProperties: false, required: ['from', 'to'] },
           ),

@@ -1,0 +1,27 @@
+// Every state a transfer, job, job object, send or location can be in, and the other closed sets of
+// values the database stores as text, declared once. The database row types (src/db/schema.ts) and
+// the API's schemas (src/http/) both derive from these lists, so a value cannot be added to one and
+// forgotten in the other. Which moves between states are allowed is written in the module that owns
+// each lifecycle (src/engine/lifecycle/ for transfers, jobs and objects; docs/engine.md draws them).
+
+export const TRANSFER_KINDS = ['copy', 'move', 'pull', 'remove'] as const;
+export type TransferKind = (typeof TRANSFER_KINDS)[number];
+
+export const TRANSFER_STATES = ['queued', 'running', 'complete', 'failed'] as const;
+export type TransferStatus = (typeof TRANSFER_STATES)[number];
+
+export const JOB_STATES = ['planning', 'running', 'complete', 'partial', 'failed', 'canceled'] as const;
+export type JobStatus = (typeof JOB_STATES)[number];
+
+export const OBJECT_STATES = ['pending', 'running', 'succeeded', 'skipped', 'failed'] as const;
+export type ObjectStatus = (typeof OBJECT_STATES)[number];
+
+/** `always` replaces an existing destination object, `if-missing` leaves it alone (docs/api.md, "Copy"). */
+export const OVERWRITE_MODES = ['always', 'if-missing'] as const;
+export type Overwrite = (typeof OVERWRITE_MODES)[number];
+
+export const SEND_STATES = ['scheduled', 'queued', 'sent', 'failed'] as const;
+export type SendStatus = (typeof SEND_STATES)[number];
+
+export const LOCATION_STATES = ['active', 'failed', 'needs_attention'] as const;
+export type LocationStatus = (typeof LOCATION_STATES)[number];
