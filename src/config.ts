@@ -23,7 +23,14 @@ export interface Config {
   refresh: { pollSeconds: number; aheadSeconds: number; maxFailures: number };
   /** api: HTTP only; worker: transfers and background work only; all: both (DECISIONS). */
   role: Role;
-  worker: { concurrency: number; perLocation: number; shutdownSeconds: number; leaseSeconds: number };
+  worker: {
+    concurrency: number;
+    perLocation: number;
+    /** Most objects and transfers one workspace runs at once, across every worker process. */
+    perWorkspace: number;
+    shutdownSeconds: number;
+    leaseSeconds: number;
+  };
 }
 
 export type Role = 'all' | 'api' | 'worker';
@@ -120,6 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
     worker: {
       concurrency: integer(env, 'FERRY_WORKER_CONCURRENCY', 16, 1, 1024),
       perLocation: integer(env, 'FERRY_LOCATION_CONCURRENCY', 16, 1, 1024),
+      perWorkspace: integer(env, 'FERRY_WORKSPACE_CONCURRENCY', 32, 1, 100_000),
       shutdownSeconds: integer(env, 'FERRY_SHUTDOWN_SECONDS', 25, 0, 3600),
       // How long a claim lasts unless renewed (every third of it): a dead worker's objects go to
       // another worker this long after it died.

@@ -8,8 +8,9 @@ import type { JobRow } from '../db/schema.js';
 import { keyHash } from '../domain/transfers/copy.js';
 import { decodeRef } from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
-import { backoffMs, describe, MAX_ATTEMPTS, retryable } from './backoff.js';
-import { finishJobIfDone } from './finish.js';
+import { describe } from './backoff.js';
+import * as jobs from './lifecycle/jobs.js';
+import { afterFailure } from './outcome.js';
 import type { EngineContext } from './run-object.js';
 
 export const PLAN_BATCH = 1000;
@@ -21,41 +22,9 @@ interface Planned {
 }
 
 /** Writes one batch; false when the job is no longer ours to plan (canceled, or lease lost). */
-async function commitBatch(ctx: EngineContext, job: JobRow, seq: number, batch: Planned[]): Promise<boolean> {
-  const { db, clock, owner } = ctx;
-  const now = clock.now();
-  return db.kysely.transaction().execute(async (trx) => {
-    const updated = await trx
-      .updateTable('jobs')
-      .set({ planned_count: seq + batch.length, status: 'running', updated_at: now })
-      .where('id', '=', job.id)
-      .where('lease_owner', '=', owner)
-      .where('status', 'in', ['planning', 'running'])
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) return false;
-    if (batch.length > 0) {
-      await trx
-        .insertInto('job_objects')
-        .values(
-          batch.map((p, i) => ({
-            job_id: job.id,
-            seq: seq + i,
-            key: p.key,
-            key_hash: keyHash(p.key),
-            status: 'pending' as const,
-            size: p.size,
-            source_etag: p.etag,
-            error: null,
-            last_attempt_at: null,
-            lease_owner: null,
-            lease_expires_at: null,
-          })),
-        )
-        .onConflict((oc) => oc.columns(['job_id', 'key_hash']).doNothing())
-        .execute();
-    }
-    return true;
-  });
+function commitBatch(ctx: EngineContext, job: JobRow, seq: number, batch: Planned[]): Promise<boolean> {
+  const planned = batch.map((p) => ({ ...p, keyHash: keyHash(p.key) }));
+  return jobs.commitBatch(ctx.db.kysely, ctx.owner, job.id, seq, planned, ctx.clock.now());
 }
 
 async function* manifestKeys(db: Db, jobId: string): AsyncGenerator<Planned> {
@@ -86,14 +55,8 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
   const source = decodeRef(job.source);
   // Already fully planned (a retry of failed objects): straight back to running.
   if (job.planning_done === 1) {
-    await db.kysely
-      .updateTable('jobs')
-      .set({ status: 'running', lease_owner: null, lease_expires_at: null, updated_at: clock.now() })
-      .where('id', '=', job.id)
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'planning')
-      .execute();
-    await finishJobIfDone(db, job.id, clock.now());
+    await jobs.planningDone(db.kysely, owner, job.id, clock.now());
+    await jobs.finishIfDone(db.kysely, job.id, clock.now());
     return;
   }
   try {
@@ -116,56 +79,20 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
       }
     }
     if (!(await commitBatch(ctx, job, seq, batch))) return;
-    const now = clock.now();
-    await db.kysely
-      .updateTable('jobs')
-      .set({
-        planning_done: 1,
-        status: 'running',
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: now,
-      })
-      .where('id', '=', job.id)
-      .where('lease_owner', '=', owner)
-      .execute();
-    await db.kysely.deleteFrom('job_manifests').where('job_id', '=', job.id).execute();
-    await finishJobIfDone(db, job.id, now);
+    await jobs.planningDone(db.kysely, owner, job.id, clock.now());
+    await jobs.finishIfDone(db.kysely, job.id, clock.now());
   } catch (err) {
     if (signal.aborted) return;
     const now = clock.now();
-    if (retryable(err) && job.planning_attempts < MAX_ATTEMPTS) {
-      // No owner and a lease end in the future: nobody plans it before the backoff is over.
-      await db.kysely
-        .updateTable('jobs')
-        .set({
-          lease_owner: null,
-          lease_expires_at: now + backoffMs(job.planning_attempts, err),
-          error: describe(err),
-          updated_at: now,
-        })
-        .where('id', '=', job.id)
-        .where('lease_owner', '=', owner)
-        .execute();
+    const settlement = afterFailure(err, job.planning_attempts, clock);
+    if (settlement.kind === 'again') {
+      await jobs.planningBackoff(db.kysely, owner, job.id, settlement.error, settlement.runAfter, now);
       return;
     }
     const message = isFerryError(err, 'not_found')
       ? `the source prefix ${source.path} was not found: ${err.message}`
       : describe(err);
     ctx.logger.warn({ job: job.id, err: message }, 'planning failed');
-    await db.kysely
-      .updateTable('jobs')
-      .set({
-        status: 'failed',
-        error: `planning failed: ${message}`,
-        finished_at: now,
-        updated_at: now,
-        lease_owner: null,
-        lease_expires_at: null,
-      })
-      .where('id', '=', job.id)
-      .where('lease_owner', '=', owner)
-      .where('status', 'in', ['planning', 'running'])
-      .execute();
+    await jobs.planningFailed(db.kysely, owner, job.id, `planning failed: ${message}`, now);
   }
 }

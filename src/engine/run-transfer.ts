@@ -1,7 +1,7 @@
-// One queued transfer (copy, move, remove, pull): run it, record the outcome if we still hold the
-// lease, or put it back with a backoff when the failure is passing. A transfer that runs again after
-// a crash starts over; each kind is written so that a second run finishes what the first began
-// (a moved object is no longer among the sources, a removed one no longer matches).
+// One queued transfer (copy, move, remove, pull): run it and settle it (src/engine/lifecycle/
+// transfers.ts). A transfer that runs again after a crash starts over; each kind is written so that a
+// second run finishes what the first began (a moved object is no longer among the sources, a removed
+// one no longer matches).
 import type { TransferRow } from '../db/schema.js';
 import { type DestinationRef, decodeSpec, type TransferSpec } from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
@@ -11,8 +11,8 @@ import { copyObject } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
 import { expandSources, isPattern, splitPattern } from '../objects/patterns.js';
 import type { Entry } from '../stores/contract.js';
-import { backoffMs, describe, MAX_ATTEMPTS, retryable } from './backoff.js';
-import { ProgressWriter } from './progress.js';
+import * as transfers from './lifecycle/transfers.js';
+import { attempt } from './outcome.js';
 import type { EngineContext } from './run-object.js';
 import type { StoreUse } from './store-cache.js';
 
@@ -153,60 +153,21 @@ export async function runTransfer(
   signal: AbortSignal,
 ): Promise<void> {
   const { db, clock, owner } = ctx;
-  const mine = () =>
-    db.kysely
-      .updateTable('transfers')
-      .where('id', '=', transfer.id)
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'running');
-  const progress = new ProgressWriter(clock, async (bytes) => {
-    await mine().set({ bytes_done: bytes, updated_at: clock.now() }).execute();
+  const settlement = await attempt({
+    clock,
+    signal,
+    attempts: transfer.attempts,
+    progress: (bytes) => transfers.progress(db.kysely, owner, transfer.id, bytes, clock.now()),
+    work: (report) => execute(ctx, decodeSpec(transfer.spec), transfer.attempts, signal, report),
+    done: (outcome) => ({
+      kind: 'done',
+      bytes: outcome.bytesDone,
+      ...(outcome.bytesTotal === undefined ? {} : { bytesTotal: outcome.bytesTotal }),
+    }),
   });
-  try {
-    const outcome = await execute(ctx, decodeSpec(transfer.spec), transfer.attempts, signal, (b) =>
-      progress.report(b),
-    );
-    await progress.flush();
-    const now = clock.now();
-    await mine()
-      .set({
-        status: 'complete',
-        bytes_done: outcome.bytesDone,
-        bytes_total: outcome.bytesTotal ?? null,
-        error: null,
-        finished_at: now,
-        updated_at: now,
-        lease_owner: null,
-        lease_expires_at: null,
-      })
-      .execute();
-  } catch (err) {
-    progress.stop();
-    if (signal.aborted) return;
-    const now = clock.now();
-    if (retryable(err) && transfer.attempts < MAX_ATTEMPTS) {
-      await mine()
-        .set({
-          status: 'queued',
-          error: describe(err),
-          run_after: now + backoffMs(transfer.attempts, err),
-          updated_at: now,
-          lease_owner: null,
-          lease_expires_at: null,
-        })
-        .execute();
-      return;
-    }
-    ctx.logger.warn({ transfer: transfer.id, kind: transfer.kind, err: describe(err) }, 'transfer failed');
-    await mine()
-      .set({
-        status: 'failed',
-        error: describe(err),
-        finished_at: now,
-        updated_at: now,
-        lease_owner: null,
-        lease_expires_at: null,
-      })
-      .execute();
+  if (settlement === undefined) return;
+  if (settlement.kind === 'failed') {
+    ctx.logger.warn({ transfer: transfer.id, kind: transfer.kind, err: settlement.error }, 'transfer failed');
   }
+  await transfers.settle(db.kysely, owner, transfer.id, settlement, clock.now());
 }

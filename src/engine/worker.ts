@@ -1,23 +1,19 @@
-// The worker: claims job objects, transfers and jobs to plan, runs them within its concurrency (per
-// worker, and per location), renews its leases at a third of their length, and gives up work whose
-// job was canceled. On stop it claims nothing more, lets running work finish until a deadline, then
-// aborts the rest and hands it back to the queue for another worker.
+// The worker: claims job objects and transfers (shared fairly between workspaces, src/engine/
+// fair-share.ts) and jobs to plan, runs them within its concurrency (per worker, and per location),
+// renews its leases at a third of their length, and gives up work whose job was canceled. On stop it
+// claims nothing more, lets running work finish until a deadline, then aborts the rest and hands it
+// back to the queue for another worker. It writes no state itself: src/engine/lifecycle/ does.
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { sql } from 'kysely';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
 import { decodeSpec } from '../domain/transfers/specs.js';
 import { Semaphore } from '../util/semaphore.js';
-import {
-  claimObjects,
-  claimPlanning,
-  claimTransfers,
-  type Lease,
-  reclaimExpired,
-  releaseLeases,
-  renewLeases,
-} from './claims.js';
+import { FairShare } from './fair-share.js';
+import * as jobs from './lifecycle/jobs.js';
+import type { Lease } from './lifecycle/moves.js';
+import * as objects from './lifecycle/objects.js';
+import * as transfers from './lifecycle/transfers.js';
 import { planJob } from './planner.js';
 import { planOf, runObject } from './run-object.js';
 import { runTransfer, type TransferContext } from './run-transfer.js';
@@ -27,6 +23,8 @@ export interface WorkerOptions {
   concurrency: number;
   /** Objects and transfers touching one location at once in this worker. */
   perLocation: number;
+  /** Objects and transfers one workspace runs at once, across every worker (fair share). */
+  perWorkspace: number;
   leaseMs: number;
   /** How often an idle worker looks for work. */
   pollMs: number;
@@ -35,6 +33,7 @@ export interface WorkerOptions {
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   concurrency: 16,
   perLocation: 16,
+  perWorkspace: 32,
   leaseMs: 30_000,
   pollMs: 250,
 };
@@ -53,10 +52,11 @@ export class Worker {
   readonly #options: WorkerOptions;
   readonly #running = new Map<string, Running>();
   /**
-   * Objects claimed (leased, renewed with the rest) and waiting for a slot: claims are taken in
+   * Work claimed (leased, renewed with the rest) and waiting for a slot: claims are taken in
    * batches, so this worker holds at most twice its concurrency.
    */
-  #ready: JobObjectRow[] = [];
+  #ready: Array<{ object: JobObjectRow } | { transfer: TransferRow }> = [];
+  readonly #fair: FairShare;
   readonly #locations = new Map<string, Semaphore>();
   #planning: Running | undefined;
   #stopping = false;
@@ -70,6 +70,7 @@ export class Worker {
     options: Partial<WorkerOptions> = {},
   ) {
     this.#options = { ...DEFAULT_WORKER_OPTIONS, ...options };
+    this.#fair = new FairShare(ctx.db, this.#options.perWorkspace);
   }
 
   get owner(): string {
@@ -121,55 +122,39 @@ export class Worker {
     const now = this.ctx.clock.now();
     if (now - this.#lastHeartbeat >= this.#options.leaseMs / 3) {
       this.#lastHeartbeat = now;
-      await renewLeases(this.ctx.db, this.ctx.owner, now + this.#options.leaseMs);
+      const q = this.ctx.db.kysely;
+      const until = now + this.#options.leaseMs;
+      await objects.renew(q, this.ctx.owner, until);
+      await transfers.renew(q, this.ctx.owner, until);
+      await jobs.renew(q, this.ctx.owner, until);
       await this.abortCanceled();
     }
     if (now - this.#lastMaintenance >= 5000) {
       this.#lastMaintenance = now;
-      const reclaimed = await reclaimExpired(this.ctx.db, now);
+      const reclaimed =
+        (await objects.reclaim(this.ctx.db.kysely, now)) + (await transfers.reclaim(this.ctx.db.kysely, now));
       if (reclaimed > 0) this.ctx.logger.info({ reclaimed }, 'took back work whose lease ran out');
     }
   }
 
   /** In-flight objects of jobs canceled meanwhile are stopped; their rows wait as pending. */
   private async abortCanceled(): Promise<void> {
-    const jobIds = [
-      ...new Set([
-        ...[...this.#running.values()].flatMap((r) => (r.jobId ? [r.jobId] : [])),
-        ...this.#ready.map((o) => o.job_id),
-      ]),
-    ];
-    if (jobIds.length === 0) return;
-    const canceled = await this.ctx.db.kysely
-      .selectFrom('jobs')
-      .select('id')
-      .where('id', 'in', jobIds)
-      .where('status', '=', 'canceled')
-      .execute();
-    if (canceled.length === 0) return;
-    const ids = new Set(canceled.map((c) => c.id));
-    this.#ready = this.#ready.filter((o) => !ids.has(o.job_id));
+    const jobIds = new Set<string>();
+    for (const r of this.#running.values()) if (r.jobId) jobIds.add(r.jobId);
+    for (const r of this.#ready) if ('object' in r) jobIds.add(r.object.job_id);
+    const canceled = new Set(await jobs.canceledAmong(this.ctx.db.kysely, [...jobIds]));
+    if (canceled.size === 0) return;
+    this.#ready = this.#ready.filter((r) => !('object' in r && canceled.has(r.object.job_id)));
     for (const running of this.#running.values()) {
-      if (running.jobId && ids.has(running.jobId)) running.controller.abort();
+      if (running.jobId && canceled.has(running.jobId)) running.controller.abort();
     }
-    await this.ctx.db.kysely
-      .updateTable('job_objects')
-      .set({
-        status: 'pending',
-        run_after: sql`${Number.MAX_SAFE_INTEGER}`,
-        lease_owner: null,
-        lease_expires_at: null,
-      })
-      .where('job_id', 'in', [...ids])
-      .where('lease_owner', '=', this.ctx.owner)
-      .where('status', '=', 'running')
-      .execute();
+    await objects.park(this.ctx.db.kysely, [...canceled], this.ctx.owner);
   }
 
   private async claim(): Promise<number> {
     let claimed = 0;
     if (!this.#planning) {
-      const job = await claimPlanning(this.ctx.db, this.lease());
+      const job = await jobs.claimPlanning(this.ctx.db.kysely, this.ctx.db.dialect, this.lease());
       if (job) {
         claimed++;
         const controller = new AbortController();
@@ -185,18 +170,19 @@ export class Worker {
     let free = this.#options.concurrency - this.#running.size;
     if (free > 0 && this.#ready.length === 0) {
       // A whole batch at once: one claim of 16 rows costs about what two claims of one row do.
-      this.#ready = await claimObjects(this.ctx.db, this.lease(), this.#options.concurrency);
+      const batch = await this.#fair.claim(this.lease(), this.#options.concurrency);
+      // Single transfers first: they are what a person waits on.
+      this.#ready = [
+        ...batch.transfers.map((transfer) => ({ transfer })),
+        ...batch.objects.map((object) => ({ object })),
+      ];
       claimed += this.#ready.length;
     }
     while (free > 0 && this.#ready.length > 0) {
-      this.runObject(this.#ready.shift() as JobObjectRow);
+      const next = this.#ready.shift() as { object: JobObjectRow } | { transfer: TransferRow };
+      if ('object' in next) this.runObject(next.object);
+      else this.runTransfer(next.transfer);
       free--;
-    }
-    if (free > 0) {
-      for (const transfer of await claimTransfers(this.ctx.db, this.lease(), free)) {
-        claimed++;
-        this.runTransfer(transfer);
-      }
     }
     return claimed;
   }
@@ -276,7 +262,10 @@ export class Worker {
       for (const r of all()) r.controller.abort();
       await Promise.all(all().map((r) => r.done));
     }
-    await releaseLeases(this.ctx.db, this.ctx.owner, this.ctx.clock.now());
+    const q = this.ctx.db.kysely;
+    await objects.handBack(q, this.ctx.owner);
+    await transfers.handBack(q, this.ctx.owner, this.ctx.clock.now());
+    await jobs.handBack(q, this.ctx.owner);
     await this.ctx.stores.close();
   }
 }

@@ -11,14 +11,11 @@ import type { Db } from '../../src/db/database.js';
 import type { JobStatus, ObjectStatus } from '../../src/domain/states.js';
 import { keyHash } from '../../src/domain/transfers/copy.js';
 import { backoffMs, MAX_ATTEMPTS, retryable } from '../../src/engine/backoff.js';
-import {
-  claimObjects,
-  claimPlanning,
-  type Lease,
-  reclaimExpired,
-  releaseLeases,
-  renewLeases,
-} from '../../src/engine/claims.js';
+import { FairShare } from '../../src/engine/fair-share.js';
+import * as jobs from '../../src/engine/lifecycle/jobs.js';
+import type { Lease } from '../../src/engine/lifecycle/moves.js';
+import * as objects from '../../src/engine/lifecycle/objects.js';
+import * as transfers from '../../src/engine/lifecycle/transfers.js';
 import { PLAN_BATCH, planJob } from '../../src/engine/planner.js';
 import { type EngineContext, runObject } from '../../src/engine/run-object.js';
 import type { StoreCache } from '../../src/engine/store-cache.js';
@@ -27,6 +24,25 @@ import { createLogger } from '../../src/log.js';
 import type { ObjectInfo, Store } from '../../src/stores/contract.js';
 import { LogCapture, ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
+
+// The worker's calls into the lifecycle modules, by the names this file's tests use.
+async function claimObjects(db: Db, lease: Lease, limit: number) {
+  return (await new FairShare(db, 100_000).claim(lease, limit)).objects;
+}
+const claimPlanning = (db: Db, lease: Lease) => jobs.claimPlanning(db.kysely, db.dialect, lease);
+async function reclaimExpired(db: Db, now: number): Promise<number> {
+  return (await objects.reclaim(db.kysely, now)) + (await transfers.reclaim(db.kysely, now));
+}
+async function renewLeases(db: Db, owner: string, until: number): Promise<void> {
+  await objects.renew(db.kysely, owner, until);
+  await transfers.renew(db.kysely, owner, until);
+  await jobs.renew(db.kysely, owner, until);
+}
+async function releaseLeases(db: Db, owner: string, now: number): Promise<void> {
+  await objects.handBack(db.kysely, owner);
+  await transfers.handBack(db.kysely, owner, now);
+  await jobs.handBack(db.kysely, owner);
+}
 
 const LEASE_MS = 30_000;
 

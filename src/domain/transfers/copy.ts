@@ -4,12 +4,13 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
+import * as jobs from '../../engine/lifecycle/jobs.js';
+import * as transfers from '../../engine/lifecycle/transfers.js';
 import { conflict, invalid } from '../../errors.js';
 import { hasBuckets, rotationClass } from '../../providers.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
-import { enqueueTransfer } from './enqueue.js';
 import { withinCopyLimit } from './rate-limit.js';
 import {
   checkManifest,
@@ -100,7 +101,7 @@ export class Copies {
 
     return withinCopyLimit(this.db.kysely, this.db.dialect, workspaceId, now, async (trx) => {
       if (!bulk) {
-        return enqueueTransfer(
+        return transfers.enqueue(
           trx,
           workspaceId,
           {
@@ -111,33 +112,18 @@ export class Copies {
           now,
         );
       }
-      const id = newId();
-      await trx
-        .insertInto('jobs')
-        .values({
-          id,
-          workspace_id: workspaceId,
-          status: 'planning',
+      return jobs.create(
+        trx,
+        {
+          id: newId(),
+          workspaceId,
           source: JSON.stringify({ location_id: source.id, path: from.path }),
           destination: JSON.stringify({ location_id: destination.id, path: to.path }),
           overwrite: request.overwrite ?? 'always',
-          has_manifest: request.manifest ? 1 : 0,
-          error: null,
-          lease_owner: null,
-          lease_expires_at: null,
-          created_at: now,
-          updated_at: now,
-          started_at: null,
-          finished_at: null,
-        })
-        .execute();
-      if (request.manifest) {
-        await trx
-          .insertInto('job_manifests')
-          .values({ job_id: id, keys: JSON.stringify(request.manifest) })
-          .execute();
-      }
-      return { job_id: id, status: 'planning' as const };
+          manifest: request.manifest,
+        },
+        now,
+      );
     });
   }
 }

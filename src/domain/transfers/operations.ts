@@ -1,8 +1,11 @@
 // Move, remove (and its preview) and pull (SPEC 4.12, 4.13; DECISIONS "Move, remove, pull"). Paths
 // take the form <location>/<path>, the first segment being the location's label or UUID. Everything
 // is checked before anything is queued; the work itself runs in the worker (src/engine).
+
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
+import type { Queued } from '../../engine/lifecycle/transfers.js';
+import * as transfers from '../../engine/lifecycle/transfers.js';
 import { conflict, invalid } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost, checkPullUrl } from '../../objects/fetch-url.js';
@@ -13,7 +16,6 @@ import type { Clock } from '../clock.js';
 import { isUuid } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
 import type { Storage } from '../storage.js';
-import { enqueueTransfer, type Queued } from './enqueue.js';
 import type { ObjectRef, TransferSpec } from './specs.js';
 
 /** At most this many sources (paths or URLs) in one request. */
@@ -81,7 +83,7 @@ export class Operations {
   }
 
   private queue(workspaceId: string, spec: TransferSpec): Promise<Queued> {
-    return enqueueTransfer(this.db.kysely, workspaceId, spec, this.clock.now());
+    return transfers.enqueue(this.db.kysely, workspaceId, spec, this.clock.now());
   }
 
   private async destination(workspaceId: string, to: string, several: boolean) {

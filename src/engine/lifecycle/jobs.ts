@@ -1,0 +1,309 @@
+// The lifecycle of a bulk job: every status a jobs row takes, and every write of one. A job is created
+// planning; a planner (one worker at a time, under the job's lease) lists the source or reads the
+// manifest and commits objects in batches, which makes the job running while planning goes on. The
+// job ends when planning is done and no object is pending or running: complete when none failed,
+// partial when some failed and some succeeded or were skipped, failed when all failed
+// (docs/api.md, "Copy"). Cancel and retry come from the API.
+import { sql } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { JobRow } from '../../db/schema.js';
+import type { JobStatus, Overwrite } from '../../domain/states.js';
+import { changed, type Lease, type Moves, type Queryable } from './moves.js';
+import * as objects from './objects.js';
+
+export const JOB_MOVES = {
+  create: { from: [], to: ['planning'], by: 'the API, when it accepts a bulk copy' },
+  plan: { from: ['planning', 'running'], to: ['running'], by: 'the planner, at each committed batch' },
+  planningFailed: {
+    from: ['planning', 'running'],
+    to: ['failed'],
+    by: 'the planner, after a lasting failure',
+  },
+  finish: { from: ['running'], to: ['complete', 'partial', 'failed'], by: 'whoever settles the last object' },
+  cancel: { from: ['planning', 'running'], to: ['canceled'], by: 'the API' },
+  retry: { from: ['partial', 'failed'], to: ['planning'], by: 'the API (its failed objects become pending)' },
+} as const satisfies Moves<JobStatus>;
+
+/** The states in which a job's objects are claimed. */
+export const ACTIVE: readonly JobStatus[] = JOB_MOVES.cancel.from;
+
+export interface NewJob {
+  id: string;
+  workspaceId: string;
+  source: string;
+  destination: string;
+  overwrite: Overwrite;
+  manifest: string[] | undefined;
+}
+
+/** create: a planning job, and its manifest when it has one. */
+export async function create(
+  q: Queryable,
+  job: NewJob,
+  now: number,
+): Promise<{ job_id: string; status: 'planning' }> {
+  const status = JOB_MOVES.create.to[0];
+  await q
+    .insertInto('jobs')
+    .values({
+      id: job.id,
+      workspace_id: job.workspaceId,
+      status,
+      source: job.source,
+      destination: job.destination,
+      overwrite: job.overwrite,
+      has_manifest: job.manifest ? 1 : 0,
+      error: null,
+      lease_owner: null,
+      lease_expires_at: null,
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      finished_at: null,
+    })
+    .execute();
+  if (job.manifest) {
+    await q
+      .insertInto('job_manifests')
+      .values({ job_id: job.id, keys: JSON.stringify(job.manifest) })
+      .execute();
+  }
+  return { job_id: job.id, status };
+}
+
+/**
+ * A job to plan: planning (new, or retried), or running with planning unfinished (its planner had
+ * committed some objects when it died or was stopped), and neither leased nor waiting out a backoff.
+ * Takes the job's lease; the status does not change.
+ */
+export async function claimPlanning(
+  q: Queryable,
+  dialect: Dialect,
+  lease: Lease,
+): Promise<JobRow | undefined> {
+  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const result = await sql<JobRow>`
+    with picked as materialized (
+      select id from jobs
+      where (status = 'planning' or (status = 'running' and planning_done = 0))
+        and (lease_expires_at is null or lease_expires_at < ${lease.now})
+      order by created_at
+      limit 1
+      ${lock}
+    )
+    update jobs
+    set lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
+        planning_attempts = planning_attempts + 1, started_at = coalesce(started_at, ${lease.now}),
+        updated_at = ${lease.now}
+    where id in (select id from picked)
+    returning *`.execute(q);
+  return result.rows[0];
+}
+
+function planning(q: Queryable, owner: string, jobId: string) {
+  return q
+    .updateTable('jobs')
+    .where('id', '=', jobId)
+    .where('lease_owner', '=', owner)
+    .where('status', 'in', JOB_MOVES.plan.from);
+}
+
+/**
+ * plan: commits one batch of objects with the job's planned count, in one transaction; false when
+ * the job is no longer ours to plan (canceled, or the lease lost).
+ */
+export async function commitBatch(
+  q: Queryable,
+  owner: string,
+  jobId: string,
+  firstSeq: number,
+  batch: objects.PlannedObject[],
+  now: number,
+): Promise<boolean> {
+  return q.transaction().execute(async (trx) => {
+    const updated = await planning(trx, owner, jobId)
+      .set({ planned_count: firstSeq + batch.length, status: JOB_MOVES.plan.to[0], updated_at: now })
+      .executeTakeFirst();
+    if (changed(updated) === 0) return false;
+    await objects.plan(trx, jobId, firstSeq, batch);
+    return true;
+  });
+}
+
+/** plan, the last time: every object is known; the lease is given up and the manifest dropped. */
+export async function planningDone(q: Queryable, owner: string, jobId: string, now: number): Promise<void> {
+  const updated = await planning(q, owner, jobId)
+    .set({
+      planning_done: 1,
+      status: JOB_MOVES.plan.to[0],
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: now,
+    })
+    .executeTakeFirst();
+  if (changed(updated) > 0) await q.deleteFrom('job_manifests').where('job_id', '=', jobId).execute();
+}
+
+/** After a passing failure: no owner and a lease end in the future, so nobody plans it before then. */
+export async function planningBackoff(
+  q: Queryable,
+  owner: string,
+  jobId: string,
+  error: string,
+  runAfter: number,
+  now: number,
+): Promise<void> {
+  await planning(q, owner, jobId)
+    .set({ lease_owner: null, lease_expires_at: runAfter, error, updated_at: now })
+    .execute();
+}
+
+/** planningFailed: the source cannot be planned; the job ends failed with the reason. */
+export async function planningFailed(q: Queryable, owner: string, jobId: string, error: string, now: number) {
+  await planning(q, owner, jobId)
+    .set({
+      status: JOB_MOVES.planningFailed.to[0],
+      error,
+      finished_at: now,
+      updated_at: now,
+      lease_owner: null,
+      lease_expires_at: null,
+    })
+    .execute();
+}
+
+/**
+ * finish: ends the job when planning is done and none of its objects is pending or running. Called
+ * after every object, so the usual answer ("not yet") costs one index probe, not a count. The update
+ * is conditional, so concurrent workers finish a job exactly once.
+ */
+export async function finishIfDone(q: Queryable, jobId: string, now: number): Promise<JobStatus | undefined> {
+  if (await objects.unfinished(q, jobId)) return undefined;
+  const job = await q
+    .selectFrom('jobs')
+    .select(['status', 'planning_done'])
+    .where('id', '=', jobId)
+    .executeTakeFirst();
+  if (
+    job === undefined ||
+    !(JOB_MOVES.finish.from as readonly JobStatus[]).includes(job.status) ||
+    job.planning_done !== 1
+  )
+    return undefined;
+  const counts = await objects.countByStatus(q, jobId);
+  if (counts.pending + counts.running > 0) return undefined;
+  const done = counts.succeeded + counts.skipped;
+  const [complete, partial, failed] = JOB_MOVES.finish.to;
+  const status = counts.failed === 0 ? complete : done > 0 ? partial : failed;
+  const updated = await q
+    .updateTable('jobs')
+    .set({ status, finished_at: now, updated_at: now, lease_owner: null, lease_expires_at: null })
+    .where('id', '=', jobId)
+    .where('status', 'in', JOB_MOVES.finish.from)
+    .where('planning_done', '=', 1)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('job_objects')
+            .select('seq')
+            .where('job_id', '=', jobId)
+            .where('status', 'in', ['pending', 'running']),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return changed(updated) > 0 ? status : undefined;
+}
+
+/**
+ * cancel: stops a job that has not finished, and parks its pending objects in the same transaction,
+ * so no worker claims one after the cancel. Objects running at the moment are stopped by the
+ * workers that run them when they next renew their leases. False when the job had already ended.
+ */
+export async function cancel(q: Queryable, jobId: string, now: number): Promise<boolean> {
+  return q.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('jobs')
+      .set({
+        status: JOB_MOVES.cancel.to[0],
+        finished_at: now,
+        updated_at: now,
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .where('id', '=', jobId)
+      .where('status', 'in', JOB_MOVES.cancel.from)
+      .executeTakeFirst();
+    if (changed(updated) === 0) return false;
+    await objects.park(trx, [jobId]);
+    return true;
+  });
+}
+
+/** retry: a partial or failed job plans again, with its failed objects pending; false otherwise. */
+export async function retry(q: Queryable, jobId: string, now: number): Promise<boolean> {
+  return q.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('jobs')
+      .set({
+        status: JOB_MOVES.retry.to[0],
+        error: null,
+        finished_at: null,
+        updated_at: now,
+        planning_attempts: 0,
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .where('id', '=', jobId)
+      .where('status', 'in', JOB_MOVES.retry.from)
+      .executeTakeFirst();
+    if (changed(updated) === 0) return false;
+    await objects.retry(trx, jobId);
+    return true;
+  });
+}
+
+/** Of these jobs, the ones canceled since their objects were claimed. */
+export async function canceledAmong(q: Queryable, jobIds: string[]): Promise<string[]> {
+  if (jobIds.length === 0) return [];
+  const rows = await q
+    .selectFrom('jobs')
+    .select('id')
+    .where('id', 'in', jobIds)
+    .where('status', '=', JOB_MOVES.cancel.to[0])
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Jobs whose objects may be claimed, oldest first, with their workspaces. */
+export async function active(q: Queryable): Promise<Array<{ id: string; workspace_id: string }>> {
+  return q
+    .selectFrom('jobs')
+    .select(['id', 'workspace_id'])
+    .where('status', 'in', ACTIVE)
+    .orderBy('created_at')
+    .execute();
+}
+
+/** Extends the planning leases this worker holds. */
+export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
+  await q
+    .updateTable('jobs')
+    .set({ lease_expires_at: until })
+    .where('lease_owner', '=', owner)
+    .where('status', 'in', ACTIVE)
+    .execute();
+}
+
+/** A stopping planner gives its lease back, without counting the interrupted attempt. */
+export async function handBack(q: Queryable, owner: string): Promise<void> {
+  await q
+    .updateTable('jobs')
+    .set((eb) => ({
+      lease_owner: null,
+      lease_expires_at: null,
+      planning_attempts: eb('planning_attempts', '-', 1),
+    }))
+    .where('lease_owner', '=', owner)
+    .execute();
+}

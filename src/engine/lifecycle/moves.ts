@@ -1,0 +1,37 @@
+// The shape of a lifecycle's table of moves. Each lifecycle module (transfers.ts, jobs.ts, objects.ts)
+// names every move its rows can make, from which states to which, and every write it does reads
+// its `from` and `to` from that table, so the table is the whole truth about the lifecycle: no other
+// module writes a status. docs/engine.md draws the three tables; test/engine/lifecycle.test.ts checks
+// the drawing against them.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+export interface Move<S extends string> {
+  /** The states a row may be in for the move to apply (empty: the move creates the row). */
+  readonly from: readonly S[];
+  /** The states the move may leave it in. */
+  readonly to: readonly S[];
+  /** Who makes the move, for the reader (and docs/engine.md). */
+  readonly by: string;
+}
+
+export type Moves<S extends string> = Readonly<Record<string, Move<S>>>;
+
+/** The database, or a transaction on it: lifecycle writes take either. */
+export type Queryable = Kysely<Database>;
+
+/** Who holds a claimed row, and until when. */
+export interface Lease {
+  owner: string;
+  now: number;
+  /** When the lease ends unless renewed. */
+  until: number;
+}
+
+/** run_after of work that must never be claimed again (the objects of a canceled job). */
+export const NEVER = Number.MAX_SAFE_INTEGER;
+
+/** Rows changed by an UPDATE or DELETE, as a number (Kysely gives a bigint). */
+export function changed(result: { numUpdatedRows?: bigint; numDeletedRows?: bigint }): number {
+  return Number(result.numUpdatedRows ?? result.numDeletedRows ?? 0n);
+}

@@ -1,0 +1,285 @@
+// The lifecycle of a bulk job's objects: every status a job_objects row takes, and every write of one.
+// A row is created pending by the planner, claimed (running, with a lease), and settles as succeeded,
+// skipped or failed, or goes back to pending to be tried again. Every write by a worker checks it
+// still holds the lease (graphile-worker's rule), so a worker that lost its lease cannot overwrite
+// whoever took the object over.
+import { sql } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { JobObjectRow } from '../../db/schema.js';
+import type { ObjectStatus } from '../../domain/states.js';
+import type { Settlement } from '../outcome.js';
+import { changed, type Lease, type Moves, NEVER, type Queryable } from './moves.js';
+
+export const OBJECT_MOVES = {
+  plan: { from: [], to: ['pending'], by: 'the planner, a batch at a time' },
+  claim: { from: ['pending'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
+  succeed: { from: ['running'], to: ['succeeded', 'skipped'], by: 'the lease holder' },
+  retryLater: { from: ['running'], to: ['pending'], by: 'the lease holder, after a passing failure' },
+  fail: {
+    from: ['running'],
+    to: ['failed'],
+    by: 'the lease holder, after a lasting failure or the last attempt',
+  },
+  handBack: { from: ['running'], to: ['pending'], by: 'a stopping worker (the attempt is not counted)' },
+  reclaim: { from: ['running'], to: ['pending'], by: 'any worker, when the lease ran out' },
+  park: { from: ['pending', 'running'], to: ['pending'], by: 'cancel: never claimed again' },
+  retry: { from: ['failed'], to: ['pending'], by: 'retrying the job (attempts start again)' },
+} as const satisfies Moves<ObjectStatus>;
+
+/** What the planner found for one key. */
+export interface PlannedObject {
+  key: string;
+  keyHash: string;
+  size: number | null;
+  etag: string | null;
+}
+
+/** plan: inserts a batch of objects; a key the job already has (from an earlier planner) is ignored. */
+export async function plan(
+  q: Queryable,
+  jobId: string,
+  firstSeq: number,
+  batch: PlannedObject[],
+): Promise<void> {
+  if (batch.length === 0) return;
+  await q
+    .insertInto('job_objects')
+    .values(
+      batch.map((p, i) => ({
+        job_id: jobId,
+        seq: firstSeq + i,
+        key: p.key,
+        key_hash: p.keyHash,
+        status: OBJECT_MOVES.plan.to[0],
+        size: p.size,
+        source_etag: p.etag,
+        error: null,
+        last_attempt_at: null,
+        lease_owner: null,
+        lease_expires_at: null,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['job_id', 'key_hash']).doNothing())
+    .execute();
+}
+
+/**
+ * claim: up to `limit` due objects of one job in one statement. The index on (job_id, status,
+ * run_after) yields them without reading the job's other rows; PostgreSQL skips rows another worker
+ * is claiming (FOR UPDATE SKIP LOCKED), SQLite runs one writer at a time. The rows are picked in a
+ * materialized CTE: as an `IN (subquery)`, PostgreSQL may run the LIMIT subquery more than once and
+ * take more than `limit` rows.
+ */
+export async function claim(
+  q: Queryable,
+  dialect: Dialect,
+  lease: Lease,
+  jobId: string,
+  limit: number,
+): Promise<JobObjectRow[]> {
+  if (limit <= 0) return [];
+  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const result = await sql<JobObjectRow>`
+    with picked as materialized (
+      select seq from job_objects
+      where job_id = ${jobId} and status = ${OBJECT_MOVES.claim.from[0]} and run_after <= ${lease.now}
+      order by run_after
+      limit ${limit}
+      ${lock}
+    )
+    update job_objects
+    set status = ${OBJECT_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
+        attempts = attempts + 1, last_attempt_at = ${lease.now}
+    where job_id = ${jobId} and seq in (select seq from picked)
+    returning *`.execute(q);
+  return result.rows;
+}
+
+function held(q: Queryable, owner: string, object: Pick<JobObjectRow, 'job_id' | 'seq'>) {
+  return q
+    .updateTable('job_objects')
+    .where('job_id', '=', object.job_id)
+    .where('seq', '=', object.seq)
+    .where('lease_owner', '=', owner)
+    .where('status', '=', 'running');
+}
+
+/** Bytes copied so far, while running. */
+export async function progress(
+  q: Queryable,
+  owner: string,
+  object: Pick<JobObjectRow, 'job_id' | 'seq'>,
+  bytes: number,
+): Promise<void> {
+  await held(q, owner, object).set({ bytes_done: bytes }).execute();
+}
+
+/** succeed, retryLater or fail, as the attempt's settlement says; false when the lease was lost. */
+export async function settle(
+  q: Queryable,
+  owner: string,
+  object: Pick<JobObjectRow, 'job_id' | 'seq'>,
+  settlement: Settlement,
+): Promise<boolean> {
+  const released = { lease_owner: null, lease_expires_at: null };
+  switch (settlement.kind) {
+    case 'done': {
+      const status = settlement.skipped ? OBJECT_MOVES.succeed.to[1] : OBJECT_MOVES.succeed.to[0];
+      const bytes = settlement.bytes;
+      return (
+        changed(
+          await held(q, owner, object)
+            .set({ status, bytes_done: bytes, size: bytes, error: null, ...released })
+            .executeTakeFirst(),
+        ) > 0
+      );
+    }
+    case 'again':
+      return (
+        changed(
+          await held(q, owner, object)
+            .set({
+              status: OBJECT_MOVES.retryLater.to[0],
+              error: settlement.error,
+              run_after: settlement.runAfter,
+              ...released,
+            })
+            .executeTakeFirst(),
+        ) > 0
+      );
+    case 'failed':
+      return (
+        changed(
+          await held(q, owner, object)
+            .set({ status: OBJECT_MOVES.fail.to[0], error: settlement.error, ...released })
+            .executeTakeFirst(),
+        ) > 0
+      );
+  }
+}
+
+/** Extends the leases of every object this worker holds. */
+export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
+  await q
+    .updateTable('job_objects')
+    .set({ lease_expires_at: until })
+    .where('lease_owner', '=', owner)
+    .where('status', '=', 'running')
+    .execute();
+}
+
+/** reclaim: objects whose lease ran out (their worker died or stalled) go back to pending. */
+export async function reclaim(q: Queryable, now: number): Promise<number> {
+  return changed(
+    await q
+      .updateTable('job_objects')
+      .set({ status: OBJECT_MOVES.reclaim.to[0], lease_owner: null, lease_expires_at: null })
+      .where('status', 'in', OBJECT_MOVES.reclaim.from)
+      .where('lease_expires_at', '<', now)
+      .executeTakeFirst(),
+  );
+}
+
+/** handBack: a stopping worker returns what it holds, without counting the interrupted attempt. */
+export async function handBack(q: Queryable, owner: string): Promise<void> {
+  await q
+    .updateTable('job_objects')
+    .set((eb) => ({
+      status: OBJECT_MOVES.handBack.to[0],
+      lease_owner: null,
+      lease_expires_at: null,
+      attempts: eb('attempts', '-', 1),
+    }))
+    .where('lease_owner', '=', owner)
+    .where('status', 'in', OBJECT_MOVES.handBack.from)
+    .execute();
+}
+
+/**
+ * park: the objects of a canceled job are never claimed again. Pending ones stay pending (the job's
+ * counts show what was left); running ones this worker holds, whose copies it has just stopped, join
+ * them. Objects another worker runs are parked by that worker when it sees the cancel.
+ */
+export async function park(q: Queryable, jobIds: string[], owner?: string): Promise<void> {
+  if (jobIds.length === 0) return;
+  await q
+    .updateTable('job_objects')
+    .set({ status: OBJECT_MOVES.park.to[0], run_after: NEVER })
+    .where('job_id', 'in', jobIds)
+    .where('status', '=', 'pending')
+    .execute();
+  if (owner === undefined) return;
+  await q
+    .updateTable('job_objects')
+    .set({ status: OBJECT_MOVES.park.to[0], run_after: NEVER, lease_owner: null, lease_expires_at: null })
+    .where('job_id', 'in', jobIds)
+    .where('lease_owner', '=', owner)
+    .where('status', '=', 'running')
+    .execute();
+}
+
+/** retry: a retried job's failed objects are pending again, with a fresh count of attempts. */
+export async function retry(q: Queryable, jobId: string): Promise<void> {
+  await q
+    .updateTable('job_objects')
+    .set({
+      status: OBJECT_MOVES.retry.to[0],
+      attempts: 0,
+      // What the listing said may be stale by now: the retried objects are stat'ed afresh.
+      size: null,
+      source_etag: null,
+      error: null,
+      run_after: 0,
+      lease_owner: null,
+      lease_expires_at: null,
+    })
+    .where('job_id', '=', jobId)
+    .where('status', 'in', OBJECT_MOVES.retry.from)
+    .execute();
+}
+
+/** True while any object of the job is pending or running: one index probe, not a count. */
+export async function unfinished(q: Queryable, jobId: string): Promise<boolean> {
+  const row = await q
+    .selectFrom('job_objects')
+    .select('seq')
+    .where('job_id', '=', jobId)
+    .where('status', 'in', ['pending', 'running'])
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** How many of the job's objects are in each state. */
+export async function countByStatus(q: Queryable, jobId: string): Promise<Record<ObjectStatus, number>> {
+  const rows = await q
+    .selectFrom('job_objects')
+    .select(['status', sql<number>`count(*)`.as('n')])
+    .where('job_id', '=', jobId)
+    .groupBy('status')
+    .execute();
+  const counts: Record<ObjectStatus, number> = {
+    pending: 0,
+    running: 0,
+    succeeded: 0,
+    skipped: 0,
+    failed: 0,
+  };
+  for (const row of rows) counts[row.status] = Number(row.n);
+  return counts;
+}
+
+/** Objects running now, per job (for fair share: what each workspace holds). */
+export async function runningByJob(q: Queryable, jobIds: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (jobIds.length === 0) return out;
+  const rows = await q
+    .selectFrom('job_objects')
+    .select(['job_id', sql<number>`count(*)`.as('n')])
+    .where('job_id', 'in', jobIds)
+    .where('status', '=', 'running')
+    .groupBy('job_id')
+    .execute();
+  for (const row of rows) out.set(row.job_id, Number(row.n));
+  return out;
+}

@@ -1,0 +1,207 @@
+// The lifecycle of a single transfer (copy, move, remove, pull): every status a transfers row takes,
+// and every write of one. A transfer is queued when accepted, claimed (running, with a lease), and
+// ends complete or failed, or is queued again after a passing failure. A transfer that runs again
+// after a crash starts over (each kind is written so that a second run finishes what the first began).
+import { sql } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { TransferRow } from '../../db/schema.js';
+import { newId } from '../../domain/ids.js';
+import type { TransferStatus } from '../../domain/states.js';
+import { encodeSpec, type TransferSpec } from '../../domain/transfers/specs.js';
+import type { Settlement } from '../outcome.js';
+import { changed, type Lease, type Moves, type Queryable } from './moves.js';
+
+export const TRANSFER_MOVES = {
+  enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },
+  claim: { from: ['queued'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
+  complete: { from: ['running'], to: ['complete'], by: 'the lease holder' },
+  retryLater: { from: ['running'], to: ['queued'], by: 'the lease holder, after a passing failure' },
+  fail: {
+    from: ['running'],
+    to: ['failed'],
+    by: 'the lease holder, after a lasting failure or the last attempt',
+  },
+  handBack: { from: ['running'], to: ['queued'], by: 'a stopping worker (the attempt is not counted)' },
+  reclaim: { from: ['running'], to: ['queued'], by: 'any worker, when the lease ran out' },
+} as const satisfies Moves<TransferStatus>;
+
+export interface Queued {
+  id: string;
+  status: 'queued';
+}
+
+/** enqueue: the one way a row enters the transfers table. */
+export async function enqueue(
+  q: Queryable,
+  workspaceId: string,
+  spec: TransferSpec,
+  now: number,
+): Promise<Queued> {
+  const id = newId();
+  const status = TRANSFER_MOVES.enqueue.to[0];
+  await q
+    .insertInto('transfers')
+    .values({
+      id,
+      workspace_id: workspaceId,
+      kind: spec.kind,
+      status,
+      spec: encodeSpec(spec),
+      bytes_total: null,
+      error: null,
+      lease_owner: null,
+      lease_expires_at: null,
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      finished_at: null,
+    })
+    .execute();
+  return { id, status };
+}
+
+/** claim: up to `limit` due transfers of one workspace, oldest first, in one statement (see objects.claim). */
+export async function claim(
+  q: Queryable,
+  dialect: Dialect,
+  lease: Lease,
+  workspaceId: string,
+  limit: number,
+): Promise<TransferRow[]> {
+  if (limit <= 0) return [];
+  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const result = await sql<TransferRow>`
+    with picked as materialized (
+      select id from transfers
+      where workspace_id = ${workspaceId} and status = ${TRANSFER_MOVES.claim.from[0]}
+        and run_after <= ${lease.now}
+      order by run_after, created_at
+      limit ${limit}
+      ${lock}
+    )
+    update transfers
+    set status = ${TRANSFER_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
+        attempts = attempts + 1, started_at = coalesce(started_at, ${lease.now}), updated_at = ${lease.now}
+    where id in (select id from picked)
+    returning *`.execute(q);
+  return result.rows;
+}
+
+function held(q: Queryable, owner: string, id: string) {
+  return q
+    .updateTable('transfers')
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('status', '=', 'running');
+}
+
+export async function progress(
+  q: Queryable,
+  owner: string,
+  id: string,
+  bytes: number,
+  now: number,
+): Promise<void> {
+  await held(q, owner, id).set({ bytes_done: bytes, updated_at: now }).execute();
+}
+
+/** complete, retryLater or fail, as the attempt's settlement says; false when the lease was lost. */
+export async function settle(
+  q: Queryable,
+  owner: string,
+  id: string,
+  settlement: Settlement,
+  now: number,
+): Promise<boolean> {
+  const released = { lease_owner: null, lease_expires_at: null, updated_at: now };
+  const set = (() => {
+    switch (settlement.kind) {
+      case 'done':
+        return {
+          status: TRANSFER_MOVES.complete.to[0],
+          bytes_done: settlement.bytes,
+          bytes_total: settlement.bytesTotal ?? null,
+          error: null,
+          finished_at: now,
+        };
+      case 'again':
+        return {
+          status: TRANSFER_MOVES.retryLater.to[0],
+          error: settlement.error,
+          run_after: settlement.runAfter,
+        };
+      case 'failed':
+        return { status: TRANSFER_MOVES.fail.to[0], error: settlement.error, finished_at: now };
+    }
+  })();
+  return (
+    changed(
+      await held(q, owner, id)
+        .set({ ...set, ...released })
+        .executeTakeFirst(),
+    ) > 0
+  );
+}
+
+export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
+  await q
+    .updateTable('transfers')
+    .set({ lease_expires_at: until })
+    .where('lease_owner', '=', owner)
+    .where('status', '=', 'running')
+    .execute();
+}
+
+export async function reclaim(q: Queryable, now: number): Promise<number> {
+  return changed(
+    await q
+      .updateTable('transfers')
+      .set({
+        status: TRANSFER_MOVES.reclaim.to[0],
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+      })
+      .where('status', 'in', TRANSFER_MOVES.reclaim.from)
+      .where('lease_expires_at', '<', now)
+      .executeTakeFirst(),
+  );
+}
+
+export async function handBack(q: Queryable, owner: string, now: number): Promise<void> {
+  await q
+    .updateTable('transfers')
+    .set((eb) => ({
+      status: TRANSFER_MOVES.handBack.to[0],
+      lease_owner: null,
+      lease_expires_at: null,
+      attempts: eb('attempts', '-', 1),
+      updated_at: now,
+    }))
+    .where('lease_owner', '=', owner)
+    .where('status', 'in', TRANSFER_MOVES.handBack.from)
+    .execute();
+}
+
+/** Transfers running now, per workspace (for fair share); the claim index finds them alone. */
+export async function runningByWorkspace(q: Queryable): Promise<Map<string, number>> {
+  const rows = await q
+    .selectFrom('transfers')
+    .select(['workspace_id', sql<number>`count(*)`.as('n')])
+    .where('status', '=', 'running')
+    .groupBy('workspace_id')
+    .execute();
+  return new Map(rows.map((r) => [r.workspace_id, Number(r.n)]));
+}
+
+/** Workspaces with transfers due now, and how many. */
+export async function dueByWorkspace(q: Queryable, now: number): Promise<Map<string, number>> {
+  const rows = await q
+    .selectFrom('transfers')
+    .select(['workspace_id', sql<number>`count(*)`.as('n')])
+    .where('status', '=', 'queued')
+    .where('run_after', '<=', now)
+    .groupBy('workspace_id')
+    .execute();
+  return new Map(rows.map((r) => [r.workspace_id, Number(r.n)]));
+}
