@@ -1,4 +1,4 @@
-// POST /v1/copy (SPEC 4.14): validate everything first (an invalid request is 400 and does not count
+// POST /v1/copy (docs/api.md, "Copy"): validate everything first (an invalid request is 400 and does not count
 // against the limit), then take a place in the workspace's limit and queue a transfer (one object)
 // or a job (a prefix).
 import { createHash } from 'node:crypto';
@@ -32,7 +32,10 @@ export interface CopyRequest {
 
 export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; status: 'planning' };
 
-/** A single-use token that expires within this window cannot be trusted to last a copy (DECISIONS). */
+/**
+ * A single-use token (onedrive, box) that expires within this window cannot be trusted to last a
+ * copy: the copy is refused with 409 until the location is refreshed (docs/api.md, "Copy").
+ */
 export const SINGLE_USE_MARGIN_MS = 5 * 60_000;
 
 export function keyHash(key: string): string {

@@ -1,4 +1,4 @@
-// Move, remove (and its preview) and pull (SPEC 4.12, 4.13; DECISIONS "Move, remove, pull"). Paths
+// Move, remove (and its preview) and pull (docs/api.md, "Move, remove, pull"). Paths
 // take the form <location>/<path>, the first segment being the location's label or UUID. Everything
 // is checked before anything is queued; the work itself runs in the worker (src/engine).
 
@@ -42,7 +42,7 @@ export class Operations {
     private readonly clock: Clock,
   ) {}
 
-  /** `<location>/<path>`: the location by label or UUID (SPEC 4.0 rules), the rest verbatim. */
+  /** `<location>/<path>`: the location by label or UUID (docs/api.md, "Addressing a location"), the rest verbatim. */
   private async resolvePath(workspaceId: string, value: string, field: string): Promise<Resolved> {
     const slash = value.indexOf('/');
     const location = slash < 0 ? value : value.slice(0, slash);

@@ -1,4 +1,4 @@
-// The copy accept limit (SPEC 8; DECISIONS): 30 accepts per workspace in any rolling 60 seconds,
+// The copy accept limit (docs/api.md, "Copy"): 30 accepts per workspace in any rolling 60 seconds,
 // across all processes. The check and the insert happen in one transaction that holds a lock for
 // the workspace (an advisory lock on PostgreSQL; SQLite serialises writers), so two processes cannot
 // both take the 30th place.

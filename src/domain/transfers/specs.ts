@@ -1,5 +1,6 @@
 // What a queued transfer or job holds: the request with every location resolved to its id at accept
-// time. A location deleted afterwards makes the work fail ("stops authenticating", SPEC 3.2).
+// time. A location deleted afterwards makes the work fail, as any
+// request with it would (docs/api.md, "Operations" under "Locations").
 export interface ObjectRef {
   location_id: string;
   path: string;

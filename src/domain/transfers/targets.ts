@@ -1,4 +1,4 @@
-// Copy targets and their paths (SPEC 4.14; DECISIONS "Copy, transfers, jobs"). Paths are used as
+// Copy targets and their paths (docs/api.md, "Copy"). Paths are used as
 // exact bytes and never normalised: these checks refuse what is ambiguous rather than repair it.
 import { invalid } from '../../errors.js';
 import { isUuid } from '../ids.js';
@@ -59,7 +59,7 @@ export function checkPrefix(path: string, field: string): void {
   if (!path.endsWith('/')) throw invalid(`${field} must end with "/" for a bulk copy`);
 }
 
-/** Manifest keys are relative to the source prefix (DECISIONS). Duplicates are refused, not merged. */
+/** Manifest keys are relative to the source prefix (docs/api.md, "Copy"). Duplicates are refused, not merged. */
 export function checkManifest(keys: readonly string[]): void {
   if (keys.length === 0) throw invalid('manifest must not be empty');
   if (keys.length > MANIFEST_MAX_KEYS)

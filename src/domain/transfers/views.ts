@@ -1,4 +1,4 @@
-// Polling (DECISIONS "Copy, transfers, jobs"): the transfer and job resources, their lists (newest
+// Polling (docs/api.md, "Polling"): the transfer and job resources, their lists (newest
 // first, paged by an opaque cursor) and a job's failures (paged by object sequence).
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
@@ -100,7 +100,7 @@ function decodeCursor(cursor: string): { createdAt: number; id: string } {
   return { createdAt, id };
 }
 
-/** Rows after the cursor in newest-first order (created_at desc, then id asc for ties; DECISIONS). */
+/** Rows after the cursor in newest-first order: created_at descending, then id ascending for ties. */
 function afterCursor(cursor: string | undefined) {
   if (cursor === undefined) return sql<boolean>`1 = 1`;
   const after = decodeCursor(cursor);
@@ -123,7 +123,7 @@ function pageOf<R extends { created_at: number; id: string }>(
 /** The tables listed newest first per workspace (transfers, jobs, shares). */
 type Listed = 'transfers' | 'jobs' | 'shares';
 
-/** One page of a workspace's rows of `table`, newest first, after `cursor` (DECISIONS order). */
+/** One page of a workspace's rows of `table`, newest first, after `cursor`. */
 export async function newestFirst<T extends Listed>(
   db: Kysely<Database>,
   table: T,
