@@ -94,6 +94,16 @@ export interface JobsTable {
   planning_done: Generated<number>;
   planned_count: Generated<number>;
   planning_attempts: Generated<number>;
+  /**
+   * Object counts and finished bytes, kept by the object lifecycle in the same transaction as each
+   * object's move (src/engine/lifecycle/objects.ts): pending includes running.
+   */
+  objects_total: Generated<number>;
+  objects_pending: Generated<number>;
+  objects_succeeded: Generated<number>;
+  objects_skipped: Generated<number>;
+  objects_failed: Generated<number>;
+  bytes_finished: Generated<number>;
   error: string | null;
   /** The planner's lease; with no owner, a time before which planning is not retried. */
   lease_owner: string | null;

@@ -14,7 +14,7 @@ import { backoffMs, MAX_ATTEMPTS, retryable } from '../../src/engine/backoff.js'
 import { FairShare } from '../../src/engine/fair-share.js';
 import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import type { Lease } from '../../src/engine/lifecycle/moves.js';
-import * as objects from '../../src/engine/lifecycle/objects.js';
+import * as objectLifecycle from '../../src/engine/lifecycle/objects.js';
 import * as transfers from '../../src/engine/lifecycle/transfers.js';
 import { PLAN_BATCH, planJob } from '../../src/engine/planner.js';
 import { type EngineContext, runObject } from '../../src/engine/run-object.js';
@@ -31,15 +31,15 @@ async function claimObjects(db: Db, lease: Lease, limit: number) {
 }
 const claimPlanning = (db: Db, lease: Lease) => jobs.claimPlanning(db.kysely, db.dialect, lease);
 async function reclaimExpired(db: Db, now: number): Promise<number> {
-  return (await objects.reclaim(db.kysely, now)) + (await transfers.reclaim(db.kysely, now));
+  return (await objectLifecycle.reclaim(db.kysely, now)) + (await transfers.reclaim(db.kysely, now));
 }
 async function renewLeases(db: Db, owner: string, until: number): Promise<void> {
-  await objects.renew(db.kysely, owner, until);
+  await objectLifecycle.renew(db.kysely, owner, until);
   await transfers.renew(db.kysely, owner, until);
   await jobs.renew(db.kysely, owner, until);
 }
 async function releaseLeases(db: Db, owner: string, now: number): Promise<void> {
-  await objects.handBack(db.kysely, owner);
+  await objectLifecycle.handBack(db.kysely, owner);
   await transfers.handBack(db.kysely, owner, now);
   await jobs.handBack(db.kysely, owner);
 }
@@ -164,25 +164,18 @@ await eachDatabase('queue', (database) => {
         .values({ job_id: id, keys: JSON.stringify(fields.manifest) })
         .execute();
     }
-    if (objects > 0) {
-      await db.kysely
-        .insertInto('job_objects')
-        .values(
-          Array.from({ length: objects }, (_, seq) => ({
-            job_id: id,
-            seq,
-            key: `k${seq}`,
-            key_hash: keyHash(`k${seq}`),
-            status: 'pending' as const,
-            size: 3,
-            error: null,
-            last_attempt_at: null,
-            lease_owner: null,
-            lease_expires_at: null,
-          })),
-        )
-        .execute();
-    }
+    // Through the lifecycle, as the planner does, so the job's counters are kept.
+    await objectLifecycle.plan(
+      db.kysely,
+      id,
+      0,
+      Array.from({ length: objects }, (_, seq) => ({
+        key: `k${seq}`,
+        keyHash: keyHash(`k${seq}`),
+        size: 3,
+        etag: null,
+      })),
+    );
     return id;
   }
 

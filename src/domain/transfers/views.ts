@@ -2,6 +2,7 @@
 // first, paged by an opaque cursor) and a job's failures (paged by object sequence).
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
+import * as objects from '../../engine/lifecycle/objects.js';
 import { invalid, notFound } from '../../errors.js';
 import { toRfc3339 } from '../clock.js';
 import { isUuid } from '../ids.js';
@@ -184,28 +185,16 @@ export class TransferViews {
     return row;
   }
 
+  /** A job as the API shows it: its counters (one row), and the bytes of the objects running now. */
   async jobView(row: JobRow): Promise<JobView> {
-    const stats = await this.db
-      .selectFrom('job_objects')
-      .select([
-        'status',
-        sql<number>`count(*)`.as('n'),
-        sql<number>`coalesce(sum(bytes_done), 0)`.as('bytes'),
-      ])
-      .where('job_id', '=', row.id)
-      .groupBy('status')
-      .execute();
-    const counts: JobCounts = { total: 0, pending: 0, succeeded: 0, skipped: 0, failed: 0 };
-    let bytesDone = 0;
-    for (const s of stats) {
-      const n = Number(s.n);
-      counts.total += n;
-      bytesDone += Number(s.bytes);
-      if (s.status === 'pending' || s.status === 'running') counts.pending += n;
-      else if (s.status === 'succeeded') counts.succeeded += n;
-      else if (s.status === 'skipped') counts.skipped += n;
-      else if (s.status === 'failed') counts.failed += n;
-    }
+    const counts: JobCounts = {
+      total: Number(row.objects_total),
+      pending: Number(row.objects_pending),
+      succeeded: Number(row.objects_succeeded),
+      skipped: Number(row.objects_skipped),
+      failed: Number(row.objects_failed),
+    };
+    const bytesDone = Number(row.bytes_finished) + (await objects.runningBytes(this.db, row.id));
     const source = decodeRef(row.source);
     const destination = decodeRef(row.destination);
     return {

@@ -173,44 +173,35 @@ export async function planningFailed(q: Queryable, owner: string, jobId: string,
 }
 
 /**
- * finish: ends the job when planning is done and none of its objects is pending or running. Called
- * after every object, so the usual answer ("not yet") costs one index probe, not a count. The update
- * is conditional, so concurrent workers finish a job exactly once.
+ * finish: ends the job when planning is done and none of its objects is pending or running, as its
+ * counters say (kept in the transaction of every object's move, so reading them costs one row). Called
+ * after every object; the update is conditional, so concurrent workers finish a job exactly once.
  */
 export async function finishIfDone(q: Queryable, jobId: string, now: number): Promise<JobStatus | undefined> {
-  if (await objects.unfinished(q, jobId)) return undefined;
   const job = await q
     .selectFrom('jobs')
-    .select(['status', 'planning_done'])
+    .select([
+      'status',
+      'planning_done',
+      'objects_pending',
+      'objects_failed',
+      'objects_succeeded',
+      'objects_skipped',
+    ])
     .where('id', '=', jobId)
     .executeTakeFirst();
-  if (
-    job === undefined ||
-    !(JOB_MOVES.finish.from as readonly JobStatus[]).includes(job.status) ||
-    job.planning_done !== 1
-  )
-    return undefined;
-  const counts = await objects.countByStatus(q, jobId);
-  if (counts.pending + counts.running > 0) return undefined;
-  const done = counts.succeeded + counts.skipped;
+  if (job === undefined || job.planning_done !== 1 || Number(job.objects_pending) > 0) return undefined;
+  if (!(JOB_MOVES.finish.from as readonly JobStatus[]).includes(job.status)) return undefined;
+  const done = Number(job.objects_succeeded) + Number(job.objects_skipped);
   const [complete, partial, failed] = JOB_MOVES.finish.to;
-  const status = counts.failed === 0 ? complete : done > 0 ? partial : failed;
+  const status = Number(job.objects_failed) === 0 ? complete : done > 0 ? partial : failed;
   const updated = await q
     .updateTable('jobs')
     .set({ status, finished_at: now, updated_at: now, lease_owner: null, lease_expires_at: null })
     .where('id', '=', jobId)
     .where('status', 'in', JOB_MOVES.finish.from)
     .where('planning_done', '=', 1)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('job_objects')
-            .select('seq')
-            .where('job_id', '=', jobId)
-            .where('status', 'in', ['pending', 'running']),
-        ),
-      ),
-    )
+    .where('objects_pending', '=', 0)
     .executeTakeFirst();
   return changed(updated) > 0 ? status : undefined;
 }

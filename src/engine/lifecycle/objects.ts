@@ -34,15 +34,18 @@ export interface PlannedObject {
   etag: string | null;
 }
 
-/** plan: inserts a batch of objects; a key the job already has (from an earlier planner) is ignored. */
+/**
+ * plan: inserts a batch of objects; a key the job already has (from an earlier planner) is ignored.
+ * Counts what was inserted on the job (in the caller's transaction), and returns it.
+ */
 export async function plan(
   q: Queryable,
   jobId: string,
   firstSeq: number,
   batch: PlannedObject[],
-): Promise<void> {
-  if (batch.length === 0) return;
-  await q
+): Promise<number> {
+  if (batch.length === 0) return 0;
+  const result = await q
     .insertInto('job_objects')
     .values(
       batch.map((p, i) => ({
@@ -60,6 +63,28 @@ export async function plan(
       })),
     )
     .onConflict((oc) => oc.columns(['job_id', 'key_hash']).doNothing())
+    .executeTakeFirst();
+  const inserted = Number(result.numInsertedOrUpdatedRows ?? 0);
+  await count(q, jobId, { objects_total: inserted, objects_pending: inserted });
+  return inserted;
+}
+
+type Counter =
+  | 'objects_total'
+  | 'objects_pending'
+  | 'objects_succeeded'
+  | 'objects_skipped'
+  | 'objects_failed'
+  | 'bytes_finished';
+
+/** Moves the job's counters by the given amounts: called in the transaction of the move it counts. */
+async function count(q: Queryable, jobId: string, by: Partial<Record<Counter, number>>): Promise<void> {
+  const moves = Object.entries(by).filter(([, n]) => n !== 0) as Array<[Counter, number]>;
+  if (moves.length === 0) return;
+  await q
+    .updateTable('jobs')
+    .set((eb) => Object.fromEntries(moves.map(([column, n]) => [column, eb(column, '+', n)])))
+    .where('id', '=', jobId)
     .execute();
 }
 
@@ -114,7 +139,10 @@ export async function progress(
   await held(q, owner, object).set({ bytes_done: bytes }).execute();
 }
 
-/** succeed, retryLater or fail, as the attempt's settlement says; false when the lease was lost. */
+/**
+ * succeed, retryLater or fail, as the attempt's settlement says, with the job's counters in the same
+ * transaction; false (and nothing written) when the lease was lost.
+ */
 export async function settle(
   q: Queryable,
   owner: string,
@@ -122,40 +150,43 @@ export async function settle(
   settlement: Settlement,
 ): Promise<boolean> {
   const released = { lease_owner: null, lease_expires_at: null };
-  switch (settlement.kind) {
-    case 'done': {
+  if (settlement.kind === 'again') {
+    // Still pending as far as the counters go: nothing to count.
+    return (
+      changed(
+        await held(q, owner, object)
+          .set({
+            status: OBJECT_MOVES.retryLater.to[0],
+            error: settlement.error,
+            run_after: settlement.runAfter,
+            ...released,
+          })
+          .executeTakeFirst(),
+      ) > 0
+    );
+  }
+  return q.transaction().execute(async (trx) => {
+    if (settlement.kind === 'done') {
       const status = settlement.skipped ? OBJECT_MOVES.succeed.to[1] : OBJECT_MOVES.succeed.to[0];
       const bytes = settlement.bytes;
-      return (
-        changed(
-          await held(q, owner, object)
-            .set({ status, bytes_done: bytes, size: bytes, error: null, ...released })
-            .executeTakeFirst(),
-        ) > 0
-      );
+      const updated = await held(trx, owner, object)
+        .set({ status, bytes_done: bytes, size: bytes, error: null, ...released })
+        .executeTakeFirst();
+      if (changed(updated) === 0) return false;
+      await count(trx, object.job_id, {
+        objects_pending: -1,
+        [status === 'skipped' ? 'objects_skipped' : 'objects_succeeded']: 1,
+        bytes_finished: bytes,
+      });
+      return true;
     }
-    case 'again':
-      return (
-        changed(
-          await held(q, owner, object)
-            .set({
-              status: OBJECT_MOVES.retryLater.to[0],
-              error: settlement.error,
-              run_after: settlement.runAfter,
-              ...released,
-            })
-            .executeTakeFirst(),
-        ) > 0
-      );
-    case 'failed':
-      return (
-        changed(
-          await held(q, owner, object)
-            .set({ status: OBJECT_MOVES.fail.to[0], error: settlement.error, ...released })
-            .executeTakeFirst(),
-        ) > 0
-      );
-  }
+    const updated = await held(trx, owner, object)
+      .set({ status: OBJECT_MOVES.fail.to[0], error: settlement.error, ...released })
+      .executeTakeFirst();
+    if (changed(updated) === 0) return false;
+    await count(trx, object.job_id, { objects_pending: -1, objects_failed: 1 });
+    return true;
+  });
 }
 
 /** Extends the leases of every object this worker holds. */
@@ -220,7 +251,7 @@ export async function park(q: Queryable, jobIds: string[], owner?: string): Prom
 
 /** retry: a retried job's failed objects are pending again, with a fresh count of attempts. */
 export async function retry(q: Queryable, jobId: string): Promise<void> {
-  await q
+  const result = await q
     .updateTable('job_objects')
     .set({
       status: OBJECT_MOVES.retry.to[0],
@@ -235,22 +266,12 @@ export async function retry(q: Queryable, jobId: string): Promise<void> {
     })
     .where('job_id', '=', jobId)
     .where('status', 'in', OBJECT_MOVES.retry.from)
-    .execute();
-}
-
-/** True while any object of the job is pending or running: one index probe, not a count. */
-export async function unfinished(q: Queryable, jobId: string): Promise<boolean> {
-  const row = await q
-    .selectFrom('job_objects')
-    .select('seq')
-    .where('job_id', '=', jobId)
-    .where('status', 'in', ['pending', 'running'])
-    .limit(1)
     .executeTakeFirst();
-  return row !== undefined;
+  const n = changed(result);
+  await count(q, jobId, { objects_failed: -n, objects_pending: n });
 }
 
-/** How many of the job's objects are in each state. */
+/** How many of the job's objects are in each state, counted now (the counters' check, in tests). */
 export async function countByStatus(q: Queryable, jobId: string): Promise<Record<ObjectStatus, number>> {
   const rows = await q
     .selectFrom('job_objects')
@@ -267,6 +288,17 @@ export async function countByStatus(q: Queryable, jobId: string): Promise<Record
   };
   for (const row of rows) counts[row.status] = Number(row.n);
   return counts;
+}
+
+/** Bytes copied so far by the job's running objects (a few rows, through the claim index). */
+export async function runningBytes(q: Queryable, jobId: string): Promise<number> {
+  const row = await q
+    .selectFrom('job_objects')
+    .select(sql<number>`coalesce(sum(bytes_done), 0)`.as('bytes'))
+    .where('job_id', '=', jobId)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return Number(row?.bytes ?? 0);
 }
 
 /** Objects running now, per job (for fair share: what each workspace holds). */

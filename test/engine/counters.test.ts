@@ -1,0 +1,174 @@
+// A job's counters (objects by state, finished bytes) are kept by the object lifecycle in the same
+// transaction as each move, so reading a job costs one row at any size. Here every move that can
+// happen to a job's objects happens, including the ones a crash causes (a planner that dies and
+// commits its keys again, a worker whose lease runs out while another takes its objects, a stale
+// worker settling afterwards, a stopping worker handing work back), a retry and a cancel; after each
+// step the counters must equal a count of the rows.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import type { Db } from '../../src/db/database.js';
+import { keyHash } from '../../src/domain/transfers/copy.js';
+import { ensureWorkspace } from '../../src/domain/workspaces.js';
+import * as jobs from '../../src/engine/lifecycle/jobs.js';
+import type { Lease } from '../../src/engine/lifecycle/moves.js';
+import * as objects from '../../src/engine/lifecycle/objects.js';
+import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
+import { eachDatabase } from '../support/fixtures.js';
+
+await eachDatabase('job counters', (database) => {
+  let t: TestApp;
+  let db: Db;
+  const clock = new ManualClock(Date.UTC(2026, 10, 24, 9));
+  const lease = (owner: string): Lease => ({ owner, now: clock.now(), until: clock.now() + 10_000 });
+
+  before(async () => {
+    t = await startTestApp(database, { clock });
+    db = t.services.db;
+  });
+  after(() => t?.close());
+
+  async function newJob(): Promise<string> {
+    const workspace = await ensureWorkspace(db.kysely, `counters-${randomUUID()}`, clock);
+    const ref = JSON.stringify({ location_id: randomUUID(), path: 'b/p/' });
+    const { job_id } = await jobs.create(
+      db.kysely,
+      {
+        id: randomUUID(),
+        workspaceId: workspace.id,
+        source: ref,
+        destination: ref,
+        overwrite: 'always',
+        manifest: undefined,
+      },
+      clock.now(),
+    );
+    return job_id;
+  }
+
+  const planned = (from: number, to: number) =>
+    Array.from({ length: to - from }, (_, i) => {
+      const key = `key-${from + i}`;
+      return { key, keyHash: keyHash(key), size: 10, etag: null };
+    });
+
+  /** The counters equal a count of the rows, and the finished bytes their sum. */
+  async function assertCounted(jobId: string, step: string): Promise<void> {
+    const job = await db.kysely
+      .selectFrom('jobs')
+      .selectAll()
+      .where('id', '=', jobId)
+      .executeTakeFirstOrThrow();
+    const rows = await objects.countByStatus(db.kysely, jobId);
+    const finished = await db.kysely
+      .selectFrom('job_objects')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('bytes_done'), eb.lit(0)).as('bytes'))
+      .where('job_id', '=', jobId)
+      .where('status', 'in', ['succeeded', 'skipped'])
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(
+      {
+        total: Number(job.objects_total),
+        pending: Number(job.objects_pending),
+        succeeded: Number(job.objects_succeeded),
+        skipped: Number(job.objects_skipped),
+        failed: Number(job.objects_failed),
+        bytes: Number(job.bytes_finished),
+      },
+      {
+        total: rows.pending + rows.running + rows.succeeded + rows.skipped + rows.failed,
+        pending: rows.pending + rows.running,
+        succeeded: rows.succeeded,
+        skipped: rows.skipped,
+        failed: rows.failed,
+        bytes: Number(finished.bytes),
+      },
+      `after ${step}`,
+    );
+  }
+
+  test('the counters equal a count after a planner restart, lost leases, stale workers, a shutdown and a retry', async () => {
+    const id = await newJob();
+    const planner = lease('planner-1');
+    await db.kysely.updateTable('jobs').set({ lease_owner: planner.owner }).where('id', '=', id).execute();
+    assert.ok(await jobs.commitBatch(db.kysely, planner.owner, id, 0, planned(0, 30), clock.now()));
+    // The planner died; its successor lists again from the start: 30 keys it had, 10 new.
+    await db.kysely.updateTable('jobs').set({ lease_owner: 'planner-2' }).where('id', '=', id).execute();
+    assert.ok(await jobs.commitBatch(db.kysely, 'planner-2', id, 30, planned(0, 40), clock.now()));
+    await jobs.planningDone(db.kysely, 'planner-2', id, clock.now());
+    await assertCounted(id, 'planning with a restart');
+
+    const a = await objects.claim(db.kysely, db.dialect, lease('worker-a'), id, 10);
+    const b = await objects.claim(db.kysely, db.dialect, lease('worker-b'), id, 10);
+    for (const [i, row] of a.entries()) {
+      if (i < 4) await objects.settle(db.kysely, 'worker-a', row, { kind: 'done', bytes: 10 });
+      else if (i < 6)
+        await objects.settle(db.kysely, 'worker-a', row, { kind: 'done', bytes: 0, skipped: true });
+      else if (i < 8) await objects.settle(db.kysely, 'worker-a', row, { kind: 'failed', error: 'gone' });
+      else
+        await objects.settle(db.kysely, 'worker-a', row, {
+          kind: 'again',
+          error: 'slow',
+          runAfter: clock.now(),
+        });
+    }
+    await assertCounted(id, 'settling');
+
+    // worker-b stalls past its lease; its objects are reclaimed and taken by worker-c.
+    clock.advance(20_000);
+    assert.equal(await objects.reclaim(db.kysely, clock.now()), 10);
+    const c = await objects.claim(db.kysely, db.dialect, lease('worker-c'), id, 40);
+    assert.ok(c.length >= 10);
+    // The stale worker-b finishes now: nothing it says is written or counted.
+    for (const row of b) {
+      assert.equal(await objects.settle(db.kysely, 'worker-b', row, { kind: 'done', bytes: 10 }), false);
+    }
+    await assertCounted(id, 'a lost lease and a stale worker');
+
+    // worker-c stops: what it holds goes back; then another worker finishes everything.
+    await objects.handBack(db.kysely, 'worker-c');
+    await assertCounted(id, 'a shutdown');
+    for (;;) {
+      const rows = await objects.claim(db.kysely, db.dialect, lease('worker-d'), id, 16);
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        const failed = row.seq % 5 === 0;
+        await objects.settle(
+          db.kysely,
+          'worker-d',
+          row,
+          failed ? { kind: 'failed', error: 'no' } : { kind: 'done', bytes: 7 },
+        );
+      }
+    }
+    await assertCounted(id, 'every object settled');
+    assert.equal(await jobs.finishIfDone(db.kysely, id, clock.now()), 'partial');
+
+    assert.ok(await jobs.retry(db.kysely, id, clock.now()));
+    await assertCounted(id, 'a retry');
+    const retried = await objects.claim(db.kysely, db.dialect, lease('worker-e'), id, 100);
+    assert.ok(retried.length > 0);
+    for (const row of retried) await objects.settle(db.kysely, 'worker-e', row, { kind: 'done', bytes: 1 });
+    // The retried job is planned again (it was fully planned: straight back to running), then ends.
+    const replanned = await jobs.claimPlanning(db.kysely, db.dialect, lease('planner-3'));
+    assert.equal(replanned?.id, id);
+    await jobs.planningDone(db.kysely, 'planner-3', id, clock.now());
+    assert.equal(await jobs.finishIfDone(db.kysely, id, clock.now()), 'complete');
+    await assertCounted(id, 'the retried objects succeeding');
+  });
+
+  test('a canceled job keeps counting what it left pending, and its parked objects are never claimed', async () => {
+    const id = await newJob();
+    await db.kysely.updateTable('jobs').set({ lease_owner: 'planner' }).where('id', '=', id).execute();
+    await jobs.commitBatch(db.kysely, 'planner', id, 0, planned(0, 20), clock.now());
+    const [first] = await objects.claim(db.kysely, db.dialect, lease('worker'), id, 5);
+    assert.ok(first);
+    await objects.settle(db.kysely, 'worker', first, { kind: 'done', bytes: 3 });
+    assert.ok(await jobs.cancel(db.kysely, id, clock.now()));
+    await objects.park(db.kysely, [id], 'worker');
+    await assertCounted(id, 'a cancel');
+    const job = await db.kysely.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(Number(job.objects_pending), 19);
+    assert.deepEqual(await objects.claim(db.kysely, db.dialect, lease('late'), id, 50), []);
+  });
+});
