@@ -70,6 +70,7 @@ export function startBackground(services: Services, options: BackgroundOptions =
       dispatcher?.nudge();
     }),
     services.signals.listen('refresh', () => refresher.nudge()),
+    services.signals.listen('cancel', () => worker.cancelSeen()),
   ];
   worker.start();
   refresher.start();

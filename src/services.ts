@@ -126,7 +126,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     }),
     mailer,
     transferViews,
-    jobControl: new JobControl(db.kysely, transferViews, clock),
+    jobControl: new JobControl(db.kysely, transferViews, clock, () => signals.notify('cancel')),
     workQueued: () => signals.notify('work'),
     close: async () => {
       mailer?.close();

@@ -1,4 +1,5 @@
-// Wake-ups between processes: "there is new work" and "a refresh was requested" reach every worker at
+// Wake-ups between processes: "there is new work", "a refresh was requested" and "a job was canceled"
+// reach every worker at
 // once instead of at its next poll. On PostgreSQL they travel as NOTIFY on channels named for the
 // schema (so databases that share a server, such as test schemas, do not wake each other), received
 // by one LISTEN connection per process that reconnects after the database restarts and then wakes
@@ -11,8 +12,8 @@ import type { Logger } from '../log.js';
 import type { Secret } from '../secret.js';
 import type { Db } from './database.js';
 
-export type Channel = 'work' | 'refresh';
-const CHANNELS: readonly Channel[] = ['work', 'refresh'];
+export type Channel = 'work' | 'refresh' | 'cancel';
+const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel'];
 
 export interface Signals {
   /** Wakes the listeners of `channel` in every process, this one included. */

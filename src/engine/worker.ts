@@ -26,7 +26,11 @@ export interface WorkerOptions {
   /** Objects and transfers one workspace runs at once, across every worker (fair share). */
   perWorkspace: number;
   leaseMs: number;
-  /** How often an idle worker looks for work. */
+  /**
+   * The longest an idle worker waits before it looks for work anyway. Accepted work and cancels wake
+   * it at once (src/db/signals.ts) and work waiting out a backoff is waited for exactly, so this is
+   * only a safety net.
+   */
   pollMs: number;
 }
 
@@ -35,7 +39,7 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   perLocation: 16,
   perWorkspace: 32,
   leaseMs: 30_000,
-  pollMs: 250,
+  pollMs: 5000,
 };
 
 interface Running {
@@ -43,6 +47,9 @@ interface Running {
   done: Promise<void>;
   jobId?: string;
 }
+
+/** How often a worker takes back work whose lease ran out. */
+const MAINTENANCE_MS = 5000;
 
 export function workerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -103,12 +110,16 @@ export class Worker {
         this.ctx.logger.error({ err }, 'worker could not claim work');
       }
       if (this.#stopping) break;
-      // Full, or nothing to do: wait for a slot, a nudge, or the poll interval.
+      // Full, or nothing to do: wait for a slot, a wake-up, the next due work or housekeeping.
+      let delay = 0;
+      if (!(claimed > 0 && this.#running.size < this.#options.concurrency)) {
+        delay = await this.idleDelay(claimed === 0).catch((err: unknown) => {
+          this.ctx.logger.error({ err }, 'worker could not read when work is next due');
+          return this.#options.pollMs;
+        });
+      }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(
-          resolve,
-          claimed > 0 && this.#running.size < this.#options.concurrency ? 0 : this.#options.pollMs,
-        );
+        const timer = setTimeout(resolve, delay);
         this.#wake = () => {
           clearTimeout(timer);
           resolve();
@@ -116,6 +127,34 @@ export class Worker {
       });
       this.#wake = undefined;
     }
+  }
+
+  /** How long to wait: until the next heartbeat or maintenance, and, when idle, the next due work. */
+  private async idleDelay(idle: boolean): Promise<number> {
+    const now = this.ctx.clock.now();
+    let wake = Math.min(
+      now + this.#options.pollMs,
+      this.#lastHeartbeat + this.#options.leaseMs / 3,
+      this.#lastMaintenance + MAINTENANCE_MS,
+    );
+    if (idle) {
+      const q = this.ctx.db.kysely;
+      for (const due of await Promise.all([
+        objects.nextDue(q, now),
+        transfers.nextDue(q, now),
+        jobs.nextPlanningDue(q, now),
+      ])) {
+        if (due !== undefined) wake = Math.min(wake, due);
+      }
+    }
+    return Math.max(0, wake - now);
+  }
+
+  /** A job was canceled somewhere: stop its objects running here now, not at the next heartbeat. */
+  cancelSeen(): void {
+    this.abortCanceled().catch((err: unknown) => {
+      this.ctx.logger.error({ err }, 'worker could not stop the objects of canceled jobs');
+    });
   }
 
   private async housekeeping(): Promise<void> {
@@ -129,7 +168,7 @@ export class Worker {
       await jobs.renew(q, this.ctx.owner, until);
       await this.abortCanceled();
     }
-    if (now - this.#lastMaintenance >= 5000) {
+    if (now - this.#lastMaintenance >= MAINTENANCE_MS) {
       this.#lastMaintenance = now;
       const reclaimed =
         (await objects.reclaim(this.ctx.db.kysely, now)) + (await transfers.reclaim(this.ctx.db.kysely, now));

@@ -14,6 +14,8 @@ export class JobControl {
     private readonly db: Kysely<Database>,
     private readonly views: TransferViews,
     private readonly clock: Clock,
+    /** Wakes the workers of every process, so that the job's running objects stop at once. */
+    private readonly canceled: () => void = () => {},
   ) {}
 
   async retry(workspaceId: string, id: string): Promise<{ job_id: string; status: 'planning' }> {
@@ -29,6 +31,7 @@ export class JobControl {
     if (!(await jobs.cancel(this.db, job.id, this.clock.now()))) {
       throw conflict(`job ${job.id} is ${job.status}; only a job that has not finished can be canceled`);
     }
+    this.canceled();
     return { job_id: job.id, status: 'canceled' };
   }
 }

@@ -276,6 +276,18 @@ export async function active(q: Queryable): Promise<Array<{ id: string; workspac
     .execute();
 }
 
+/** When the next job waiting out a planning backoff may be planned again; undefined: none. */
+export async function nextPlanningDue(q: Queryable, now: number): Promise<number | undefined> {
+  const row = await q
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.min('lease_expires_at').as('next'))
+    .where('status', 'in', ACTIVE)
+    .where('lease_owner', 'is', null)
+    .where('lease_expires_at', '>', now)
+    .executeTakeFirst();
+  return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
+}
+
 /** Extends the planning leases this worker holds. */
 export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
   await q

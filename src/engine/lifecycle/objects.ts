@@ -301,6 +301,18 @@ export async function runningBytes(q: Queryable, jobId: string): Promise<number>
   return Number(row?.bytes ?? 0);
 }
 
+/** When the next pending object waiting out a backoff is due (parked ones never are); undefined: none. */
+export async function nextDue(q: Queryable, now: number): Promise<number | undefined> {
+  const row = await q
+    .selectFrom('job_objects')
+    .select((eb) => eb.fn.min('run_after').as('next'))
+    .where('status', '=', 'pending')
+    .where('run_after', '>', now)
+    .where('run_after', '<', NEVER)
+    .executeTakeFirst();
+  return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
+}
+
 /** Objects running now, per job (for fair share: what each workspace holds). */
 export async function runningByJob(q: Queryable, jobIds: string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();

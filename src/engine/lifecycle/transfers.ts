@@ -194,6 +194,17 @@ export async function runningByWorkspace(q: Queryable): Promise<Map<string, numb
   return new Map(rows.map((r) => [r.workspace_id, Number(r.n)]));
 }
 
+/** When the next queued transfer waiting out a backoff is due; undefined: none. */
+export async function nextDue(q: Queryable, now: number): Promise<number | undefined> {
+  const row = await q
+    .selectFrom('transfers')
+    .select((eb) => eb.fn.min('run_after').as('next'))
+    .where('status', '=', 'queued')
+    .where('run_after', '>', now)
+    .executeTakeFirst();
+  return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
+}
+
 /** Workspaces with transfers due now, and how many. */
 export async function dueByWorkspace(q: Queryable, now: number): Promise<Map<string, number>> {
   const rows = await q
