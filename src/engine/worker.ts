@@ -69,6 +69,8 @@ export class Worker {
   #stopping = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
+  /** A wake-up came while the loop was not waiting (claiming, or reading what is due): not lost. */
+  #woken = false;
   #lastMaintenance = 0;
   #lastHeartbeat = 0;
 
@@ -92,7 +94,8 @@ export class Worker {
 
   /** Look for work now (the API calls this after accepting some, in a process that also works). */
   nudge(): void {
-    this.#wake?.();
+    if (this.#wake) this.#wake();
+    else this.#woken = true;
   }
 
   private lease(): Lease {
@@ -102,6 +105,7 @@ export class Worker {
 
   private async loop(): Promise<void> {
     while (!this.#stopping) {
+      this.#woken = false;
       let claimed = 0;
       try {
         await this.housekeeping();
@@ -118,6 +122,7 @@ export class Worker {
           return this.#options.pollMs;
         });
       }
+      if (this.#woken) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
         this.#wake = () => {
