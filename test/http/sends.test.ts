@@ -239,6 +239,35 @@ await eachDatabase('send', (database) => {
     }
   });
 
+  test('a new scheduled send wakes a sleeping dispatcher, which then goes out at its time rather than at its next poll', {
+    timeout: 20_000,
+  }, async (context) => {
+    // A process that serves and works (FERRY_ROLE=all) on the system clock, whose dispatcher would
+    // otherwise sleep an hour: the send can only come out in time if POST /send wakes it to plan again.
+    const live = await startTestApp(database, { env, worker: true, sendPollMs: HOUR });
+    try {
+      const call = await newWorkspace(live);
+      const { label } = await createLocation(call, {
+        provider: 's3',
+        secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+        metadata: { endpoint: s3.endpoint },
+      });
+      const to = `${unique('soon')}@example.com`;
+      const due = new Date(Date.now() + 2000).toISOString();
+      const res = await call({
+        method: 'POST',
+        url: '/send',
+        payload: { source: `${label}/${bucket}/out/a1.txt`, to, scheduledAt: due },
+      });
+      assert.equal(res.statusCode, 202, res.body);
+      assert.deepEqual(res.json(), { id: res.json().id, status: 'scheduled', scheduled_at: due });
+      const got = await smtp.message((m) => m.envelope.to.includes(to), context.signal);
+      assert.ok(got.at >= Date.parse(due), `not before its time: ${new Date(got.at).toISOString()}`);
+    } finally {
+      await live.close();
+    }
+  });
+
   test('at most FERRY_SEND_RECIPIENTS_PER_HOUR recipients per workspace: then 429 with Retry-After', async () => {
     const { call, label } = await workspace();
     const send = (to: string[]) =>
