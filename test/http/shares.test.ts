@@ -159,6 +159,46 @@ await eachDatabase('share links', (database) => {
     assert.deepEqual(stale.rawPayload, REPORT);
   });
 
+  test('If-Range compares entity tags strongly: with a weak ETag at the source the range is ignored and the whole file sent', async () => {
+    const proxy = await startFaultProxy(s3.endpoint);
+    try {
+      const location = await createLocation(call, {
+        provider: 's3',
+        secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+        metadata: { endpoint: proxy.url },
+      });
+      const { path } = await share({ file: `${location.label}/${bucket}/docs/report.bin` });
+      const weak = 'W/"report-v1"';
+      // Each GET of the link asks the source for the file's facts (its ETag among them), then reads.
+      proxy.headersNext(1, { etag: weak });
+      const same = await get(path, { range: 'bytes=10-19', 'if-range': weak });
+      assert.equal(same.headers.etag, weak, 'the weak ETag is passed on as it is');
+      assert.equal(same.statusCode, 200, 'a weak validator never matches');
+      assert.deepEqual(same.rawPayload, REPORT);
+      proxy.headersNext(1, { etag: weak });
+      const strong = await get(path, { range: 'bytes=10-19', 'if-range': '"report-v1"' });
+      assert.equal(strong.statusCode, 200, 'nor does a strong one against a weak ETag');
+      assert.deepEqual(strong.rawPayload, REPORT);
+      proxy.headersNext(1, { etag: '"report-v1"' });
+      const weakGiven = await get(path, { range: 'bytes=10-19', 'if-range': weak });
+      assert.equal(weakGiven.statusCode, 200, 'nor a weak one against a strong ETag');
+      proxy.headersNext(1, { etag: '"report-v1"' });
+      const match = await get(path, { range: 'bytes=10-19', 'if-range': '"report-v1"' });
+      assert.equal(match.statusCode, 206, 'two strong tags that are equal match');
+      assert.deepEqual(match.rawPayload, REPORT.subarray(10, 20));
+      const lastModified = String(match.headers['last-modified']);
+      const byDate = await get(path, { range: 'bytes=10-19', 'if-range': lastModified });
+      assert.equal(byDate.statusCode, 206, 'Last-Modified, exactly');
+      const otherDate = await get(path, {
+        range: 'bytes=10-19',
+        'if-range': new Date(Date.parse(lastModified) - 1000).toUTCString(),
+      });
+      assert.equal(otherDate.statusCode, 200);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   test('a pattern must match exactly one file: several is 400 saying how many, none is 404', async () => {
     const several = await call({ method: 'POST', url: '/share', payload: { file: file('a*.txt') } });
     assert.equal(several.statusCode, 400);

@@ -76,6 +76,24 @@ function quoted(etag: string): string {
   return etag.startsWith('"') || etag.startsWith('W/') ? etag : `"${etag}"`;
 }
 
+/**
+ * If-Range (RFC 9110 13.1.5): whether a range may be served, that is whether the validator names the
+ * version at hand. An entity tag is compared strongly: a weak one (`W/"…"`), given or current, never
+ * matches, so the whole file goes out. A date must equal Last-Modified exactly.
+ */
+function rangeStillValid(
+  ifRange: string | undefined,
+  etag: string | undefined,
+  lastModified: string | undefined,
+): boolean {
+  if (ifRange === undefined) return true;
+  const validator = ifRange.trim();
+  if (validator.startsWith('W/')) return false;
+  // A strong tag cannot equal a weak one: the W/ prefix differs.
+  if (validator.startsWith('"')) return validator === etag;
+  return lastModified !== undefined && validator === lastModified;
+}
+
 export const linkRoutes =
   (deps: LinkDeps): FastifyPluginAsync =>
   async (app) => {
@@ -210,11 +228,9 @@ export const linkRoutes =
 
       let range: { start: number; end: number } | undefined;
       const header = mode === 'post' ? undefined : request.headers.range;
-      // If-Range (RFC 9110 13.1.5): the range only for the same version, else the whole file.
+      // If-Range: the range only for the same version, else the whole file.
       const ifRange = request.headers['if-range'] as string | undefined;
-      const current =
-        ifRange === undefined || ifRange === etag || (!ifRange.startsWith('"') && ifRange === lastModified);
-      if (header !== undefined && current) {
+      if (header !== undefined && rangeStillValid(ifRange, etag, lastModified)) {
         const ranges = rangeParser(size, header, { combine: true });
         if (ranges === -1) {
           closeStore();
