@@ -385,6 +385,34 @@ await eachDatabase('share links', (database) => {
     }
   });
 
+  test('a source that fails as it opens, before the first byte, answers 503 and uses up no download', async () => {
+    const proxy = await startFaultProxy(s3.endpoint);
+    try {
+      const location = await createLocation(call, {
+        provider: 's3',
+        secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+        metadata: { endpoint: proxy.url },
+      });
+      const { id, path } = await share({
+        file: `${location.label}/${bucket}/docs/report.bin`,
+        max_downloads: 1,
+      });
+      proxy.passNext(1); // the file's facts
+      proxy.cutBodyNext(1); // the read: the source's headers, then nothing
+      const failed = await t.app.inject({ method: 'POST', url: path });
+      assert.equal(failed.statusCode, 503);
+      assert.match(failed.body, /cannot be reached/);
+      assert.equal(failed.headers['content-disposition'], undefined, 'a page, not the file');
+      assert.equal((await listed(id))?.downloads, 0, 'nothing was served, nothing counted');
+      const served = await t.app.inject({ method: 'POST', url: path });
+      assert.equal(served.statusCode, 200, 'the one download is still there');
+      assert.deepEqual(served.rawPayload, REPORT);
+      assert.equal((await listed(id))?.downloads, 1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   test('a source that cannot be reached answers the fallback page with 503', async () => {
     const offline = await startS3rver();
     const closed = { done: false };

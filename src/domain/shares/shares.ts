@@ -227,6 +227,16 @@ export class Shares {
     return result.numUpdatedRows > 0n;
   }
 
+  /** Takes back a download counted for an answer that failed before it started. */
+  async giveBackDownload(row: ShareRow): Promise<void> {
+    await this.db.kysely
+      .updateTable('shares')
+      .set((eb) => ({ downloads: eb('downloads', '-', 1) }))
+      .where('id', '=', row.id)
+      .where('downloads', '>', 0)
+      .execute();
+  }
+
   /** Seconds to wait before `client` may guess again, or undefined when it may now. */
   async guessWait(row: ShareRow, client: string): Promise<number | undefined> {
     const since = this.clock.now() - GUESS_WINDOW_MS;

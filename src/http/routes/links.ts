@@ -4,7 +4,7 @@
 // If-Range, 206, 416) so a download resumes. A password link answers a form whose POST downloads and
 // sets an hour's cookie scoped to the link; a link with a download limit answers a landing page whose
 // button POSTs the download, so link scanners do not use it up. A download counts when a response from
-// byte 0 starts; HEAD never counts. The token is never logged (the access log has the route pattern).
+// byte 0 starts, once the source has sent its first bytes; HEAD never counts. The token is never logged (the access log has the route pattern).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import contentDisposition from 'content-disposition';
@@ -92,6 +92,28 @@ function rangeStillValid(
   // A strong tag cannot equal a weak one: the W/ prefix differs.
   if (validator.startsWith('"')) return validator === etag;
   return lastModified !== undefined && validator === lastModified;
+}
+
+/**
+ * Resolves when the stream has its first bytes buffered (or has ended: an empty file), rejects when it
+ * fails or closes before. The bytes stay buffered for whoever reads the stream next.
+ */
+function firstBytes(body: Readable): Promise<void> {
+  if (body.readableLength > 0 || body.readableEnded) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const settle = (err?: unknown) => {
+      body.off('readable', ready);
+      body.off('error', settle);
+      body.off('close', closed);
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+    const ready = () => settle();
+    const closed = () => settle(new Error('the source closed before its first byte'));
+    body.once('readable', ready);
+    body.once('error', settle);
+    body.once('close', closed);
+  });
 }
 
 export const linkRoutes =
@@ -248,10 +270,14 @@ export const linkRoutes =
         closeStore();
         return reply.send();
       }
-      let body: Readable;
+      let body: Readable | undefined;
       try {
         body = await store.read(row.path, range ? { range: { offset: range.start, length } } : {});
+        // The source has opened once its first bytes are here: one that fails before them has served
+        // nothing, so it must not use up a download (docs/api.md, "Share links").
+        await firstBytes(body);
       } catch (err) {
+        body?.destroy();
         closeStore();
         clearFileHeaders(reply);
         return unavailable(request, reply, err);
@@ -263,7 +289,8 @@ export const linkRoutes =
         failed = err;
       };
       body.once('error', early);
-      if (!range || range.start === 0) {
+      const counted = !range || range.start === 0;
+      if (counted) {
         if (!(await shares.countDownload(row))) {
           body.destroy();
           closeStore();
@@ -277,6 +304,8 @@ export const linkRoutes =
         downloads.inc();
       }
       if (failed !== undefined || body.destroyed) {
+        // It failed while the download was being counted: nothing went out, so the count goes back.
+        if (counted) await shares.giveBackDownload(row);
         closeStore();
         clearFileHeaders(reply);
         return unavailable(request, reply, failed);
