@@ -158,8 +158,10 @@ export interface ShareGrantsTable {
 }
 
 export interface ShareGuessesTable {
+  /** Set on every attempt since 2026-11-25, so that a right password can take its record back. */
+  id: string | null;
   share_id: string;
-  /** The client address a refused password came from. */
+  /** The client address a password attempt came from. */
   client: string;
   at: number;
 }

@@ -300,9 +300,50 @@ await eachDatabase('share links', (database) => {
     );
     clock.advance(60_001);
     assert.equal((await post(password, '10.0.0.1')).statusCode, 200, 'a minute later');
+    // A right password is no guess: four wrong, the right one, and a fifth wrong one is still a 401.
+    for (let i = 0; i < 4; i++) assert.equal((await post('guess', '10.0.0.1')).statusCode, 401);
+    assert.equal((await post(password, '10.0.0.1')).statusCode, 200);
+    assert.equal((await post('guess', '10.0.0.1')).statusCode, 401, 'the fifth wrong one');
+    assert.equal((await post(password, '10.0.0.1')).statusCode, 429, 'and then none');
     const metrics = await t.request({ method: 'GET', url: '/metrics' });
     assert.match(metrics.body, /ferry_share_passwords_refused_total [1-9]/);
     assert.match(metrics.body, /ferry_share_downloads_total [1-9]/);
+  });
+
+  test('wrong passwords fired at once, through two processes on one database, are refused with 401 exactly up to the limit and 429 beyond it', async () => {
+    const second = await startTestApp(database, {
+      clock,
+      env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: PUBLIC_URL },
+      shareWith: t,
+    });
+    try {
+      const processes = [t, second];
+      const post = (i: number, path: string, address: string) =>
+        (processes[i % 2] as TestApp).app.inject({
+          method: 'POST',
+          url: path,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: `password=guess-${i}`,
+          remoteAddress: address,
+        });
+      const tally = (answers: LightMyRequestResponse[]) => {
+        const counts: Record<number, number> = {};
+        for (const a of answers) counts[a.statusCode] = (counts[a.statusCode] ?? 0) + 1;
+        return counts;
+      };
+      const one = await share({ file: file('a1.txt'), password: 'correct horse' });
+      const fromOne = await Promise.all(Array.from({ length: 12 }, (_, i) => post(i, one.path, '10.1.0.1')));
+      assert.deepEqual(tally(fromOne), { 401: 5, 429: 7 }, 'per client address');
+
+      const many = await share({ file: file('a1.txt'), password: 'correct horse' });
+      // Ten addresses, three guesses each: under the per-address limit, over the per-link one.
+      const fromMany = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => post(i, many.path, `10.2.0.${i % 10}`)),
+      );
+      assert.deepEqual(tally(fromMany), { 401: 20, 429: 10 }, 'per link');
+    } finally {
+      await second.close();
+    }
   });
 
   test('a link with max_downloads answers a landing page (no count); its POST downloads and counts; used up it answers 410', async () => {

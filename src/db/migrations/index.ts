@@ -6,6 +6,7 @@ import * as transfersSourceEtag from './2026-11-22-transfers-source-etag.js';
 import * as locationRefresh from './2026-11-24-location-refresh.js';
 import * as sends from './2026-11-24-sends.js';
 import * as shares from './2026-11-24-shares.js';
+import * as shareGuessIds from './2026-11-25-share-guess-ids.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-foundation': foundation,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24-location-refresh': locationRefresh,
   '2026-11-24-shares': shares,
   '2026-11-24-sends': sends,
+  '2026-11-25-share-guess-ids': shareGuessIds,
 };

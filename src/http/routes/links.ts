@@ -179,8 +179,14 @@ export const linkRoutes =
         const action = `/s/${encodeURIComponent(token)}`;
         if (mode === 'post') {
           if (row.password_hash !== null) {
-            const wait = await shares.guessWait(row, request.ip);
-            if (wait !== undefined) {
+            const password = (request.body as Record<string, unknown> | undefined)?.password;
+            const answer = await shares.tryPassword(
+              row,
+              typeof password === 'string' ? password : '',
+              request.ip,
+            );
+            if (typeof answer === 'object') {
+              const wait = answer.retryAfterSeconds;
               reply.header('retry-after', String(wait));
               return html(
                 reply,
@@ -188,10 +194,7 @@ export const linkRoutes =
                 messagePage('Too many attempts', `Too many wrong passwords. Try again in ${wait} seconds.`),
               );
             }
-            const password = (request.body as Record<string, unknown> | undefined)?.password;
-            if (
-              !(await shares.checkPassword(row, typeof password === 'string' ? password : '', request.ip))
-            ) {
+            if (answer === 'wrong') {
               refused.inc();
               return html(reply, 401, passwordPage(facts, action, 'That password is not right.'));
             }
