@@ -157,6 +157,13 @@ export interface ShareGrantsTable {
   expires_at: number;
 }
 
+export interface ShareDownloadsTable {
+  share_id: string;
+  /** The client address a counted download of a link with a download limit came from. */
+  client: string;
+  at: number;
+}
+
 export interface ShareGuessesTable {
   /** Set on every attempt since 2026-11-25, so that a right password can take its record back. */
   id: string | null;
@@ -210,6 +217,7 @@ export interface Database {
   shares: SharesTable;
   share_grants: ShareGrantsTable;
   share_guesses: ShareGuessesTable;
+  share_downloads: ShareDownloadsTable;
   sends: SendsTable;
 }
 

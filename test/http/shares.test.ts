@@ -366,6 +366,77 @@ await eachDatabase('share links', (database) => {
     assert.equal((await listed(id))?.max_downloads, 2);
   });
 
+  test('with max_downloads, ranges that continue a download (same browser by its cookie, or same address) count nothing, even once the link is used up; a range from anyone else is a download of its own', async () => {
+    const { id, path } = await share({ file: file('report.bin'), max_downloads: 2 });
+    const from = (address: string, headers: Record<string, string> = {}) =>
+      t.app.inject({ method: 'GET', url: path, headers, remoteAddress: address });
+    const downloads = async () => (await listed(id))?.downloads;
+
+    const first = await t.app.inject({ method: 'POST', url: path, remoteAddress: '10.3.0.1' });
+    assert.equal(first.statusCode, 200);
+    assert.equal(await downloads(), 1);
+    const setCookie = String(first.headers['set-cookie']);
+    assert.match(
+      setCookie,
+      new RegExp(
+        `^ferry_share=[A-Za-z0-9_-]+; Path=${path}; Max-Age=3600; HttpOnly; SameSite=Strict; Secure$`,
+      ),
+    );
+    const cookie = setCookie.split(';')[0] as string;
+
+    const resumed = await from('10.3.0.1', { range: 'bytes=1000-' });
+    assert.equal(resumed.statusCode, 206, 'the same address resumes');
+    assert.deepEqual(resumed.rawPayload, REPORT.subarray(1000));
+    const moved = await from('10.3.0.9', { range: 'bytes=2000-2999', cookie });
+    assert.equal(moved.statusCode, 206, 'the same browser at another address resumes');
+    assert.equal(await downloads(), 1, 'neither counted');
+    assert.equal(moved.headers['set-cookie'], undefined, 'it has its cookie already');
+
+    const stranger = await from('10.3.0.2', { range: 'bytes=1000-' });
+    assert.equal(stranger.statusCode, 206);
+    assert.equal(await downloads(), 2, "a stranger's range is a download of its own");
+    assert.match(String(stranger.headers['set-cookie']), /^ferry_share=/);
+    const another = await from('10.3.0.3', { range: 'bytes=5000-' });
+    assert.equal(another.statusCode, 410, 'none left for anyone else');
+
+    const late = await from('10.3.0.1', { range: 'bytes=5000-' });
+    assert.equal(late.statusCode, 206, 'a download it served resumes after the limit was reached');
+    assert.deepEqual(late.rawPayload, REPORT.subarray(5000));
+    assert.equal((await from('10.3.0.9', { range: 'bytes=5000-', cookie })).statusCode, 206);
+    assert.equal((await from('10.3.0.1', { range: 'bytes=0-' })).statusCode, 410, 'from byte 0 is a new one');
+    assert.equal(
+      (await t.app.inject({ method: 'POST', url: path, remoteAddress: '10.3.0.1' })).statusCode,
+      410,
+    );
+    assert.equal(await downloads(), 2);
+
+    clock.advance(3_600_001);
+    assert.equal((await from('10.3.0.1', { range: 'bytes=5000-' })).statusCode, 410, 'for an hour');
+    assert.equal((await from('10.3.0.9', { range: 'bytes=5000-', cookie })).statusCode, 410);
+  });
+
+  test('with max_downloads 1, a download manager that fetches the file in several ranges at once uses up one download', async () => {
+    const { id, path } = await share({ file: file('report.bin'), max_downloads: 1 });
+    const part = (range: string) =>
+      t.app.inject({ method: 'GET', url: path, headers: { range }, remoteAddress: '10.4.0.1' });
+    const head = await part('bytes=0-99999');
+    assert.equal(head.statusCode, 206);
+    const rest = await Promise.all([part('bytes=100000-199999'), part('bytes=200000-')]);
+    assert.deepEqual(
+      rest.map((r) => r.statusCode),
+      [206, 206],
+    );
+    assert.deepEqual(Buffer.concat([head.rawPayload, ...rest.map((r) => r.rawPayload)]), REPORT);
+    assert.equal((await listed(id))?.downloads, 1);
+    const elsewhere = await t.app.inject({
+      method: 'GET',
+      url: path,
+      headers: { range: 'bytes=100000-' },
+      remoteAddress: '10.4.0.2',
+    });
+    assert.equal(elsewhere.statusCode, 410, 'but nobody else gets a part');
+  });
+
   test("an expired link answers 410, a revoked or unknown one 404, as HTML pages; revoking is for the workspace's own shares", async () => {
     const expiring = await share({
       file: file('a1.txt'),

@@ -7,6 +7,7 @@ import * as locationRefresh from './2026-11-24-location-refresh.js';
 import * as sends from './2026-11-24-sends.js';
 import * as shares from './2026-11-24-shares.js';
 import * as shareGuessIds from './2026-11-25-share-guess-ids.js';
+import * as shareResumes from './2026-11-25-share-resumes.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-foundation': foundation,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24-shares': shares,
   '2026-11-24-sends': sends,
   '2026-11-25-share-guess-ids': shareGuessIds,
+  '2026-11-25-share-resumes': shareResumes,
 };

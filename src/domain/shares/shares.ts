@@ -1,7 +1,9 @@
 // Share links (docs/api.md, "Share links"): one file of a location behind a URL that ferry serves. The
 // token has 256 bits of randomness and is kept only as a SHA-256 hash, so the URL is shown once, when
 // the share is made. A password is kept as an argon2id hash; a correct one grants the browser a cookie
-// for an hour (also kept as a hash), so that a resumed download needs no password in a URL. Password
+// for an hour (also kept as a hash), so that a resumed download needs no password in a URL; a download
+// of a link with a download limit grants the same, and its client address is kept for the hour too, so
+// that ranges continuing that download count nothing while anyone else's count. Password
 // attempts are counted in the database, per link and client address and per link, and the count and
 // the record are one step, so the limit is exact across processes.
 import { createHash, randomBytes } from 'node:crypto';
@@ -53,8 +55,13 @@ export type PasswordAnswer = 'right' | 'wrong' | { retryAfterSeconds: number };
 export const GUESSES_PER_CLIENT = 5;
 export const GUESSES_PER_LINK = 20;
 const GUESS_WINDOW_MS = 60_000;
-/** How long a correct password lets a browser download (ranges, resumes) without asking again. */
+/**
+ * How long the link's cookie lets a browser download without the password again, and resume ranges
+ * of a download it began without counting another.
+ */
 export const GRANT_MS = 3_600_000;
+/** How long a client may resume a download of a link with a download limit without counting again. */
+export const RESUME_MS = GRANT_MS;
 export const PASSWORD_MAX = 1024;
 /** Matches counted at most when a pattern names more than one file. */
 const COUNT_MAX = 100_000;
@@ -217,10 +224,12 @@ export class Shares {
   }
 
   /**
-   * Counts one download, unless the link was used up or revoked a moment ago (then false): the check
-   * and the count are one conditional UPDATE, so two downloads at once cannot both take the last one.
+   * Counts one download for `client`, unless the link was used up or revoked a moment ago (then
+   * false): the check and the count are one conditional UPDATE, so two downloads at once cannot both
+   * take the last one. On a link with a download limit the client address is kept for RESUME_MS, so
+   * that its ranges continue this download (continuesDownload).
    */
-  async countDownload(row: ShareRow): Promise<boolean> {
+  async countDownload(row: ShareRow, client: string): Promise<boolean> {
     const now = this.clock.now();
     const result = await this.db.kysely
       .updateTable('shares')
@@ -229,7 +238,36 @@ export class Shares {
       .where('revoked_at', 'is', null)
       .where((eb) => eb.or([eb('max_downloads', 'is', null), eb('downloads', '<', eb.ref('max_downloads'))]))
       .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    if (result.numUpdatedRows === 0n) return false;
+    if (row.max_downloads !== null) {
+      await this.db.kysely
+        .insertInto('share_downloads')
+        .values({ share_id: row.id, client, at: now })
+        .execute();
+      await this.db.kysely
+        .deleteFrom('share_downloads')
+        .where('share_id', '=', row.id)
+        .where('at', '<=', now - RESUME_MS)
+        .execute();
+    }
+    return true;
+  }
+
+  /**
+   * Whether a range that does not start at byte 0 continues a download this client began within
+   * RESUME_MS (docs/api.md, "Share links"): it holds the link's cookie (a grant), or it comes from the
+   * address a download was counted for.
+   */
+  async continuesDownload(row: ShareRow, cookie: string | undefined, client: string): Promise<boolean> {
+    if (await this.hasGrant(row, cookie)) return true;
+    const found = await this.db.kysely
+      .selectFrom('share_downloads')
+      .select('share_id')
+      .where('share_id', '=', row.id)
+      .where('client', '=', client)
+      .where('at', '>', this.clock.now() - RESUME_MS)
+      .executeTakeFirst();
+    return found !== undefined;
   }
 
   /** Takes back a download counted for an answer that failed before it started. */
@@ -317,7 +355,10 @@ export class Shares {
     return Math.max(1, Math.ceil((blocking.at + GUESS_WINDOW_MS - this.clock.now()) / 1000));
   }
 
-  /** A cookie value that lets this browser download for GRANT_MS without the password. */
+  /**
+   * A cookie value that lets this browser download for GRANT_MS without the password, and resume a
+   * download it began without counting another.
+   */
   async grant(row: ShareRow): Promise<string> {
     const token = newToken();
     const now = this.clock.now();

@@ -4,7 +4,9 @@
 // If-Range, 206, 416) so a download resumes. A password link answers a form whose POST downloads and
 // sets an hour's cookie scoped to the link; a link with a download limit answers a landing page whose
 // button POSTs the download, so link scanners do not use it up. A download counts when a response from
-// byte 0 starts, once the source has sent its first bytes; HEAD never counts. The token is never logged (the access log has the route pattern).
+// byte 0 starts, once the source has sent its first bytes; on a link with a download limit, a range
+// further on counts too unless the client began a download there within the hour (its cookie or its
+// address), and such a range is served even once the limit is reached; HEAD never counts. The token is never logged (the access log has the route pattern).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import contentDisposition from 'content-disposition';
@@ -157,7 +159,13 @@ export const linkRoutes =
         );
       }
       if (state === 'expired') return html(reply, 410, messagePage('Link expired', 'This link has expired.'));
-      if (state === 'used_up') {
+      // Whether a range from this client continues a download it began (asked once, when needed).
+      let continues: Promise<boolean> | undefined;
+      const continuing = () =>
+        (continues ??= shares.continuesDownload(row, cookieOf(request.headers), request.ip));
+      // A used-up link still lets a download it served resume (docs/api.md, "Share links").
+      const resuming = mode === 'get' && request.headers.range !== undefined;
+      if (state === 'used_up' && !(resuming && (await continuing()))) {
         return html(
           reply,
           410,
@@ -198,11 +206,7 @@ export const linkRoutes =
               refused.inc();
               return html(reply, 401, passwordPage(facts, action, 'That password is not right.'));
             }
-            const grant = await shares.grant(row);
-            reply.header(
-              'set-cookie',
-              `${COOKIE}=${grant}; Path=${action}; Max-Age=3600; HttpOnly; SameSite=Strict${deps.secureCookies ? '; Secure' : ''}`,
-            );
+            setGrantCookie(reply, await shares.grant(row), action);
           }
         } else if (row.password_hash !== null) {
           if (!(await shares.hasGrant(row, cookieOf(request.headers))))
@@ -211,7 +215,7 @@ export const linkRoutes =
           return html(reply, 200, landingPage(facts, action, row.max_downloads - row.downloads));
         }
         handedOff = true;
-        return await download(request, reply, mode, row, store, info);
+        return await download(request, reply, mode, row, store, info, { path: action, continuing });
       } finally {
         if (!handedOff) await store.close();
       }
@@ -232,6 +236,14 @@ export const linkRoutes =
       );
     }
 
+    /** The link's cookie: the password was given, or a download began (GRANT_MS, see Shares.grant). */
+    function setGrantCookie(reply: FastifyReply, grant: string, path: string): void {
+      reply.header(
+        'set-cookie',
+        `${COOKIE}=${grant}; Path=${path}; Max-Age=3600; HttpOnly; SameSite=Strict${deps.secureCookies ? '; Secure' : ''}`,
+      );
+    }
+
     /** The file, or the part of it a range asks for; the store closes when the answer ends. */
     async function download(
       request: FastifyRequest,
@@ -240,6 +252,7 @@ export const linkRoutes =
       row: ShareRow,
       store: Store,
       info: ObjectInfo,
+      link: { path: string; continuing: () => Promise<boolean> },
     ) {
       const closeStore = () => void store.close().catch(() => {});
       const size = info.size;
@@ -273,6 +286,16 @@ export const linkRoutes =
         closeStore();
         return reply.send();
       }
+      // What counts as a download (docs/api.md, "Share links"): a response from byte 0; and, on a link
+      // with a download limit, a range further on from a client that began no download here, so that
+      // a limit cannot be got round by fetching the file in pieces.
+      let counted: boolean;
+      try {
+        counted = !range || range.start === 0 || (row.max_downloads !== null && !(await link.continuing()));
+      } catch (err) {
+        closeStore();
+        throw err;
+      }
       let body: Readable | undefined;
       try {
         body = await store.read(row.path, range ? { range: { offset: range.start, length } } : {});
@@ -292,9 +315,9 @@ export const linkRoutes =
         failed = err;
       };
       body.once('error', early);
-      const counted = !range || range.start === 0;
+      let granted = false;
       if (counted) {
-        if (!(await shares.countDownload(row))) {
+        if (!(await shares.countDownload(row, request.ip))) {
           body.destroy();
           closeStore();
           clearFileHeaders(reply);
@@ -305,10 +328,20 @@ export const linkRoutes =
           );
         }
         downloads.inc();
+        // A browser that began a download of a limited link resumes it by the link's cookie.
+        if (
+          row.max_downloads !== null &&
+          !reply.hasHeader('set-cookie') &&
+          !(await shares.hasGrant(row, cookieOf(request.headers)))
+        ) {
+          setGrantCookie(reply, await shares.grant(row), link.path);
+          granted = true;
+        }
       }
       if (failed !== undefined || body.destroyed) {
         // It failed while the download was being counted: nothing went out, so the count goes back.
         if (counted) await shares.giveBackDownload(row);
+        if (granted) reply.removeHeader('set-cookie');
         closeStore();
         clearFileHeaders(reply);
         return unavailable(request, reply, failed);
