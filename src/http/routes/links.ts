@@ -6,7 +6,8 @@
 // button POSTs the download, so link scanners do not use it up. A download counts when a response from
 // byte 0 starts, once the source has sent its first bytes; on a link with a download limit, a range
 // further on counts too unless the client began a download there within the hour (its cookie or its
-// address), and such a range is served even once the limit is reached; HEAD never counts. The token is never logged (the access log has the route pattern).
+// address), and such a range is served even once the limit is reached; HEAD never counts. The token
+// is never logged (the access log has the route pattern).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import contentDisposition from 'content-disposition';
@@ -124,7 +125,7 @@ export const linkRoutes =
     const { shares, storage } = deps;
     const downloads = new Counter({
       name: 'ferry_share_downloads_total',
-      help: 'Share link downloads started from byte 0',
+      help: 'Share link downloads counted (docs/api.md, "Share links") and served',
       registers: [deps.registry],
     });
     const refused = new Counter({
@@ -327,7 +328,6 @@ export const linkRoutes =
             messagePage('Link used up', 'This link has been used as often as it may be.'),
           );
         }
-        downloads.inc();
         // A browser that began a download of a limited link resumes it by the link's cookie.
         if (
           row.max_downloads !== null &&
@@ -347,6 +347,7 @@ export const linkRoutes =
         return unavailable(request, reply, failed);
       }
       body.off('error', early);
+      if (counted) downloads.inc();
       // An error after the headers went out aborts the connection, so a cut file is never presented
       // as complete: the client sees the connection end short of Content-Length.
       body.once('error', (err) => {
