@@ -170,9 +170,18 @@ export interface ShareGrantsTable {
   expires_at: number;
 }
 
-export interface ShareGuessesTable {
+export interface ShareDownloadsTable {
   share_id: string;
-  /** The client address a refused password came from. */
+  /** The client address a counted download of a link with a download limit came from. */
+  client: string;
+  at: number;
+}
+
+export interface ShareGuessesTable {
+  /** Set on every attempt since 2026-11-25, so that a right password can take its record back. */
+  id: string | null;
+  share_id: string;
+  /** The client address a password attempt came from. */
   client: string;
   at: number;
 }
@@ -219,6 +228,7 @@ export interface Database {
   shares: SharesTable;
   share_grants: ShareGrantsTable;
   share_guesses: ShareGuessesTable;
+  share_downloads: ShareDownloadsTable;
   sends: SendsTable;
 }
 

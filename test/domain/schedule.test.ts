@@ -30,6 +30,54 @@ test('words that name a zone win over the timezone field', () => {
   assert.equal(at('tomorrow 9am PST', 'Europe/Paris'), '2026-11-25T17:00:00.000Z');
 });
 
+test('a bare day with a zone named in the words means 09:00 in that zone', () => {
+  assert.equal(at('friday EST'), '2026-11-27T14:00:00.000Z');
+  assert.equal(at('tomorrow PST'), '2026-11-25T17:00:00.000Z');
+  assert.equal(at('friday JST'), '2026-11-27T00:00:00.000Z');
+  assert.equal(at('friday EST', 'Europe/Paris'), '2026-11-27T14:00:00.000Z', 'the words win');
+});
+
+test('a bare day with an offset named in the words means 09:00 at that offset', () => {
+  assert.equal(at('friday UTC+2'), '2026-11-27T07:00:00.000Z');
+  assert.equal(at('friday +0530'), '2026-11-27T03:30:00.000Z');
+  assert.equal(at('friday -05:00'), '2026-11-27T14:00:00.000Z');
+  assert.equal(at('friday 10:30 +02:00', 'Asia/Tokyo'), '2026-11-27T08:30:00.000Z', 'a time at it');
+});
+
+test('"tomorrow" with a zone named in the words is that zone\'s tomorrow', () => {
+  // 03:00 UTC on the 25th is 19:00 on the 24th in PST: its tomorrow is the 25th.
+  const late = Date.parse('2026-11-25T03:00:00Z');
+  const iso = (words: string) => new Date(resolveSchedule(words, late)).toISOString();
+  assert.equal(iso('tomorrow PST'), '2026-11-25T17:00:00.000Z');
+  assert.equal(iso('tomorrow 9am PST'), '2026-11-25T17:00:00.000Z');
+});
+
+test('daylight saving: a bare day and a time on the day the clocks change, and hours across the change', () => {
+  // New York springs forward at 02:00 on Sunday 2026-03-08 and falls back on Sunday 2026-11-01; Paris
+  // springs forward on Sunday 2026-03-29.
+  const on = (now: string, words: string, timezone?: string) =>
+    new Date(resolveSchedule(words, Date.parse(now), timezone)).toISOString();
+  assert.equal(on('2026-03-07T15:00:00Z', 'tomorrow', 'America/New_York'), '2026-03-08T13:00:00.000Z');
+  assert.equal(on('2026-03-28T15:00:00Z', 'tomorrow at 9am', 'Europe/Paris'), '2026-03-29T07:00:00.000Z');
+  assert.equal(on('2026-10-31T15:00:00Z', 'tomorrow', 'America/New_York'), '2026-11-01T14:00:00.000Z');
+  assert.equal(on('2026-03-08T06:30:00Z', 'in 2 hours', 'America/New_York'), '2026-03-08T08:30:00.000Z');
+  // "ET" follows daylight saving; "EST" is UTC-5 all year.
+  assert.equal(on('2026-07-10T10:00:00Z', 'tomorrow ET'), '2026-07-11T13:00:00.000Z');
+  assert.equal(on('2026-07-10T10:00:00Z', 'friday EST'), '2026-07-10T14:00:00.000Z');
+});
+
+test('a weekday said on that weekday is today before 09:00 and next week after it', () => {
+  // Friday 2026-11-27.
+  assert.equal(
+    new Date(resolveSchedule('friday', Date.parse('2026-11-27T08:00:00Z'))).toISOString(),
+    '2026-11-27T09:00:00.000Z',
+  );
+  assert.equal(
+    new Date(resolveSchedule('friday', Date.parse('2026-11-27T10:00:00Z'))).toISOString(),
+    '2026-12-04T09:00:00.000Z',
+  );
+});
+
 test('ISO 8601 with an offset is taken as it is; without one it is read in the zone', () => {
   assert.equal(at('2026-12-01T10:00:00Z', 'Europe/Paris'), '2026-12-01T10:00:00.000Z');
   assert.equal(at('2026-12-01T10:00:00+02:00'), '2026-12-01T08:00:00.000Z');

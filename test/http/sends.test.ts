@@ -1,13 +1,19 @@
 // Send through HTTP on both databases: a real SMTP server (smtp-server) receives the mail, mailparser
 // reads it, and the test follows its link to download the file with its password. The dispatcher is
 // stepped by hand on an injected clock: retries after 421, failure after 550, a scheduled send that
-// outlives its process, the hourly recipient limit, and the validation of every field.
+// outlives its process, the hourly recipient limit, and the validation of every field. Its wake-ups
+// run on their own and are waited for by the mail they bring out: a new scheduled send wakes a
+// sleeping dispatcher, and a wake-up during its read of the next due time is not lost.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { KyselyPlugin } from 'kysely';
+import { Registry } from 'prom-client';
+import { type Db, openDatabase } from '../../src/db/database.js';
 import { SendDispatcher } from '../../src/domain/sends/dispatcher.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
+import { deferred } from '../support/deferred.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
@@ -17,19 +23,24 @@ const PUBLIC_URL = 'https://files.example.test';
 const FILE = randomBytes(50_000);
 const HOUR = 3_600_000;
 
-function dispatcherFor(t: TestApp, clock: ManualClock): SendDispatcher {
+/** A dispatcher stepped by hand; `db` and `registry` in place of the app's, when given. */
+function dispatcherFor(
+  t: TestApp,
+  clock: ManualClock,
+  { db = t.services.db, registry = t.services.metrics }: { db?: Db; registry?: Registry } = {},
+): SendDispatcher {
   const mailer = t.services.mailer;
   assert.ok(mailer, 'FERRY_SMTP_URL is set');
   return new SendDispatcher(
     {
-      db: t.services.db,
+      db,
       clock,
       logger: t.services.logger,
       shares: t.services.shares,
       mailer,
       owner: unique('test-worker'),
       from: t.config.mail.from,
-      registry: t.services.metrics,
+      registry,
       random: () => 0,
     },
     { pollMs: HOUR },
@@ -239,6 +250,35 @@ await eachDatabase('send', (database) => {
     }
   });
 
+  test('a new scheduled send wakes a sleeping dispatcher, which then goes out at its time rather than at its next poll', {
+    timeout: 20_000,
+  }, async (context) => {
+    // A process that serves and works (FERRY_ROLE=all) on the system clock, whose dispatcher would
+    // otherwise sleep an hour: the send can only come out in time if POST /send wakes it to plan again.
+    const live = await startTestApp(database, { env, worker: true, sendPollMs: HOUR });
+    try {
+      const call = await newWorkspace(live);
+      const { label } = await createLocation(call, {
+        provider: 's3',
+        secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+        metadata: { endpoint: s3.endpoint },
+      });
+      const to = `${unique('soon')}@example.com`;
+      const due = new Date(Date.now() + 2000).toISOString();
+      const res = await call({
+        method: 'POST',
+        url: '/send',
+        payload: { source: `${label}/${bucket}/out/a1.txt`, to, scheduledAt: due },
+      });
+      assert.equal(res.statusCode, 202, res.body);
+      assert.deepEqual(res.json(), { id: res.json().id, status: 'scheduled', scheduled_at: due });
+      const got = await smtp.message((m) => m.envelope.to.includes(to), context.signal);
+      assert.ok(got.at >= Date.parse(due), `not before its time: ${new Date(got.at).toISOString()}`);
+    } finally {
+      await live.close();
+    }
+  });
+
   test('at most FERRY_SEND_RECIPIENTS_PER_HOUR recipients per workspace: then 429 with Retry-After', async () => {
     const { call, label } = await workspace();
     const send = (to: string[]) =>
@@ -291,5 +331,55 @@ await eachDatabase('send', (database) => {
       await withoutSmtp.close();
     }
     assert.equal((await t.services.db.kysely.selectFrom('sends').select('id').execute()).length, rows.length);
+  });
+  test('a wake-up that comes while the dispatcher reads when the next send is due is not lost', {
+    timeout: 20_000,
+  }, async (context) => {
+    // The dispatcher's read of the next due time is held until a send was accepted and the wake-up
+    // given, so what it read is out of date: only the wake-up can bring the send out before its
+    // hour-long sleep ends.
+    const reading = deferred();
+    const release = deferred();
+    const held = new Set<string>();
+    let armed = true;
+    const hold: KyselyPlugin = {
+      transformQuery({ node, queryId }) {
+        if (node.kind === 'RawNode' && node.sqlFragments.join('').includes('min(run_after)'))
+          held.add(queryId.queryId);
+        return node;
+      },
+      async transformResult({ result, queryId }) {
+        if (armed && held.has(queryId.queryId)) {
+          armed = false;
+          reading.resolve();
+          await release.promise;
+        }
+        return result;
+      },
+    };
+    // A connection of its own, as another process would have (SQLite allows one query at a time on
+    // a connection, and the held one keeps it).
+    const own = openDatabase({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl });
+    const db: Db = { ...own, kysely: own.kysely.withPlugin(hold) };
+    const sleepy = dispatcherFor(t, clock, { db, registry: new Registry() });
+    sleepy.start();
+    try {
+      await reading.promise;
+      const { call, label } = await workspace();
+      const to = `${unique('woken')}@example.com`;
+      const res = await call({
+        method: 'POST',
+        url: '/send',
+        payload: { source: `${label}/${bucket}/out/a1.txt`, to },
+      });
+      assert.equal(res.statusCode, 202, res.body);
+      sleepy.nudge();
+      release.resolve();
+      await smtp.message((m) => m.envelope.to.includes(to), context.signal);
+    } finally {
+      release.resolve();
+      await sleepy.stop();
+      await own.close();
+    }
   });
 });

@@ -159,6 +159,46 @@ await eachDatabase('share links', (database) => {
     assert.deepEqual(stale.rawPayload, REPORT);
   });
 
+  test('If-Range compares entity tags strongly: with a weak ETag at the source the range is ignored and the whole file sent', async () => {
+    const proxy = await startFaultProxy(s3.endpoint);
+    try {
+      const location = await createLocation(call, {
+        provider: 's3',
+        secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+        metadata: { endpoint: proxy.url },
+      });
+      const { path } = await share({ file: `${location.label}/${bucket}/docs/report.bin` });
+      const weak = 'W/"report-v1"';
+      // Each GET of the link asks the source for the file's facts (its ETag among them), then reads.
+      proxy.headersNext(1, { etag: weak });
+      const same = await get(path, { range: 'bytes=10-19', 'if-range': weak });
+      assert.equal(same.headers.etag, weak, 'the weak ETag is passed on as it is');
+      assert.equal(same.statusCode, 200, 'a weak validator never matches');
+      assert.deepEqual(same.rawPayload, REPORT);
+      proxy.headersNext(1, { etag: weak });
+      const strong = await get(path, { range: 'bytes=10-19', 'if-range': '"report-v1"' });
+      assert.equal(strong.statusCode, 200, 'nor does a strong one against a weak ETag');
+      assert.deepEqual(strong.rawPayload, REPORT);
+      proxy.headersNext(1, { etag: '"report-v1"' });
+      const weakGiven = await get(path, { range: 'bytes=10-19', 'if-range': weak });
+      assert.equal(weakGiven.statusCode, 200, 'nor a weak one against a strong ETag');
+      proxy.headersNext(1, { etag: '"report-v1"' });
+      const match = await get(path, { range: 'bytes=10-19', 'if-range': '"report-v1"' });
+      assert.equal(match.statusCode, 206, 'two strong tags that are equal match');
+      assert.deepEqual(match.rawPayload, REPORT.subarray(10, 20));
+      const lastModified = String(match.headers['last-modified']);
+      const byDate = await get(path, { range: 'bytes=10-19', 'if-range': lastModified });
+      assert.equal(byDate.statusCode, 206, 'Last-Modified, exactly');
+      const otherDate = await get(path, {
+        range: 'bytes=10-19',
+        'if-range': new Date(Date.parse(lastModified) - 1000).toUTCString(),
+      });
+      assert.equal(otherDate.statusCode, 200);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   test('a pattern must match exactly one file: several is 400 saying how many, none is 404', async () => {
     const several = await call({ method: 'POST', url: '/share', payload: { file: file('a*.txt') } });
     assert.equal(several.statusCode, 400);
@@ -260,9 +300,50 @@ await eachDatabase('share links', (database) => {
     );
     clock.advance(60_001);
     assert.equal((await post(password, '10.0.0.1')).statusCode, 200, 'a minute later');
+    // A right password is no guess: four wrong, the right one, and a fifth wrong one is still a 401.
+    for (let i = 0; i < 4; i++) assert.equal((await post('guess', '10.0.0.1')).statusCode, 401);
+    assert.equal((await post(password, '10.0.0.1')).statusCode, 200);
+    assert.equal((await post('guess', '10.0.0.1')).statusCode, 401, 'the fifth wrong one');
+    assert.equal((await post(password, '10.0.0.1')).statusCode, 429, 'and then none');
     const metrics = await t.request({ method: 'GET', url: '/metrics' });
     assert.match(metrics.body, /ferry_share_passwords_refused_total [1-9]/);
     assert.match(metrics.body, /ferry_share_downloads_total [1-9]/);
+  });
+
+  test('wrong passwords fired at once, through two processes on one database, are refused with 401 exactly up to the limit and 429 beyond it', async () => {
+    const second = await startTestApp(database, {
+      clock,
+      env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: PUBLIC_URL },
+      shareWith: t,
+    });
+    try {
+      const processes = [t, second];
+      const post = (i: number, path: string, address: string) =>
+        (processes[i % 2] as TestApp).app.inject({
+          method: 'POST',
+          url: path,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: `password=guess-${i}`,
+          remoteAddress: address,
+        });
+      const tally = (answers: LightMyRequestResponse[]) => {
+        const counts: Record<number, number> = {};
+        for (const a of answers) counts[a.statusCode] = (counts[a.statusCode] ?? 0) + 1;
+        return counts;
+      };
+      const one = await share({ file: file('a1.txt'), password: 'correct horse' });
+      const fromOne = await Promise.all(Array.from({ length: 12 }, (_, i) => post(i, one.path, '10.1.0.1')));
+      assert.deepEqual(tally(fromOne), { 401: 5, 429: 7 }, 'per client address');
+
+      const many = await share({ file: file('a1.txt'), password: 'correct horse' });
+      // Ten addresses, three guesses each: under the per-address limit, over the per-link one.
+      const fromMany = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => post(i, many.path, `10.2.0.${i % 10}`)),
+      );
+      assert.deepEqual(tally(fromMany), { 401: 20, 429: 10 }, 'per link');
+    } finally {
+      await second.close();
+    }
   });
 
   test('a link with max_downloads answers a landing page (no count); its POST downloads and counts; used up it answers 410', async () => {
@@ -283,6 +364,77 @@ await eachDatabase('share links', (database) => {
     assert.equal((await t.app.inject({ method: 'POST', url: path })).statusCode, 410);
     assert.equal((await listed(id))?.downloads, 2);
     assert.equal((await listed(id))?.max_downloads, 2);
+  });
+
+  test('with max_downloads, ranges that continue a download (same browser by its cookie, or same address) count nothing, even once the link is used up; a range from anyone else is a download of its own', async () => {
+    const { id, path } = await share({ file: file('report.bin'), max_downloads: 2 });
+    const from = (address: string, headers: Record<string, string> = {}) =>
+      t.app.inject({ method: 'GET', url: path, headers, remoteAddress: address });
+    const downloads = async () => (await listed(id))?.downloads;
+
+    const first = await t.app.inject({ method: 'POST', url: path, remoteAddress: '10.3.0.1' });
+    assert.equal(first.statusCode, 200);
+    assert.equal(await downloads(), 1);
+    const setCookie = String(first.headers['set-cookie']);
+    assert.match(
+      setCookie,
+      new RegExp(
+        `^ferry_share=[A-Za-z0-9_-]+; Path=${path}; Max-Age=3600; HttpOnly; SameSite=Strict; Secure$`,
+      ),
+    );
+    const cookie = setCookie.split(';')[0] as string;
+
+    const resumed = await from('10.3.0.1', { range: 'bytes=1000-' });
+    assert.equal(resumed.statusCode, 206, 'the same address resumes');
+    assert.deepEqual(resumed.rawPayload, REPORT.subarray(1000));
+    const moved = await from('10.3.0.9', { range: 'bytes=2000-2999', cookie });
+    assert.equal(moved.statusCode, 206, 'the same browser at another address resumes');
+    assert.equal(await downloads(), 1, 'neither counted');
+    assert.equal(moved.headers['set-cookie'], undefined, 'it has its cookie already');
+
+    const stranger = await from('10.3.0.2', { range: 'bytes=1000-' });
+    assert.equal(stranger.statusCode, 206);
+    assert.equal(await downloads(), 2, "a stranger's range is a download of its own");
+    assert.match(String(stranger.headers['set-cookie']), /^ferry_share=/);
+    const another = await from('10.3.0.3', { range: 'bytes=5000-' });
+    assert.equal(another.statusCode, 410, 'none left for anyone else');
+
+    const late = await from('10.3.0.1', { range: 'bytes=5000-' });
+    assert.equal(late.statusCode, 206, 'a download it served resumes after the limit was reached');
+    assert.deepEqual(late.rawPayload, REPORT.subarray(5000));
+    assert.equal((await from('10.3.0.9', { range: 'bytes=5000-', cookie })).statusCode, 206);
+    assert.equal((await from('10.3.0.1', { range: 'bytes=0-' })).statusCode, 410, 'from byte 0 is a new one');
+    assert.equal(
+      (await t.app.inject({ method: 'POST', url: path, remoteAddress: '10.3.0.1' })).statusCode,
+      410,
+    );
+    assert.equal(await downloads(), 2);
+
+    clock.advance(3_600_001);
+    assert.equal((await from('10.3.0.1', { range: 'bytes=5000-' })).statusCode, 410, 'for an hour');
+    assert.equal((await from('10.3.0.9', { range: 'bytes=5000-', cookie })).statusCode, 410);
+  });
+
+  test('with max_downloads 1, a download manager that fetches the file in several ranges at once uses up one download', async () => {
+    const { id, path } = await share({ file: file('report.bin'), max_downloads: 1 });
+    const part = (range: string) =>
+      t.app.inject({ method: 'GET', url: path, headers: { range }, remoteAddress: '10.4.0.1' });
+    const head = await part('bytes=0-99999');
+    assert.equal(head.statusCode, 206);
+    const rest = await Promise.all([part('bytes=100000-199999'), part('bytes=200000-')]);
+    assert.deepEqual(
+      rest.map((r) => r.statusCode),
+      [206, 206],
+    );
+    assert.deepEqual(Buffer.concat([head.rawPayload, ...rest.map((r) => r.rawPayload)]), REPORT);
+    assert.equal((await listed(id))?.downloads, 1);
+    const elsewhere = await t.app.inject({
+      method: 'GET',
+      url: path,
+      headers: { range: 'bytes=100000-' },
+      remoteAddress: '10.4.0.2',
+    });
+    assert.equal(elsewhere.statusCode, 410, 'but nobody else gets a part');
   });
 
   test("an expired link answers 410, a revoked or unknown one 404, as HTML pages; revoking is for the workspace's own shares", async () => {
@@ -340,6 +492,34 @@ await eachDatabase('share links', (database) => {
       assert.equal(outcome.status, 200);
       assert.equal(outcome.length, String(REPORT.length));
       assert.equal(outcome.complete, false, 'the response did not end normally');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('a source that fails as it opens, before the first byte, answers 503 and uses up no download', async () => {
+    const proxy = await startFaultProxy(s3.endpoint);
+    try {
+      const location = await createLocation(call, {
+        provider: 's3',
+        secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+        metadata: { endpoint: proxy.url },
+      });
+      const { id, path } = await share({
+        file: `${location.label}/${bucket}/docs/report.bin`,
+        max_downloads: 1,
+      });
+      proxy.passNext(1); // the file's facts
+      proxy.cutBodyNext(1); // the read: the source's headers, then nothing
+      const failed = await t.app.inject({ method: 'POST', url: path });
+      assert.equal(failed.statusCode, 503);
+      assert.match(failed.body, /cannot be reached/);
+      assert.equal(failed.headers['content-disposition'], undefined, 'a page, not the file');
+      assert.equal((await listed(id))?.downloads, 0, 'nothing was served, nothing counted');
+      const served = await t.app.inject({ method: 'POST', url: path });
+      assert.equal(served.statusCode, 200, 'the one download is still there');
+      assert.deepEqual(served.rawPayload, REPORT);
+      assert.equal((await listed(id))?.downloads, 1);
     } finally {
       await proxy.close();
     }

@@ -37,6 +37,8 @@ export interface TestAppOptions {
   worker?: Partial<WorkerOptions> | true;
   /** The refresher's options, with `worker`. */
   refresher?: Partial<RefresherOptions>;
+  /** The send dispatcher's longest sleep, with `worker` (default 30 s). */
+  sendPollMs?: number;
 }
 
 export interface TestApp {
@@ -79,6 +81,7 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
     background = startBackground(services, {
       worker: options.worker === true ? { pollMs: 50 } : { pollMs: 50, ...options.worker },
       ...(options.refresher ? { refresher: options.refresher } : {}),
+      ...(options.sendPollMs === undefined ? {} : { sendPollMs: options.sendPollMs }),
     });
   }
   const worker: Worker | undefined = background?.worker;

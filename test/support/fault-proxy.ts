@@ -1,7 +1,8 @@
 // A loopback HTTP reverse proxy that stands in front of a real local server (s3rver, azurite) and
 // injects the faults those servers cannot produce themselves: a provider's throttle answer
-// (failNext) and a connection cut in the middle of a response (dropNext). Everything else passes
-// through untouched, Host header included, so signatures still match.
+// (failNext), a connection cut in the middle of a response (dropNext) or before its body
+// (cutBodyNext), and response headers other than the server's own (headersNext). Everything else
+// passes through untouched, Host header included, so signatures still match.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -27,6 +28,13 @@ export interface FaultProxy {
    * anything when there is no body.
    */
   dropNext(count: number, cutWhen?: Promise<void>): void;
+  /**
+   * The next `count` requests reach the server and get its status and headers, then the connection
+   * is cut before the first byte of the body: a source that fails as it opens.
+   */
+  cutBodyNext(count: number): void;
+  /** The next `count` requests pass, with `headers` (lower-case names) in place of the server's. */
+  headersNext(count: number, headers: Record<string, string>): void;
   /** The next `count` requests pass untouched (so that a fault queued after them hits a later one). */
   passNext(count: number): void;
   /** Forgets any faults still queued. */
@@ -43,6 +51,8 @@ export interface SeenRequest {
 type Fault =
   | { kind: 'fail'; answer: FaultAnswer }
   | { kind: 'drop'; cutWhen?: Promise<void> }
+  | { kind: 'cut-body' }
+  | { kind: 'headers'; headers: Record<string, string> }
   | { kind: 'pass' };
 
 export async function startFaultProxy(target: string | URL): Promise<FaultProxy> {
@@ -109,6 +119,19 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
           });
           return;
         }
+        if (fault?.kind === 'cut-body') {
+          answer.destroy();
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          res.flushHeaders();
+          // The headers go out, then the connection ends short of its body.
+          req.socket.end();
+          return;
+        }
+        if (fault?.kind === 'headers') {
+          res.writeHead(answer.statusCode ?? 502, { ...answer.headers, ...fault.headers });
+          answer.pipe(res);
+          return;
+        }
         res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
         answer.pipe(res);
       },
@@ -138,6 +161,12 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
     },
     dropNext(count, cutWhen) {
       for (let i = 0; i < count; i++) faults.push(cutWhen ? { kind: 'drop', cutWhen } : { kind: 'drop' });
+    },
+    cutBodyNext(count) {
+      for (let i = 0; i < count; i++) faults.push({ kind: 'cut-body' });
+    },
+    headersNext(count, headers) {
+      for (let i = 0; i < count; i++) faults.push({ kind: 'headers', headers });
     },
     passNext(count) {
       for (let i = 0; i < count; i++) faults.push({ kind: 'pass' });

@@ -6,6 +6,8 @@ import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
 export interface Received {
+  /** When the message was accepted (epoch ms, system clock). */
+  at: number;
   envelope: { from: string; to: string[] };
   raw: string;
   mail: ParsedMail;
@@ -36,6 +38,30 @@ export class TestSmtp {
     return index < 0 ? undefined : this.#failures.splice(index, 1)[0];
   }
 
+  /**
+   * The first message, received already or later, that `match` accepts (wait on the event, not a
+   * sleep); rejects when `signal` aborts (pass the test's, so that a test that times out cleans up).
+   */
+  message(match: (received: Received) => boolean, signal?: AbortSignal): Promise<Received> {
+    const found = this.received.find(match);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const got = this.received.find(match);
+        if (!got) return;
+        this.#waiters.delete(check);
+        signal?.removeEventListener('abort', abort);
+        resolve(got);
+      };
+      const abort = () => {
+        this.#waiters.delete(check);
+        reject(signal?.reason ?? new Error('aborted'));
+      };
+      this.#waiters.add(check);
+      signal?.addEventListener('abort', abort, { once: true });
+    });
+  }
+
   async start(): Promise<this> {
     const server = new SMTPServer({
       authOptional: true,
@@ -55,6 +81,7 @@ export class TestSmtp {
           simpleParser(raw)
             .then((mail) => {
               this.received.push({
+                at: Date.now(),
                 envelope: {
                   from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
                   to: session.envelope.rcptTo.map((r) => r.address),

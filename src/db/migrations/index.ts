@@ -8,6 +8,8 @@ import * as sends from './2026-11-24-sends.js';
 import * as shares from './2026-11-24-shares.js';
 import * as fairClaims from './2026-11-25-fair-claims.js';
 import * as jobCounters from './2026-11-25-job-counters.js';
+import * as shareGuessIds from './2026-11-25-share-guess-ids.js';
+import * as shareResumes from './2026-11-25-share-resumes.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-foundation': foundation,
@@ -18,4 +20,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24-sends': sends,
   '2026-11-25-fair-claims': fairClaims,
   '2026-11-25-job-counters': jobCounters,
+  '2026-11-25-share-guess-ids': shareGuessIds,
+  '2026-11-25-share-resumes': shareResumes,
 };

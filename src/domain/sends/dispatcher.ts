@@ -40,6 +40,8 @@ export class SendDispatcher {
   #stopping = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
+  /** A nudge came while the loop was not asleep (delivering, or reading when the next send is due). */
+  #nudged = false;
   #ticking: Promise<void> | undefined;
 
   constructor(
@@ -59,12 +61,15 @@ export class SendDispatcher {
     this.#loop ??= this.#run();
   }
 
+  /** A send was added or changed somewhere: deliver what is due and plan the next wake-up again. */
   nudge(): void {
+    this.#nudged = true;
     this.#wake?.();
   }
 
   async #run(): Promise<void> {
     while (!this.#stopping) {
+      this.#nudged = false;
       try {
         await this.tick();
       } catch (err) {
@@ -77,6 +82,8 @@ export class SendDispatcher {
         next === undefined ? Number.POSITIVE_INFINITY : Math.max(0, next - this.deps.clock.now()),
       );
       if (this.#stopping) break;
+      // A send added since this round began may not be in what it read: look again at once.
+      if (this.#nudged) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, wait);
         this.#wake = () => {

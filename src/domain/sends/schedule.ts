@@ -1,9 +1,10 @@
 // When a scheduled send goes out (docs/api.md, "Send"): `scheduledAt` is ISO 8601, or plain words read
 // by chrono-node ("in 2 hours", "tomorrow at 9am", "next friday 17:00", "tomorrow 9am PST"). Words are
-// read in UTC unless they name a zone themselves or `timezone` names an IANA zone (luxon); a bare day
-// means 09:00 there. The result must lie in the future and at most a year ahead.
+// read in UTC unless they name a zone or offset themselves (then wholly in it: its "tomorrow") or
+// `timezone` names an IANA zone (luxon); a bare day means 09:00 there. The result must lie in the
+// future and at most a year ahead.
 import * as chrono from 'chrono-node';
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime, FixedOffsetZone, IANAZone, type Zone } from 'luxon';
 import { invalid } from '../../errors.js';
 
 export const MAX_AHEAD_MS = 366 * 24 * 3600_000;
@@ -40,24 +41,25 @@ export function resolveSchedule(scheduledAt: string, now: number, timezone?: str
 }
 
 function fromWords(text: string, now: number, zone: string): number | undefined {
-  const reference = DateTime.fromMillis(now, { zone });
-  // chrono reads the words against the wall clock of the zone; its instant is then re-read below.
-  const [result] = chrono.parse(
-    text,
-    { instant: new Date(now), timezone: reference.offset },
-    { forwardDate: true },
-  );
-  if (!result) return undefined;
-  const start = result.start;
+  const first = readWords(text, now, DateTime.fromMillis(now, { zone }).offset);
+  if (!first) return undefined;
+  let start = first;
+  let where: Zone | string = zone;
   if (start.isCertain('timezoneOffset')) {
-    const date = start.date();
-    if (!start.isCertain('hour'))
-      return DateTime.fromJSDate(date).set({ hour: 9, minute: 0, second: 0, millisecond: 0 }).toMillis();
-    return date.getTime();
+    // The words name a zone or an offset ("friday EST", "tomorrow 9am PST", "friday UTC+2"): they are
+    // read again with that offset as the reference, so that "tomorrow" is that zone's tomorrow, and a
+    // bare day is 09:00 there (docs/api.md, "Send"). chrono gives the offset for the day named, so
+    // "ET" is -4 in July and -5 in November. Relative words ("in 2 hours") are certain of theirs too:
+    // the reference's own, so reading them again changes nothing.
+    const offset = start.get('timezoneOffset') ?? 0;
+    start = readWords(text, now, offset) ?? start;
+    if (start.isCertain('hour')) return start.date().getTime();
+    where = FixedOffsetZone.instance(offset);
   }
   // Wall-clock fields in the zone (luxon applies its daylight-saving rules for that date).
+  const reference = DateTime.fromMillis(now, { zone: where });
   const bareDay = !start.isCertain('hour');
-  return DateTime.fromObject(
+  let at = DateTime.fromObject(
     {
       year: start.get('year') ?? reference.year,
       month: start.get('month') ?? reference.month,
@@ -66,6 +68,18 @@ function fromWords(text: string, now: number, zone: string): number | undefined 
       minute: bareDay ? 0 : (start.get('minute') ?? 0),
       second: bareDay ? 0 : (start.get('second') ?? 0),
     },
-    { zone },
-  ).toMillis();
+    { zone: where },
+  );
+  // chrono takes "friday" said on a Friday for today until its implied noon; the 09:00 of a bare
+  // weekday that has passed means the same day next week, as "friday" said after noon does.
+  if (bareDay && start.isCertain('weekday') && !start.isCertain('day') && at.toMillis() <= now) {
+    at = at.plus({ weeks: 1 });
+  }
+  return at.toMillis();
+}
+
+/** chrono's reading of the words against the wall clock at `offset` minutes from UTC, at `now`. */
+function readWords(text: string, now: number, offset: number): chrono.ParsedComponents | undefined {
+  const [result] = chrono.parse(text, { instant: new Date(now), timezone: offset }, { forwardDate: true });
+  return result?.start;
 }

@@ -1,12 +1,16 @@
 // Share links (docs/api.md, "Share links"): one file of a location behind a URL that ferry serves. The
 // token has 256 bits of randomness and is kept only as a SHA-256 hash, so the URL is shown once, when
 // the share is made. A password is kept as an argon2id hash; a correct one grants the browser a cookie
-// for an hour (also kept as a hash), so that a resumed download needs no password in a URL. Refused
-// guesses are counted in the database, per link and client address and per link, across processes.
+// for an hour (also kept as a hash), so that a resumed download needs no password in a URL; a download
+// of a link with a download limit grants the same, and its client address is kept for the hour too, so
+// that ranges continuing that download count nothing while anyone else's count. Password
+// attempts are counted in the database, per link and client address and per link, and the count and
+// the record are one step, so the limit is exact across processes.
 import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
+import { type Kysely, sql } from 'kysely';
 import type { Db } from '../../db/database.js';
-import type { LocationRow, ShareRow } from '../../db/schema.js';
+import type { Database, LocationRow, ShareRow } from '../../db/schema.js';
 import { invalid, notFound } from '../../errors.js';
 import { expandSources, isPattern } from '../../objects/patterns.js';
 import type { Entry } from '../../stores/contract.js';
@@ -44,12 +48,20 @@ export interface ShareView {
 /** Why a link serves nothing, or 'open'. */
 export type LinkState = 'open' | 'unknown' | 'expired' | 'used_up';
 
+/** What a password attempt comes to: 429 with the seconds to wait when no guess is left. */
+export type PasswordAnswer = 'right' | 'wrong' | { retryAfterSeconds: number };
+
 /** Refused passwords allowed per link and client address, and per link, in any rolling minute. */
 export const GUESSES_PER_CLIENT = 5;
 export const GUESSES_PER_LINK = 20;
 const GUESS_WINDOW_MS = 60_000;
-/** How long a correct password lets a browser download (ranges, resumes) without asking again. */
+/**
+ * How long the link's cookie lets a browser download without the password again, and resume ranges
+ * of a download it began without counting another.
+ */
 export const GRANT_MS = 3_600_000;
+/** How long a client may resume a download of a link with a download limit without counting again. */
+export const RESUME_MS = GRANT_MS;
 export const PASSWORD_MAX = 1024;
 /** Matches counted at most when a pattern names more than one file. */
 const COUNT_MAX = 100_000;
@@ -212,10 +224,12 @@ export class Shares {
   }
 
   /**
-   * Counts one download, unless the link was used up or revoked a moment ago (then false): the check
-   * and the count are one conditional UPDATE, so two downloads at once cannot both take the last one.
+   * Counts one download for `client`, unless the link was used up or revoked a moment ago (then
+   * false): the check and the count are one conditional UPDATE, so two downloads at once cannot both
+   * take the last one. On a link with a download limit the client address is kept for RESUME_MS, so
+   * that its ranges continue this download (continuesDownload).
    */
-  async countDownload(row: ShareRow): Promise<boolean> {
+  async countDownload(row: ShareRow, client: string): Promise<boolean> {
     const now = this.clock.now();
     const result = await this.db.kysely
       .updateTable('shares')
@@ -224,11 +238,103 @@ export class Shares {
       .where('revoked_at', 'is', null)
       .where((eb) => eb.or([eb('max_downloads', 'is', null), eb('downloads', '<', eb.ref('max_downloads'))]))
       .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    if (result.numUpdatedRows === 0n) return false;
+    if (row.max_downloads !== null) {
+      await this.db.kysely
+        .insertInto('share_downloads')
+        .values({ share_id: row.id, client, at: now })
+        .execute();
+      await this.db.kysely
+        .deleteFrom('share_downloads')
+        .where('share_id', '=', row.id)
+        .where('at', '<=', now - RESUME_MS)
+        .execute();
+    }
+    return true;
   }
 
-  /** Seconds to wait before `client` may guess again, or undefined when it may now. */
-  async guessWait(row: ShareRow, client: string): Promise<number | undefined> {
+  /**
+   * Whether a range that does not start at byte 0 continues a download this client began within
+   * RESUME_MS (docs/api.md, "Share links"): it holds the link's cookie (a grant), or it comes from the
+   * address a download was counted for.
+   */
+  async continuesDownload(row: ShareRow, cookie: string | undefined, client: string): Promise<boolean> {
+    if (await this.hasGrant(row, cookie)) return true;
+    const found = await this.db.kysely
+      .selectFrom('share_downloads')
+      .select('share_id')
+      .where('share_id', '=', row.id)
+      .where('client', '=', client)
+      .where('at', '>', this.clock.now() - RESUME_MS)
+      .executeTakeFirst();
+    return found !== undefined;
+  }
+
+  /** Takes back a download counted for an answer that failed before it started. */
+  async giveBackDownload(row: ShareRow): Promise<void> {
+    await this.db.kysely
+      .updateTable('shares')
+      .set((eb) => ({ downloads: eb('downloads', '-', 1) }))
+      .where('id', '=', row.id)
+      .where('downloads', '>', 0)
+      .execute();
+  }
+
+  /**
+   * Tries a password on a link. The attempt is recorded before the password is checked, by a statement
+   * that records it only while `client` and the link are under their limits (GUESSES_PER_CLIENT,
+   * GUESSES_PER_LINK in a rolling minute), so that guesses at the same moment, in any process, cannot
+   * pass the limit together: each takes a place or none is left. A right password gives its place
+   * back; a wrong one keeps it for the minute. argon2 compares in constant time.
+   */
+  async tryPassword(row: ShareRow, password: string, client: string): Promise<PasswordAnswer> {
+    if (row.password_hash === null) return 'right';
+    const attempt = await this.#recordAttempt(row, client);
+    if (attempt === undefined) return { retryAfterSeconds: await this.#guessWait(row, client) };
+    const right =
+      password.length <= PASSWORD_MAX && (await verify(row.password_hash, password).catch(() => false));
+    if (right) {
+      await this.db.kysely.deleteFrom('share_guesses').where('id', '=', attempt).execute();
+      return 'right';
+    }
+    await this.db.kysely
+      .deleteFrom('share_guesses')
+      .where('share_id', '=', row.id)
+      .where('at', '<=', this.clock.now() - GUESS_WINDOW_MS)
+      .execute();
+    return 'wrong';
+  }
+
+  /** The id of the attempt recorded, or undefined when `client` or the link has no guess left. */
+  async #recordAttempt(row: ShareRow, client: string): Promise<string | undefined> {
+    const id = newId();
+    const now = this.clock.now();
+    const since = now - GUESS_WINDOW_MS;
+    const record = async (db: Kysely<Database>) =>
+      (
+        await sql<{ id: string }>`
+          insert into share_guesses (id, share_id, client, at)
+          select cast(${id} as text), cast(${row.id} as text), cast(${client} as text), cast(${now} as bigint)
+          where (select count(*) from share_guesses
+                 where share_id = ${row.id} and client = ${client} and at > ${since}) < ${GUESSES_PER_CLIENT}
+            and (select count(*) from share_guesses
+                 where share_id = ${row.id} and at > ${since}) < ${GUESSES_PER_LINK}
+          returning id`.execute(db)
+      ).rows[0]?.id;
+    // SQLite runs a writing statement under the database's write lock from its first read, so the
+    // counts and the insert are one step for every process on the file. PostgreSQL reads each
+    // statement's counts from a snapshot taken as it starts, so two statements at once would both
+    // see room: the share's row is locked first, and the statement that follows waits its turn and
+    // sees the attempts committed before it.
+    if (this.db.dialect !== 'postgres') return record(this.db.kysely);
+    return this.db.kysely.transaction().execute(async (trx) => {
+      await sql`select id from shares where id = ${row.id} for update`.execute(trx);
+      return record(trx);
+    });
+  }
+
+  /** Seconds until `client` may try a password again (at least 1). */
+  async #guessWait(row: ShareRow, client: string): Promise<number> {
     const since = this.clock.now() - GUESS_WINDOW_MS;
     const guesses = await this.db.kysely
       .selectFrom('share_guesses')
@@ -244,31 +350,15 @@ export class Shares {
         : guesses.length >= GUESSES_PER_LINK
           ? guesses[guesses.length - GUESSES_PER_LINK]
           : undefined;
-    if (!blocking) return undefined;
+    // No longer blocked by the time this was read: the client may try again at once.
+    if (!blocking) return 1;
     return Math.max(1, Math.ceil((blocking.at + GUESS_WINDOW_MS - this.clock.now()) / 1000));
   }
 
-  /** Checks a password (argon2 compares in constant time); a refused one is counted against `client`. */
-  async checkPassword(row: ShareRow, password: string, client: string): Promise<boolean> {
-    if (row.password_hash === null) return true;
-    const ok =
-      password.length <= PASSWORD_MAX && (await verify(row.password_hash, password).catch(() => false));
-    if (!ok) {
-      const now = this.clock.now();
-      await this.db.kysely
-        .insertInto('share_guesses')
-        .values({ share_id: row.id, client, at: now })
-        .execute();
-      await this.db.kysely
-        .deleteFrom('share_guesses')
-        .where('share_id', '=', row.id)
-        .where('at', '<=', now - GUESS_WINDOW_MS)
-        .execute();
-    }
-    return ok;
-  }
-
-  /** A cookie value that lets this browser download for GRANT_MS without the password. */
+  /**
+   * A cookie value that lets this browser download for GRANT_MS without the password, and resume a
+   * download it began without counting another.
+   */
   async grant(row: ShareRow): Promise<string> {
     const token = newToken();
     const now = this.clock.now();

@@ -4,7 +4,10 @@
 // If-Range, 206, 416) so a download resumes. A password link answers a form whose POST downloads and
 // sets an hour's cookie scoped to the link; a link with a download limit answers a landing page whose
 // button POSTs the download, so link scanners do not use it up. A download counts when a response from
-// byte 0 starts; HEAD never counts. The token is never logged (the access log has the route pattern).
+// byte 0 starts, once the source has sent its first bytes; on a link with a download limit, a range
+// further on counts too unless the client began a download there within the hour (its cookie or its
+// address), and such a range is served even once the limit is reached; HEAD never counts. The token
+// is never logged (the access log has the route pattern).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import contentDisposition from 'content-disposition';
@@ -76,13 +79,53 @@ function quoted(etag: string): string {
   return etag.startsWith('"') || etag.startsWith('W/') ? etag : `"${etag}"`;
 }
 
+/**
+ * If-Range (RFC 9110 13.1.5): whether a range may be served, that is whether the validator names the
+ * version at hand. An entity tag is compared strongly: a weak one (`W/"…"`), given or current, never
+ * matches, so the whole file goes out. A date must equal Last-Modified exactly.
+ */
+function rangeStillValid(
+  ifRange: string | undefined,
+  etag: string | undefined,
+  lastModified: string | undefined,
+): boolean {
+  if (ifRange === undefined) return true;
+  const validator = ifRange.trim();
+  if (validator.startsWith('W/')) return false;
+  // A strong tag cannot equal a weak one: the W/ prefix differs.
+  if (validator.startsWith('"')) return validator === etag;
+  return lastModified !== undefined && validator === lastModified;
+}
+
+/**
+ * Resolves when the stream has its first bytes buffered (or has ended: an empty file), rejects when it
+ * fails or closes before. The bytes stay buffered for whoever reads the stream next.
+ */
+function firstBytes(body: Readable): Promise<void> {
+  if (body.readableLength > 0 || body.readableEnded) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const settle = (err?: unknown) => {
+      body.off('readable', ready);
+      body.off('error', settle);
+      body.off('close', closed);
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+    const ready = () => settle();
+    const closed = () => settle(new Error('the source closed before its first byte'));
+    body.once('readable', ready);
+    body.once('error', settle);
+    body.once('close', closed);
+  });
+}
+
 export const linkRoutes =
   (deps: LinkDeps): FastifyPluginAsync =>
   async (app) => {
     const { shares, storage } = deps;
     const downloads = new Counter({
       name: 'ferry_share_downloads_total',
-      help: 'Share link downloads started from byte 0',
+      help: 'Share link downloads counted (docs/api.md, "Share links") and served',
       registers: [deps.registry],
     });
     const refused = new Counter({
@@ -117,7 +160,13 @@ export const linkRoutes =
         );
       }
       if (state === 'expired') return html(reply, 410, messagePage('Link expired', 'This link has expired.'));
-      if (state === 'used_up') {
+      // Whether a range from this client continues a download it began (asked once, when needed).
+      let continues: Promise<boolean> | undefined;
+      const continuing = () =>
+        (continues ??= shares.continuesDownload(row, cookieOf(request.headers), request.ip));
+      // A used-up link still lets a download it served resume (docs/api.md, "Share links").
+      const resuming = mode === 'get' && request.headers.range !== undefined;
+      if (state === 'used_up' && !(resuming && (await continuing()))) {
         return html(
           reply,
           410,
@@ -139,8 +188,14 @@ export const linkRoutes =
         const action = `/s/${encodeURIComponent(token)}`;
         if (mode === 'post') {
           if (row.password_hash !== null) {
-            const wait = await shares.guessWait(row, request.ip);
-            if (wait !== undefined) {
+            const password = (request.body as Record<string, unknown> | undefined)?.password;
+            const answer = await shares.tryPassword(
+              row,
+              typeof password === 'string' ? password : '',
+              request.ip,
+            );
+            if (typeof answer === 'object') {
+              const wait = answer.retryAfterSeconds;
               reply.header('retry-after', String(wait));
               return html(
                 reply,
@@ -148,18 +203,11 @@ export const linkRoutes =
                 messagePage('Too many attempts', `Too many wrong passwords. Try again in ${wait} seconds.`),
               );
             }
-            const password = (request.body as Record<string, unknown> | undefined)?.password;
-            if (
-              !(await shares.checkPassword(row, typeof password === 'string' ? password : '', request.ip))
-            ) {
+            if (answer === 'wrong') {
               refused.inc();
               return html(reply, 401, passwordPage(facts, action, 'That password is not right.'));
             }
-            const grant = await shares.grant(row);
-            reply.header(
-              'set-cookie',
-              `${COOKIE}=${grant}; Path=${action}; Max-Age=3600; HttpOnly; SameSite=Strict${deps.secureCookies ? '; Secure' : ''}`,
-            );
+            setGrantCookie(reply, await shares.grant(row), action);
           }
         } else if (row.password_hash !== null) {
           if (!(await shares.hasGrant(row, cookieOf(request.headers))))
@@ -168,7 +216,7 @@ export const linkRoutes =
           return html(reply, 200, landingPage(facts, action, row.max_downloads - row.downloads));
         }
         handedOff = true;
-        return await download(request, reply, mode, row, store, info);
+        return await download(request, reply, mode, row, store, info, { path: action, continuing });
       } finally {
         if (!handedOff) await store.close();
       }
@@ -189,6 +237,14 @@ export const linkRoutes =
       );
     }
 
+    /** The link's cookie: the password was given, or a download began (GRANT_MS, see Shares.grant). */
+    function setGrantCookie(reply: FastifyReply, grant: string, path: string): void {
+      reply.header(
+        'set-cookie',
+        `${COOKIE}=${grant}; Path=${path}; Max-Age=3600; HttpOnly; SameSite=Strict${deps.secureCookies ? '; Secure' : ''}`,
+      );
+    }
+
     /** The file, or the part of it a range asks for; the store closes when the answer ends. */
     async function download(
       request: FastifyRequest,
@@ -197,6 +253,7 @@ export const linkRoutes =
       row: ShareRow,
       store: Store,
       info: ObjectInfo,
+      link: { path: string; continuing: () => Promise<boolean> },
     ) {
       const closeStore = () => void store.close().catch(() => {});
       const size = info.size;
@@ -210,11 +267,9 @@ export const linkRoutes =
 
       let range: { start: number; end: number } | undefined;
       const header = mode === 'post' ? undefined : request.headers.range;
-      // If-Range (RFC 9110 13.1.5): the range only for the same version, else the whole file.
+      // If-Range: the range only for the same version, else the whole file.
       const ifRange = request.headers['if-range'] as string | undefined;
-      const current =
-        ifRange === undefined || ifRange === etag || (!ifRange.startsWith('"') && ifRange === lastModified);
-      if (header !== undefined && current) {
+      if (header !== undefined && rangeStillValid(ifRange, etag, lastModified)) {
         const ranges = rangeParser(size, header, { combine: true });
         if (ranges === -1) {
           closeStore();
@@ -232,10 +287,24 @@ export const linkRoutes =
         closeStore();
         return reply.send();
       }
-      let body: Readable;
+      // What counts as a download (docs/api.md, "Share links"): a response from byte 0; and, on a link
+      // with a download limit, a range further on from a client that began no download here, so that
+      // a limit cannot be got round by fetching the file in pieces.
+      let counted: boolean;
+      try {
+        counted = !range || range.start === 0 || (row.max_downloads !== null && !(await link.continuing()));
+      } catch (err) {
+        closeStore();
+        throw err;
+      }
+      let body: Readable | undefined;
       try {
         body = await store.read(row.path, range ? { range: { offset: range.start, length } } : {});
+        // The source has opened once its first bytes are here: one that fails before them has served
+        // nothing, so it must not use up a download (docs/api.md, "Share links").
+        await firstBytes(body);
       } catch (err) {
+        body?.destroy();
         closeStore();
         clearFileHeaders(reply);
         return unavailable(request, reply, err);
@@ -247,8 +316,9 @@ export const linkRoutes =
         failed = err;
       };
       body.once('error', early);
-      if (!range || range.start === 0) {
-        if (!(await shares.countDownload(row))) {
+      let granted = false;
+      if (counted) {
+        if (!(await shares.countDownload(row, request.ip))) {
           body.destroy();
           closeStore();
           clearFileHeaders(reply);
@@ -258,14 +328,26 @@ export const linkRoutes =
             messagePage('Link used up', 'This link has been used as often as it may be.'),
           );
         }
-        downloads.inc();
+        // A browser that began a download of a limited link resumes it by the link's cookie.
+        if (
+          row.max_downloads !== null &&
+          !reply.hasHeader('set-cookie') &&
+          !(await shares.hasGrant(row, cookieOf(request.headers)))
+        ) {
+          setGrantCookie(reply, await shares.grant(row), link.path);
+          granted = true;
+        }
       }
       if (failed !== undefined || body.destroyed) {
+        // It failed while the download was being counted: nothing went out, so the count goes back.
+        if (counted) await shares.giveBackDownload(row);
+        if (granted) reply.removeHeader('set-cookie');
         closeStore();
         clearFileHeaders(reply);
         return unavailable(request, reply, failed);
       }
       body.off('error', early);
+      if (counted) downloads.inc();
       // An error after the headers went out aborts the connection, so a cut file is never presented
       // as complete: the client sees the connection end short of Content-Length.
       body.once('error', (err) => {

@@ -22,8 +22,12 @@ const SendSchema = Type.Object({
   refused: Type.Optional(Type.Array(Type.String(), { description: 'addresses the SMTP server refused' })),
 });
 
+/**
+ * `added` wakes the send dispatchers of every process: a scheduled send too, since one due before a
+ * dispatcher's current sleep ends must make it plan its next wake-up again.
+ */
 export const sendRoutes =
-  (sends: Sends, queued: () => void): FastifyPluginAsyncTypebox =>
+  (sends: Sends, added: () => void): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/send',
@@ -66,7 +70,7 @@ export const sendRoutes =
       },
       async (request, reply) => {
         const send = await sends.accept(workspaceOf(request), request.body);
-        if (send.status === 'queued') queued();
+        added();
         return reply.code(202).send(send);
       },
     );

@@ -15,8 +15,14 @@ const ShareSchema = Type.Object({
   expires_at: Type.Optional(Timestamp),
   revoked_at: Type.Optional(Timestamp),
   has_password: Type.Boolean(),
-  downloads: Type.Integer({ minimum: 0 }),
-  max_downloads: Type.Optional(Type.Integer({ minimum: 1 })),
+  downloads: Type.Integer({
+    minimum: 0,
+    description:
+      'downloads counted: each answer from byte 0 once the source sent its first bytes, and with max_downloads each range from a client that began no download in the hour before',
+  }),
+  max_downloads: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'then 410, except for ranges that continue a download' }),
+  ),
   last_download_at: Type.Optional(Timestamp),
 });
 
@@ -39,7 +45,14 @@ export const shareRoutes =
               }),
               password: Type.Optional(Type.String({ minLength: 1, maxLength: PASSWORD_MAX })),
               expires_at: Type.Optional(Type.String({ format: 'date-time' })),
-              max_downloads: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+              max_downloads: Type.Optional(
+                Type.Integer({
+                  minimum: 1,
+                  maximum: 1_000_000,
+                  description:
+                    'downloads the link serves: a GET answers a landing page whose button POSTs the download; ranges that continue a download count nothing',
+                }),
+              ),
             },
             { additionalProperties: false },
           ),
