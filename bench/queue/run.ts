@@ -160,12 +160,15 @@ async function once(dialect: 'sqlite' | 'postgres', processes: number): Promise<
   }
 }
 
-const settings: Array<['sqlite' | 'postgres', number]> = [
-  ['postgres', 1],
-  ['postgres', 2],
-  ['sqlite', 1],
-  ['sqlite', 2],
-];
+const only = process.env.BENCH_ONLY; // e.g. "sqlite x2", to look at one setting
+const settings = (
+  [
+    ['postgres', 1],
+    ['postgres', 2],
+    ['sqlite', 1],
+    ['sqlite', 2],
+  ] as Array<['sqlite' | 'postgres', number]>
+).filter(([d, p]) => !only || only === `${d} x${p}`);
 const results = new Map<string, Result[]>(settings.map(([d, p]) => [`${d} x${p}`, []]));
 for (let run = 0; run < RUNS; run++) {
   for (const [dialect, processes] of settings) {

@@ -63,7 +63,7 @@ const worker = new Worker(
   {
     db,
     clock: systemClock,
-    logger: createLogger('warn'),
+    logger: createLogger('warn', process.stderr),
     stores,
     owner: workerId(),
     egress: undefined as unknown as Egress,

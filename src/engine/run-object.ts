@@ -8,9 +8,10 @@ import { decodeRef, type ObjectRef } from '../domain/transfers/specs.js';
 import type { Logger } from '../log.js';
 import { copyObject } from '../objects/object-copy.js';
 import type { ObjectInfo } from '../stores/contract.js';
-import * as jobs from './lifecycle/jobs.js';
+import type { ObjectSettlement } from './lifecycle/objects.js';
 import * as objects from './lifecycle/objects.js';
 import { attempt } from './outcome.js';
+import { settleObjects } from './settle-batch.js';
 import type { StoreCache } from './store-cache.js';
 
 export interface EngineContext {
@@ -53,10 +54,16 @@ function listedInfo(plan: JobPlan, object: JobObjectRow, size: number): ObjectIn
   return info;
 }
 
+/** Writes an object's settlement (and finishes its job when it was the last): false when the lease was lost. */
+export type SettleObject = (item: ObjectSettlement) => Promise<boolean>;
+
 export async function runObject(
   ctx: EngineContext,
   object: JobObjectRow,
   signal: AbortSignal,
+  // The worker passes its SettleBatcher; alone, an object is a batch of one.
+  settle: SettleObject = async (item) =>
+    (await settleObjects(ctx.db, ctx.clock, ctx.owner, [item]))[0] === true,
 ): Promise<void> {
   const { db, clock, owner } = ctx;
   const plan = await planOf(ctx, object.job_id);
@@ -90,6 +97,5 @@ export async function runObject(
   if (settlement.kind === 'failed') {
     ctx.logger.warn({ job: object.job_id, seq: object.seq, err: settlement.error }, 'object failed');
   }
-  await objects.settle(db.kysely, owner, object, settlement);
-  if (settlement.kind !== 'again') await jobs.finishIfDone(db.kysely, object.job_id, clock.now());
+  await settle({ object, settlement });
 }

@@ -17,6 +17,7 @@ import * as transfers from './lifecycle/transfers.js';
 import { planJob } from './planner.js';
 import { planOf, runObject } from './run-object.js';
 import { runTransfer, type TransferContext } from './run-transfer.js';
+import { SettleBatcher } from './settle-batch.js';
 
 export interface WorkerOptions {
   /** Objects and transfers running at once in this worker. */
@@ -64,6 +65,7 @@ export class Worker {
    */
   #ready: Array<{ object: JobObjectRow } | { transfer: TransferRow }> = [];
   readonly #fair: FairShare;
+  readonly #settler: SettleBatcher;
   readonly #locations = new Map<string, Semaphore>();
   #planning: Running | undefined;
   #stopping = false;
@@ -80,6 +82,7 @@ export class Worker {
   ) {
     this.#options = { ...DEFAULT_WORKER_OPTIONS, ...options };
     this.#fair = new FairShare(ctx.db, this.#options.perWorkspace);
+    this.#settler = new SettleBatcher(ctx.db, ctx.clock, ctx.owner);
   }
 
   get owner(): string {
@@ -266,7 +269,9 @@ export class Worker {
     this.track(`${object.job_id}/${object.seq}`, object.job_id, async (signal) => {
       const plan = await planOf(this.ctx, object.job_id);
       const ids = [plan.source.location_id, plan.destination.location_id];
-      await this.withLocations(ids, () => runObject(this.ctx, object, signal));
+      await this.withLocations(ids, () =>
+        runObject(this.ctx, object, signal, (item) => this.#settler.settle(item)),
+      );
     });
   }
 

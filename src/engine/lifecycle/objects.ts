@@ -3,9 +3,11 @@
 // skipped or failed, or goes back to pending to be tried again. Every write by a worker checks it
 // still holds the lease (graphile-worker's rule), so a worker that lost its lease cannot overwrite
 // whoever took the object over.
+
+import type { Updateable } from 'kysely';
 import { sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
-import type { JobObjectRow } from '../../db/schema.js';
+import type { JobObjectRow, JobObjectsTable } from '../../db/schema.js';
 import type { ObjectStatus } from '../../domain/states.js';
 import type { Settlement } from '../outcome.js';
 import { changed, type Lease, type Moves, NEVER, type Queryable } from './moves.js';
@@ -139,54 +141,76 @@ export async function progress(
   await held(q, owner, object).set({ bytes_done: bytes }).execute();
 }
 
+export interface ObjectSettlement {
+  object: Pick<JobObjectRow, 'job_id' | 'seq'>;
+  settlement: Settlement;
+}
+
 /**
- * succeed, retryLater or fail, as the attempt's settlement says, with the job's counters in the same
- * transaction; false (and nothing written) when the lease was lost.
+ * succeed, retryLater or fail each object as its settlement says, in one transaction with the jobs'
+ * counters (one counter update per job). An object whose lease was lost is not written nor counted:
+ * false at its place in the answer. One transaction for many objects is one commit: on PostgreSQL
+ * that, more than the statements, is what a settled object costs.
  */
+export async function settleMany(q: Queryable, owner: string, items: ObjectSettlement[]): Promise<boolean[]> {
+  if (items.length === 0) return [];
+  const released = { lease_owner: null, lease_expires_at: null };
+  return q.transaction().execute(async (trx) => {
+    const written: boolean[] = [];
+    const deltas = new Map<string, Partial<Record<Counter, number>>>();
+    const add = (jobId: string, counter: Counter, n: number) => {
+      const d = deltas.get(jobId) ?? {};
+      d[counter] = (d[counter] ?? 0) + n;
+      deltas.set(jobId, d);
+    };
+    for (const { object, settlement } of items) {
+      let set: Updateable<JobObjectsTable>;
+      switch (settlement.kind) {
+        case 'done':
+          set = {
+            status: settlement.skipped ? OBJECT_MOVES.succeed.to[1] : OBJECT_MOVES.succeed.to[0],
+            bytes_done: settlement.bytes,
+            size: settlement.bytes,
+            error: null,
+            ...released,
+          };
+          break;
+        case 'again':
+          set = {
+            status: OBJECT_MOVES.retryLater.to[0],
+            error: settlement.error,
+            run_after: settlement.runAfter,
+            ...released,
+          };
+          break;
+        case 'failed':
+          set = { status: OBJECT_MOVES.fail.to[0], error: settlement.error, ...released };
+          break;
+      }
+      const ok = changed(await held(trx, owner, object).set(set).executeTakeFirst()) > 0;
+      written.push(ok);
+      if (!ok || settlement.kind === 'again') continue; // still pending as the counters go
+      add(object.job_id, 'objects_pending', -1);
+      if (settlement.kind === 'failed') add(object.job_id, 'objects_failed', 1);
+      else {
+        add(object.job_id, settlement.skipped ? 'objects_skipped' : 'objects_succeeded', 1);
+        add(object.job_id, 'bytes_finished', settlement.bytes);
+      }
+    }
+    for (const [jobId, by] of deltas) await count(trx, jobId, by);
+    return written;
+  });
+}
+
+/** One object's settlement (settleMany with one item); false when the lease was lost. */
 export async function settle(
   q: Queryable,
   owner: string,
   object: Pick<JobObjectRow, 'job_id' | 'seq'>,
   settlement: Settlement,
 ): Promise<boolean> {
-  const released = { lease_owner: null, lease_expires_at: null };
-  if (settlement.kind === 'again') {
-    // Still pending as far as the counters go: nothing to count.
-    return (
-      changed(
-        await held(q, owner, object)
-          .set({
-            status: OBJECT_MOVES.retryLater.to[0],
-            error: settlement.error,
-            run_after: settlement.runAfter,
-            ...released,
-          })
-          .executeTakeFirst(),
-      ) > 0
-    );
-  }
-  return q.transaction().execute(async (trx) => {
-    if (settlement.kind === 'done') {
-      const status = settlement.skipped ? OBJECT_MOVES.succeed.to[1] : OBJECT_MOVES.succeed.to[0];
-      const bytes = settlement.bytes;
-      const updated = await held(trx, owner, object)
-        .set({ status, bytes_done: bytes, size: bytes, error: null, ...released })
-        .executeTakeFirst();
-      if (changed(updated) === 0) return false;
-      await count(trx, object.job_id, {
-        objects_pending: -1,
-        [status === 'skipped' ? 'objects_skipped' : 'objects_succeeded']: 1,
-        bytes_finished: bytes,
-      });
-      return true;
-    }
-    const updated = await held(trx, owner, object)
-      .set({ status: OBJECT_MOVES.fail.to[0], error: settlement.error, ...released })
-      .executeTakeFirst();
-    if (changed(updated) === 0) return false;
-    await count(trx, object.job_id, { objects_pending: -1, objects_failed: 1 });
-    return true;
-  });
+  const [written] = await settleMany(q, owner, [{ object, settlement }]);
+  return written === true;
 }
 
 /** Extends the leases of every object this worker holds. */

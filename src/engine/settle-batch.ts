@@ -1,0 +1,74 @@
+// Settling objects in batches (group commit): the objects that end while a batch is being written
+// wait for it and go in the next one, each in one transaction with the job counters
+// (src/engine/lifecycle/objects.ts, settleMany), and then each job touched is finished if that was its
+// last object. Under load a worker commits once for many objects; alone, an object is written at once.
+import type { Db } from '../db/database.js';
+import type { Clock } from '../domain/clock.js';
+import * as jobs from './lifecycle/jobs.js';
+import * as objects from './lifecycle/objects.js';
+
+/** Most objects in one transaction. */
+const BATCH = 64;
+
+/** Settles `items` as one batch, then finishes each job they belong to if nothing is left of it. */
+export async function settleObjects(
+  db: Db,
+  clock: Clock,
+  owner: string,
+  items: objects.ObjectSettlement[],
+): Promise<boolean[]> {
+  const written = await objects.settleMany(db.kysely, owner, items);
+  const ended = new Set<string>();
+  items.forEach(({ object, settlement }, i) => {
+    if (written[i] && settlement.kind !== 'again') ended.add(object.job_id);
+  });
+  for (const jobId of ended) await jobs.finishIfDone(db.kysely, jobId, clock.now());
+  return written;
+}
+
+interface Waiting {
+  item: objects.ObjectSettlement;
+  resolve: (written: boolean) => void;
+  reject: (err: unknown) => void;
+}
+
+export class SettleBatcher {
+  #waiting: Waiting[] = [];
+  #writing = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly owner: string,
+  ) {}
+
+  /** Resolves once the object's settlement is committed: false when its lease was lost. */
+  settle(item: objects.ObjectSettlement): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ item, resolve, reject });
+      if (!this.#writing) void this.#write();
+    });
+  }
+
+  async #write(): Promise<void> {
+    this.#writing = true;
+    try {
+      while (this.#waiting.length > 0) {
+        const batch = this.#waiting.splice(0, BATCH);
+        try {
+          const written = await settleObjects(
+            this.db,
+            this.clock,
+            this.owner,
+            batch.map((w) => w.item),
+          );
+          batch.forEach((w, i) => w.resolve(written[i] === true));
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      this.#writing = false;
+    }
+  }
+}
