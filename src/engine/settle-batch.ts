@@ -62,7 +62,7 @@ export class SettleBatcher {
             this.owner,
             batch.map((w) => w.item),
           );
-          batch.forEach((w, i) => w.resolve(written[i] === true));
+          for (const [i, w] of batch.entries()) w.resolve(written[i] === true);
         } catch (err) {
           for (const w of batch) w.reject(err);
         }
