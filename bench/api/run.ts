@@ -1,5 +1,6 @@
 // bench/api: requests per second and p99 latency of the authenticated GET /v1/locations (100
-// locations) against GET /healthz on the same server, and their ratio. The server runs as its own
+// locations) against GET /healthz on the same server, and their ratio; and the latency of reading a
+// job (GET /v1/jobs/{id}) of 1,000 and of 100,000 objects, one request at a time. The server runs as its own
 // process (the built program, as `npm start` runs it) on SQLite, or on PostgreSQL with --postgres.
 //   npm run bench:api [-- --seconds 10 --connections 50 --postgres]
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -10,6 +11,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { openDatabase } from '../../src/db/database.js';
+import { keyHash } from '../../src/domain/transfers/copy.js';
+import * as jobs from '../../src/engine/lifecycle/jobs.js';
+import { Secret } from '../../src/secret.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,6 +53,42 @@ async function measure(url: string, headers: Record<string, string>) {
   return { rps: result.requests.average, p99: result.latency.p99 };
 }
 
+/** A planned job of `objects` objects in the server's database, written as the planner writes it. */
+async function seedJob(workspaceId: string, objects: number): Promise<string> {
+  const db = openDatabase({
+    dataDir,
+    databaseUrl: env.FERRY_DATABASE_URL ? new Secret(env.FERRY_DATABASE_URL) : undefined,
+  });
+  try {
+    const now = Date.now();
+    const ref = (path: string) => JSON.stringify({ location_id: crypto.randomUUID(), path });
+    const { job_id } = await jobs.create(
+      db.kysely,
+      {
+        id: crypto.randomUUID(),
+        workspaceId,
+        source: ref('bucket/from/'),
+        destination: ref('bucket/to/'),
+        overwrite: 'always',
+        manifest: undefined,
+      },
+      now,
+    );
+    await db.kysely.updateTable('jobs').set({ lease_owner: 'bench' }).where('id', '=', job_id).execute();
+    for (let from = 0; from < objects; from += 1000) {
+      const batch = Array.from({ length: Math.min(1000, objects - from) }, (_, i) => {
+        const key = `object-${from + i}`;
+        return { key, keyHash: keyHash(key), size: 4096, etag: null };
+      });
+      await jobs.commitBatch(db.kysely, 'bench', job_id, from, batch, now);
+    }
+    await jobs.planningDone(db.kysely, 'bench', job_id, now);
+    return job_id;
+  } finally {
+    await db.close();
+  }
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-'));
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
@@ -57,6 +98,8 @@ const env: Record<string, string> = {
   FERRY_DATA_DIR: dataDir,
   FERRY_PORT: String(port),
   FERRY_LOG_LEVEL: 'warn',
+  // No worker: the jobs read below are written here and must stay as written.
+  FERRY_ROLE: 'api',
 } as Record<string, string>;
 if (values.postgres) {
   schema = `ferry_bench_${Date.now()}`;
@@ -108,6 +151,37 @@ try {
     `| GET /v1/locations (authenticated, 100 locations) | ${locations.rps.toFixed(0)} | ${locations.p99} |`,
   );
   console.log(`\nratio list/healthz: ${(locations.rps / health.rps).toFixed(2)} (target ≥ 0.50)`);
+
+  // Reading a job: its counters, whatever its size. One request at a time, so the latency is the cost.
+  const workspace = await (async () => {
+    const db = openDatabase({
+      dataDir,
+      databaseUrl: env.FERRY_DATABASE_URL ? new Secret(env.FERRY_DATABASE_URL) : undefined,
+    });
+    try {
+      return (await db.kysely.selectFrom('workspaces').select('id').executeTakeFirstOrThrow()).id;
+    } finally {
+      await db.close();
+    }
+  })();
+  console.log('\n| GET /v1/jobs/{id}, one request at a time (500, after 50 to warm up) | mean ms | p99 ms |');
+  console.log('|---|---:|---:|');
+  for (const objects of [1000, 100_000]) {
+    const id = await seedJob(workspace, objects);
+    const times: number[] = [];
+    for (let i = 0; i < 550; i++) {
+      const started = performance.now();
+      const res = await fetch(`${base}/v1/jobs/${id}`, { headers: auth });
+      const body = (await res.json()) as { counts?: { total: number } };
+      if (res.status !== 200 || body.counts?.total !== objects)
+        throw new Error(`job read: ${res.status} ${JSON.stringify(body)}`);
+      if (i >= 50) times.push(performance.now() - started); // the first 50 warm up
+    }
+    times.sort((a, b) => a - b);
+    const mean = times.reduce((a, b) => a + b, 0) / times.length;
+    const p99 = times[Math.floor(times.length * 0.99)] ?? Number.NaN;
+    console.log(`| ${objects.toLocaleString('en')} objects | ${mean.toFixed(2)} | ${p99.toFixed(2)} |`);
+  }
 } finally {
   server.kill('SIGTERM');
   await new Promise((r) => server.on('exit', r));
