@@ -24,9 +24,22 @@ export function bearerToken(header: string | undefined): string {
 
 export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config?.public === true) return;
-    request.principal = await apiKeys.authenticate(bearerToken(request.headers.authorization));
+  // A callback hook, not an async one: public routes (health, share links) pass without a promise.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.routeOptions.config?.public === true) return done();
+    let token: string;
+    try {
+      token = bearerToken(request.headers.authorization);
+    } catch (err) {
+      return done(err as Error);
+    }
+    apiKeys.authenticate(token).then(
+      (principal) => {
+        request.principal = principal;
+        done();
+      },
+      (err: Error) => done(err),
+    );
   });
 }
 
