@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { OAUTH_PROVIDERS } from './providers.js';
 import { Secret } from './secret.js';
 import { DEFAULT_OAUTH_APPS, type OAuthApp } from './stores/context.js';
+import { DEFAULT_TRANSFER_MEMORY } from './stores/shared/memory.js';
 
 export interface Config {
   host: string;
@@ -30,6 +31,8 @@ export interface Config {
     perWorkspace: number;
     shutdownSeconds: number;
     leaseSeconds: number;
+    /** Bytes of object data all transfers of the process may hold in memory at once. */
+    memoryBytes: number;
   };
 }
 
@@ -47,6 +50,31 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+const UNITS: Record<string, number> = {
+  '': 1,
+  k: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gib: 1024 ** 3,
+};
+
+/** A size in bytes, or with a binary unit: "268435456", "256MiB", "1GiB", "512m". */
+function byteSize(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const match = /^\s*(\d+)\s*([a-z]*)\s*$/i.exec(raw);
+  const unit = match ? UNITS[(match[2] ?? '').toLowerCase()] : undefined;
+  const value = match && unit !== undefined ? Number(match[1]) * unit : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(
+      `${name} must be a size from ${min / 1024 ** 2} MiB to ${max / 1024 ** 3} GiB (bytes, or with KiB, MiB or GiB), got "${raw}"`,
+    );
   }
   return value;
 }
@@ -132,6 +160,13 @@ export function loadConfig(env: Env = process.env): Config {
       // How long a claim lasts unless renewed (every third of it): a dead worker's objects go to
       // another worker this long after it died.
       leaseSeconds: integer(env, 'FERRY_WORKER_LEASE_SECONDS', 30, 3, 3600),
+      memoryBytes: byteSize(
+        env,
+        'FERRY_TRANSFER_MEMORY',
+        DEFAULT_TRANSFER_MEMORY,
+        16 * 1024 ** 2,
+        64 * 1024 ** 3,
+      ),
     },
     refresh: {
       pollSeconds: integer(env, 'FERRY_REFRESH_POLL_SECONDS', 30, 1, 86400),

@@ -15,6 +15,7 @@ import type {
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
+import type { MemoryBudget } from '../shared/memory.js';
 import { type AzureClient, abortable, createClient } from './client.js';
 import { toFerryError } from './errors.js';
 import { listContainers, listFolder } from './list.js';
@@ -49,9 +50,11 @@ class AzureBlobStore implements Store {
   readonly #client: AzureClient;
   readonly #service: BlobServiceClient;
   readonly #tuning: AzureTuning;
+  readonly #memory: MemoryBudget | undefined;
 
   constructor(location: StoreLocation, ctx: StoreContext, tuning: AzureTuning) {
     this.#client = createClient(location, ctx.egress);
+    this.#memory = ctx.memory;
     const { service, serviceUrl, accountName } = this.#client;
     this.#service = service;
     this.#tuning = tuning;
@@ -116,7 +119,7 @@ class AzureBlobStore implements Store {
     const { container, key } = objectPath(path);
     const client = this.#service.getContainerClient(container).getBlockBlobClient(key);
     try {
-      const { size, md5 } = await uploadBlob(client, body, options, this.#tuning);
+      const { size, md5 } = await uploadBlob(client, body, options, this.#tuning, this.#memory);
       return {
         path,
         size,

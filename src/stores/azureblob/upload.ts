@@ -11,8 +11,9 @@ import type { Readable } from 'node:stream';
 import type { BlockBlobClient } from '@azure/storage-blob';
 import { invalid } from '../../errors.js';
 import type { UploadLimits, WriteOptions } from '../contract.js';
-import { PartReader, uploadParts } from '../shared/chunks.js';
+import { PartReader, readFirst, uploadParts } from '../shared/chunks.js';
 import { ThreadedHash } from '../shared/hash-thread.js';
+import type { MemoryBudget } from '../shared/memory.js';
 import { abortable } from './client.js';
 
 const MiB = 1024 * 1024;
@@ -56,6 +57,7 @@ export async function uploadBlob(
   body: Readable,
   options: WriteOptions,
   tuning: UploadTuning,
+  memory?: MemoryBudget,
 ): Promise<UploadResult> {
   const partSize = blockSizeFor(options.size, tuning);
   const reader = new PartReader(body, options.size);
@@ -63,13 +65,22 @@ export async function uploadBlob(
     blobContentMD5: md5,
     ...(options.mimeType ? { blobContentType: options.mimeType } : {}),
   });
-  const first = await reader.read(partSize);
-  if (await reader.atEnd()) {
-    reader.assertComplete();
-    const md5 = createHash('md5').update(first).digest();
-    await client.upload(first, first.length, { blobHTTPHeaders: headers(md5), ...abortable(options.signal) });
-    options.onProgress?.(first.length);
-    return { size: first.length, md5 };
+  const { data: first, release: firstRelease } = await readFirst(reader, partSize, memory, options.signal);
+  let parts = false; // from here on uploadParts() gives the first part's budget back
+  try {
+    parts = !(await reader.atEnd());
+    if (!parts) {
+      reader.assertComplete();
+      const md5 = createHash('md5').update(first).digest();
+      await client.upload(first, first.length, {
+        blobHTTPHeaders: headers(md5),
+        ...abortable(options.signal),
+      });
+      options.onProgress?.(first.length);
+      return { size: first.length, md5 };
+    }
+  } finally {
+    if (!parts) firstRelease();
   }
 
   // Hashed on the hashing thread, beside the transfer: in the event loop, MD5 alone took a quarter
@@ -83,6 +94,8 @@ export async function uploadBlob(
       partSize,
       concurrency: tuning.concurrency,
       first,
+      firstRelease,
+      memory,
       maxParts: MAX_BLOCKS,
       signal: options.signal,
       onProgress: options.onProgress,
