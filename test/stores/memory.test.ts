@@ -2,11 +2,17 @@
 // own, then azureblob uploads against azurite that together would hold far more than the budget.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
 import { createEgress } from '../../src/net/egress.js';
 import { Secret } from '../../src/secret.js';
+import { createServices } from '../../src/services.js';
 import { open } from '../../src/stores/azureblob/index.js';
 import { DEFAULT_OAUTH_APPS } from '../../src/stores/context.js';
 import { MemoryBudget } from '../../src/stores/shared/memory.js';
@@ -73,6 +79,37 @@ test('an abandoned wait leaves the line and lets the next one in', async () => {
   first();
   assert.equal(budget.used, 0);
   assert.equal(budget.waiting, 0);
+});
+
+test('FERRY_TRANSFER_MEMORY sets the budget the stores get, in bytes or binary units; a bad value says what is allowed', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ferry-memory-'));
+  try {
+    for (const [raw, bytes] of [
+      [undefined, 256 * MiB],
+      ['48MiB', 48 * MiB],
+      ['1GiB', 1024 * MiB],
+      ['20971520', 20 * MiB],
+    ] as const) {
+      const config = loadConfig({ FERRY_DATA_DIR: dataDir, ...(raw ? { FERRY_TRANSFER_MEMORY: raw } : {}) });
+      const services = await createServices(config, { logger: createLogger('silent') });
+      try {
+        assert.equal(services.stores.memory?.capacity, bytes, String(raw));
+      } finally {
+        await services.close();
+      }
+    }
+    for (const raw of ['lots', '12 parsecs', '1MiB', '-5', '100GiB']) {
+      assert.throws(
+        () => loadConfig({ FERRY_DATA_DIR: dataDir, FERRY_TRANSFER_MEMORY: raw }),
+        (err: Error) =>
+          err instanceof ConfigError &&
+          /FERRY_TRANSFER_MEMORY must be a size from 16 MiB to 64 GiB/.test(err.message),
+        raw,
+      );
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 let azurite: AzuriteHandle;
