@@ -135,7 +135,7 @@ export class Locations {
 
   async create(workspaceId: string, input: CreateLocation): Promise<LocationProjection> {
     const label = checkLabel(input.label);
-    const metadata = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
+    const metadata = input.metadata === undefined ? undefined : checkMetadata(input.provider, input.metadata);
     const secret = checkSecret(input.provider, input.secret);
     const id = newId();
     const now = this.clock.now();
@@ -208,7 +208,7 @@ export class Locations {
   ): Promise<LocationProjection> {
     const row = await this.resolve(workspaceId, ref);
     const provider = row.provider;
-    const metadata = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
+    const metadata = input.metadata === undefined ? undefined : checkMetadata(provider, input.metadata);
     const secret = checkSecret(provider, input.secret);
     const update = {
       secret_envelope: this.keyring.seal(JSON.stringify(secret), row.id),

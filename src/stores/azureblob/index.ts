@@ -15,6 +15,7 @@ import type {
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
+import { checkEndpoint } from '../shared/metadata.js';
 import { type AzureClient, abortable, createClient } from './client.js';
 import { toFerryError } from './errors.js';
 import { listContainers, listFolder } from './list.js';
@@ -37,6 +38,9 @@ const DEFAULT_TUNING: AzureTuning = {
   concurrency: 8,
   copyPollMs: 500,
 };
+
+/** The one metadata key this store reads and checks before it opens: `endpoint` (docs/api.md, "Metadata"). */
+export const checkMetadata = checkEndpoint;
 
 export function open(location: StoreLocation, ctx: StoreContext, tuning: Partial<AzureTuning> = {}): Store {
   return new AzureBlobStore(location, ctx, { ...DEFAULT_TUNING, ...tuning });
