@@ -65,8 +65,9 @@ function oauthApps(env: Env): Config['oauthApps'] {
       tokenUrl: env[`${prefix}TOKEN_URL`] || defaults.tokenUrl,
       apiUrl: env[`${prefix}API_URL`] || defaults.apiUrl,
     };
-    const contentUrl = env[`${prefix}CONTENT_URL`] || defaults.contentUrl;
-    if (contentUrl !== undefined) app.contentUrl = contentUrl;
+    // Only dropbox and box serve file contents from a host of their own; the others have no such setting.
+    if (defaults.contentUrl !== undefined)
+      app.contentUrl = env[`${prefix}CONTENT_URL`] || defaults.contentUrl;
     const clientId = env[`${prefix}CLIENT_ID`];
     if (clientId) app.clientId = clientId;
     const clientSecret = optionalSecret(env, `${prefix}CLIENT_SECRET`);
