@@ -1,4 +1,4 @@
-// Settings from the environment (DECISIONS "Running it"). Read once at start; everything else takes
+// Settings from the environment (README, "Settings"). Read once at start; everything else takes
 // a Config, so tests build one without touching process.env.
 import { resolve } from 'node:path';
 import { OAUTH_PROVIDERS } from './providers.js';
@@ -21,7 +21,7 @@ export interface Config {
   logLevel: string;
   oauthApps: Record<(typeof OAUTH_PROVIDERS)[number], OAuthApp>;
   refresh: { pollSeconds: number; aheadSeconds: number; maxFailures: number };
-  /** api: HTTP only; worker: transfers and background work only; all: both (DECISIONS). */
+  /** api: HTTP only; worker: transfers and background work only; all: both. */
   role: Role;
   worker: {
     concurrency: number;

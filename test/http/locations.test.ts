@@ -1,4 +1,5 @@
-// SPEC 2.1–2.4, 4.0–4.8, 7 and DECISIONS "Addressing", "Locations" through HTTP, on both databases.
+// docs/api.md "Locations" (addressing, secrets, metadata, operations) and "Errors" through HTTP, on both
+// databases.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
@@ -43,7 +44,7 @@ await eachDatabase('locations', (database) => {
     assert.deepEqual(body.metadata, { region: 'eu-west-1', endpoint: 'http://127.0.0.1:9000' });
   });
 
-  test('every provider of SPEC 2.1 can be created, and the list shows summaries without secrets', async () => {
+  test('every provider can be created, and the list shows summaries without secrets', async () => {
     const secrets = new Map<Provider, Record<string, unknown>>();
     const ids: string[] = [];
     for (const provider of PROVIDERS) {

@@ -1,4 +1,4 @@
-// Location metadata (SPEC 2.1, DECISIONS "Locations"): a non-secret JSON object of at most 16 KiB.
+// Location metadata (docs/api.md, "Metadata"): a non-secret JSON object of at most 16 KiB.
 // The size is checked here; the keys a store reads are checked by that store (through the registry),
 // so a typo fails at create time rather than at the first transfer.
 import { invalid } from '../../errors.js';

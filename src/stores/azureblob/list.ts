@@ -1,6 +1,6 @@
 // Listing on Azure Blob Storage, page by page: containers for the empty path; blobs by hierarchy ("/")
 // for one folder level; a flat listing for a recursive one, with each folder between the listed folder
-// and a blob yielded once, before its first object (shared/folders.ts; SPEC 2.5, DECISIONS "Listing").
+// and a blob yielded once, before its first object (shared/folders.ts; docs/api.md, "Listing objects").
 // https://learn.microsoft.com/en-us/rest/api/storageservices/list-containers2
 // https://learn.microsoft.com/en-us/rest/api/storageservices/list-blobs
 import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';

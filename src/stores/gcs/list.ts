@@ -1,8 +1,7 @@
 // Listing on Google Cloud Storage, page by page: the project's buckets for the empty path; objects
 // with delimiter "/" for one folder level; all objects under the prefix for a recursive listing, with
 // each folder between the listed folder and an object yielded once, before its first object
-// (shared/folders.ts)
-// (SPEC 2.5, DECISIONS "Listing").
+// (shared/folders.ts; docs/api.md, "Listing objects").
 // https://cloud.google.com/storage/docs/json_api/v1/buckets/list
 // https://cloud.google.com/storage/docs/json_api/v1/objects/list
 import type { Storage } from '@google-cloud/storage';

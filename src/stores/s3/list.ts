@@ -1,4 +1,4 @@
-// Listing for the S3 family (SPEC 2.5 / 4.9, DECISIONS "Listing"), one page in memory at a time.
+// Listing for the S3 family (docs/api.md, "Listing objects"), one page in memory at a time.
 // - "" lists the buckets (size -1).
 // - "bucket[/prefix]" lists with ListObjectsV2: Delimiter "/" for immediate children (common prefixes
 //   become folders of size 0), no delimiter for a recursive listing, where every prefix between the
