@@ -1,4 +1,4 @@
-// Settings from the environment (DECISIONS "Running it"). Read once at start; everything else takes
+// Settings from the environment (README, "Settings"). Read once at start; everything else takes
 // a Config, so tests build one without touching process.env.
 import { resolve } from 'node:path';
 import { OAUTH_PROVIDERS } from './providers.js';
@@ -22,7 +22,7 @@ export interface Config {
   logLevel: string;
   oauthApps: Record<(typeof OAUTH_PROVIDERS)[number], OAuthApp>;
   refresh: { pollSeconds: number; aheadSeconds: number; maxFailures: number };
-  /** api: HTTP only; worker: transfers and background work only; all: both (DECISIONS). */
+  /** api: HTTP only; worker: transfers and background work only; all: both. */
   role: Role;
   worker: {
     concurrency: number;
@@ -93,8 +93,9 @@ function oauthApps(env: Env): Config['oauthApps'] {
       tokenUrl: env[`${prefix}TOKEN_URL`] || defaults.tokenUrl,
       apiUrl: env[`${prefix}API_URL`] || defaults.apiUrl,
     };
-    const contentUrl = env[`${prefix}CONTENT_URL`] || defaults.contentUrl;
-    if (contentUrl !== undefined) app.contentUrl = contentUrl;
+    // Only dropbox and box serve file contents from a host of their own; the others have no such setting.
+    if (defaults.contentUrl !== undefined)
+      app.contentUrl = env[`${prefix}CONTENT_URL`] || defaults.contentUrl;
     const clientId = env[`${prefix}CLIENT_ID`];
     if (clientId) app.clientId = clientId;
     const clientSecret = optionalSecret(env, `${prefix}CLIENT_SECRET`);

@@ -1,5 +1,5 @@
-// bench/transfer (issue 4, acceptance 2): ferry against `rclone copy` and `aws s3 cp --recursive` on
-// local s3rver and azurite, in one run, on the same data:
+// bench/transfer (figures and targets in docs/performance.md): ferry against `rclone copy` and
+// `aws s3 cp --recursive` on local s3rver and azurite, in one run, on the same data:
 //   (a) 2,000 × 4 KiB + 20 × 8 MiB, S3 to S3 on one server (server-side copies for every tool);
 //   (b) the same data, S3 to Azure (streamed through the tool; aws cannot);
 //   (c) one 1 GiB object, S3 to Azure, with the peak memory of each tool;

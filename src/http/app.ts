@@ -19,7 +19,7 @@ import { tokenRoutes } from './routes/tokens.js';
 import { transferRoutes } from './routes/transfers.js';
 import { ErrorBody } from './schemas.js';
 
-/** SPEC 8 sets 8 MiB for copy; other bodies are small and get 1 MiB. */
+/** Copy bodies may be 8 MiB; other bodies are small and get 1 MiB (docs/api.md, "Errors", 413). */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export interface AppOptions {
@@ -34,7 +34,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // One line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: DEFAULT_BODY_LIMIT,
-    // Validation must not coerce or drop: a mistyped or unknown field is a 400 (DECISIONS).
+    // Validation must not coerce or drop: a mistyped or unknown field is a 400 (docs/api.md, "Errors").
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -45,7 +45,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler(methods));
   app.addSchema(ErrorBody);
-  // JSON as usual, except that an empty body is no body (job retry and cancel take none, DECISIONS).
+  // JSON as usual, except that an empty body is no body (job retry and cancel take none: docs/api.md,
+  // "Polling").
   const json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {

@@ -1,5 +1,6 @@
-// Bearer authentication (SPEC 5). Every route checks the API key first unless it is declared public
-// (config.public), and so does the 404/405 handler: without a valid key every other path answers 401.
+// Bearer authentication (docs/api.md, "Authentication"). Every route checks the API key first unless it is
+// declared public (config.public), and so does the 404/405 handler: without a valid key every other path
+// answers 401.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeys, Principal } from '../domain/api-keys.js';
 import { FerryError } from '../errors.js';

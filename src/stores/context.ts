@@ -1,5 +1,5 @@
 // What a store needs from the process besides the location: the egress guard for caller-supplied
-// endpoints and the OAuth applications' settings (DECISIONS "Running it").
+// endpoints and the OAuth applications' settings (README, "Settings": FERRY_<PROVIDER>_…).
 import type { Egress } from '../net/egress.js';
 import type { OAuthProvider } from '../providers.js';
 import type { Secret } from '../secret.js';

@@ -1,4 +1,4 @@
-// DECISIONS "Bodies, errors, status codes", "Service endpoints" and "Security" through HTTP.
+// docs/api.md "Errors", "Service endpoints (no API key)" and the egress rules through HTTP.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { PROVIDERS } from '../../src/providers.js';

@@ -1,4 +1,4 @@
-// SPEC 4.1–4.8: the eight location operations.
+// The eight location operations (docs/api.md, "Operations" under "Locations").
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -14,7 +14,7 @@ const Projection = Type.Object(
     label: Type.String(),
     metadata: Type.Optional(Metadata),
   },
-  { description: 'A location without its secret (SPEC 2.1)' },
+  { description: 'A location without its secret' },
 );
 
 const LocationStatus = oneOf(LOCATION_STATES);

@@ -16,6 +16,7 @@ import type {
   WriteOptions,
 } from '../contract.js';
 import type { MemoryBudget } from '../shared/memory.js';
+import { checkEndpoint } from '../shared/metadata.js';
 import { type AzureClient, abortable, createClient } from './client.js';
 import { toFerryError } from './errors.js';
 import { listContainers, listFolder } from './list.js';
@@ -32,12 +33,15 @@ export interface AzureTuning extends UploadTuning {
 const DEFAULT_TUNING: AzureTuning = {
   pageSize: 5000,
   // 4 MiB blocks, as rclone uses, 8 in flight: the same 32 MiB in flight as 4 blocks of 8 MiB, but
-  // the emulator (and the service) has more requests to overlap; a 1 GiB copy went from 1.0 to 0.93
-  // of rclone's time (bench/transfer (c)). 50,000 blocks hold 195 GiB; a known larger size grows them.
+  // the emulator (and the service) has more requests to overlap (docs/performance.md, bench/transfer
+  // (c)). 50,000 blocks hold 195 GiB; a known larger size grows them.
   partSize: 4 * 1024 * 1024,
   concurrency: 8,
   copyPollMs: 500,
 };
+
+/** The one metadata key this store reads and checks before it opens: `endpoint` (docs/api.md, "Metadata"). */
+export const checkMetadata = checkEndpoint;
 
 export function open(location: StoreLocation, ctx: StoreContext, tuning: Partial<AzureTuning> = {}): Store {
   return new AzureBlobStore(location, ctx, { ...DEFAULT_TUNING, ...tuning });
