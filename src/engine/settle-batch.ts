@@ -2,6 +2,9 @@
 // wait for it and go in the next one, each in one transaction with the job counters
 // (src/engine/lifecycle/objects.ts, settleMany), and then each job touched is finished if that was its
 // last object. Under load a worker commits once for many objects; alone, an object is written at once.
+// The first write waits for the end of the current turn of the event loop (setImmediate), so objects
+// whose answers arrived together go together even where a commit never yields (SQLite's is
+// synchronous, so without this every batch held one object).
 import type { Db } from '../db/database.js';
 import type { Clock } from '../domain/clock.js';
 import * as jobs from './lifecycle/jobs.js';
@@ -46,12 +49,14 @@ export class SettleBatcher {
   settle(item: objects.ObjectSettlement): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ item, resolve, reject });
-      if (!this.#writing) void this.#write();
+      if (!this.#writing) {
+        this.#writing = true;
+        setImmediate(() => void this.#write());
+      }
     });
   }
 
   async #write(): Promise<void> {
-    this.#writing = true;
     try {
       while (this.#waiting.length > 0) {
         const batch = this.#waiting.splice(0, BATCH);

@@ -73,6 +73,8 @@ export class Worker {
   #wake: (() => void) | undefined;
   /** A wake-up came while the loop was not waiting (claiming, or reading what is due): not lost. */
   #woken = false;
+  /** Look for a job to plan at the next claim (set by nudges and waits that ran out). */
+  #lookForPlanning = true;
   #lastMaintenance = 0;
   #lastHeartbeat = 0;
 
@@ -102,6 +104,12 @@ export class Worker {
 
   /** Look for work now (the API calls this after accepting some, in a process that also works). */
   nudge(): void {
+    this.#lookForPlanning = true;
+    this.#wakeLoop();
+  }
+
+  /** Wakes the loop without asking it to look for jobs to plan (a slot came free). */
+  #wakeLoop(): void {
     if (this.#wake) this.#wake();
     else this.#woken = true;
   }
@@ -122,23 +130,29 @@ export class Worker {
         this.ctx.logger.error({ err }, 'worker could not claim work');
       }
       if (this.#stopping) break;
-      // Full, or nothing to do: wait for a slot, a wake-up, the next due work or housekeeping.
+      // Full, or nothing to do: wait for a slot, a wake-up, the next due work or housekeeping. Only
+      // a worker with room and nothing to start reads when work is next due: a full one is woken by
+      // its next free slot, and reads nothing per finished object.
       let delay = 0;
-      if (!(claimed > 0 && this.#running.size < this.#options.concurrency)) {
-        delay = await this.idleDelay(claimed === 0).catch((err: unknown) => {
+      const room = this.#running.size < this.#options.concurrency;
+      if (!(claimed > 0 && room)) {
+        const idle = claimed === 0 && room && this.#ready.length === 0;
+        delay = await this.idleDelay(idle).catch((err: unknown) => {
           this.ctx.logger.error({ err }, 'worker could not read when work is next due');
           return this.#options.pollMs;
         });
       }
       if (this.#woken) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
+      const timedOut = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(true), delay);
         this.#wake = () => {
           clearTimeout(timer);
-          resolve();
+          resolve(false);
         };
       });
       this.#wake = undefined;
+      // A wait that ran out (a poll, a backoff or planning retry come due) looks for jobs to plan too.
+      if (timedOut) this.#lookForPlanning = true;
     }
   }
 
@@ -205,8 +219,16 @@ export class Worker {
 
   private async claim(): Promise<number> {
     let claimed = 0;
-    if (!this.#planning) {
-      const job = await jobs.claimPlanning(this.ctx.db.kysely, this.ctx.db.dialect, this.lease());
+    // Jobs to plan are looked for when work was accepted (nudge), a wait ran out or a planner ended,
+    // not each time an object finishes and frees a slot.
+    if (!this.#planning && this.#lookForPlanning) {
+      this.#lookForPlanning = false; // before the read: a nudge during it asks again
+      const job = await jobs
+        .claimPlanning(this.ctx.db.kysely, this.ctx.db.dialect, this.lease())
+        .catch((err: unknown) => {
+          this.#lookForPlanning = true;
+          throw err;
+        });
       if (job) {
         claimed++;
         const controller = new AbortController();
@@ -265,7 +287,7 @@ export class Worker {
       .catch((err: unknown) => this.ctx.logger.error({ err, work: key }, 'work crashed'))
       .finally(() => {
         this.#running.delete(key);
-        this.nudge();
+        this.#wakeLoop();
       });
     this.#running.set(key, { controller, done, ...(jobId ? { jobId } : {}) });
   }
