@@ -138,6 +138,8 @@ describe('crash test [postgres]', { skip: postgres?.skip ?? false }, () => {
       {
         what: 'the job to reach the expected state',
         timeoutMs: ms,
+        // Each read is a request the server under test must answer on a shared machine.
+        pauseMs: 100,
         detail: () => `${JSON.stringify(last)}\n${processes.map((p) => p.log()).join('\n')}`,
       },
     );

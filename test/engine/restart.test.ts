@@ -142,6 +142,8 @@ describe('restart [sqlite]', () => {
       {
         what: 'the job to reach the expected state',
         timeoutMs: ms,
+        // Each read is a request the server under test must answer on a shared machine.
+        pauseMs: 100,
         detail: () => `${JSON.stringify(last)}\n${server?.log()}`,
       },
     );

@@ -10,12 +10,14 @@ export interface WaitOptions {
   timeoutMs?: number;
   /** Something to add to the failure message (the last state seen, a process's log). */
   detail?: () => string | Promise<string>;
+  /** The pause between reads (default 10 ms); longer when each read costs another process work. */
+  pauseMs?: number;
 }
 
 /** Resolves with the first truthy value of `read`; fails the test after `timeoutMs`. */
 export async function waitUntil<T>(
   read: () => T | Promise<T>,
-  { what, timeoutMs = 30_000, detail }: WaitOptions,
+  { what, timeoutMs = 30_000, detail, pauseMs = 10 }: WaitOptions,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -26,6 +28,6 @@ export async function waitUntil<T>(
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${more}`);
     }
     // Only a pause between reads, so as not to spin: nothing depends on its length.
-    await tick(10);
+    await tick(pauseMs);
   }
 }
