@@ -27,16 +27,35 @@ import {
   seedBucket,
   waitFor,
 } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 
-/** The system clock, which a test may move forward (never back) to skip a wait. */
+/**
+ * The system clock, which a test may move forward (never back) to skip a wait, or stop, so that every
+ * time written meanwhile is the same instant and a wait reads exactly what was decided.
+ */
 class SkippingClock implements Clock {
   #offset = 0;
+  #frozen: number | undefined;
   now(): number {
-    return Date.now() + this.#offset;
+    return this.#frozen ?? Date.now() + this.#offset;
   }
   skipTo(ms: number): void {
+    if (this.#frozen !== undefined) {
+      this.#frozen = Math.max(this.#frozen, ms);
+      return;
+    }
     const ahead = ms - this.now();
     if (ahead > 0) this.#offset += ahead;
+  }
+  /** Stops the clock: until `thaw`, it moves only by `skipTo`. */
+  freeze(): void {
+    this.#frozen = this.now();
+  }
+  /** Lets it run on from where it stands. */
+  thaw(): void {
+    if (this.#frozen === undefined) return;
+    this.#offset = this.#frozen - Date.now();
+    this.#frozen = undefined;
   }
 }
 
@@ -167,16 +186,37 @@ await eachDatabase('faults from the stores', (database) => {
     };
     const bucket = await seedBucket(client, objects);
     // The three objects' first requests (their stats, sent at once) are throttled; the provider asks
-    // for 2 s, which is more than the first backoff (0.5-1 s) would wait by itself.
+    // for 2 s, which is more than the first backoff (0.5-1 s) would wait by itself. The clock stands
+    // still, so the failures happen at the instant `throttledAt` and each wait reads exactly.
     proxy.failNext(3, slowDown('2'));
-    const started = Date.now();
-    const id = await copyJob(call, {
-      from: `${src}:${bucket}/p/`,
-      to: `${dst}:${bucket}/q/`,
-      manifest: ['a.bin', 'b.bin', 'c.bin'],
-    });
-    const job = await waitFor(call, `/v1/jobs/${id}`);
-    const elapsed = Date.now() - started;
+    clock.freeze();
+    let job: Awaited<ReturnType<typeof waitFor>>;
+    let id: string;
+    try {
+      const throttledAt = clock.now();
+      id = await copyJob(call, {
+        from: `${src}:${bucket}/p/`,
+        to: `${dst}:${bucket}/q/`,
+        manifest: ['a.bin', 'b.bin', 'c.bin'],
+      });
+      const waiting = await waitUntil(
+        async () => {
+          const rows = await objectRows(id);
+          const waits = rows.length === 3 && rows.every((r) => r.status === 'pending' && r.attempts === 1);
+          return waits ? rows : undefined;
+        },
+        { what: 'the three throttled objects to wait' },
+      );
+      for (const row of waiting) {
+        assert.match(String(row.error), /HTTP 503/, 'a HEAD answer has no body to name SlowDown');
+        assert.equal(Number(row.run_after) - throttledAt, 2000, `${row.key} waits what Retry-After asked`);
+      }
+      clock.skipTo(throttledAt + 2000);
+      t.worker?.nudge();
+      job = await waitFor(call, `/v1/jobs/${id}`);
+    } finally {
+      clock.thaw();
+    }
     assert.equal(job.status, 'complete', JSON.stringify(job));
     assert.deepEqual(job.counts, { total: 3, pending: 0, succeeded: 3, skipped: 0, failed: 0 });
     const rows = await objectRows(id);
@@ -188,7 +228,6 @@ await eachDatabase('faults from the stores', (database) => {
         ['c.bin', 2, null],
       ],
     );
-    assert.ok(elapsed >= 2000, `Retry-After: 2 was honoured (the job took ${elapsed} ms)`);
     for (const [key, body] of Object.entries(objects)) {
       assert.deepEqual(await readS3(client, bucket, key.replace('p/', 'q/')), body, key);
     }
@@ -260,37 +299,41 @@ await eachDatabase('faults from the stores', (database) => {
   test('a provider that keeps failing: the object fails after MAX_ATTEMPTS, backing off longer each time, with the last error in /failures', async () => {
     const { call, src, dst } = await setup();
     const bucket = await seedBucket(client, { 'k/stuck.txt': 'stuck' });
-    // Every request fails from now on; the clock is moved to each retry time instead of waiting.
+    // Every request fails from now on. The clock stands still, so an attempt takes no time on it and
+    // each wait reads exactly as decided; it is moved to each retry time instead of waiting.
     proxy.failNext(1000, slowDown('1'));
-    const failing = await copyJob(call, {
-      from: `${src}:${bucket}/k/`,
-      to: `${dst}:${bucket}/l/`,
-      manifest: ['stuck.txt'],
-    });
+    clock.freeze();
     const waits: number[] = [];
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      assert.ok(
-        Date.now() < deadline,
-        `the object did not fail in time: ${JSON.stringify(await objectRows(failing))}`,
+    let failing: string;
+    try {
+      failing = await copyJob(call, {
+        from: `${src}:${bucket}/k/`,
+        to: `${dst}:${bucket}/l/`,
+        manifest: ['stuck.txt'],
+      });
+      await waitUntil(
+        async () => {
+          const [row] = await objectRows(failing);
+          if (row?.status === 'failed') return true;
+          if (row?.status === 'pending' && row.attempts > waits.length && row.last_attempt_at !== null) {
+            waits.push(Number(row.run_after) - Number(row.last_attempt_at));
+            clock.skipTo(Number(row.run_after));
+            t.worker?.nudge();
+          }
+          return false;
+        },
+        { what: 'the object to fail', detail: async () => JSON.stringify(await objectRows(failing)) },
       );
-      const [row] = await objectRows(failing);
-      if (row?.status === 'failed') break;
-      if (row?.status === 'pending' && row.attempts > waits.length && row.last_attempt_at !== null) {
-        waits.push(Number(row.run_after) - Number(row.last_attempt_at));
-        clock.skipTo(Number(row.run_after));
-        t.worker?.nudge();
-      }
-      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      clock.thaw();
     }
     proxy.reset();
     assert.equal(waits.length, MAX_ATTEMPTS - 1);
     waits.forEach((wait, i) => {
-      // run_after counts from the failure and last_attempt_at from the claim, so the attempt's own
-      // time is part of the gap.
+      // Half fixed, half random, never less than Retry-After's 1 s.
       const full = 1000 * 2 ** i;
       assert.ok(
-        wait >= Math.max(1000, full / 2) && wait <= Math.max(1000, full) + 500,
+        wait >= Math.max(1000, full / 2) && wait <= Math.max(1000, full),
         `wait ${i + 1}: ${wait} ms`,
       );
     });

@@ -23,6 +23,7 @@ import { FerryError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import type { ObjectInfo, Store } from '../../src/stores/contract.js';
 import { LogCapture, ManualClock, startTestApp, type TestApp } from '../support/app.js';
+import { deferred } from '../support/deferred.js';
 import { eachDatabase } from '../support/fixtures.js';
 
 // The worker's calls into the lifecycle modules, by the names this file's tests use.
@@ -444,22 +445,22 @@ await eachDatabase('queue', (database) => {
   test('runObject: a worker whose lease was taken over cannot record its outcome', async () => {
     await drain();
     const id = await newJob(1);
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const gate = deferred();
+    const copying = deferred();
     // The stalled worker holds the object past its lease; another takes it over and is still running
     // when the stalled one finally answers (with a failure that would otherwise be recorded).
     const stalled = runOne('stalled', async () => {
-      await gate;
+      copying.resolve();
+      await gate.promise;
       throw new FerryError('not_found', 'too late');
     });
-    await new Promise((r) => setTimeout(r, 50));
+    // The stalled worker has claimed the object and is inside its copy.
+    await copying.promise;
     clock.advance(LEASE_MS + 1);
     assert.equal(await reclaimExpired(db, clock.now()), 1);
     const [taken] = await claimObjects(db, lease('successor'), 1);
     assert.equal(taken?.lease_owner, 'successor');
-    release();
+    gate.resolve();
     await stalled;
     const [row] = await objects(id);
     assert.equal(row?.status, 'running');
