@@ -61,6 +61,11 @@ export class FakeServer {
     this.inject({ status: recorded.status, headers: recorded.headers, body: recorded.body }, count);
   }
 
+  /** Drops the forced answers not taken yet. */
+  clearFaults(): void {
+    this.#faults.length = 0;
+  }
+
   /**
    * Answers the request with the next queued fault, if any: true when it did. Each fake calls this at
    * the point of its request handling where its provider would refuse (before or after the token check).
