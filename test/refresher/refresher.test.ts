@@ -6,6 +6,7 @@ import { after, afterEach, before, test } from 'node:test';
 import { type RefreshDeps, refreshLocation } from '../../src/domain/refresher/refresh.js';
 import { Refresher } from '../../src/domain/refresher/refresher.js';
 import type { OAuthSecret } from '../../src/providers.js';
+import { fixture } from '../fakes/fixtures.js';
 import type { FakeOAuth } from '../fakes/oauth.js';
 import type { TokenErrorKind, TokenProvider } from '../fakes/token-formats.js';
 import { FakeTokenServer, TOKEN_PROVIDERS } from '../fakes/token-server.js';
@@ -151,6 +152,17 @@ await eachDatabase('refresher', (database) => {
   });
 
   for (const provider of TOKEN_PROVIDERS) {
+    test(`${provider}: the recorded invalid_grant answer (test/fakes/${provider}/fixtures) fails the location, saying to store a new secret`, async () => {
+      const { id } = await create(provider);
+      const recorded = fixture(provider, 'token_invalid_grant');
+      fake(provider).failNext({ status: recorded.status, body: recorded.body });
+      await refresher.tick();
+      const s = await status(id);
+      assert.equal(s.status, 'failed');
+      assert.match(s.failure_reason, /invalid_grant/);
+      assert.match(s.failure_reason, /store a new secret/);
+    });
+
     test(`${provider}: invalid_grant is terminal: failed, a reason that says to store a new secret, no more attempts; a new secret makes it active`, async () => {
       const { id } = await create(provider);
       fake(provider).failNext('invalid_grant');
