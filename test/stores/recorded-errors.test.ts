@@ -39,6 +39,22 @@ interface Subject {
   close(): Promise<void>;
 }
 
+function subjectOf(
+  fake: { server: FakeServer; close(): Promise<void> },
+  store: Store,
+  path: string,
+): Subject {
+  return {
+    server: fake.server,
+    store,
+    path,
+    close: async () => {
+      await store.close();
+      await fake.close();
+    },
+  };
+}
+
 const body = (text: string) => Readable.from([Buffer.from(text)]);
 
 async function failureOf(promise: Promise<unknown>): Promise<{ kind: string; retryAfterSeconds?: number }> {
@@ -101,15 +117,7 @@ describeRecordedErrors(
       oauthContext('dropbox', fake),
     );
     await store.write('dir/a.txt', body('hello'), { size: 5 });
-    return {
-      server: fake.server,
-      store,
-      path: 'dir/a.txt',
-      close: async () => {
-        await store.close();
-        await fake.close();
-      },
-    };
+    return subjectOf(fake, store, 'dir/a.txt');
   },
 );
 
@@ -130,15 +138,7 @@ describeRecordedErrors(
       oauthLocation('drive', tokens.access_token, tokens.refresh_token),
       oauthContext('drive', fake),
     );
-    return {
-      server: fake.server,
-      store,
-      path: 'dir/a.txt',
-      close: async () => {
-        await store.close();
-        await fake.close();
-      },
-    };
+    return subjectOf(fake, store, 'dir/a.txt');
   },
 );
 
@@ -159,15 +159,7 @@ describeRecordedErrors(
       oauthLocation('onedrive', tokens.access_token, tokens.refresh_token),
       oauthContext('onedrive', fake),
     );
-    return {
-      server: fake.server,
-      store,
-      path: 'dir/a.txt',
-      close: async () => {
-        await store.close();
-        await fake.close();
-      },
-    };
+    return subjectOf(fake, store, 'dir/a.txt');
   },
 );
 
@@ -188,15 +180,7 @@ describeRecordedErrors(
       oauthLocation('box', tokens.access_token, tokens.refresh_token),
       oauthContext('box', fake),
     );
-    return {
-      server: fake.server,
-      store,
-      path: 'dir/a.txt',
-      close: async () => {
-        await store.close();
-        await fake.close();
-      },
-    };
+    return subjectOf(fake, store, 'dir/a.txt');
   },
 );
 
@@ -238,14 +222,6 @@ describeRecordedErrors(
       },
       { egress: createEgress(['127.0.0.1']), oauthApps: DEFAULT_OAUTH_APPS },
     );
-    return {
-      server: fake.server,
-      store,
-      path: 'recorded/dir/a.txt',
-      close: async () => {
-        await store.close();
-        await fake.close();
-      },
-    };
+    return subjectOf(fake, store, 'recorded/dir/a.txt');
   },
 );
