@@ -3,8 +3,7 @@
 //   {"error": {"code": 404, "message": "File not found: …", "errors": [{"domain", "reason", "message"}]}}
 // The bodies are filled in from the recorded answers in ./fixtures.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fixture } from '../fixtures.js';
-import { googleError } from '../google.js';
+import { googleError, sendGoogleError } from '../google.js';
 import { parseJsonObject, sendJson } from '../server.js';
 import { applyFields, FieldsError, parseFields } from './fields.js';
 import type { DriveState } from './state.js';
@@ -30,12 +29,7 @@ export function sendError(
   message: string,
   headers: Record<string, string> = {},
 ): undefined {
-  sendJson(
-    res,
-    status,
-    googleError(fixture('drive', 'error_not_found'), { code: status, reason, message }),
-    headers,
-  );
+  sendGoogleError('drive', res, status, reason, message, headers);
 }
 
 export function notFound(res: ServerResponse, id: string): undefined {

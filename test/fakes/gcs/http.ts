@@ -1,8 +1,7 @@
 // HTTP helpers of the fake GCS: Google's JSON API error body, filled in from ./fixtures, and paths.
 // Error shape and reasons: https://cloud.google.com/storage/docs/json_api/v1/status-codes
 import type { ServerResponse } from 'node:http';
-import { fixture } from '../fixtures.js';
-import { googleError } from '../google.js';
+import { sendGoogleError } from '../google.js';
 import { readBody, sendJson } from '../server.js';
 
 export { readBody, sendJson };
@@ -15,12 +14,7 @@ export function sendError(
   message: string,
   headers: Record<string, string> = {},
 ): void {
-  sendJson(
-    res,
-    status,
-    googleError(fixture('gcs', 'error_not_found'), { code: status, reason, message }),
-    headers,
-  );
+  sendGoogleError('gcs', res, status, reason, message, headers);
 }
 
 /** Path segments of a raw request path, each percent-decoded (object names encode "/" as %2F). */
