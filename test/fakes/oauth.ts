@@ -1,9 +1,10 @@
-// A fake OAuth 2.0 authorization server for the provider fakes (dropbox, box, drive, onedrive) and,
-// later, the refresher's tests. It owns the grants: it issues access/refresh token pairs, answers the
+// The one fake OAuth 2.0 authorization server of the tests: the provider fakes (dropbox, box, drive,
+// onedrive; gcs's service-account grant keeps its access tokens here too) and the refresher's tests
+// (./token-server.ts). It owns the grants: it issues access/refresh token pairs, answers the
 // provider fakes' "is this bearer token valid, and whose is it?", and serves the token endpoint for the
 // refresh_token grant (RFC 6749 section 6), with the error answers of RFC 6749 section 5.2.
 //
-// Refresh-token rotation, per provider (DECISIONS "Rotation classes"):
+// Refresh-token rotation, per provider (docs/api.md, "Location health": rotation_class):
 // - 'stable': the refresh token stays valid and the answer carries none (Dropbox: "Refresh token",
 //   https://developers.dropbox.com/oauth-guide ; Google: "Refreshing an access token",
 //   https://developers.google.com/identity/protocols/oauth2/web-server#offline).
@@ -13,10 +14,12 @@
 // - 'single-use': every answer carries a new refresh token and the one used is dead at once; using it
 //   again answers invalid_grant (Box, "Refresh a token",
 //   https://developer.box.com/guides/authentication/tokens/refresh).
-// `rotation` can be changed at any time, and answers can be forced with failNext(). With `provider`
-// set, requests are checked and answered in that provider's own format (./token-formats.ts).
+// `rotation` can be changed at any time, and answers can be forced with failNext(). Requests are
+// checked and answered in the `provider`'s own format (./token-formats.ts, from the recorded answers
+// in <provider>/fixtures); a FakeOAuth without a provider only issues and checks access tokens.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody, sendJson } from './server.js';
 import {
   type ClientCredentials,
   checkRequest,
@@ -38,11 +41,9 @@ export interface FakeOAuthOptions {
   accessTokenTtlSeconds?: number;
   /** Token prefix, to make tokens look like the provider's ("sl." for Dropbox). */
   prefix?: string;
-  /** error_description of invalid_grant answers. */
-  invalidGrantDescription?: string;
   /** Injected clock (ms). */
   now?: () => number;
-  /** Check requests and write answers as this provider does. */
+  /** Check requests and write answers as this provider does; required to serve the token endpoint. */
   provider?: TokenProvider;
 }
 
@@ -59,7 +60,7 @@ export interface RefreshRecord {
 export interface IssuedTokens {
   access_token: string;
   refresh_token: string;
-  /** RFC 3339, as in ferry's OAuth secret (SPEC 2.2). */
+  /** RFC 3339, as in ferry's OAuth secret (docs/api.md, "Secrets by provider"). */
   expiry: string;
 }
 
@@ -123,6 +124,21 @@ export class FakeOAuth {
     };
   }
 
+  /**
+   * An access token for `owner` with no refresh token behind it: what a grant that is not refreshed
+   * issues (Google's service-account JWT grant, ./gcs/oauth.ts). Expires like the others.
+   */
+  issueAccess(owner: string): { access_token: string; expires_in: number } {
+    const access = this.#mintAccess({ owner, revoked: false });
+    return { access_token: access.token, expires_in: this.#ttl() };
+  }
+
+  /** Makes every access token issued so far expire now. */
+  expireAll(): void {
+    const now = this.#now();
+    for (const token of this.#access.values()) token.expiresAt = now;
+  }
+
   /** Checks an Authorization header value as a provider's API would. */
   checkBearer(header: string | undefined): BearerCheck {
     const match = /^Bearer (\S+)$/i.exec(header ?? '');
@@ -158,15 +174,14 @@ export class FakeOAuth {
 
   /** Serves POST <token endpoint> with an application/x-www-form-urlencoded body. */
   async handleToken(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const provider = this.#options.provider;
+    if (!provider) throw new Error('a FakeOAuth without a provider serves no token endpoint');
     const form = new URLSearchParams((await readBody(req)).toString('utf8'));
     const forced = this.#forced.shift();
     if (forced !== undefined) return this.#sendForced(res, forced);
     if (req.method !== 'POST') return sendJson(res, 405, { error: 'invalid_request' });
-    const provider = this.#options.provider;
-    if (provider) {
-      const refused = checkRequest(provider, req, form);
-      if (refused) return this.#send(res, refused);
-    }
+    const refused = checkRequest(provider, req, form);
+    if (refused) return this.#send(res, refused);
 
     const client = clientOf(req, form);
     if (
@@ -208,25 +223,16 @@ export class FakeOAuth {
     }
     await this.onRefresh?.(refresh, req);
     if (this.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.answerDelayMs));
-    if (provider) {
-      return sendJson(
-        res,
-        200,
-        successBody(provider, {
-          access: access.token,
-          refresh: next,
-          ttlSeconds: this.#ttl(),
-          scope: form.get('scope'),
-        }),
-      );
-    }
-    const body: Record<string, unknown> = {
-      access_token: access.token,
-      token_type: 'bearer',
-      expires_in: this.#ttl(),
-    };
-    if (next) body.refresh_token = next;
-    sendJson(res, 200, body);
+    sendJson(
+      res,
+      200,
+      successBody(provider, {
+        access: access.token,
+        refresh: next,
+        ttlSeconds: this.#ttl(),
+        scope: form.get('scope'),
+      }),
+    );
   }
 
   #send(res: ServerResponse, answer: { status: number; body: unknown; headers?: Record<string, string> }) {
@@ -237,30 +243,8 @@ export class FakeOAuth {
 
   #sendForced(res: ServerResponse, answer: ForcedAnswer) {
     if (typeof answer === 'object') return this.#send(res, answer);
-    const provider = this.#options.provider;
-    if (provider) return this.#send(res, errorAnswer(provider, answer));
-    switch (answer) {
-      case 'invalid_grant':
-        return sendJson(res, 400, {
-          error: 'invalid_grant',
-          error_description: this.#options.invalidGrantDescription ?? 'Invalid refresh token',
-        });
-      case 'invalid_client':
-        return sendJson(res, 401, {
-          error: 'invalid_client',
-          error_description: 'Invalid client credentials',
-        });
-      case 'server_error':
-        return sendJson(res, 500, { error: 'server_error', error_description: 'Internal error' });
-      case 'throttled':
-        res.setHeader('retry-after', '7');
-        return sendJson(res, 429, {
-          error: 'temporarily_unavailable',
-          error_description: 'Too many requests',
-        });
-      default:
-        return sendJson(res, 400, { error: answer });
-    }
+    const provider = this.#options.provider as TokenProvider;
+    return this.#send(res, errorAnswer(provider, answer));
   }
 
   #mintAccess(grant: Grant): { token: string; expiresAt: number } {
@@ -277,39 +261,4 @@ export class FakeOAuth {
   #token(kind: 'a' | 'r'): string {
     return `${this.#options.prefix ?? ''}${kind}${randomBytes(18).toString('base64url')}`;
   }
-}
-
-// Small helpers for the provider fakes' servers.
-
-/** The whole request body. */
-export async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = body === undefined ? '' : JSON.stringify(body);
-  res.statusCode = status;
-  if (text !== '') res.setHeader('content-type', 'application/json');
-  res.setHeader('content-length', Buffer.byteLength(text));
-  res.end(text);
-}
-
-/** A single "bytes=a-b", "bytes=a-" or "bytes=-n" (RFC 9110 14.1.2). */
-export function parseRange(
-  header: string | undefined,
-  size: number,
-): { start: number; end: number } | 'unsatisfiable' | undefined {
-  const match = /^bytes=(\d*)-(\d*)$/.exec(header ?? '');
-  if (!match) return undefined;
-  const [, a = '', b = ''] = match;
-  if (a === '' && b === '') return undefined;
-  if (a === '') {
-    const n = Number(b);
-    return n === 0 || size === 0 ? 'unsatisfiable' : { start: Math.max(size - n, 0), end: size - 1 };
-  }
-  const start = Number(a);
-  if (start >= size) return 'unsatisfiable';
-  return { start, end: b === '' ? size - 1 : Math.min(Number(b), size - 1) };
 }

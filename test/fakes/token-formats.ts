@@ -10,8 +10,10 @@
 //   errors carry error_codes [AADSTS number], timestamp, trace_id, correlation_id, error_uri.
 // - box: client_id and client_secret in the form; answers access_token, expires_in, restricted_to,
 //   refresh_token, token_type "bearer"; errors {error, error_description}.
+// The bodies are filled in from each provider's recorded answers (<provider>/fixtures/token*.json).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { fill, fixture, fixtureBody } from './fixtures.js';
 
 export type TokenProvider = 'dropbox' | 'drive' | 'onedrive' | 'box';
 
@@ -104,50 +106,51 @@ export function successBody(
   provider: TokenProvider,
   tokens: { access: string; refresh: string | undefined; ttlSeconds: number; scope: string | null },
 ): Record<string, unknown> {
-  switch (provider) {
-    case 'dropbox':
-      return { access_token: tokens.access, token_type: 'bearer', expires_in: tokens.ttlSeconds };
-    case 'drive':
-      return {
-        access_token: tokens.access,
-        expires_in: tokens.ttlSeconds,
-        scope: 'https://www.googleapis.com/auth/drive',
-        token_type: 'Bearer',
-        ...(tokens.refresh ? { refresh_token: tokens.refresh } : {}),
-      };
-    case 'onedrive':
-      return {
-        token_type: 'Bearer',
-        scope: tokens.scope ?? '',
-        expires_in: tokens.ttlSeconds,
-        ext_expires_in: tokens.ttlSeconds,
-        access_token: tokens.access,
-        ...(tokens.refresh ? { refresh_token: tokens.refresh } : {}),
-      };
-    case 'box':
-      return {
-        access_token: tokens.access,
-        expires_in: tokens.ttlSeconds,
-        restricted_to: [],
-        ...(tokens.refresh ? { refresh_token: tokens.refresh } : {}),
-        token_type: 'bearer',
-      };
+  const template = fixtureBody(provider, 'token');
+  const values: Record<string, unknown> = { access_token: tokens.access, expires_in: tokens.ttlSeconds };
+  // Dropbox never sends a refresh token back; the others leave it out when they keep the old one.
+  if (provider !== 'dropbox') values.refresh_token = tokens.refresh;
+  if (provider === 'onedrive') {
+    values.scope = tokens.scope ?? '';
+    values.ext_expires_in = tokens.ttlSeconds;
   }
+  return fill(template, values);
 }
 
 function microsoftError(status: number, error: string, code: number, text: string, extra = {}): TokenAnswer {
+  const trace = randomUUID();
+  const correlation = randomUUID();
+  const timestamp = new Date()
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, 'Z');
   return {
     status,
     body: {
-      error,
-      error_description: `AADSTS${code}: ${text}\r\nTrace ID: ${randomUUID()}\r\nCorrelation ID: ${randomUUID()}\r\nTimestamp: ${new Date().toISOString()}`,
-      error_codes: [code],
-      timestamp: new Date().toISOString().replace('T', ' ').replace('Z', 'Z'),
-      trace_id: randomUUID(),
-      correlation_id: randomUUID(),
-      error_uri: `https://login.microsoftonline.com/error?code=${code}`,
+      ...fill(fixtureBody('onedrive', 'token_invalid_grant'), {
+        error,
+        error_description: `AADSTS${code}: ${text}\r\nTrace ID: ${trace}\r\nCorrelation ID: ${correlation}\r\nTimestamp: ${timestamp}`,
+        error_codes: [code],
+        timestamp,
+        trace_id: trace,
+        correlation_id: correlation,
+        error_uri: `https://login.microsoftonline.com/error?code=${code}`,
+      }),
       ...extra,
     },
+  };
+}
+
+/** A provider's RFC 6749 error body ({error, error_description}, as its invalid_grant fixture). */
+function oauthError(
+  provider: TokenProvider,
+  status: number,
+  error: string,
+  description: string,
+): TokenAnswer {
+  return {
+    status,
+    body: fill(fixtureBody(provider, 'token_invalid_grant'), { error, error_description: description }),
   };
 }
 
@@ -158,17 +161,16 @@ export function errorAnswer(
   detail?: string,
 ): TokenAnswer {
   if (kind === 'throttled') {
-    return {
-      status: 429,
-      headers: { 'retry-after': '7' },
-      body:
-        provider === 'onedrive'
-          ? { error: 'temporarily_unavailable' }
-          : { error: 'rate_limit_exceeded', error_description: 'Too many requests' },
-    };
+    const answer =
+      provider === 'onedrive'
+        ? microsoftError(429, 'temporarily_unavailable', 90033, 'Too many requests.')
+        : oauthError(provider, 429, 'rate_limit_exceeded', 'Too many requests');
+    return { ...answer, headers: { 'retry-after': '7' } };
   }
   if (kind === 'server_error')
-    return { status: 503, body: { error: 'server_error', error_description: 'Service unavailable' } };
+    return provider === 'onedrive'
+      ? microsoftError(503, 'server_error', 90033, 'Service unavailable.')
+      : oauthError(provider, 503, 'server_error', 'Service unavailable');
   if (provider === 'onedrive') {
     switch (kind) {
       case 'invalid_grant':
@@ -235,22 +237,11 @@ export function errorAnswer(
     // Google's reauthentication: invalid_grant with a subtype. Others have no such answer; Dropbox and
     // Box answer invalid_grant with a description, which is what they send then.
     if (provider === 'drive') {
-      return {
-        status: 400,
-        body: {
-          error: 'invalid_grant',
-          error_description: 'reauth related error (invalid_rapt)',
-          error_uri: 'https://support.google.com/a/answer/9368756',
-          error_subtype: 'invalid_rapt',
-        },
-      };
+      const recorded = fixture('drive', 'token_invalid_rapt');
+      return { status: recorded.status, body: recorded.body };
     }
-    return {
-      status: 400,
-      body: { error: 'interaction_required', error_description: 'the user must sign in again' },
-    };
+    return oauthError(provider, 400, 'interaction_required', 'the user must sign in again');
   }
-  if (kind === 'unavailable')
-    return { status: 400, body: { error: 'temporarily_unavailable', error_description: 'try again later' } };
-  return { status, body: { error: kind, error_description: detail ?? descriptions[provider][kind] ?? kind } };
+  if (kind === 'unavailable') return oauthError(provider, 400, 'temporarily_unavailable', 'try again later');
+  return oauthError(provider, status, kind, detail ?? descriptions[provider][kind] ?? kind);
 }

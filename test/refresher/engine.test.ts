@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Refresher } from '../../src/domain/refresher/refresher.js';
-import type { OAuthSecret } from '../../src/providers.js';
 import { FakeDropbox } from '../fakes/dropbox/server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { deferred } from '../support/deferred.js';
@@ -20,6 +19,7 @@ import {
   seedBucket,
   waitFor,
 } from '../support/transfers.js';
+import { storedSecret } from './stored.js';
 
 const OBJECTS = 40;
 
@@ -48,14 +48,7 @@ await eachDatabase('engine under location changes', (database) => {
     await Promise.all([s3.close(), fake.close()]);
   });
 
-  async function stored(id: string): Promise<OAuthSecret> {
-    const row = await t.services.db.kysely
-      .selectFrom('locations')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
-    return JSON.parse(t.services.keyring.open(row.secret_envelope, id).reveal()) as OAuthSecret;
-  }
+  const stored = (id: string) => storedSecret(t, id);
 
   /** Holds every download until released; resolves `waiting` once `count` are held. */
   function holdDownloads(count: number): { waiting: Promise<void>; release(): void } {

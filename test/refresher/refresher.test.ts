@@ -5,13 +5,14 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { type RefreshDeps, refreshLocation } from '../../src/domain/refresher/refresh.js';
 import { Refresher } from '../../src/domain/refresher/refresher.js';
-import type { OAuthSecret } from '../../src/providers.js';
+import { fixture } from '../fakes/fixtures.js';
 import type { FakeOAuth } from '../fakes/oauth.js';
 import type { TokenErrorKind, TokenProvider } from '../fakes/token-formats.js';
 import { FakeTokenServer, TOKEN_PROVIDERS } from '../fakes/token-server.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { deferred } from '../support/deferred.js';
 import { eachDatabase, secretFor, unique } from '../support/fixtures.js';
+import { storedSecret } from './stored.js';
 
 const MIN = 60_000;
 
@@ -71,14 +72,7 @@ await eachDatabase('refresher', (database) => {
     assert.equal(res.statusCode, 202, res.body);
   }
 
-  async function stored(id: string): Promise<OAuthSecret> {
-    const row = await t.services.db.kysely
-      .selectFrom('locations')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
-    return JSON.parse(t.services.keyring.open(row.secret_envelope, id).reveal()) as OAuthSecret;
-  }
+  const stored = (id: string) => storedSecret(t, id);
 
   for (const provider of TOKEN_PROVIDERS) {
     test(`${provider}: a token expiring within the ahead window is refreshed in ${provider}'s request format; expiry moves, counter and flag clear`, async () => {
@@ -151,6 +145,17 @@ await eachDatabase('refresher', (database) => {
   });
 
   for (const provider of TOKEN_PROVIDERS) {
+    test(`${provider}: the recorded invalid_grant answer (test/fakes/${provider}/fixtures) fails the location, saying to store a new secret`, async () => {
+      const { id } = await create(provider);
+      const recorded = fixture(provider, 'token_invalid_grant');
+      fake(provider).failNext({ status: recorded.status, body: recorded.body });
+      await refresher.tick();
+      const s = await status(id);
+      assert.equal(s.status, 'failed');
+      assert.match(s.failure_reason, /invalid_grant/);
+      assert.match(s.failure_reason, /store a new secret/);
+    });
+
     test(`${provider}: invalid_grant is terminal: failed, a reason that says to store a new secret, no more attempts; a new secret makes it active`, async () => {
       const { id } = await create(provider);
       fake(provider).failNext('invalid_grant');

@@ -6,14 +6,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { isFerryError } from '../../src/errors.js';
-import { createEgress } from '../../src/net/egress.js';
-import { Secret } from '../../src/secret.js';
 import { conflictOf, readBoxError } from '../../src/stores/box/errors.js';
 import { type BoxTuning, open } from '../../src/stores/box/index.js';
-import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../../src/stores/context.js';
 import type { Store } from '../../src/stores/contract.js';
 import { FakeBox } from '../fakes/box/server.js';
 import { describeConformance } from './conformance.js';
+import { oauthContext, oauthLocation } from './oauth-harness.js';
 
 const KiB = 1024;
 const PAGE_SIZE = 5;
@@ -30,24 +28,9 @@ function fakeOptions() {
   return { pageSize: PAGE_SIZE, partSize: PART_SIZE, minSessionSize: 256 * KiB };
 }
 
-function contextFor(fake: FakeBox): StoreContext {
-  return {
-    egress: createEgress([]),
-    oauthApps: {
-      ...DEFAULT_OAUTH_APPS,
-      box: { tokenUrl: fake.tokenUrl, apiUrl: fake.apiUrl, contentUrl: fake.uploadUrl },
-    },
-  };
-}
-
-function locationWith(accessToken: string, metadata: Record<string, unknown> = {}): StoreLocation {
-  return {
-    id: `loc-box-${randomBytes(4).toString('hex')}`,
-    provider: 'box',
-    metadata,
-    secret: new Secret({ access_token: accessToken, refresh_token: 'r', expiry: new Date().toISOString() }),
-  };
-}
+const contextFor = (fake: FakeBox) => oauthContext('box', fake);
+const locationWith = (accessToken: string, metadata: Record<string, unknown> = {}) =>
+  oauthLocation('box', accessToken, 'r', metadata);
 
 /** Creates the folders of `path` through the Box API (list items, POST /folders), as the Box app would. */
 async function makeFolders(fake: FakeBox, token: string, path: string): Promise<string> {

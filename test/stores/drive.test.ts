@@ -6,38 +6,20 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { isFerryError } from '../../src/errors.js';
-import { createEgress } from '../../src/net/egress.js';
-import { Secret } from '../../src/secret.js';
-import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../../src/stores/context.js';
 import type { Entry, Store } from '../../src/stores/contract.js';
 import { queryString } from '../../src/stores/drive/client.js';
 import { type DriveTuning, open } from '../../src/stores/drive/index.js';
 import { FakeDrive } from '../fakes/drive/index.js';
 import { describeConformance } from './conformance.js';
+import { oauthContext, oauthLocation } from './oauth-harness.js';
 
 const PAGE_SIZE = 5;
 const TUNING: Partial<DriveTuning> = { chunkSize: 512 * 1024 };
 const THROTTLE_SECONDS = 3;
 
-function contextFor(fake: FakeDrive): StoreContext {
-  return {
-    egress: createEgress([]),
-    oauthApps: { ...DEFAULT_OAUTH_APPS, drive: { tokenUrl: fake.tokenUrl, apiUrl: fake.url } },
-  };
-}
-
-function locationWith(accessToken: string, refreshToken = 'unused'): StoreLocation {
-  return {
-    id: `loc-drive-${randomBytes(4).toString('hex')}`,
-    provider: 'drive',
-    metadata: {},
-    secret: new Secret({
-      access_token: accessToken,
-      refresh_token: refreshToken,
-      expiry: new Date().toISOString(),
-    }),
-  };
-}
+const contextFor = (fake: FakeDrive) => oauthContext('drive', fake);
+const locationWith = (accessToken: string, refreshToken?: string) =>
+  oauthLocation('drive', accessToken, refreshToken);
 
 /** files.create of a folder, as the Drive web app would. */
 async function createFolder(fake: FakeDrive, token: string, path: string): Promise<void> {

@@ -6,10 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { isFerryError } from '../../src/errors.js';
-import { createEgress } from '../../src/net/egress.js';
 import { parseRetryAfter } from '../../src/net/failures.js';
-import { Secret } from '../../src/secret.js';
-import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../../src/stores/context.js';
 import type { Entry, Store } from '../../src/stores/contract.js';
 import { headerSafeJson } from '../../src/stores/dropbox/client.js';
 import { readDropboxError } from '../../src/stores/dropbox/errors.js';
@@ -20,34 +17,15 @@ import { parentAndName, splitPath } from '../../src/stores/shared/paths.js';
 import { FakeDropbox } from '../fakes/dropbox/server.js';
 import { contentHash } from '../fakes/dropbox/state.js';
 import { describeConformance } from './conformance.js';
+import { oauthContext, oauthLocation } from './oauth-harness.js';
 
 const PAGE_SIZE = 5;
 const TUNING: Partial<DropboxTuning> = { partSize: 64 * 1024, listLimit: 2000 };
 const THROTTLE_SECONDS = 4;
 
-function contextFor(fake: FakeDropbox): StoreContext {
-  return {
-    egress: createEgress([]),
-    oauthApps: {
-      ...DEFAULT_OAUTH_APPS,
-      dropbox: { tokenUrl: fake.tokenUrl, apiUrl: fake.apiUrl, contentUrl: fake.contentUrl },
-    },
-  };
-}
-
-function locationWith(accessToken: string, refreshToken = 'unused', metadata: Record<string, unknown> = {}) {
-  const location: StoreLocation = {
-    id: `loc-dropbox-${randomBytes(4).toString('hex')}`,
-    provider: 'dropbox',
-    metadata,
-    secret: new Secret({
-      access_token: accessToken,
-      refresh_token: refreshToken,
-      expiry: new Date().toISOString(),
-    }),
-  };
-  return location;
-}
+const contextFor = (fake: FakeDropbox) => oauthContext('dropbox', fake);
+const locationWith = (accessToken: string, refreshToken?: string, metadata?: Record<string, unknown>) =>
+  oauthLocation('dropbox', accessToken, refreshToken, metadata);
 
 /** files/create_folder_v2 on the fake's api host, as the Dropbox app itself would. */
 async function createFolder(fake: FakeDropbox, token: string, path: string): Promise<void> {

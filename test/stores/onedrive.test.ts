@@ -6,38 +6,20 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { isFerryError } from '../../src/errors.js';
-import { createEgress } from '../../src/net/egress.js';
-import { Secret } from '../../src/secret.js';
-import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../../src/stores/context.js';
 import type { Entry, Store } from '../../src/stores/contract.js';
 import { encodePath } from '../../src/stores/onedrive/client.js';
 import { type OneDriveTuning, open } from '../../src/stores/onedrive/index.js';
 import { FakeOneDrive, quickXorBase64 } from '../fakes/onedrive/index.js';
 import { describeConformance } from './conformance.js';
+import { oauthContext, oauthLocation } from './oauth-harness.js';
 
 const PAGE_SIZE = 5;
 const TUNING: Partial<OneDriveTuning> = { chunkSize: 640 * 1024, copyPollMs: 5, copyPollMaxMs: 20 };
 const THROTTLE_SECONDS = 3;
 
-function contextFor(fake: FakeOneDrive): StoreContext {
-  return {
-    egress: createEgress([]),
-    oauthApps: { ...DEFAULT_OAUTH_APPS, onedrive: { tokenUrl: fake.tokenUrl, apiUrl: fake.apiUrl } },
-  };
-}
-
-function locationWith(accessToken: string, refreshToken = 'unused'): StoreLocation {
-  return {
-    id: `loc-onedrive-${randomBytes(4).toString('hex')}`,
-    provider: 'onedrive',
-    metadata: {},
-    secret: new Secret({
-      access_token: accessToken,
-      refresh_token: refreshToken,
-      expiry: new Date().toISOString(),
-    }),
-  };
-}
+const contextFor = (fake: FakeOneDrive) => oauthContext('onedrive', fake);
+const locationWith = (accessToken: string, refreshToken?: string) =>
+  oauthLocation('onedrive', accessToken, refreshToken);
 
 /** POST …/children with a folder facet, as the OneDrive web app would. */
 async function createFolder(fake: FakeOneDrive, token: string, path: string): Promise<void> {

@@ -7,10 +7,12 @@
 // Bearer tokens come from a FakeOAuth with single-use refresh tokens (Box rotates them on every
 // refresh); an unknown or expired one answers 401 with an empty body and WWW-Authenticate.
 // throttleNext() answers Box's 429 rate_limit_exceeded with Retry-After; pageSize caps folder pages.
+// List pages, errors and the 401 are filled in from the recorded answers in ./fixtures.
 import { randomBytes } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { FakeOAuth, parseRange, readBody, sendJson } from '../oauth.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fill, fixture, fixtureBody } from '../fixtures.js';
+import { FakeOAuth } from '../oauth.js';
+import { FakeServer, parseRange, readBody, sendJson } from '../server.js';
 import { BoxApiError, BoxTree, resourceOf } from './state.js';
 import { handleUpload, type UploadSession } from './uploads.js';
 
@@ -41,13 +43,13 @@ export class FakeBox {
   uploadUrl = '';
   tokenUrl = '';
   readonly calls: BoxCall[] = [];
+  /** The listeners, the request log and the queue of forced answers (inject a fixture there). */
+  readonly server = new FakeServer();
   readonly trees = new Map<string, BoxTree>();
   readonly sessions = new Map<string, UploadSession>();
   /** Commits answered 202 (Retry-After: 0) before the next one succeeds. */
   commitPending = 0;
   readonly #downloads = new Map<string, { owner: string; fileId: string }>();
-  #throttles: number[] = [];
-  readonly #servers: http.Server[] = [];
 
   constructor(options: FakeBoxOptions = {}) {
     this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'single-use', provider: 'box' });
@@ -65,6 +67,11 @@ export class FakeBox {
     return this;
   }
 
+  /** The endpoints to give the store (ferry's OAuthApp for box: uploads on the content URL). */
+  get app(): { tokenUrl: string; apiUrl: string; contentUrl: string } {
+    return { tokenUrl: this.tokenUrl, apiUrl: this.apiUrl, contentUrl: this.uploadUrl };
+  }
+
   tree(owner: string): BoxTree {
     let tree = this.trees.get(owner);
     if (!tree) {
@@ -76,38 +83,31 @@ export class FakeBox {
 
   /** The next `count` API requests answer 429 rate_limit_exceeded with Retry-After: `retryAfter`. */
   throttleNext(count: number, retryAfter = 2): void {
-    for (let i = 0; i < count; i++) this.#throttles.push(retryAfter);
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(
-      this.#servers.map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeAllConnections();
-          }),
-      ),
+    // "Rate limits" (guides/api-calls/permissions-and-errors/rate-limits): 429 + Retry-After.
+    const recorded = fixture('box', 'rate_limit');
+    this.server.inject(
+      {
+        status: recorded.status,
+        headers: { 'retry-after': String(retryAfter) },
+        body: fill(fixtureBody('box', 'rate_limit'), { request_id: randomBytes(6).toString('hex') }),
+      },
+      count,
     );
   }
 
-  async #listen(host: 'api' | 'upload'): Promise<string> {
-    const server = http.createServer((req, res) => {
-      this.#handle(host, req, res).catch((err: unknown) => {
-        if (err instanceof BoxApiError) return sendError(res, err);
-        if (!res.headersSent)
-          sendJson(res, 500, {
-            type: 'error',
-            status: 500,
-            code: 'internal_server_error',
-            message: String(err),
-          });
-        else res.destroy();
-      });
-    });
-    this.#servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  async close(): Promise<void> {
+    await this.server.close();
+  }
+
+  #listen(host: 'api' | 'upload'): Promise<string> {
+    return this.server.listen(
+      (req, res) => this.#handle(host, req, res),
+      (err, res) =>
+        sendError(
+          res,
+          err instanceof BoxApiError ? err : new BoxApiError(500, 'internal_server_error', String(err)),
+        ),
+    );
   }
 
   async #handle(host: 'api' | 'upload', req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -126,27 +126,17 @@ export class FakeBox {
     });
     if (downloadMatch?.[1]) return this.#serveDownload(downloadMatch[1], req, res);
 
-    const throttle = this.#throttles.shift();
-    if (throttle !== undefined) {
-      // "Rate limits" (guides/api-calls/permissions-and-errors/rate-limits): 429 + Retry-After.
-      res.setHeader('retry-after', String(throttle));
-      return sendError(
-        res,
-        new BoxApiError(429, 'rate_limit_exceeded', 'Request rate limit exceeded, please try again later'),
-      );
-    }
+    if (this.server.takeFault(req, res)) return;
     const bearer = this.oauth.checkBearer(req.headers.authorization);
     if (!bearer.ok) {
       // "Common errors", 401 Unauthorized: an empty body, the reason in WWW-Authenticate.
-      const description =
+      const recorded = fixture('box', 'error_unauthorized');
+      const header = recorded.headers['www-authenticate'] ?? '';
+      const challenge =
         bearer.reason === 'missing'
-          ? 'The access token is missing.'
-          : 'The access token provided is invalid.';
-      res.writeHead(401, {
-        'www-authenticate': `Bearer realm="Service", error="invalid_token", error_description="${description}"`,
-        'content-length': 0,
-      });
-      return void res.end();
+          ? header.replace(/error_description="[^"]*"/, 'error_description="The access token is missing."')
+          : header;
+      return sendJson(res, recorded.status, recorded.body, { 'www-authenticate': challenge });
     }
     const tree = this.tree(bearer.owner);
     const path = url.pathname;
@@ -197,19 +187,28 @@ export class FakeBox {
         .map((n) => resourceOf(n, fields ?? ['type', 'id', 'sequence_id', 'etag', 'name']));
       const end = start + entries.length;
       if (useMarker) {
-        return sendJson(res, 200, {
-          entries,
-          limit,
-          next_marker: end < all.length ? Buffer.from(String(end)).toString('base64url') : null,
-        });
+        return sendJson(
+          res,
+          200,
+          fill(fixtureBody('box', 'folder_items_marker'), {
+            entries,
+            limit,
+            next_marker: end < all.length ? Buffer.from(String(end)).toString('base64url') : null,
+            prev_marker: undefined,
+          }),
+        );
       }
-      return sendJson(res, 200, {
-        total_count: all.length,
-        entries,
-        offset: start,
-        limit,
-        order: [{ by: 'type', direction: 'ASC' }],
-      });
+      return sendJson(
+        res,
+        200,
+        fill(fixtureBody('box', 'folder_items'), {
+          total_count: all.length,
+          entries,
+          offset: start,
+          limit,
+          order: [{ by: 'type', direction: 'ASC' }],
+        }),
+      );
     }
     // "Create folder": POST /folders {name, parent: {id}} -> 201 Folder
     if (method === 'POST' && path === '/folders') {
@@ -289,14 +288,14 @@ export class FakeBox {
 
 /** "Client error" resource: {type: "error", status, code, message, context_info, help_url, request_id}. */
 export function sendError(res: ServerResponse, err: BoxApiError): void {
-  const body: Record<string, unknown> = {
-    type: 'error',
+  const values: Record<string, unknown> = {
     status: err.status,
     code: err.code,
     message: err.message,
-    help_url: 'http://developers.box.com/docs/#errors',
     request_id: randomBytes(6).toString('hex'),
   };
-  if (err.contextInfo !== undefined) body.context_info = err.contextInfo;
-  sendJson(res, err.status, body);
+  // The conflict fixture is the one that records context_info.
+  const template = fixtureBody('box', err.contextInfo === undefined ? 'error_not_found' : 'error_conflict');
+  if (err.contextInfo !== undefined) values.context_info = err.contextInfo;
+  sendJson(res, err.status, fill(template, values));
 }

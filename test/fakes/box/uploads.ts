@@ -2,7 +2,7 @@
 // and chunked upload sessions, each route named after its Box API reference page.
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from '../oauth.js';
+import { sendJson } from '../server.js';
 import type { FakeBox } from './server.js';
 import { BoxApiError, type BoxTree, resourceOf } from './state.js';
 

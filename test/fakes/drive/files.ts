@@ -1,4 +1,6 @@
 // Metadata and download routes of the fake Drive (files.list, get, create, update, copy, delete).
+import { fill, fixtureBody } from '../fixtures.js';
+import { parseRange } from '../server.js';
 import {
   FILE_DEFAULT_FIELDS,
   jsonBody,
@@ -66,36 +68,15 @@ export function listFiles(ctx: RouteContext): undefined {
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1));
   const size = Math.min(pageSize, ctx.maxPageSize);
   const page = matches.slice(offset, offset + size);
-  const body: Record<string, unknown> = {
-    kind: 'drive#fileList',
+  const body = fill(fixtureBody('drive', 'files_list'), {
     incompleteSearch: false,
     files: page.map(toResource),
-  };
-  if (offset + size < matches.length) {
-    body.nextPageToken = Buffer.from(JSON.stringify({ q, offset: offset + size })).toString('base64url');
-  }
+    nextPageToken:
+      offset + size < matches.length
+        ? Buffer.from(JSON.stringify({ q, offset: offset + size })).toString('base64url')
+        : undefined,
+  });
   sendResource(ctx, 200, body, `kind,nextPageToken,incompleteSearch,files(${FILE_DEFAULT_FIELDS})`);
-}
-
-function parseRange(
-  header: string,
-  size: number,
-): { start: number; end: number } | 'unsatisfiable' | undefined {
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!m) return undefined;
-  const [, a, b] = m as unknown as [string, string, string];
-  if (a === '' && b === '') return undefined;
-  let start: number;
-  let end: number;
-  if (a === '') {
-    start = Math.max(0, size - Number(b));
-    end = size - 1;
-  } else {
-    start = Number(a);
-    end = b === '' ? size - 1 : Math.min(Number(b), size - 1);
-  }
-  if (start >= size || start > end) return 'unsatisfiable';
-  return { start, end };
 }
 
 // GET /drive/v3/files/{fileId} — https://developers.google.com/drive/api/reference/rest/v3/files/get

@@ -1,7 +1,10 @@
 // Response helpers of the fake Drive: JSON bodies, partial responses and Google's error shape.
 // Error shape: https://developers.google.com/drive/api/guides/handle-errors
 //   {"error": {"code": 404, "message": "File not found: …", "errors": [{"domain", "reason", "message"}]}}
+// The bodies are filled in from the recorded answers in ./fixtures.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { googleError, sendGoogleError } from '../google.js';
+import { parseJsonObject, sendJson } from '../server.js';
 import { applyFields, FieldsError, parseFields } from './fields.js';
 import type { DriveState } from './state.js';
 
@@ -17,20 +20,7 @@ export interface RouteContext {
   maxPageSize: number;
 }
 
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): undefined {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=UTF-8',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
-}
+export { googleError, sendJson };
 
 export function sendError(
   res: ServerResponse,
@@ -39,12 +29,7 @@ export function sendError(
   message: string,
   headers: Record<string, string> = {},
 ): undefined {
-  sendJson(
-    res,
-    status,
-    { error: { code: status, message, errors: [{ domain: 'global', reason, message }] } },
-    headers,
-  );
+  sendGoogleError('drive', res, status, reason, message, headers);
 }
 
 export function notFound(res: ServerResponse, id: string): undefined {
@@ -73,16 +58,9 @@ export function sendResource(
 
 /** The JSON body of a request, or undefined (after answering 400) when it is not JSON. */
 export function jsonBody(ctx: RouteContext): Record<string, unknown> | undefined {
-  if (ctx.body.length === 0) return {};
-  try {
-    const parsed: unknown = JSON.parse(ctx.body.toString('utf8'));
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
-      return parsed as Record<string, unknown>;
-  } catch {
-    // fall through
-  }
-  sendError(ctx.res, 400, 'parseError', 'Parse Error');
-  return undefined;
+  const parsed = parseJsonObject(ctx.body);
+  if (parsed === undefined) sendError(ctx.res, 400, 'parseError', 'Parse Error');
+  return parsed;
 }
 
 export const FILE_DEFAULT_FIELDS = 'kind,id,name,mimeType';

@@ -1,12 +1,13 @@
 // An in-memory Google Drive API v3 on loopback for the store tests: the real paths under
 // /drive/v3 and /upload/drive/v3, bearer tokens, partial responses, paging, resumable uploads,
-// Google's error bodies, and rate-limit answers on demand.
+// Google's error bodies, and rate-limit answers on demand; bodies are filled in from ./fixtures.
 // Reference: https://developers.google.com/drive/api/reference/rest/v3
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fixture } from '../fixtures.js';
 import { FakeOAuth } from '../oauth.js';
+import { FakeServer, type RecordedRequest, readBody, sendJson } from '../server.js';
 import { copyFile, createFile, deleteFile, getFile, listFiles, updateFile } from './files.js';
-import { type RouteContext, sendError } from './http.js';
+import { googleError, type RouteContext, sendError } from './http.js';
 import { DriveState, FOLDER_MIME } from './state.js';
 import { cancelUpload, upload, uploadChunk } from './upload.js';
 
@@ -17,46 +18,33 @@ export interface FakeDriveOptions {
   oauth?: FakeOAuth;
 }
 
-export interface RecordedRequest {
-  method: string;
-  /** Path and query as sent. */
-  url: string;
-  headers: IncomingMessage['headers'];
-}
-
-interface Injected {
-  status: number;
-  reason: string;
-  message: string;
-  retryAfter?: number;
-}
+export type { RecordedRequest };
 
 export class FakeDrive {
   readonly state = new DriveState();
-  readonly requests: RecordedRequest[] = [];
   readonly oauth: FakeOAuth;
+  /** The listener, the request log and the queue of forced answers (inject a fixture there). */
+  readonly server = new FakeServer();
   maxPageSize: number;
-  #server: Server;
   #origin = '';
-  #injected: Injected[] = [];
 
   private constructor(options: FakeDriveOptions) {
     this.maxPageSize = options.maxPageSize ?? 1000;
     this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'stable', prefix: 'ya29.', provider: 'drive' });
-    this.#server = createServer((req, res) => {
-      this.#handle(req, res).catch((err: unknown) => {
-        if (!res.headersSent) sendError(res, 500, 'backendError', `fake drive: ${String(err)}`);
-        else res.destroy();
-      });
-    });
   }
 
   static async start(options: FakeDriveOptions = {}): Promise<FakeDrive> {
     const fake = new FakeDrive(options);
-    await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
-    const { port } = fake.#server.address() as AddressInfo;
-    fake.#origin = `http://127.0.0.1:${port}`;
+    fake.#origin = await fake.server.listen(
+      (req, res) => fake.#handle(req, res),
+      (err, res) => sendError(res, 500, 'backendError', `fake drive: ${String(err)}`),
+    );
     return fake;
+  }
+
+  /** Every request received (token requests included). */
+  get requests(): RecordedRequest[] {
+    return this.server.requests;
   }
 
   /** Base URL to use as the Drive apiUrl (stands for https://www.googleapis.com). */
@@ -64,9 +52,13 @@ export class FakeDrive {
     return this.#origin;
   }
 
+  /** The endpoints to give the store (ferry's OAuthApp for drive). */
+  get app(): { tokenUrl: string; apiUrl: string } {
+    return { tokenUrl: this.tokenUrl, apiUrl: this.url };
+  }
+
   async close(): Promise<void> {
-    this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await this.server.close();
   }
 
   /** Where the fake serves its token endpoint (stands for https://oauth2.googleapis.com/token). */
@@ -83,22 +75,18 @@ export class FakeDrive {
     count = 1,
     options: { status?: 403 | 429; reason?: string; retryAfter?: number } = {},
   ): undefined {
-    const status = options.status ?? 403;
-    const reason = options.reason ?? (status === 429 ? 'rateLimitExceeded' : 'userRateLimitExceeded');
-    const injected: Injected = {
-      status,
-      reason,
-      message: status === 429 ? 'Rate Limit Exceeded' : 'User Rate Limit Exceeded',
-    };
-    if (options.retryAfter !== undefined) injected.retryAfter = options.retryAfter;
-    for (let i = 0; i < count; i++) this.#injected.push(injected);
+    const recorded = fixture('drive', options.status === 429 ? 'rate_limit_429' : 'rate_limit_user');
+    const body =
+      options.reason === undefined ? recorded.body : googleError(recorded, { reason: options.reason });
+    const headers: Record<string, string> =
+      options.retryAfter === undefined ? {} : { 'retry-after': String(options.retryAfter) };
+    this.server.inject({ status: recorded.status, headers, body }, count);
   }
 
   /** The next `count` requests fail with a server error (500 backendError by default). */
   failNext(count = 1, status = 500): undefined {
-    for (let i = 0; i < count; i++) {
-      this.#injected.push({ status, reason: 'backendError', message: 'Backend Error' });
-    }
+    const recorded = fixture('drive', 'error_backend');
+    this.server.inject({ status, body: googleError(recorded, { code: status }) }, count);
   }
 
   // Seeding and inspection helpers for tests (paths walk names from the root).
@@ -144,11 +132,8 @@ export class FakeDrive {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.url === '/token') return this.oauth.handleToken(req, res);
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
+    const body = await readBody(req);
     const method = req.method ?? 'GET';
-    this.requests.push({ method, url: req.url ?? '/', headers: req.headers });
     const url = new URL(req.url ?? '/', this.#origin);
     const ctx: RouteContext = {
       req,
@@ -160,12 +145,7 @@ export class FakeDrive {
       maxPageSize: this.maxPageSize,
     };
 
-    const injected = this.#injected.shift();
-    if (injected) {
-      const headers: Record<string, string> = {};
-      if (injected.retryAfter !== undefined) headers['retry-after'] = String(injected.retryAfter);
-      return sendError(res, injected.status, injected.reason, injected.message, headers);
-    }
+    if (this.server.takeFault(req, res)) return;
 
     const uploadId = url.searchParams.get('upload_id');
     // A resumable session URI is its own credential; every other route needs a valid bearer token.
@@ -173,13 +153,8 @@ export class FakeDrive {
       !(uploadId && (method === 'PUT' || method === 'DELETE')) &&
       !this.oauth.checkBearer(req.headers.authorization).ok
     ) {
-      return sendError(
-        res,
-        401,
-        'authError',
-        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
-        { 'www-authenticate': 'Bearer realm="https://accounts.google.com/", error="invalid_token"' },
-      );
+      const recorded = fixture('drive', 'error_unauthorized');
+      return sendJson(res, recorded.status, recorded.body, recorded.headers);
     }
 
     const path = url.pathname;

@@ -1,8 +1,8 @@
 // Content routes of the fake Dropbox (content host): upload, upload sessions, download. Each route
 // follows its section of https://www.dropbox.com/developers/documentation/http/documentation.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseRange, sendJson } from '../oauth.js';
-import { BadRequest, sendText } from './http.js';
+import { parseRange, sendJson, sendText } from '../server.js';
+import { BadRequest } from './http.js';
 import type { FakeDropbox } from './server.js';
 import { type DropboxNamespace, metadataOf, RouteError } from './state.js';
 

@@ -7,12 +7,14 @@
 // Bearer tokens come from a FakeOAuth (test/fakes/oauth.ts); an unknown one answers 401
 // invalid_access_token, an expired one 401 expired_access_token. throttleNext() answers the next
 // requests with Dropbox's 429 (Retry-After header + too_many_requests body); pageSize caps list_folder.
+// The bodies are filled in from the recorded answers in ./fixtures (see ../fixtures.ts).
 import { randomBytes } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { FakeOAuth, readBody, sendJson } from '../oauth.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fill, fixture, fixtureBody, part } from '../fixtures.js';
+import { FakeOAuth } from '../oauth.js';
+import { FakeServer, readBody, sendJson, sendText } from '../server.js';
 import { handleContent } from './content.js';
-import { BadRequest, sendText } from './http.js';
+import { BadRequest } from './http.js';
 import { DropboxNamespace, metadataOf, RouteError } from './state.js';
 
 export interface FakeDropboxOptions {
@@ -43,6 +45,8 @@ export class FakeDropbox {
   contentUrl = '';
   tokenUrl = '';
   readonly calls: CallRecord[] = [];
+  /** The listeners, the request log and the queue of forced answers (inject a fixture there). */
+  readonly server = new FakeServer();
   readonly namespaces = new Map<string, DropboxNamespace>();
   readonly sessions = new Map<string, Session>();
   /**
@@ -50,9 +54,6 @@ export class FakeDropbox {
    * downloads here to change the location while operations are in flight.
    */
   hold: (() => Promise<void>) | undefined;
-  #throttles: number[] = [];
-  #failures: number[] = [];
-  readonly #servers: http.Server[] = [];
 
   constructor(options: FakeDropboxOptions = {}) {
     this.oauth = options.oauth ?? new FakeOAuth({ rotation: 'stable', prefix: 'sl.', provider: 'dropbox' });
@@ -68,6 +69,11 @@ export class FakeDropbox {
     return this;
   }
 
+  /** The endpoints to give the store (ferry's OAuthApp for dropbox). */
+  get app(): { tokenUrl: string; apiUrl: string; contentUrl: string } {
+    return { tokenUrl: this.tokenUrl, apiUrl: this.apiUrl, contentUrl: this.contentUrl };
+  }
+
   namespace(owner: string): DropboxNamespace {
     let ns = this.namespaces.get(owner);
     if (!ns) {
@@ -79,36 +85,33 @@ export class FakeDropbox {
 
   /** The next `count` API requests answer 429 too_many_requests with Retry-After: `retryAfter`. */
   throttleNext(count: number, retryAfter = 3): void {
-    for (let i = 0; i < count; i++) this.#throttles.push(retryAfter);
+    // "Errors": 429 "Your app is making too many requests"; body is a RateLimitError.
+    const recorded = fixture('dropbox', 'rate_limit');
+    const body = fixtureBody('dropbox', 'rate_limit');
+    this.server.inject(
+      {
+        status: recorded.status,
+        headers: { 'retry-after': String(retryAfter) },
+        body: fill(body, { error: fill(part(body, 'error'), { retry_after: retryAfter }) }),
+      },
+      count,
+    );
   }
 
   /** The next `count` API requests answer `status` (a 5xx) with Dropbox's plain-text body. */
   failNext(count: number, status = 503): void {
-    for (let i = 0; i < count; i++) this.#failures.push(status);
+    this.server.inject({ status, text: 'Service Unavailable' }, count);
   }
 
   async close(): Promise<void> {
-    await Promise.all(
-      this.#servers.map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeAllConnections();
-          }),
-      ),
-    );
+    await this.server.close();
   }
 
-  async #listen(host: 'api' | 'content'): Promise<string> {
-    const server = http.createServer((req, res) => {
-      this.#handle(host, req, res).catch((err: unknown) => {
-        if (!res.headersSent) sendText(res, 500, `fake dropbox: ${String(err)}`);
-        else res.destroy();
-      });
-    });
-    this.#servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  #listen(host: 'api' | 'content'): Promise<string> {
+    return this.server.listen(
+      (req, res) => this.#handle(host, req, res),
+      (err, res) => sendText(res, 500, `fake dropbox: ${String(err)}`),
+    );
   }
 
   async #handle(host: 'api' | 'content', req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -118,17 +121,7 @@ export class FakeDropbox {
 
     const body = await readBody(req);
     const route = url.pathname.replace(/^\/2\//, '');
-    const throttle = this.#throttles.shift();
-    if (throttle !== undefined) {
-      // "Errors": 429 "Your app is making too many requests"; body is a RateLimitError.
-      res.setHeader('retry-after', String(throttle));
-      return sendJson(res, 429, {
-        error_summary: 'too_many_requests/..',
-        error: { reason: { '.tag': 'too_many_requests' }, retry_after: throttle },
-      });
-    }
-    const failure = this.#failures.shift();
-    if (failure !== undefined) return sendText(res, failure, 'Service Unavailable');
+    if (this.server.takeFault(req, res)) return;
     if (req.method !== 'POST') return sendText(res, 405, 'Method Not Allowed');
 
     // "Authorization": a bad or expired token answers 401 with an AuthError body.
@@ -137,8 +130,11 @@ export class FakeDropbox {
       if (bearer.reason === 'missing') {
         return sendText(res, 400, 'Error in call to API function: Missing "Authorization" header.');
       }
-      const tag = bearer.reason === 'expired' ? 'expired_access_token' : 'invalid_access_token';
-      return sendJson(res, 401, { error_summary: `${tag}/...`, error: { '.tag': tag } });
+      const recorded = fixture(
+        'dropbox',
+        bearer.reason === 'expired' ? 'error_expired_token' : 'error_invalid_token',
+      );
+      return sendJson(res, recorded.status, recorded.body);
     }
     const ns = this.namespace(bearer.owner);
 
@@ -229,11 +225,11 @@ export class FakeDropbox {
     }
     const entries = all.slice(cursor.o, cursor.o + cursor.l).map((node) => metadataOf(node));
     const next: Cursor = { ...cursor, o: cursor.o + entries.length };
-    return {
+    return fill(fixtureBody('dropbox', 'list_folder'), {
       entries,
       cursor: Buffer.from(JSON.stringify(next)).toString('base64url'),
       has_more: next.o < all.length,
-    };
+    });
   }
 
   newSession(owner: string): string {

@@ -4,21 +4,20 @@
 // Google refuses it. Also checks `aud` (the token URL), `exp` and `iat`.
 // https://developers.google.com/identity/protocols/oauth2/service-account#authorizingrequests
 // (request and answer), and its "Handling the response" / error answers.
-import { createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
+// Access tokens, their expiry and the bearer check are the shared harness's (FakeOAuth, ../oauth.ts);
+// the answers are filled in from ./fixtures (token, token_invalid_grant).
+import { createPublicKey, createVerify, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody, sendJson } from './http.js';
+import { fill, fixture, fixtureBody } from '../fixtures.js';
+import { FakeOAuth } from '../oauth.js';
+import { readBody, sendJson } from '../server.js';
 
 const GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const TOKEN_TTL_SECONDS = 3599;
 
-interface Token {
-  account: string;
-  expiresAt: number;
-}
-
 export class ServiceAccountOAuth {
   readonly #accounts = new Map<string, KeyObject>();
-  readonly #tokens = new Map<string, Token>();
+  readonly #tokens = new FakeOAuth({ prefix: 'ya29.', accessTokenTtlSeconds: TOKEN_TTL_SECONDS });
   /** Token requests answered so far (successful or not). */
   requests = 0;
 
@@ -29,34 +28,36 @@ export class ServiceAccountOAuth {
 
   /** Makes every access token issued so far invalid (as if it expired). */
   expireTokens(): void {
-    this.#tokens.clear();
+    this.#tokens.expireAll();
   }
 
   /** The service account an `Authorization: Bearer …` header belongs to, or undefined. */
   check(authorization: string | undefined): string | undefined {
-    const match = /^Bearer (\S+)$/.exec(authorization ?? '');
-    const token = match ? this.#tokens.get(match[1] as string) : undefined;
-    if (!token || token.expiresAt < Date.now()) return undefined;
-    return token.account;
+    const check = this.#tokens.checkBearer(authorization);
+    return check.ok ? check.owner : undefined;
   }
 
   /** POST {tokenUrl}: grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=… */
   async handle(req: IncomingMessage, res: ServerResponse, tokenUrl: string): Promise<void> {
     this.requests++;
     const form = new URLSearchParams((await readBody(req)).toString('utf8'));
+    const refused = fixture('gcs', 'token_invalid_grant');
+    const refusedBody = fixtureBody('gcs', 'token_invalid_grant');
     if (form.get('grant_type') !== GRANT_TYPE) {
-      return sendJson(res, 400, {
-        error: 'unsupported_grant_type',
-        error_description: `Invalid grant_type: ${form.get('grant_type') ?? ''}`,
-      });
+      return sendJson(
+        res,
+        refused.status,
+        fill(refusedBody, {
+          error: 'unsupported_grant_type',
+          error_description: `Invalid grant_type: ${form.get('grant_type') ?? ''}`,
+        }),
+      );
     }
     const refusal = this.#verify(form.get('assertion') ?? '', tokenUrl);
     if (typeof refusal === 'string') {
-      return sendJson(res, 400, { error: 'invalid_grant', error_description: refusal });
+      return sendJson(res, refused.status, fill(refusedBody, { error_description: refusal }));
     }
-    const token = `ya29.fake-${randomBytes(24).toString('base64url')}`;
-    this.#tokens.set(token, { account: refusal.account, expiresAt: Date.now() + TOKEN_TTL_SECONDS * 1000 });
-    sendJson(res, 200, { access_token: token, expires_in: TOKEN_TTL_SECONDS, token_type: 'Bearer' });
+    sendJson(res, 200, fill(fixtureBody('gcs', 'token'), this.#tokens.issueAccess(refusal.account)));
   }
 
   /** The account the assertion proves, or Google's error_description for refusing it. */

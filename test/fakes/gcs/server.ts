@@ -1,10 +1,13 @@
 // An in-memory Google Cloud Storage JSON API on loopback for the gcs store tests: the paths
 // @google-cloud/storage calls (under /storage/v1 and /upload/storage/v1), bearer tokens from its own
 // service-account token endpoint (/token), Google's error bodies, paging with a settable page size,
-// resumable upload sessions, rewrites that take several calls, and throttle answers on demand.
+// resumable upload sessions, rewrites that take several calls, and throttle answers on demand (the
+// recorded answers of ./fixtures).
 // Reference: https://cloud.google.com/storage/docs/json_api/v1
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fixture } from '../fixtures.js';
+import { googleError } from '../google.js';
+import { FakeServer, type RecordedRequest, sendJson } from '../server.js';
 import { segments, sendError } from './http.js';
 import { download, insertUpload, resumableChunk } from './media.js';
 import { ServiceAccountOAuth } from './oauth.js';
@@ -27,43 +30,34 @@ export interface FakeGcsOptions {
   rewriteChunk?: number;
 }
 
-export interface RecordedRequest {
-  method: string;
-  /** Path and query as sent. */
-  url: string;
-  headers: IncomingMessage['headers'];
-}
-
-/** A queued answer for one upcoming request: throttle it, or let it through ('pass'). */
-type Throttle = { status: number; retryAfter: number | undefined } | 'pass';
+export type { RecordedRequest };
 
 export class FakeGcs {
   readonly state = new GcsState();
   readonly oauth = new ServiceAccountOAuth();
-  readonly requests: RecordedRequest[] = [];
+  /** The listener, the request log and the queue of forced answers (inject a fixture there). */
+  readonly server = new FakeServer();
   pageSize: number;
   rewriteChunk: number;
-  #server: Server;
   #origin = '';
-  #throttles: Throttle[] = [];
 
   private constructor(options: FakeGcsOptions) {
     this.pageSize = options.pageSize ?? 1000;
     this.rewriteChunk = options.rewriteChunk ?? 1024 * 1024 * 1024;
-    this.#server = createServer((req, res) => {
-      this.#handle(req, res).catch((err: unknown) => {
-        if (!res.headersSent) sendError(res, 500, 'backendError', `fake gcs: ${String(err)}`);
-        else res.destroy();
-      });
-    });
   }
 
   static async start(options: FakeGcsOptions = {}): Promise<FakeGcs> {
     const fake = new FakeGcs(options);
-    await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
-    const { port } = fake.#server.address() as AddressInfo;
-    fake.#origin = `http://127.0.0.1:${port}`;
+    fake.#origin = await fake.server.listen(
+      (req, res) => fake.#handle(req, res),
+      (err, res) => sendError(res, 500, 'backendError', `fake gcs: ${String(err)}`),
+    );
     return fake;
+  }
+
+  /** Every request received (token requests included). */
+  get requests(): RecordedRequest[] {
+    return this.server.requests;
   }
 
   /** The API base (metadata `endpoint`); stands for https://storage.googleapis.com. */
@@ -87,20 +81,19 @@ export class FakeGcs {
     options: { status?: 429 | 503; retryAfter?: number; after?: number } = {},
   ): void {
     // `after`: let that many requests through first (e.g. to throttle a chunk, not the session start).
-    for (let i = 0; i < (options.after ?? 0); i++) this.#throttles.push('pass');
-    for (let i = 0; i < count; i++) {
-      this.#throttles.push({ status: options.status ?? 429, retryAfter: options.retryAfter });
-    }
+    this.server.inject('pass', options.after ?? 0);
+    const recorded = fixture('gcs', options.status === 503 ? 'unavailable_503' : 'rate_limit');
+    const headers: Record<string, string> =
+      options.retryAfter === undefined ? {} : { 'retry-after': String(options.retryAfter) };
+    this.server.inject({ status: recorded.status, headers, body: googleError(recorded, {}) }, count);
   }
 
   async close(): Promise<void> {
-    this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await this.server.close();
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.#origin);
-    this.requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers });
     const method = req.method ?? 'GET';
 
     if (url.pathname === '/token' && method === 'POST') {
@@ -108,22 +101,7 @@ export class FakeGcs {
       return this.oauth.handle(req, res, `http://${req.headers.host ?? ''}/token`);
     }
 
-    const throttle = this.#throttles.shift();
-    if (throttle && throttle !== 'pass') {
-      req.resume();
-      const retryAfter =
-        throttle.retryAfter === undefined ? {} : { 'retry-after': String(throttle.retryAfter) };
-      if (throttle.status === 429) {
-        return sendError(
-          res,
-          429,
-          'rateLimitExceeded',
-          'The rate of change requests to the object is too high.',
-          retryAfter,
-        );
-      }
-      return sendError(res, 503, 'backendError', 'Backend Error', retryAfter);
-    }
+    if (this.server.takeFault(req, res)) return;
 
     const ctx: RouteContext = {
       state: this.state,
@@ -147,9 +125,8 @@ export class FakeGcs {
     // https://cloud.google.com/storage/docs/json_api/v1/status-codes#401_Unauthorized
     if (!this.oauth.check(req.headers.authorization)) {
       req.resume();
-      return sendError(res, 401, 'authError', 'Invalid Credentials', {
-        'www-authenticate': 'Bearer realm="https://accounts.google.com/"',
-      });
+      const recorded = fixture('gcs', 'error_unauthorized');
+      return sendJson(res, recorded.status, recorded.body, recorded.headers);
     }
 
     // /upload/storage/v1/b/{bucket}/o — media, multipart and resumable uploads

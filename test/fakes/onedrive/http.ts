@@ -4,8 +4,11 @@
 // Addressing (https://learn.microsoft.com/graph/onedrive-addressing-driveitems):
 //   /me/drive/root, /me/drive/root:/path/to/item(:), /me/drive/items/{id}, /me/drive/items/{id}:/rel/path:
 //   followed by an optional action: /children, /content, /createUploadSession, /copy.
+// Error bodies are filled in from the recorded answers in ./fixtures.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Fixture, fill, fixture, part } from '../fixtures.js';
+import { parseJsonObject, sendJson } from '../server.js';
 import type { OneDriveState } from './state.js';
 
 export interface RouteContext {
@@ -23,17 +26,28 @@ export interface RouteContext {
   autoCreateParents: boolean;
 }
 
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): undefined {
-  const text = body === undefined ? '' : JSON.stringify(body);
-  const all: Record<string, string | number> = { 'content-length': Buffer.byteLength(text), ...headers };
-  if (text !== '') all['content-type'] = 'application/json';
-  res.writeHead(status, all);
-  res.end(text);
+export { sendJson };
+
+/** A recorded Graph error body with its code and message replaced, and a fresh innerError. */
+export function graphError(
+  recorded: Fixture,
+  values: { code?: string; message?: string },
+): Record<string, unknown> {
+  const body = recorded.body as Record<string, unknown>;
+  const error = part(body, 'error');
+  const inner = part(error, 'innerError');
+  const id = randomUUID();
+  return fill(body, {
+    error: fill(error, {
+      code: values.code ?? error.code,
+      message: values.message ?? error.message,
+      innerError: fill(inner, {
+        date: new Date().toISOString().replace(/\.\d{3}Z$/, ''),
+        'request-id': id,
+        'client-request-id': id,
+      }),
+    }),
+  });
 }
 
 export function sendError(
@@ -43,12 +57,7 @@ export function sendError(
   message: string,
   headers: Record<string, string> = {},
 ): undefined {
-  sendJson(
-    res,
-    status,
-    { error: { code, message, innerError: { date: new Date().toISOString(), 'request-id': randomUUID() } } },
-    headers,
-  );
+  sendJson(res, status, graphError(fixture('onedrive', 'error_not_found'), { code, message }), headers);
 }
 
 export function itemNotFound(res: ServerResponse): undefined {
@@ -56,16 +65,9 @@ export function itemNotFound(res: ServerResponse): undefined {
 }
 
 export function jsonBody(ctx: RouteContext): Record<string, unknown> | undefined {
-  if (ctx.body.length === 0) return {};
-  try {
-    const parsed: unknown = JSON.parse(ctx.body.toString('utf8'));
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
-      return parsed as Record<string, unknown>;
-  } catch {
-    // fall through
-  }
-  sendError(ctx.res, 400, 'invalidRequest', 'Invalid request body.');
-  return undefined;
+  const parsed = parseJsonObject(ctx.body);
+  if (parsed === undefined) sendError(ctx.res, 400, 'invalidRequest', 'Invalid request body.');
+  return parsed;
 }
 
 export interface Address {

@@ -1,6 +1,7 @@
 // Item routes of the fake OneDrive: get, list children (paged), create folder, delete, move/rename,
 // copy (asynchronous, with a monitor URL), and download (302 to a pre-authenticated URL).
 import { randomBytes } from 'node:crypto';
+import { fill, fixtureBody } from '../fixtures.js';
 import { type Address, itemNotFound, jsonBody, type RouteContext, sendError, sendJson } from './http.js';
 import { type CopyResult, type Item, invalidName } from './state.js';
 
@@ -63,15 +64,17 @@ export function listChildren(ctx: RouteContext, address: Address): undefined {
   const size = Math.min(top, ctx.maxPageSize);
   const all = ctx.state.isFolder(item) ? ctx.state.children(item.id) : [];
   const page = all.slice(skip, skip + size);
-  const body: Record<string, unknown> = {
-    '@odata.context': `${ctx.apiBase}/$metadata#users('me')/drive/items`,
-    value: page.map((i) => ctx.state.toJson(i, ctx.origin)),
-  };
+  let nextLink: string | undefined;
   if (skip + size < all.length) {
     const next = new URL(ctx.url.toString());
     next.searchParams.set('$skiptoken', String(skip + size));
-    body['@odata.nextLink'] = next.toString();
+    nextLink = next.toString();
   }
+  const body = fill(fixtureBody('onedrive', 'children'), {
+    '@odata.context': `${ctx.apiBase}/$metadata#users('me')/drive/items`,
+    value: page.map((i) => ctx.state.toJson(i, ctx.origin)),
+    '@odata.nextLink': nextLink,
+  });
   sendJson(ctx.res, 200, body);
 }
 

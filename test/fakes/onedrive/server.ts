@@ -1,12 +1,13 @@
 // An in-memory Microsoft Graph (OneDrive) on loopback for the store tests: path and id addressing
 // under /v1.0/me/drive, paged children, 302 downloads to pre-authenticated URLs, simple uploads and
 // upload sessions (whose URL refuses an Authorization header), asynchronous copy with a monitor URL,
-// Graph's error bodies, and throttling answers on demand.
+// Graph's error bodies, and throttling answers on demand; bodies are filled in from ./fixtures.
 // Reference: https://learn.microsoft.com/graph/api/resources/onedrive
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { FakeOAuth, readBody } from '../oauth.js';
-import { parseAddress, type RouteContext, sendError } from './http.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fixture } from '../fixtures.js';
+import { FakeOAuth } from '../oauth.js';
+import { FakeServer, type RecordedRequest, readBody } from '../server.js';
+import { graphError, parseAddress, type RouteContext, sendError, sendJson } from './http.js';
 import {
   copyItem,
   createFolder,
@@ -32,29 +33,16 @@ export interface FakeOneDriveOptions {
   oauth?: FakeOAuth;
 }
 
-export interface RecordedRequest {
-  method: string;
-  /** Path and query exactly as sent (still percent-encoded). */
-  url: string;
-  headers: IncomingMessage['headers'];
-}
-
-interface Injected {
-  status: number;
-  code: string;
-  message: string;
-  retryAfter?: number;
-}
+export type { RecordedRequest };
 
 export class FakeOneDrive {
   readonly state: OneDriveState;
   readonly oauth: FakeOAuth;
-  readonly requests: RecordedRequest[] = [];
+  /** The listener, the request log and the queue of forced answers (inject a fixture there). */
+  readonly server = new FakeServer();
   maxPageSize: number;
   autoCreateParents: boolean;
-  #server: Server;
   #origin = '';
-  #injected: Injected[] = [];
 
   private constructor(options: FakeOneDriveOptions) {
     this.state = new OneDriveState(options.driveType ?? 'personal');
@@ -62,20 +50,20 @@ export class FakeOneDrive {
       options.oauth ?? new FakeOAuth({ rotation: 'rotating', prefix: 'EwB', provider: 'onedrive' });
     this.maxPageSize = options.maxPageSize ?? 200;
     this.autoCreateParents = options.autoCreateParents ?? true;
-    this.#server = createServer((req, res) => {
-      this.#handle(req, res).catch((err: unknown) => {
-        if (!res.headersSent) sendError(res, 500, 'generalException', `fake onedrive: ${String(err)}`);
-        else res.destroy();
-      });
-    });
   }
 
   static async start(options: FakeOneDriveOptions = {}): Promise<FakeOneDrive> {
     const fake = new FakeOneDrive(options);
-    await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
-    const { port } = fake.#server.address() as AddressInfo;
-    fake.#origin = `http://127.0.0.1:${port}`;
+    fake.#origin = await fake.server.listen(
+      (req, res) => fake.#handle(req, res),
+      (err, res) => sendError(res, 500, 'generalException', `fake onedrive: ${String(err)}`),
+    );
     return fake;
+  }
+
+  /** Every request received (token requests included). */
+  get requests(): RecordedRequest[] {
+    return this.server.requests;
   }
 
   /** The Graph base URL, standing for https://graph.microsoft.com/v1.0. */
@@ -88,9 +76,13 @@ export class FakeOneDrive {
     return `${this.#origin}/token`;
   }
 
+  /** The endpoints to give the store (ferry's OAuthApp for onedrive). */
+  get app(): { tokenUrl: string; apiUrl: string } {
+    return { tokenUrl: this.tokenUrl, apiUrl: this.apiUrl };
+  }
+
   async close(): Promise<void> {
-    this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await this.server.close();
   }
 
   /**
@@ -99,24 +91,19 @@ export class FakeOneDrive {
    * https://learn.microsoft.com/graph/throttling
    */
   throttleNext(count = 1, options: { status?: 429 | 503; retryAfter?: number } = {}): undefined {
-    const status = options.status ?? 429;
-    const injected: Injected =
-      status === 429
-        ? { status, code: 'activityLimitReached', message: 'The request has been throttled' }
-        : { status, code: 'serviceNotAvailable', message: 'Service unavailable' };
-    if (options.retryAfter !== undefined) injected.retryAfter = options.retryAfter;
-    for (let i = 0; i < count; i++) this.#injected.push(injected);
+    const recorded = fixture('onedrive', options.status === 503 ? 'unavailable_503' : 'throttled_429');
+    const headers: Record<string, string> =
+      options.retryAfter === undefined ? {} : { 'retry-after': String(options.retryAfter) };
+    this.server.inject({ status: recorded.status, headers, body: graphError(recorded, {}) }, count);
   }
 
   /** The next `count` requests fail with a server error. */
   failNext(count = 1, status = 500): undefined {
-    for (let i = 0; i < count; i++) {
-      this.#injected.push({
-        status,
-        code: 'generalException',
-        message: 'An unspecified error has occurred.',
-      });
-    }
+    const body = graphError(fixture('onedrive', 'error_not_found'), {
+      code: 'generalException',
+      message: 'An unspecified error has occurred.',
+    });
+    this.server.inject({ status, body }, count);
   }
 
   // Seeding and inspection helpers for tests (paths from the root, "/"-separated, unencoded).
@@ -155,7 +142,6 @@ export class FakeOneDrive {
     if (req.url === '/token') return this.oauth.handleToken(req, res);
     const body = await readBody(req);
     const method = req.method ?? 'GET';
-    this.requests.push({ method, url: req.url ?? '/', headers: req.headers });
     const url = new URL(req.url ?? '/', this.#origin);
     const ctx: RouteContext = {
       req,
@@ -169,12 +155,7 @@ export class FakeOneDrive {
       autoCreateParents: this.autoCreateParents,
     };
 
-    const injected = this.#injected.shift();
-    if (injected) {
-      const headers: Record<string, string> = {};
-      if (injected.retryAfter !== undefined) headers['retry-after'] = String(injected.retryAfter);
-      return sendError(res, injected.status, injected.code, injected.message, headers);
-    }
+    if (this.server.takeFault(req, res)) return;
 
     // The raw path, still percent-encoded: names are decoded segment by segment in parseAddress.
     const rawPath = (req.url ?? '/').split('?')[0] as string;
@@ -190,19 +171,18 @@ export class FakeOneDrive {
 
     const auth = this.oauth.checkBearer(req.headers.authorization);
     if (!auth.ok) {
-      return sendError(
-        res,
-        401,
-        'InvalidAuthenticationToken',
+      const recorded = fixture('onedrive', 'error_unauthorized');
+      const message =
         auth.reason === 'missing'
           ? 'Access token is empty.'
           : auth.reason === 'expired'
-            ? 'Lifetime validation failed, the token is expired.'
-            : 'Access token validation failure. Invalid audience.',
-        {
-          'www-authenticate':
-            'Bearer realm="", authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize"',
-        },
+            ? undefined
+            : 'Access token validation failure. Invalid audience.';
+      return sendJson(
+        res,
+        recorded.status,
+        graphError(recorded, message ? { message } : {}),
+        recorded.headers,
       );
     }
 
