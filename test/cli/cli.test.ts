@@ -24,11 +24,22 @@ function freePort(): Promise<number> {
   });
 }
 
+// Every `ferry` still running when the file ends is killed: a test that fails before its SIGTERM must
+// not leave a server behind, whose open pipes would keep this file's process alive (on Node 24 the
+// runner then waits for it with no time limit).
+const running = new Set<ChildProcess>();
+after(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 function ferry(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.on('exit', () => running.delete(child));
+  return child;
 }
 
 async function output(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
