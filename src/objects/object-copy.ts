@@ -110,7 +110,7 @@ async function resumption(
   args: CopyObjectArgs,
   checkpoint: UploadCheckpoint,
   info: ObjectInfo & { etag: string },
-): Promise<{ upload: ResumableUpload; done: UploadedPart[] }> {
+): Promise<{ upload: ResumableUpload; done: UploadedPart[]; kept: UploadedPart[] }> {
   const { destination, destinationPath, signal } = args;
   const resumable = destination.features.resumable as ResumableWrites;
   const recorded = await checkpoint.load();
@@ -123,14 +123,17 @@ async function resumption(
       ? await resumable.check(destinationPath, recorded.upload, recorded.parts, call(signal))
       : undefined;
     if (held !== undefined) {
+      const { partSize } = recorded.upload;
+      // Only parts of the size their place in the object gives can be kept.
+      const whole = held.filter((p) => p.size === Math.min(partSize, info.size - p.index * partSize));
+      // The source is read again from the first missing part (one in flight when the worker died);
+      // the parts after it that the destination holds are read but not sent again.
       const done: UploadedPart[] = [];
-      for (const part of held) {
-        // A run from part 0 of whole parts: a gap (a part in flight when the worker died) or a short
-        // part ends what can be kept, and everything after it is sent again.
-        if (part.index !== done.length || part.size !== recorded.upload.partSize) break;
+      for (const part of whole) {
+        if (part.index !== done.length) break;
         done.push(part);
       }
-      return { upload: recorded.upload, done };
+      return { upload: recorded.upload, done, kept: whole.slice(done.length) };
     }
     // The source changed, or the destination forgot the upload: start over, leaving nothing behind.
     await resumable.abort(recorded.destinationPath, recorded.upload, call(signal)).catch(() => undefined);
@@ -141,7 +144,7 @@ async function resumption(
     ...call(signal),
   });
   await checkpoint.start({ destinationPath, sourceEtag: info.etag, size: info.size, upload });
-  return { upload, done: [] };
+  return { upload, done: [], kept: [] };
 }
 
 /** source.read() into destination.write(), counted and checked on the way. */

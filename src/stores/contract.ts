@@ -126,6 +126,11 @@ export interface ResumableWriteOptions extends WriteOptions {
   upload: ResumableUpload;
   /** Parts already at the provider: a run from index 0, as check() confirmed. The body starts after them. */
   done: readonly UploadedPart[];
+  /**
+   * Parts after the first missing one that the provider still holds (check() confirmed them): their
+   * bytes are still in the body, but they are not sent again.
+   */
+  kept?: readonly UploadedPart[];
   /** Called as each new part is acknowledged; the upload does not complete before every call settled. */
   onPart: (part: UploadedPart) => Promise<void>;
   /**

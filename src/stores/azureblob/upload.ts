@@ -115,6 +115,8 @@ export interface BlockUploadOptions extends WriteOptions {
   upload: ResumableUpload;
   /** Blocks already staged (from index 0 on); the reader gives the bytes after them. */
   done: readonly UploadedPart[];
+  /** Blocks further on that are still staged: hashed from the reader but not staged again. */
+  kept?: readonly UploadedPart[] | undefined;
   first?: Buffer;
   onPart?: (part: UploadedPart) => Promise<void>;
   /** The bytes the done blocks hold, for the whole-object MD5. */
@@ -134,6 +136,7 @@ export async function uploadBlocks(
   // of a large copy's time.
   const hash = new ThreadedHash('md5');
   const blockIds = done.map((part) => part.tag);
+  const kept = new Map((options.kept ?? []).map((part) => [part.index, part]));
   let size: number;
   try {
     if (before > 0) {
@@ -154,6 +157,11 @@ export async function uploadBlocks(
         const at = done.length + index;
         const id = blockId(upload, at);
         blockIds[at] = id;
+        const held = kept.get(at);
+        if (held !== undefined && held.tag === id && held.size === data.length) {
+          await hashed;
+          return;
+        }
         // The part's buffer is reused once both are done with it.
         await Promise.all([client.stageBlock(id, data, data.length, abortable(options.signal)), hashed]);
         await options.onPart?.({ index: at, tag: id, size: data.length });

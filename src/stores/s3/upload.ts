@@ -247,6 +247,8 @@ export interface MultipartOptions {
   upload: ResumableUpload;
   /** Parts already uploaded (from part 1 on); the reader gives the bytes after them. */
   done: readonly UploadedPart[];
+  /** Parts further on that S3 still holds: read from the reader but not sent again. */
+  kept?: readonly UploadedPart[] | undefined;
   /** The next part, when already read from the reader. */
   first?: Buffer;
   onPart?: (part: UploadedPart) => Promise<void>;
@@ -267,6 +269,7 @@ export async function uploadMultipart(
   const { upload, done, signal } = options;
   const before = done.reduce((n, part) => n + part.size, 0);
   const completed: CompletedPart[] = done.map((part) => ({ PartNumber: part.index + 1, ETag: part.tag }));
+  const kept = new Map((options.kept ?? []).map((part) => [part.index, part]));
   const { size: sent } = await uploadParts({
     reader,
     partSize: upload.partSize,
@@ -277,6 +280,11 @@ export async function uploadMultipart(
     onProgress: (bytes) => options.onProgress?.(before + bytes),
     uploadPart: async ({ index, data }) => {
       const number = done.length + index + 1;
+      const held = kept.get(number - 1);
+      if (held !== undefined && held.size === data.length) {
+        completed[number - 1] = { PartNumber: number, ETag: held.tag };
+        return;
+      }
       let etag: string | undefined;
       try {
         const answer = await client.send(
