@@ -103,8 +103,9 @@ export async function copyObject(args: CopyObjectArgs): Promise<CopyOutcome> {
 
 /**
  * What the streamed copy continues: the recorded upload, when it is for this destination and this
- * version of the source and the destination still holds its parts (those from part 0 up to the first
- * missing one); otherwise a new upload, after the old one is aborted.
+ * version of the source and the destination still knows it (`done`: its parts from part 0 up to the
+ * first missing one; `kept`: those after that it still holds); otherwise a new upload, after the old
+ * one is aborted.
  */
 async function resumption(
   args: CopyObjectArgs,

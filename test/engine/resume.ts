@@ -1,13 +1,13 @@
-// Resumed copies (docs/engine.md, "Resumption"), shared by resume-s3.test.ts and
-// resume-azure.test.ts (two files, so that each stays within the runner's time for one file). A
-// `ferry serve` child process copies a 200 MiB object from an s3 location to another (different
+// Resumed copies (docs/engine.md, "Resumption"), run by resume-{s3,azure}-{sqlite,postgres}.test.ts:
+// one file per destination and database, so that each stays well within the runner's time for a file.
+// A `ferry serve` child process copies a 200 MiB object from an s3 location to another (different
 // access keys: different accounts, so the bytes stream through the worker in multipart parts) or to
 // azureblob, and is killed with SIGKILL when about half the object's bytes have been acknowledged by
 // the destination (counted at a fault proxy in front of it). A second process on the same database
 // takes the work over once the lease (3 s here) runs out, checks the recorded parts with the
 // destination, and sends less than 60% of the object again; the result has the source's bytes. Also:
 // a destination that forgot the upload meanwhile makes the copy start over, and a copy that fails for
-// good aborts its multipart upload. On SQLite and PostgreSQL.
+// good aborts its multipart upload.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -60,10 +60,10 @@ async function until(
 }
 
 /**
- * The resumption tests of one destination on both databases. The servers (s3rver, azurite, a fault
- * proxy in front of each) and the source objects are shared by the two databases' suites.
+ * The resumption tests of one destination on one database, with their own servers (s3rver, azurite,
+ * a fault proxy in front of each) and source objects.
  */
-export async function resumeTests(destination: 's3' | 'azure'): Promise<void> {
+export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'postgres'): Promise<void> {
   let s3: S3rverHandle;
   let azurite: AzuriteHandle;
   let s3Proxy: FaultProxy;
@@ -100,7 +100,7 @@ export async function resumeTests(destination: 's3' | 'azure'): Promise<void> {
     await Promise.all([s3?.close(), azurite?.close()]);
   });
 
-  for (const database of await testDatabases()) {
+  for (const database of (await testDatabases()).filter((d) => d.name === on)) {
     describe(`resumed copies to ${destination} [${database.name}]`, { skip: database.skip ?? false }, () => {
       let schema: Awaited<ReturnType<typeof createSchema>> | undefined;
       let dataDir: string;

@@ -1,5 +1,0 @@
-// Resumed copies into s3 (test/engine/resume.ts): a worker killed halfway through a 200 MiB copy, a
-// destination that forgot the upload, a copy that fails for good. On SQLite and PostgreSQL.
-import { resumeTests } from './resume.js';
-
-await resumeTests('s3');
