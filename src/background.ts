@@ -37,6 +37,7 @@ function createWorker(services: Services, options: Partial<WorkerOptions> = {}):
     {
       concurrency: config.worker.concurrency,
       perLocation: config.worker.perLocation,
+      perWorkspace: config.worker.perWorkspace,
       leaseMs: config.worker.leaseSeconds * 1000,
       ...options,
     },

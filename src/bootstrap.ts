@@ -1,4 +1,4 @@
-// First start (DECISIONS "Running it"): against an empty database, create the workspace `default`
+// First start (README, "First steps"): against an empty database, create the workspace `default`
 // and one API key, and write the bare key to <data dir>/bootstrap-key (mode 0600). The log names the
 // file, never the key.
 import { writeFileSync } from 'node:fs';

@@ -1,9 +1,10 @@
-// Settings from the environment (DECISIONS "Running it"). Read once at start; everything else takes
+// Settings from the environment (README, "Settings"). Read once at start; everything else takes
 // a Config, so tests build one without touching process.env.
 import { resolve } from 'node:path';
 import { OAUTH_PROVIDERS } from './providers.js';
 import { Secret } from './secret.js';
 import { DEFAULT_OAUTH_APPS, type OAuthApp } from './stores/context.js';
+import { DEFAULT_TRANSFER_MEMORY } from './stores/shared/memory.js';
 
 export interface Config {
   host: string;
@@ -21,7 +22,7 @@ export interface Config {
   logLevel: string;
   oauthApps: Record<(typeof OAUTH_PROVIDERS)[number], OAuthApp>;
   refresh: { pollSeconds: number; aheadSeconds: number; maxFailures: number };
-  /** api: HTTP only; worker: transfers and background work only; all: both (DECISIONS). */
+  /** api: HTTP only; worker: transfers and background work only; all: both. */
   role: Role;
   worker: {
     concurrency: number;
@@ -30,6 +31,8 @@ export interface Config {
     perWorkspace: number;
     shutdownSeconds: number;
     leaseSeconds: number;
+    /** Bytes of object data all transfers of the process may hold in memory at once. */
+    memoryBytes: number;
   };
 }
 
@@ -51,6 +54,31 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+const UNITS: Record<string, number> = {
+  '': 1,
+  k: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gib: 1024 ** 3,
+};
+
+/** A size in bytes, or with a binary unit: "268435456", "256MiB", "1GiB", "512m". */
+function byteSize(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const match = /^\s*(\d+)\s*([a-z]*)\s*$/i.exec(raw);
+  const unit = match ? UNITS[(match[2] ?? '').toLowerCase()] : undefined;
+  const value = match && unit !== undefined ? Number(match[1]) * unit : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(
+      `${name} must be a size from ${min / 1024 ** 2} MiB to ${max / 1024 ** 3} GiB (bytes, or with KiB, MiB or GiB), got "${raw}"`,
+    );
+  }
+  return value;
+}
+
 function optionalSecret(env: Env, name: string): Secret | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : new Secret(raw);
@@ -65,8 +93,9 @@ function oauthApps(env: Env): Config['oauthApps'] {
       tokenUrl: env[`${prefix}TOKEN_URL`] || defaults.tokenUrl,
       apiUrl: env[`${prefix}API_URL`] || defaults.apiUrl,
     };
-    const contentUrl = env[`${prefix}CONTENT_URL`] || defaults.contentUrl;
-    if (contentUrl !== undefined) app.contentUrl = contentUrl;
+    // Only dropbox and box serve file contents from a host of their own; the others have no such setting.
+    if (defaults.contentUrl !== undefined)
+      app.contentUrl = env[`${prefix}CONTENT_URL`] || defaults.contentUrl;
     const clientId = env[`${prefix}CLIENT_ID`];
     if (clientId) app.clientId = clientId;
     const clientSecret = optionalSecret(env, `${prefix}CLIENT_SECRET`);
@@ -132,6 +161,13 @@ export function loadConfig(env: Env = process.env): Config {
       // How long a claim lasts unless renewed (every third of it): a dead worker's objects go to
       // another worker this long after it died.
       leaseSeconds: integer(env, 'FERRY_WORKER_LEASE_SECONDS', 30, 3, 3600),
+      memoryBytes: byteSize(
+        env,
+        'FERRY_TRANSFER_MEMORY',
+        DEFAULT_TRANSFER_MEMORY,
+        16 * 1024 ** 2,
+        64 * 1024 ** 3,
+      ),
     },
     refresh: {
       pollSeconds: integer(env, 'FERRY_REFRESH_POLL_SECONDS', 30, 1, 86400),

@@ -1,5 +1,10 @@
 // JSON logs with pino. Secrets are typed as Secret (src/secret.ts) and print as "[redacted]"; the
 // redact paths below are the second line of defence for headers and fields that carry credentials.
+//
+// The service writes its log to stdout asynchronously (pino's sonic-boom destination with sync off):
+// a line is queued and written with the lines after it once the previous write is done, so a busy
+// server makes one write for many lines instead of one blocking write per request. What is queued is
+// written out before the process exits (flushSync on 'exit', which process.exit() also runs).
 import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger };
@@ -23,5 +28,22 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? stdoutDestination());
+}
+
+let stdout: ReturnType<typeof pino.destination> | undefined;
+
+/** One asynchronous stdout destination per process, flushed when the process exits. */
+function stdoutDestination(): DestinationStream {
+  if (stdout) return stdout;
+  const destination = pino.destination({ dest: 1, sync: false });
+  process.on('exit', () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // Nothing queued, or stdout already closed: nothing more can be written.
+    }
+  });
+  stdout = destination;
+  return destination;
 }

@@ -1,5 +1,5 @@
-// The ten storage providers of SPEC 2.1 and what ferry knows about each before it talks to one:
-// the shape of its secret (SPEC 2.2) and how its credentials rotate (DECISIONS "Rotation classes").
+// The ten storage providers and what ferry knows about each before it talks to one: the shape of its
+// secret (docs/api.md, "Secrets by provider") and how its credentials rotate ("Location health").
 
 export const PROVIDERS = [
   's3',
@@ -58,7 +58,7 @@ export function rotationClass(provider: Provider): RotationClass | undefined {
   }
 }
 
-/** Buckets or containers at the root: an empty listing path lists them (SPEC 4.9). */
+/** Buckets or containers at the root: an empty listing path lists them (docs/api.md, "Listing objects"). */
 export function hasBuckets(provider: Provider): boolean {
   return !isOAuthProvider(provider);
 }

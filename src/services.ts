@@ -23,9 +23,10 @@ import { TransferViews } from './domain/transfers/views.js';
 import { workerId } from './engine/worker.js';
 import type { Logger } from './log.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
-import { createRegistry } from './metrics.js';
+import { createRegistry, transferMemoryMetrics } from './metrics.js';
 import { createEgress } from './net/egress.js';
 import type { StoreContext } from './stores/context.js';
+import { MemoryBudget } from './stores/shared/memory.js';
 
 export interface Services {
   config: Config;
@@ -80,8 +81,14 @@ export async function createServices(config: Config, options: ServicesOptions): 
     throw err;
   }
   const locations = new Locations(db.kysely, keyring, clock);
-  const stores: StoreContext = { egress: createEgress(config.egressAllow), oauthApps: config.oauthApps };
   const metrics = createRegistry();
+  const memory = new MemoryBudget(config.worker.memoryBytes);
+  transferMemoryMetrics(metrics, memory);
+  const stores: StoreContext = {
+    egress: createEgress(config.egressAllow),
+    oauthApps: config.oauthApps,
+    memory,
+  };
   const refresh: RefreshDeps = {
     db,
     keyring,

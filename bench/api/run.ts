@@ -1,10 +1,13 @@
 // bench/api: requests per second and p99 latency of the authenticated GET /v1/locations (100
-// locations) against GET /healthz on the same server, and their ratio; and the latency of reading a
-// job (GET /v1/jobs/{id}) of 1,000 and of 100,000 objects, one request at a time. The server runs as its own
-// process (the built program, as `npm start` runs it) on SQLite, or on PostgreSQL with --postgres.
-//   npm run bench:api [-- --seconds 10 --connections 50 --postgres]
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// locations) and of GET /healthz, each against a bare Fastify route that sends the same bytes as the
+// list (bench/api/bare.mjs, the machine's ceiling), measured in turn (bare, health, list) for --runs
+// rounds, medians and ratios printed; and the latency of reading a job (GET /v1/jobs/{id}) of 1,000 and
+// of 100,000 objects, one request at a time. The server runs as its own process (the built program, as
+// `npm start` runs it, at the default settings: info logging, metrics on) on SQLite, or on PostgreSQL
+// with --postgres. --cpu-prof DIR profiles the server (node --cpu-prof) for the whole run.
+//   npm run bench:api [-- --seconds 10 --connections 50 --runs 3 --postgres --cpu-prof /tmp/prof]
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +24,11 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     postgres: { type: 'boolean', default: false },
+    runs: { type: 'string', default: '3' },
+    'cpu-prof': { type: 'string' },
   },
 });
+const runs = Number(values.runs);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const root = new URL('../..', import.meta.url).pathname;
@@ -97,7 +103,9 @@ const env: Record<string, string> = {
   ...process.env,
   FERRY_DATA_DIR: dataDir,
   FERRY_PORT: String(port),
-  FERRY_LOG_LEVEL: 'warn',
+  // The defaults users run: info logging (one line per request), metrics on. The log goes to a file,
+  // as a service's does, not to this terminal.
+  FERRY_LOG_LEVEL: 'info',
   // No worker: the jobs read below are written here and must stay as written.
   FERRY_ROLE: 'api',
 } as Record<string, string>;
@@ -110,10 +118,13 @@ if (values.postgres) {
   await c.end();
   env.FERRY_DATABASE_URL = `${url}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 }
-const server: ChildProcess = spawn(process.execPath, [join(root, 'bin/ferry.js'), 'serve'], {
+const profile = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : [];
+const logFile = join(dataDir, 'ferry.log');
+const server: ChildProcess = spawn(process.execPath, [...profile, join(root, 'bin/ferry.js'), 'serve'], {
   env,
-  stdio: 'inherit',
+  stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
 });
+let bare: ChildProcess | undefined;
 try {
   await waitReady(base);
   const key = readFileSync(join(dataDir, 'bootstrap-key'), 'utf8').trim();
@@ -137,20 +148,54 @@ try {
   const list = (await (await fetch(`${base}/v1/locations`, { headers: auth })).json()) as unknown[];
   if (list.length !== 100) throw new Error(`expected 100 locations, got ${list.length}`);
 
-  await measure(`${base}/healthz`, {}); // warm-up
-  const health = await measure(`${base}/healthz`, {});
-  const locations = await measure(`${base}/v1/locations`, auth);
+  // The peer: the same bytes from a bare Fastify route in a process of its own.
+  const listBody = await (await fetch(`${base}/v1/locations`, { headers: auth })).text();
+  const bodyFile = join(dataDir, 'list.json');
+  writeFileSync(bodyFile, listBody);
+  const barePort = await freePort();
+  bare = fork(join(root, 'bench/api/bare.mjs'), [], {
+    env: { ...process.env, BARE_BODY: bodyFile, BARE_PORT: String(barePort) },
+    execArgv: [],
+  });
+  await new Promise<void>((resolve, reject) => {
+    bare?.once('message', () => resolve());
+    bare?.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
+  const targets = [
+    {
+      name: 'bare Fastify route, the same bytes as the list (peer)',
+      url: `http://127.0.0.1:${barePort}/bare`,
+      headers: {},
+    },
+    { name: 'GET /healthz', url: `${base}/healthz`, headers: {} },
+    { name: 'GET /v1/locations (authenticated, 100 locations)', url: `${base}/v1/locations`, headers: auth },
+  ];
+  for (const target of targets) await measure(target.url, target.headers); // warm-up
+  const results = targets.map(() => [] as { rps: number; p99: number }[]);
+  for (let run = 0; run < runs; run++) {
+    for (const [i, target] of targets.entries()) results[i]?.push(await measure(target.url, target.headers));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+  const rps = results.map((r) => median(r.map((x) => x.rps)));
   const database = values.postgres ? 'PostgreSQL' : 'SQLite';
   console.log(
-    `\nbench/api — ${database}, ${connections} connections, ${seconds} s each, node ${process.version}\n`,
+    `\nbench/api — ${database}, ${connections} connections, ${seconds} s each, median of ${runs} interleaved rounds, node ${process.version}\n`,
   );
-  console.log('| endpoint | req/s | p99 ms |');
-  console.log('|---|---:|---:|');
-  console.log(`| GET /healthz | ${health.rps.toFixed(0)} | ${health.p99} |`);
+  console.log(`| endpoint | req/s | p99 ms | ratio to the bare route | each run, req/s |`);
+  console.log('|---|---:|---:|---:|---|');
+  for (const [i, target] of targets.entries()) {
+    const r = results[i] ?? [];
+    console.log(
+      `| ${target.name} | ${(rps[i] ?? 0).toFixed(0)} | ${median(r.map((x) => x.p99))} | ${((rps[i] ?? 0) / (rps[0] ?? 1)).toFixed(2)} | ${r.map((x) => x.rps.toFixed(0)).join(', ')} |`,
+    );
+  }
   console.log(
-    `| GET /v1/locations (authenticated, 100 locations) | ${locations.rps.toFixed(0)} | ${locations.p99} |`,
+    `\nlist / bare ${((rps[2] ?? 0) / (rps[0] ?? 1)).toFixed(2)} (goal ≥ 0.50), healthz / bare ${((rps[1] ?? 0) / (rps[0] ?? 1)).toFixed(2)} (goal ≥ 1.0), list / healthz ${((rps[2] ?? 0) / (rps[1] ?? 1)).toFixed(2)}`,
   );
-  console.log(`\nratio list/healthz: ${(locations.rps / health.rps).toFixed(2)} (target ≥ 0.50)`);
+  const logLines = readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"msg":"request"')).length;
+  console.log(`(the server wrote ${logLines.toLocaleString('en')} request log lines)`);
 
   // Reading a job: its counters, whatever its size. One request at a time, so the latency is the cost.
   const workspace = await (async () => {
@@ -183,6 +228,7 @@ try {
     console.log(`| ${objects.toLocaleString('en')} objects | ${mean.toFixed(2)} | ${p99.toFixed(2)} |`);
   }
 } finally {
+  bare?.kill('SIGTERM');
   server.kill('SIGTERM');
   await new Promise((r) => server.on('exit', r));
   rmSync(dataDir, { recursive: true, force: true });

@@ -1,8 +1,8 @@
-// bench/list (issue 3, acceptance 3): a recursive listing of a 10,000-object bucket on s3rver through
-// ferry's POST /v1/list (the built server as its own process, reading the whole streamed body) against
-// `rclone lsjson -R` (Debian's rclone) on the same bucket, median of 3 runs each, in one run of this
-// script; and ferry's peak resident memory during the listing at 10,000 and at 2,000 objects, to show
-// it does not grow with the number of entries.
+// bench/list (figures in docs/performance.md): a recursive listing of a 10,000-object bucket on
+// s3rver through ferry's POST /v1/list (the built server as its own process, reading the whole
+// streamed body) against `rclone lsjson -R` (Debian's rclone) on the same bucket, median of 3 runs
+// each, in one run of this script; and ferry's peak resident memory during the listing at 10,000 and
+// at 2,000 objects, to show it does not grow with the number of entries.
 //   npm run bench:list [-- --objects 10000 --small 2000 --runs 3 --skip-build --skip-heads --cpu-prof DIR]
 // (--skip-heads leaves out the slow rclone variant that HEADs every object; --cpu-prof DIR profiles
 // the ferry server with node --cpu-prof.)

@@ -79,9 +79,9 @@ export async function startFerry(
     FERRY_DATA_DIR: dataDir,
     FERRY_PORT: String(port),
     FERRY_LOG_LEVEL: 'warn',
-    ...options.env,
   };
-  delete env.FERRY_DATABASE_URL;
+  delete env.FERRY_DATABASE_URL; // SQLite unless the caller names a database
+  Object.assign(env, options.env);
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(root, 'bin/ferry.js'), 'serve'], {
     cwd: root,
     env,

@@ -65,6 +65,17 @@ export async function createLocations(ferry: FerryProcess, s3: string, azure: st
   };
 }
 
+/** Where the server's memory is after a run, from its /metrics (V8 heap, memory outside it). */
+async function printHeap(ferry: FerryProcess, rssBytes: number): Promise<void> {
+  const text = await (await fetch(`${ferry.base}/metrics`)).text();
+  const metric = (name: string) =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]);
+  const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
+  console.log(
+    `  ferry after the run: RSS ${mib(rssBytes)}, V8 heap ${mib(metric('ferry_nodejs_heap_size_total_bytes'))} (used ${mib(metric('ferry_nodejs_heap_size_used_bytes'))}), external ${mib(metric('ferry_nodejs_external_memory_bytes'))}, transfer memory peak ${mib(metric('ferry_transfer_memory_peak_bytes'))}`,
+  );
+}
+
 const finished = new Set(['complete', 'partial', 'failed', 'canceled']);
 
 /** Runs `start` (which POSTs and answers the path to poll), measured as described above. */
@@ -86,6 +97,7 @@ async function measured(
   }
   const seconds = (performance.now() - started) / 1000;
   const [memory, cpu1] = await Promise.all([memoryOf(ferry.pid), cpuOf(ferry.pid)]);
+  await printHeap(ferry, memory.rssBytes);
   return {
     seconds,
     peakBytes: memory.peakBytes,

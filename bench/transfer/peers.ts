@@ -152,3 +152,27 @@ export class Aws {
     rmSync(this.#dir, { recursive: true, force: true });
   }
 }
+
+/** The bare SDK loop (bench/transfer/sdk-loop.mjs), in a node process of its own. */
+export class SdkLoop {
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #script = new URL('./sdk-loop.mjs', import.meta.url).pathname;
+
+  constructor(endpoints: Endpoints) {
+    this.#env = {
+      ...process.env,
+      S3_ENDPOINT: endpoints.s3,
+      AZURE_ENDPOINT: endpoints.azure,
+      AZURE_ACCOUNT: AZURITE_ACCOUNT,
+      AZURE_KEY: AZURITE_KEY,
+    };
+  }
+
+  s3Copy(sourceBucket: string, destBucket: string): Promise<ToolRun> {
+    return run(process.execPath, [this.#script, 's3-copy', sourceBucket, destBucket], this.#env);
+  }
+
+  s3ToAzure(sourceBucket: string, container: string): Promise<ToolRun> {
+    return run(process.execPath, [this.#script, 's3-to-azure', sourceBucket, container], this.#env);
+  }
+}

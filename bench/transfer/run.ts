@@ -1,5 +1,5 @@
-// bench/transfer (issue 4, acceptance 2): ferry against `rclone copy` and `aws s3 cp --recursive` on
-// local s3rver and azurite, in one run, on the same data:
+// bench/transfer (figures and targets in docs/performance.md): ferry against `rclone copy` and
+// `aws s3 cp --recursive` on local s3rver and azurite, in one run, on the same data:
 //   (a) 2,000 × 4 KiB + 20 × 8 MiB, S3 to S3 on one server (server-side copies for every tool);
 //   (b) the same data, S3 to Azure (streamed through the tool; aws cannot);
 //   (c) one 1 GiB object, S3 to Azure, with the peak memory of each tool;
@@ -48,13 +48,13 @@ import {
   prefixCopy,
   singleCopy,
 } from './ferry.js';
-import { Aws, CONCURRENCY, Rclone, type ToolRun } from './peers.js';
+import { Aws, CONCURRENCY, Rclone, SdkLoop, type ToolRun } from './peers.js';
 
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '3' },
     only: { type: 'string', default: 'a,b,c,d' },
-    tools: { type: 'string', default: 'ferry,rclone,aws' },
+    tools: { type: 'string', default: 'ferry,rclone,aws,sdk' },
     'manifest-keys': { type: 'string', default: '100000' },
     'skip-build': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
@@ -107,6 +107,7 @@ const client = seedClient(s3.endpoint);
 const azure = azureService(azurite.endpoint);
 const aws = new Aws(s3.endpoint);
 const rclone = new Rclone({ s3: s3.endpoint, azure: azurite.endpoint });
+const sdk = new SdkLoop({ s3: s3.endpoint, azure: azurite.endpoint });
 
 /** A fresh ferry server with its three locations, for the length of `work`. */
 async function withFerry<T>(work: (ferry: FerryProcess, loc: Locations) => Promise<T>): Promise<T> {
@@ -168,6 +169,10 @@ function items(ferry: FerryProcess, loc: Locations): Item[] {
           label: `aws s3 cp --recursive (max_concurrent_requests ${CONCURRENCY})`,
           run: (dest) => aws.copyRecursive(SOURCE_BUCKET, dest),
         },
+        {
+          label: `sdk loop: ListObjectsV2, then CopyObject ${CONCURRENCY} at a time (the server's limit)`,
+          run: (dest) => sdk.s3Copy(SOURCE_BUCKET, dest),
+        },
       ],
     },
     {
@@ -184,6 +189,10 @@ function items(ferry: FerryProcess, loc: Locations): Item[] {
         {
           label: `rclone copy ${rcloneFlags}`,
           run: (dest) => rclone.copy(`S3:${SOURCE_BUCKET}`, `AZ:${dest}`),
+        },
+        {
+          label: `sdk loop: GetObject, then Put Blob or uploadStream, ${CONCURRENCY} at a time`,
+          run: (dest) => sdk.s3ToAzure(SOURCE_BUCKET, dest),
         },
       ],
     },
@@ -217,16 +226,20 @@ function items(ferry: FerryProcess, loc: Locations): Item[] {
 }
 
 function table(item: Item, samples: Sample[][]): void {
-  const rcloneIndex = item.tools.findIndex((t) => t.label.startsWith('rclone'));
-  const rcloneMedian =
-    rcloneIndex < 0 ? Number.NaN : median((samples[rcloneIndex] as Sample[]).map((s) => s.seconds));
+  const medianOf = (prefix: string) => {
+    const index = item.tools.findIndex((t) => t.label.startsWith(prefix));
+    return index < 0 ? Number.NaN : median((samples[index] as Sample[]).map((s) => s.seconds));
+  };
+  const rcloneMedian = medianOf('rclone');
+  const sdkMedian = medianOf('sdk loop');
+  const ratio = (secs: number, to: number) => (Number.isNaN(to) ? '—' : (secs / to).toFixed(2));
   print();
   print(`${item.title}: ${item.expected.objects} objects, ${mib(item.expected.bytes)}; median of ${runs}`);
   print();
   print(
-    '| tool | median time | ratio to rclone | peak memory | CPU of the tool | CPU of s3rver | CPU of azurite | each run |',
+    '| tool | median time | ratio to rclone | ratio to the sdk loop | peak memory | CPU of the tool | CPU of s3rver | CPU of azurite | each run |',
   );
-  print('|---|---:|---:|---:|---:|---:|---:|---|');
+  print('|---|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const [t, tool] of item.tools.entries()) {
     const ss = samples[t] as Sample[];
     const secs = median(ss.map((s) => s.seconds));
@@ -234,7 +247,7 @@ function table(item: Item, samples: Sample[][]): void {
     const idle = ss.flatMap((s) => (s.rssBeforeBytes === undefined ? [] : [s.rssBeforeBytes]));
     const memory = idle.length > 0 ? `${peak} (server process; ${mib(Math.min(...idle))} before)` : peak;
     print(
-      `| ${tool.label} | ${secs.toFixed(2)} s | ${Number.isNaN(rcloneMedian) ? '—' : (secs / rcloneMedian).toFixed(2)} | ${memory} | ${median(ss.map((s) => s.cpuSeconds)).toFixed(1)} s | ${median(ss.map((s) => s.s3rverCpuSeconds)).toFixed(1)} s | ${median(ss.map((s) => s.azuriteCpuSeconds)).toFixed(1)} s | ${ss.map((s) => s.seconds.toFixed(2)).join(', ')} |`,
+      `| ${tool.label} | ${secs.toFixed(2)} s | ${ratio(secs, rcloneMedian)} | ${ratio(secs, sdkMedian)} | ${memory} | ${median(ss.map((s) => s.cpuSeconds)).toFixed(1)} s | ${median(ss.map((s) => s.s3rverCpuSeconds)).toFixed(1)} s | ${median(ss.map((s) => s.azuriteCpuSeconds)).toFixed(1)} s | ${ss.map((s) => s.seconds.toFixed(2)).join(', ')} |`,
     );
   }
 }

@@ -1,4 +1,4 @@
-// API keys (SPEC 4.10, 4.11, 5; DECISIONS "API keys"). A key is a random bearer token shown once; only
+// API keys (docs/api.md, "API keys" and "Authentication"). A key is a random bearer token shown once; only
 // its SHA-256 is stored. Authentication reads the row on every request, so revocation and expiry
 // written by any process take effect on the very next request everywhere. last_used_at is written at
 // most once a minute per key, by a conditional UPDATE that several processes can race on harmlessly.
@@ -110,7 +110,7 @@ export class ApiKeys {
     return row;
   }
 
-  /** SPEC 4.10: rename and/or set the expiry; the token and its callers are unaffected. */
+  /** Rename and/or set the expiry; the token and its callers are unaffected. */
   async update(workspaceId: string, id: string, input: { name?: string; expiresAt?: number }): Promise<void> {
     if (input.name === undefined && input.expiresAt === undefined) {
       throw invalid('send name or expires_at (or both)');
@@ -128,7 +128,7 @@ export class ApiKeys {
       .execute();
   }
 
-  /** SPEC 4.11: immediate, no grace window; revoking twice is fine. */
+  /** Immediate, no grace window; revoking twice is fine. */
   async revoke(workspaceId: string, id: string): Promise<void> {
     const row = await this.find(workspaceId, id);
     if (row.revoked_at !== null) return;

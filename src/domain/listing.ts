@@ -1,4 +1,4 @@
-// Object listing (SPEC 4.9, 2.5; DECISIONS "Listing"): what a location holds under a path, streamed
+// Object listing (docs/api.md, "Listing objects"): what a location holds under a path, streamed
 // from the provider page by page so that memory does not grow with the number of entries.
 import { invalid } from '../errors.js';
 import { hasBuckets } from '../providers.js';

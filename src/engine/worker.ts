@@ -90,6 +90,11 @@ export class Worker {
     return this.ctx.owner;
   }
 
+  /** The options this worker runs with (its settings and the defaults). */
+  get options(): Readonly<WorkerOptions> {
+    return this.#options;
+  }
+
   start(): void {
     this.#loop ??= this.loop().catch((err: unknown) => {
       this.ctx.logger.error({ err }, 'worker loop stopped');

@@ -7,7 +7,7 @@ import { addProcessMetrics } from '../metrics.js';
 import type { Services } from '../services.js';
 import { registerAuth } from './auth.js';
 import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
-import { registerMetrics } from './metrics.js';
+import { requestMetrics } from './metrics.js';
 import { linkRoutes } from './routes/links.js';
 import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
@@ -19,7 +19,7 @@ import { tokenRoutes } from './routes/tokens.js';
 import { transferRoutes } from './routes/transfers.js';
 import { ErrorBody } from './schemas.js';
 
-/** SPEC 8 sets 8 MiB for copy; other bodies are small and get 1 MiB. */
+/** Copy bodies may be 8 MiB; other bodies are small and get 1 MiB (docs/api.md, "Errors", 413). */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export interface AppOptions {
@@ -34,7 +34,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // One line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: DEFAULT_BODY_LIMIT,
-    // Validation must not coerce or drop: a mistyped or unknown field is a 400 (DECISIONS).
+    // Validation must not coerce or drop: a mistyped or unknown field is a 400 (docs/api.md, "Errors").
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -45,7 +45,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler(methods));
   app.addSchema(ErrorBody);
-  // JSON as usual, except that an empty body is no body (job retry and cancel take none, DECISIONS).
+  // JSON as usual, except that an empty body is no body (job retry and cancel take none: docs/api.md,
+  // "Polling").
   const json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -53,16 +54,28 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     else json(request, body as string, done);
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
+  // One hook after each answer: the request's log line, then its metrics. The route is its pattern,
+  // never the raw URL: paths can carry share tokens and ids without bound.
+  // The line carries only fixed fields (request id, method, route pattern, status, time), none of
+  // them user data, so it is written by a child logger without the redaction pass (docs/performance.md,
+  // "bench/api") that every other line takes.
+  const observe = requestMetrics(services.metrics);
+  const access = services.logger.child({}, { redact: { paths: [] } });
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const ms = reply.elapsedTime;
+    access.info(
       {
+        reqId: request.id,
         method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
+        route,
         status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
+        ms: Math.round(ms * 10) / 10,
       },
       'request',
     );
+    observe(request.method, route, reply.statusCode, ms / 1000);
+    done();
   });
 
   await app.register(swagger, {
@@ -82,7 +95,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   registerAuth(app, services.apiKeys);
   if (options.defaultMetrics) addProcessMetrics(services.metrics);
-  registerMetrics(app, services.metrics);
   serviceRoutes(app, { db: services.db, registry: services.metrics });
   await app.register(locationRoutes(services.locations, () => services.refreshRequested()));
   await app.register(tokenRoutes(services.apiKeys));

@@ -1,5 +1,6 @@
-// Bearer authentication (SPEC 5). Every route checks the API key first unless it is declared public
-// (config.public), and so does the 404/405 handler: without a valid key every other path answers 401.
+// Bearer authentication (docs/api.md, "Authentication"). Every route checks the API key first unless it is
+// declared public (config.public), and so does the 404/405 handler: without a valid key every other path
+// answers 401.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeys, Principal } from '../domain/api-keys.js';
 import { FerryError } from '../errors.js';
@@ -24,9 +25,22 @@ export function bearerToken(header: string | undefined): string {
 
 export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config?.public === true) return;
-    request.principal = await apiKeys.authenticate(bearerToken(request.headers.authorization));
+  // A callback hook, not an async one: public routes (health, share links) pass without a promise.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.routeOptions.config?.public === true) return done();
+    let token: string;
+    try {
+      token = bearerToken(request.headers.authorization);
+    } catch (err) {
+      return done(err as Error);
+    }
+    apiKeys.authenticate(token).then(
+      (principal) => {
+        request.principal = principal;
+        done();
+      },
+      (err: Error) => done(err),
+    );
   });
 }
 

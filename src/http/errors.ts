@@ -1,6 +1,6 @@
-// The one place where error kinds become HTTP (STYLE "Errors are values with a kind"). Every error
-// answers the standard shape {error, message} (DECISIONS), except the ambiguous-name 409, whose body
-// travels on the error. 5xx details are logged, never sent.
+// The one place where error kinds become HTTP: every error is a value with a kind, and only this module knows
+// which status each kind answers. Every error answers {error, message} (docs/api.md, "Errors"), except the
+// ambiguous-name 409, whose body travels on the error. 5xx details are logged, never sent.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { type ErrorKind, FerryError } from '../errors.js';
@@ -99,8 +99,8 @@ export function errorHandler(err: FastifyError | FerryError, request: FastifyReq
 }
 
 /**
- * Unknown paths answer 404, known paths with another method 405 with Allow (DECISIONS). Fastify's own
- * router answers 404 for both, so the routes are mirrored here to tell them apart.
+ * Unknown paths answer 404, known paths with another method 405 with Allow (docs/api.md, "Errors"). Fastify's
+ * own router answers 404 for both, so the routes are mirrored here to tell them apart.
  */
 export class MethodTable {
   readonly #router = FindMyWay();

@@ -1,8 +1,10 @@
-// HTTP request metrics, counted into the process's registry (src/metrics.ts).
-import type { FastifyInstance } from 'fastify';
+// HTTP request metrics, counted into the process's registry (src/metrics.ts). The app's one
+// onResponse hook (src/http/app.ts) calls the observer after writing the request's log line.
 import { Counter, Histogram, type Registry } from 'prom-client';
 
-export function registerMetrics(app: FastifyInstance, registry: Registry): void {
+export type ObserveRequest = (method: string, route: string, status: number, seconds: number) => void;
+
+export function requestMetrics(registry: Registry): ObserveRequest {
   const requests = new Counter({
     name: 'ferry_http_requests_total',
     help: 'HTTP requests answered, by route and status',
@@ -16,10 +18,19 @@ export function registerMetrics(app: FastifyInstance, registry: Registry): void 
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
-    // The route pattern, never the raw URL: paths can carry share tokens and ids without bound.
-    const route = request.routeOptions.url ?? 'unmatched';
-    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-  });
+  // The labelled children, looked up once per (method, route, status) rather than hashed from a label
+  // object on every request. Routes are patterns and statuses few, so the map stays small.
+  const children = new Map<string, { count: () => void; time: (seconds: number) => void }>();
+  return (method, route, status, seconds) => {
+    const key = `${method} ${status} ${route}`;
+    let child = children.get(key);
+    if (child === undefined) {
+      const counter = requests.labels(method, route, String(status));
+      const histogram = duration.labels(method, route);
+      child = { count: () => counter.inc(), time: (s) => histogram.observe(s) };
+      children.set(key, child);
+    }
+    child.count();
+    child.time(seconds);
+  };
 }

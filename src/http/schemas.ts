@@ -1,5 +1,6 @@
 // Request and response schemas shared by several routes. One TypeBox schema serves validation, the
-// handler's types and /openapi.json. Every request body rejects fields it does not know (DECISIONS).
+// handler's types and /openapi.json. Every request body rejects fields it does not know, so a misspelt
+// option is never ignored (docs/api.md, "Errors").
 import { type Static, type TSchema, Type } from 'typebox';
 import { PROVIDERS, type Provider as ProviderName } from '../providers.js';
 
@@ -21,7 +22,7 @@ export const AmbiguousName = Type.Object(
       }),
     ),
   },
-  { description: 'A bare name matched more than one location (SPEC 7)' },
+  { description: 'A bare name matched more than one location' },
 );
 
 const ref = (id: string) => Type.Unsafe<Static<typeof ErrorBody>>({ $ref: `${id}#` });
@@ -53,7 +54,7 @@ export const Metadata = Type.Unsafe<Record<string, unknown>>({
   description: 'Non-secret provider configuration, at most 16 KiB of JSON',
 });
 
-/** SPEC 4.0: name and/or id. */
+/** name and/or id (docs/api.md, "Addressing a location"). */
 export const locationRefFields = {
   name: Type.Optional(Type.String({ minLength: 1, description: 'The location label' })),
   id: Type.Optional(Type.String({ description: 'The location UUID' })),

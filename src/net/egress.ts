@@ -1,9 +1,9 @@
-// The egress guard (DECISIONS "Security"): outbound connections made on a caller's behalf (pull URLs,
-// metadata `endpoint`s, redirects) may reach only public unicast addresses, plus what
-// FERRY_EGRESS_ALLOW names. The check runs on the resolved address of every connection, inside the
-// connection itself: a guarded DNS lookup for host names, and a direct check for IP-literal hosts
-// (which skip the lookup). So a name that resolves to 127.0.0.1, a DNS answer that changes between a
-// check and the connect, or a redirect to a private address are all refused the same way.
+// The egress guard (docs/api.md, "Metadata" and "Move, remove, pull"): outbound connections made on a
+// caller's behalf (pull URLs, metadata `endpoint`s, redirects) may reach only public unicast addresses, plus
+// what FERRY_EGRESS_ALLOW names. The check runs on the resolved address of every connection, inside the
+// connection itself: a guarded DNS lookup for host names, and a direct check for IP-literal hosts (which skip
+// the lookup). So a name that resolves to 127.0.0.1, a DNS answer that changes between a check and the
+// connect, or a redirect to a private address are all refused the same way.
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';

@@ -1,7 +1,7 @@
-// Fetching a caller's URL for pull (SPEC 4.12, DECISIONS "Move, remove, pull, share, send" and
-// "Security"). Every connection goes through the egress guard's dispatcher, which checks the resolved
-// address of each connection; redirects are followed here, by hand, so that every hop's URL is checked
-// too (http or https, a host, no credentials) before the guard sees its address.
+// Fetching a caller's URL for pull (docs/api.md, "Move, remove, pull"). Every connection goes through the
+// egress guard's dispatcher, which checks the resolved address of each connection; redirects are followed
+// here, by hand, so that every hop's URL is checked too (http or https, a host, no credentials) before the
+// guard sees its address.
 //
 // Answers become FerryError kinds: 404 and 410 not_found; 401 and 403 invalid (the server refused);
 // 429 and 503 throttled with Retry-After; 408 and other 5xx transient; other 4xx, a redirect without
@@ -225,9 +225,10 @@ function clip(text: string, max = 200): string {
 }
 
 /**
- * Checks, before a pull is accepted, that the URL's host resolves only to addresses the egress guard
- * allows (DECISIONS: such a URL is 400 at once). The fetch checks again on every connection, so a DNS
- * answer that changes later is still caught. An unknown host is invalid; a failing resolver transient.
+ * Checks, before a pull is accepted, that the URL's host resolves only to addresses the egress guard allows
+ * (such a URL is 400 at once: docs/api.md, "Move, remove, pull"). The fetch checks again on every connection,
+ * so a DNS answer that changes later is still caught. An unknown host is invalid; a failing resolver
+ * transient.
  */
 export async function checkPullHost(url: URL, egress: Egress): Promise<void> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;

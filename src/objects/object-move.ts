@@ -1,7 +1,7 @@
-// Moving one object (SPEC 4.13: afterwards the file exists only at the destination), after rclone's
-// operations.Move: the destination's native move when both stores share provider and account, else
-// copyObject (which verifies) followed by deleting the source. The fallback lives here, never in a
-// store (STYLE.md).
+// Moving one object (docs/api.md, "Move, remove, pull": afterwards the file exists only at the
+// destination), after rclone's operations.Move: the destination's native move when both stores share
+// provider and account, else copyObject (which verifies) followed by deleting the source. The
+// fallback lives here, never in a store: stores offer a native move as a capability, nothing more.
 //
 // Retries. The queue may run a move again after a crash, and a move is not atomic across stores, so
 // each step is safe to repeat:

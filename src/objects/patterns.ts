@@ -1,9 +1,9 @@
-// Glob patterns in source paths (DECISIONS "Move, remove, pull, share, send"): `*`, `**`, `?`,
+// Glob patterns in source paths (docs/api.md, "Move, remove, pull"): `*`, `**`, `?`,
 // `[…]` and `{a,b}`, matched with picomatch against the location-relative path.
 //
 // The dialect, exactly:
 // - A path is a pattern when it holds an unescaped `*`, `?`, `[` or `{`. Any other path is a plain
-//   path, used verbatim as exact bytes (SPEC 4.14), backslashes included.
+//   path, used verbatim as exact bytes (docs/api.md, "Copy"), backslashes included.
 // - `*` and `?` never cross a `/`; `**` as a whole segment crosses any number of folders (none too).
 //   `[…]` is a character class (`[!…]` and `[^…]` negate it), `{a,b}` alternatives, `{1..3}` a range.
 // - `*` matches names that begin with a dot. Object stores have no hidden files; a `.env` or

@@ -1,5 +1,5 @@
-// What the object operations check after moving bytes (issue 4, "Size is always verified; a checksum
-// too where both sides report the same kind of hash"), and the byte counter that sits in every
+// What the object operations check after moving bytes (docs/api.md, "Copy": the size always, the
+// checksum where both sides report the same kind of hash), and the byte counter that sits in every
 // streamed copy: it reports progress and fails the stream when the source gives more or fewer bytes
 // than its stat said, so a short read never becomes a short object.
 import { Transform, type TransformCallback } from 'node:stream';

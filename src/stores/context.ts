@@ -1,8 +1,9 @@
 // What a store needs from the process besides the location: the egress guard for caller-supplied
-// endpoints and the OAuth applications' settings (DECISIONS "Running it").
+// endpoints and the OAuth applications' settings (README, "Settings": FERRY_<PROVIDER>_…).
 import type { Egress } from '../net/egress.js';
 import type { OAuthProvider } from '../providers.js';
 import type { Secret } from '../secret.js';
+import type { MemoryBudget } from './shared/memory.js';
 
 export interface OAuthApp {
   clientId?: string;
@@ -16,6 +17,11 @@ export interface OAuthApp {
 export interface StoreContext {
   egress: Egress;
   oauthApps: Record<OAuthProvider, OAuthApp>;
+  /**
+   * The process's transfer memory (FERRY_TRANSFER_MEMORY), shared by every store's uploads. Absent
+   * (some store tests): each upload is bounded by its own part concurrency alone.
+   */
+  memory?: MemoryBudget;
 }
 
 /** The production endpoints; each can be overridden by FERRY_<PROVIDER>_{TOKEN,API,CONTENT}_URL. */

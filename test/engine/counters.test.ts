@@ -171,4 +171,57 @@ await eachDatabase('job counters', (database) => {
     assert.equal(Number(job.objects_pending), 19);
     assert.deepEqual(await objects.claim(db.kysely, db.dialect, lease('late'), id, 50), []);
   });
+
+  test('one batch of settlements across two jobs writes each row its own status and size, and none whose lease was lost', async () => {
+    const [x, y] = [await newJob(), await newJob()];
+    for (const id of [x, y]) {
+      await db.kysely.updateTable('jobs').set({ lease_owner: 'planner' }).where('id', '=', id).execute();
+      await jobs.commitBatch(db.kysely, 'planner', id, 0, planned(0, 4), clock.now());
+    }
+    const xs = await objects.claim(db.kysely, db.dialect, lease('w'), x, 4);
+    const ys = await objects.claim(db.kysely, db.dialect, lease('w'), y, 4);
+    // One of y's objects was taken by another worker meanwhile.
+    const lost = ys[3];
+    assert.ok(lost && xs.length === 4 && ys.length === 4);
+    await db.kysely
+      .updateTable('job_objects')
+      .set({ lease_owner: 'other' })
+      .where('job_id', '=', y)
+      .where('seq', '=', lost.seq)
+      .execute();
+    const settlements = [
+      { object: xs[0], settlement: { kind: 'done', bytes: 11 } },
+      { object: ys[0], settlement: { kind: 'done', bytes: 22 } },
+      { object: xs[1], settlement: { kind: 'done', bytes: 0, skipped: true } },
+      { object: xs[2], settlement: { kind: 'failed', error: 'gone' } },
+      { object: ys[1], settlement: { kind: 'done', bytes: 33 } },
+      { object: xs[3], settlement: { kind: 'again', error: 'slow', runAfter: clock.now() + 1000 } },
+      { object: ys[2], settlement: { kind: 'done', bytes: 44, skipped: true } },
+      { object: lost, settlement: { kind: 'done', bytes: 55 } },
+    ] as objects.ObjectSettlement[];
+    const written = await objects.settleMany(db.kysely, 'w', settlements);
+    assert.deepEqual(written, [true, true, true, true, true, true, true, false]);
+    const rows = await db.kysely
+      .selectFrom('job_objects')
+      .select(['job_id', 'seq', 'status', 'size', 'bytes_done', 'lease_owner'])
+      .where('job_id', 'in', [x, y])
+      .orderBy('job_id')
+      .orderBy('seq')
+      .execute();
+    const of = (job: string, seq: number) => {
+      const r = rows.find((row) => row.job_id === job && row.seq === seq);
+      return [r?.status, r?.bytes_done === null ? null : Number(r?.bytes_done), r?.lease_owner];
+    };
+    const seq = (row: { seq: number } | undefined) => row?.seq ?? -1;
+    assert.deepEqual(of(x, seq(xs[0])), ['succeeded', 11, null]);
+    assert.deepEqual(of(x, seq(xs[1])), ['skipped', 0, null]);
+    assert.deepEqual(of(x, seq(xs[2]))[0], 'failed');
+    assert.deepEqual(of(x, seq(xs[3]))[0], 'pending');
+    assert.deepEqual(of(y, seq(ys[0])), ['succeeded', 22, null]);
+    assert.deepEqual(of(y, seq(ys[1])), ['succeeded', 33, null]);
+    assert.deepEqual(of(y, seq(ys[2])), ['skipped', 44, null]);
+    assert.deepEqual(of(y, seq(lost)), ['running', 0, 'other'], 'the lost one is untouched');
+    await assertCounted(x, 'a mixed batch (x)');
+    await assertCounted(y, 'a mixed batch (y)');
+  });
 });

@@ -1,4 +1,4 @@
-// SPEC 4.10, 4.11, 5 and DECISIONS "API keys" through HTTP, on both databases.
+// docs/api.md "API keys" and "Authentication" through HTTP, on both databases.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';

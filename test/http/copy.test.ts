@@ -1,4 +1,4 @@
-// SPEC 4.14, 8 and DECISIONS "Copy, transfers, jobs" through HTTP on both databases, with a worker
+// docs/api.md "Copy" and "Polling" through HTTP on both databases, with a worker
 // in the process and real s3rver and azurite behind the locations.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

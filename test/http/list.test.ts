@@ -1,5 +1,5 @@
-// SPEC 4.9 and 2.5 through HTTP on s3rver (data seeded with the AWS SDK, not with ferry), on both
-// databases: bucket listing and hint, folders and files, recursion, 404s, and what provider failures
+// docs/api.md "Listing objects" through HTTP on s3rver (data seeded with the AWS SDK, not with
+// ferry), on both databases: bucket listing and hint, folders and files, recursion, 404s, and what provider failures
 // do to the answer and to the location's status.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

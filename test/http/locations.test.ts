@@ -1,4 +1,5 @@
-// SPEC 2.1–2.4, 4.0–4.8, 7 and DECISIONS "Addressing", "Locations" through HTTP, on both databases.
+// docs/api.md "Locations" (addressing, secrets, metadata, operations) and "Errors" through HTTP, on both
+// databases.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
@@ -43,7 +44,7 @@ await eachDatabase('locations', (database) => {
     assert.deepEqual(body.metadata, { region: 'eu-west-1', endpoint: 'http://127.0.0.1:9000' });
   });
 
-  test('every provider of SPEC 2.1 can be created, and the list shows summaries without secrets', async () => {
+  test('every provider can be created, and the list shows summaries without secrets', async () => {
     const secrets = new Map<Provider, Record<string, unknown>>();
     const ids: string[] = [];
     for (const provider of PROVIDERS) {
@@ -148,6 +149,45 @@ await eachDatabase('locations', (database) => {
     }
     const unknown = await create({ provider: 's3', label: 'x', secret: secretFor('s3'), colour: 'blue' });
     assert.match(unknown.json().message, /colour/);
+  });
+
+  test('metadata keys a store reads are checked by that store: a wrong type answers 400 naming the key, on create and on replace secret', async () => {
+    const cases: Array<[Provider, Record<string, unknown>, RegExp]> = [
+      ['s3', { endpoint: 'ftp://host' }, /metadata\.endpoint must be an http or https URL/],
+      ['s3', { endpoint: 7 }, /metadata\.endpoint must be an http or https URL/],
+      ['wasabi', { region: '' }, /metadata\.region must be a non-empty string/],
+      ['b2', { region: 3 }, /metadata\.region must be a non-empty string/],
+      ['r2', { force_path_style: 'yes' }, /metadata\.force_path_style must be a boolean/],
+      ['gcs', { endpoint: 'not a url' }, /metadata\.endpoint must be an http or https URL/],
+      ['azureblob', { endpoint: 'file:///etc' }, /metadata\.endpoint must be an http or https URL/],
+    ];
+    for (const [provider, metadata, message] of cases) {
+      const res = await create({ provider, label: 'x', secret: secretFor(provider), metadata });
+      assert.equal(res.statusCode, 400, `${provider} ${JSON.stringify(metadata)}: ${res.body}`);
+      assert.deepEqual(res.json(), { error: 400, message: res.json().message });
+      assert.match(res.json().message, message);
+
+      const loc = await createOk(provider);
+      const replaced = await t.request({
+        method: 'PUT',
+        url: '/v1/locations',
+        payload: { id: loc.id, secret: secretFor(provider), metadata },
+      });
+      assert.equal(
+        replaced.statusCode,
+        400,
+        `${provider} replace ${JSON.stringify(metadata)}: ${replaced.body}`,
+      );
+      assert.match(replaced.json().message, message);
+    }
+    // Keys a provider's store does not read are not its to check.
+    const dropbox = await create({
+      provider: 'dropbox',
+      label: 'x',
+      secret: secretFor('dropbox'),
+      metadata: { region: 3, force_path_style: 'yes' },
+    });
+    assert.equal(dropbox.statusCode, 201, dropbox.body);
   });
 
   test('get addresses a location by name, by id, and by both', async () => {

@@ -1,4 +1,4 @@
-// SPEC 4.12, 4.13 and DECISIONS "Move, remove, pull" through HTTP on both databases: the accept rules,
+// docs/api.md "Move, remove, pull" through HTTP on both databases: the accept rules,
 // and what arrives (or is gone) once the worker has run, on s3rver and an HTTP server of our own.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// DECISIONS "Bodies, errors, status codes", "Service endpoints" and "Security" through HTTP.
+// docs/api.md "Errors", "Service endpoints (no API key)" and the egress rules through HTTP.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { PROVIDERS } from '../../src/providers.js';
@@ -177,5 +177,29 @@ await eachDatabase('service rules', (database) => {
       assert.ok(!t.logs.text.includes(value), 'a secret reached the logs');
       for (const body of responses) assert.ok(!body.includes(value), 'a secret reached a response');
     }
+  });
+
+  test('each answer writes one request line (id, method, route pattern, status, time) and is counted by route', async () => {
+    const id = crypto.randomUUID();
+    const before = t.logs.lines.length;
+    const res = await t.request({ method: 'GET', url: `/v1/transfers/${id}` });
+    assert.equal(res.statusCode, 404);
+    const lines = t.logs.lines
+      .slice(before)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'request');
+    assert.equal(lines.length, 1);
+    const line = lines[0] ?? {};
+    assert.equal(line.method, 'GET');
+    assert.equal(line.route, '/v1/transfers/:id');
+    assert.equal(line.status, 404);
+    assert.equal(typeof line.ms, 'number');
+    assert.match(String(line.reqId), /./);
+    assert.ok(!t.logs.lines.slice(before).join('\n').includes(id), 'the raw path is not logged');
+    const metrics = (await t.request({ method: 'GET', url: '/metrics' })).body;
+    assert.match(
+      metrics,
+      /ferry_http_requests_total\{method="GET",route="\/v1\/transfers\/:id",status="404"\} [1-9]/,
+    );
   });
 });

@@ -6,9 +6,10 @@
 //
 // How the two answers map onto each other:
 // - path: rclone's Path is relative to the folder it listed; ferry's is from the location root, bucket
-//   first (SPEC 2.5). ferry path = `${listed folder}/${rclone Path}`.
-// - size of folders: ferry says 0 (SPEC 2.5). rclone 1.60 says 0 for the common prefixes of a
-//   non-recursive listing and -1 ("unknown") for the folders it derives from keys in a recursive one.
+//   first (docs/api.md, "Listing objects"). ferry path = `${listed folder}/${rclone Path}`.
+// - size of folders: ferry says 0 (docs/api.md, "Listing objects"). rclone 1.60 says 0 for the
+//   common prefixes of a non-recursive listing and -1 ("unknown") for the folders it derives from keys
+//   in a recursive one.
 // - modTime of folders: S3 has none. ferry leaves it out; rclone prints the time of the listing (a Dir
 //   with a zero time reports time.Now()), so folders' times are not compared.
 // - modTime of objects, compared as instants:

@@ -1,6 +1,6 @@
-// The egress guard (DECISIONS "Security"): address classification, the allow list, and the guard on
-// real connections through each of its transports (node http/https agents, undici dispatcher),
-// including host names that resolve to loopback and redirects to a refused address.
+// The egress guard (docs/api.md, "Metadata" and "Move, remove, pull"): address classification, the allow
+// list, and the guard on real connections through each of its transports (node http/https agents, undici
+// dispatcher), including host names that resolve to loopback and redirects to a refused address.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import https from 'node:https';

@@ -40,7 +40,7 @@ describe('PartReader', () => {
 });
 
 describe('uploadParts', () => {
-  test('lends each part a reused shared buffer, never more than `concurrency` at once', async () => {
+  test('lends each part a reused shared buffer, never more than `concurrency` at once; a short last part gets a buffer of its size', async () => {
     const partSize = 10_000;
     const data = randomBytes(partSize * 12 + 123);
     const reader = new PartReader(chunked(data), data.length);
@@ -66,7 +66,13 @@ describe('uploadParts', () => {
     assert.equal(parts, 13);
     assert.equal(size, data.length);
     assert.equal(most, 3);
-    assert.ok(buffers.size <= 3, `${buffers.size} buffers for 13 parts`);
+    const full = [...buffers].filter((b) => b.byteLength === partSize);
+    assert.ok(full.length <= 3, `${full.length} full-size buffers for 12 full parts`);
+    assert.deepEqual(
+      [...buffers].filter((b) => b.byteLength !== partSize).map((b) => b.byteLength),
+      [123],
+      'the last part of a body of known size holds its own size',
+    );
     assert.deepEqual(Buffer.concat(received), data);
   });
 });

@@ -179,7 +179,7 @@ function assertFolderEntry(entry: Entry | undefined, path: string): void {
   assert.equal(entry.path, path, 'path is the whole path from the location root');
   assert.equal(entry.name, lastSegment(path), 'name is the last segment of the path');
   assert.equal(entry.isDir, true, `${path} is a folder`);
-  assert.equal(entry.size, 0, 'folders have size 0 (SPEC 2.5)');
+  assert.equal(entry.size, 0, 'folders have size 0');
 }
 
 function byPath(entries: Entry[]): Map<string, Entry> {
@@ -213,7 +213,7 @@ function largeSize(store: Store): number {
   return Math.max(singleRequestMax, minPartSize) + Math.ceil(minPartSize / 2) + 7;
 }
 
-/** Names that must round-trip exactly (SPEC 4.14: paths are exact bytes, never normalised). */
+/** Names that must round-trip exactly (docs/api.md, "Copy": paths are exact bytes, never normalised). */
 const NAMES: { label: string; name: string; skipKey?: ConformanceCase }[] = [
   { label: 'spaces', name: 'with  two spaces and end.txt' },
   { label: 'plus', name: 'a+b+c.txt' },
@@ -515,7 +515,7 @@ export function describeConformance(name: string, makeHarness: () => Promise<Con
       const entry = buckets.get(bucket);
       assert.ok(entry, `bucket ${bucket} is listed`);
       assert.equal(entry.name, bucket);
-      assert.equal(entry.size, -1, 'buckets have size -1 (SPEC 2.5)');
+      assert.equal(entry.size, -1, 'buckets have size -1');
       assert.equal(entry.isDir, true);
     });
 

@@ -1,4 +1,4 @@
-// SPEC 4.0 and DECISIONS "Addressing": a body names a location by `name` (its label) and/or `id`.
+// docs/api.md, "Addressing a location": a body names a location by `name` (its label) and/or `id`.
 import type { Kysely } from 'kysely';
 import type { Database, LocationRow } from '../../db/schema.js';
 import { FerryError, invalid, notFound } from '../../errors.js';

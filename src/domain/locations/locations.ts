@@ -1,4 +1,4 @@
-// Locations: stored credentials for a storage backend (SPEC 2.1–2.4, 4.1–4.8). Secrets are sealed
+// Locations: stored credentials for a storage backend (docs/api.md, "Locations"). Secrets are sealed
 // before they reach the database and opened only to build a store; no projection carries them.
 import type { Kysely } from 'kysely';
 import type { Keyring } from '../../crypto/envelope.js';
@@ -23,7 +23,7 @@ import { checkSecret } from './secret-shape.js';
 
 export type { LocationStatus };
 
-/** SPEC 2.1: what create, get, replace secret and update label answer. */
+/** The projection: what create, get, replace secret and update label answer. */
 export interface LocationProjection {
   id: string;
   provider: Provider;
@@ -31,7 +31,7 @@ export interface LocationProjection {
   metadata?: Metadata;
 }
 
-/** SPEC 2.3: an item of the locations list. */
+/** The summary: an item of the locations list. */
 export interface LocationSummary {
   id: string;
   provider: Provider;
@@ -41,7 +41,7 @@ export interface LocationSummary {
   created_at: string;
 }
 
-/** SPEC 2.4 with DECISIONS' names for the two unnamed fields. */
+/** The status (docs/api.md, "Operations" and "Location health"). */
 export interface LocationStatusView {
   status: LocationStatus;
   rotation_class?: RotationClass;
@@ -135,7 +135,7 @@ export class Locations {
 
   async create(workspaceId: string, input: CreateLocation): Promise<LocationProjection> {
     const label = checkLabel(input.label);
-    const metadata = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
+    const metadata = input.metadata === undefined ? undefined : checkMetadata(input.provider, input.metadata);
     const secret = checkSecret(input.provider, input.secret);
     const id = newId();
     const now = this.clock.now();
@@ -166,7 +166,7 @@ export class Locations {
   }
 
   /**
-   * SPEC 4.1, oldest first. `version` is the workspace's locations_version read before this call
+   * The locations list, oldest first. `version` is the workspace's locations_version read before this call
    * (the principal carries it); with it, an unchanged list is answered from memory.
    */
   async list(workspaceId: string, version?: number): Promise<LocationSummary[]> {
@@ -208,7 +208,7 @@ export class Locations {
   ): Promise<LocationProjection> {
     const row = await this.resolve(workspaceId, ref);
     const provider = row.provider;
-    const metadata = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
+    const metadata = input.metadata === undefined ? undefined : checkMetadata(provider, input.metadata);
     const secret = checkSecret(provider, input.secret);
     const update = {
       secret_envelope: this.keyring.seal(JSON.stringify(secret), row.id),
@@ -233,7 +233,7 @@ export class Locations {
     return projection({ ...row, ...update });
   }
 
-  /** SPEC 4.5: only the label changes. */
+  /** Only the label changes. */
   async updateLabel(workspaceId: string, ref: LocationRef, label: string): Promise<LocationProjection> {
     checkLabel(label);
     const row = await this.resolve(workspaceId, ref);
@@ -246,7 +246,7 @@ export class Locations {
     return projection({ ...row, label, updated_at: updatedAt });
   }
 
-  /** SPEC 4.6: irreversible. */
+  /** Irreversible. */
   async delete(workspaceId: string, ref: LocationRef): Promise<void> {
     const row = await this.resolve(workspaceId, ref);
     await this.db.deleteFrom('locations').where('id', '=', row.id).execute();
@@ -279,7 +279,7 @@ export class Locations {
   }
 
   /**
-   * A provider rejected the credentials for good (DECISIONS "Locations"): the location becomes failed
+   * A provider rejected the credentials for good (docs/api.md, "Errors", 409): the location becomes failed
    * with the provider's reason, until its secret is replaced.
    */
   async markFailed(locationId: string, reason: string): Promise<void> {

@@ -1,4 +1,4 @@
-// SPEC 2.2 and DECISIONS "Locations": the secret's shape must match the provider's group, else 422.
+// docs/api.md, "Secrets by provider": the secret's shape must match the provider's group, else 422.
 // Messages name fields, never values.
 
 import { FerryError } from '../../errors.js';

@@ -156,45 +156,80 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
   if (items.length === 0) return [];
   const released = { lease_owner: null, lease_expires_at: null };
   return q.transaction().execute(async (trx) => {
-    const written: boolean[] = [];
+    const written: boolean[] = items.map(() => false);
     const deltas = new Map<string, Partial<Record<Counter, number>>>();
     const add = (jobId: string, counter: Counter, n: number) => {
       const d = deltas.get(jobId) ?? {};
       d[counter] = (d[counter] ?? 0) + n;
       deltas.set(jobId, d);
     };
-    for (const { object, settlement } of items) {
-      let set: Updateable<JobObjectsTable>;
-      switch (settlement.kind) {
-        case 'done':
-          set = {
-            status: settlement.skipped ? OBJECT_MOVES.succeed.to[1] : OBJECT_MOVES.succeed.to[0],
-            bytes_done: settlement.bytes,
-            size: settlement.bytes,
-            error: null,
-            ...released,
-          };
-          break;
-        case 'again':
-          set = {
-            status: OBJECT_MOVES.retryLater.to[0],
-            error: settlement.error,
-            run_after: settlement.runAfter,
-            ...released,
-          };
-          break;
-        case 'failed':
-          set = { status: OBJECT_MOVES.fail.to[0], error: settlement.error, ...released };
-          break;
+    // Objects done (the common case) are written with one UPDATE per job for the batch; retries and
+    // failures, which carry their own error text, one each.
+    const done = new Map<string, number[]>(); // job -> indexes into items
+    for (const [i, { object, settlement }] of items.entries()) {
+      if (settlement.kind === 'done') {
+        done.set(object.job_id, [...(done.get(object.job_id) ?? []), i]);
+        continue;
       }
+      const set: Updateable<JobObjectsTable> =
+        settlement.kind === 'again'
+          ? {
+              status: OBJECT_MOVES.retryLater.to[0],
+              error: settlement.error,
+              run_after: settlement.runAfter,
+              ...released,
+            }
+          : { status: OBJECT_MOVES.fail.to[0], error: settlement.error, ...released };
       const ok = changed(await held(trx, owner, object).set(set).executeTakeFirst()) > 0;
-      written.push(ok);
+      written[i] = ok;
       if (!ok || settlement.kind === 'again') continue; // still pending as the counters go
       add(object.job_id, 'objects_pending', -1);
-      if (settlement.kind === 'failed') add(object.job_id, 'objects_failed', 1);
-      else {
-        add(object.job_id, settlement.skipped ? 'objects_skipped' : 'objects_succeeded', 1);
-        add(object.job_id, 'bytes_finished', settlement.bytes);
+      add(object.job_id, 'objects_failed', 1);
+    }
+    for (const [jobId, indexes] of done) {
+      const bySeq = new Map<number, { index: number; bytes: number; skipped: boolean }>();
+      for (const i of indexes) {
+        const item = items[i] as ObjectSettlement & { settlement: { kind: 'done' } };
+        bySeq.set(item.object.seq, {
+          index: i,
+          bytes: item.settlement.bytes,
+          skipped: item.settlement.skipped === true,
+        });
+      }
+      const seqs = [...bySeq.keys()];
+      // Per row: its status (succeeded or skipped) and its size, chosen by seq. The cast gives
+      // PostgreSQL the sizes' type, which a CASE of bare parameters would leave as text.
+      const sizes = sql<number>`case ${sql.join(
+        seqs.map((seq) => sql`when seq = ${seq} then cast(${bySeq.get(seq)?.bytes ?? 0} as bigint)`),
+        sql` `,
+      )} end`;
+      const skipped = seqs.filter((seq) => bySeq.get(seq)?.skipped === true);
+      const [succeeded, skip] = OBJECT_MOVES.succeed.to;
+      const rows = await trx
+        .updateTable('job_objects')
+        .set({
+          status:
+            skipped.length === 0
+              ? succeeded
+              : sql<ObjectStatus>`case when seq in (${sql.join(skipped)}) then ${skip} else ${succeeded} end`,
+          bytes_done: sizes,
+          size: sizes,
+          error: null,
+          ...released,
+        })
+        .where('job_id', '=', jobId)
+        .where('seq', 'in', seqs)
+        .where('lease_owner', '=', owner)
+        .where('status', '=', 'running')
+        .returning('seq')
+        .execute();
+      for (const { seq } of rows) {
+        const row = bySeq.get(seq);
+        if (!row) continue;
+        written[row.index] = true;
+        add(jobId, 'objects_pending', -1);
+        add(jobId, row.skipped ? 'objects_skipped' : 'objects_succeeded', 1);
+        add(jobId, 'bytes_finished', row.bytes);
       }
     }
     for (const [jobId, by] of deltas) await count(trx, jobId, by);

@@ -1,6 +1,6 @@
-// SPEC 4.9: POST /v1/list. The answer is streamed: entries are written as the provider returns its
-// pages. A failure before the first entry answers with the usual error; a failure after the answer
-// has started cuts the connection, so a client never mistakes a partial list for a whole one.
+// POST /v1/list (docs/api.md, "Listing objects"). The answer is streamed: entries are written as the provider
+// returns its pages. A failure before the first entry answers with the usual error; a failure after the
+// answer has started cuts the connection, so a client never mistakes a partial list for a whole one.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';

@@ -1,4 +1,5 @@
-// SPEC 4.12, 4.13: pull, move, remove and the remove preview. No version prefix (SPEC 9).
+// Pull, move, remove and the remove preview (docs/api.md, "Move, remove, pull"). Like share and send
+// they have no /v1 prefix.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';

@@ -1,4 +1,4 @@
-// Service endpoints without authentication (DECISIONS "Service endpoints").
+// Service endpoints without authentication (docs/api.md, "Service endpoints (no API key)").
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Db } from '../../db/database.js';

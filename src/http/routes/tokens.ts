@@ -1,4 +1,4 @@
-// API keys (SPEC 4.10, 4.11; DECISIONS "API keys").
+// API keys (docs/api.md, "API keys").
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { ApiKeys } from '../../domain/api-keys.js';

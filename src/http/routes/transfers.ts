@@ -1,4 +1,4 @@
-// SPEC 4.14 and DECISIONS "Copy, transfers, jobs": copy, transfer and job polling, job failures,
+// Copy, transfer and job polling (docs/api.md, "Copy" and "Polling"): job failures,
 // retry and cancel.
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -13,7 +13,7 @@ import { invalid } from '../../errors.js';
 import { workspaceOf } from '../auth.js';
 import { errors, oneOf, Timestamp } from '../schemas.js';
 
-/** SPEC 8: a copy body may be 8 MiB (a 100,000-key manifest). */
+/** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
 export const COPY_BODY_LIMIT = 8 * 1024 * 1024;
 
 const TargetObject = Type.Object(
@@ -66,7 +66,7 @@ export const Paging = Type.Object(
 );
 export const Id = Type.Object({ id: Type.String() });
 
-/** Job retry and cancel take no body: nothing, or {} (DECISIONS). */
+/** Job retry and cancel take no body: nothing, or {} (docs/api.md, "Polling"). */
 function noBody(request: FastifyRequest): void {
   const body = request.body;
   if (body === undefined || body === null) return;

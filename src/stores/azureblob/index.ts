@@ -18,6 +18,8 @@ import type {
   WriteOptions,
 } from '../contract.js';
 import { PartReader } from '../shared/chunks.js';
+import type { MemoryBudget } from '../shared/memory.js';
+import { checkEndpoint } from '../shared/metadata.js';
 import { type AzureClient, abortable, createClient } from './client.js';
 import { toFerryError } from './errors.js';
 import { listContainers, listFolder } from './list.js';
@@ -41,12 +43,15 @@ export interface AzureTuning extends UploadTuning {
 const DEFAULT_TUNING: AzureTuning = {
   pageSize: 5000,
   // 4 MiB blocks, as rclone uses, 8 in flight: the same 32 MiB in flight as 4 blocks of 8 MiB, but
-  // the emulator (and the service) has more requests to overlap; a 1 GiB copy went from 1.0 to 0.93
-  // of rclone's time (bench/transfer (c)). 50,000 blocks hold 195 GiB; a known larger size grows them.
+  // the emulator (and the service) has more requests to overlap (docs/performance.md, bench/transfer
+  // (c)). 50,000 blocks hold 195 GiB; a known larger size grows them.
   partSize: 4 * 1024 * 1024,
   concurrency: 8,
   copyPollMs: 500,
 };
+
+/** The one metadata key this store reads and checks before it opens: `endpoint` (docs/api.md, "Metadata"). */
+export const checkMetadata = checkEndpoint;
 
 export function open(location: StoreLocation, ctx: StoreContext, tuning: Partial<AzureTuning> = {}): Store {
   return new AzureBlobStore(location, ctx, { ...DEFAULT_TUNING, ...tuning });
@@ -59,9 +64,11 @@ class AzureBlobStore implements Store {
   readonly #client: AzureClient;
   readonly #service: BlobServiceClient;
   readonly #tuning: AzureTuning;
+  readonly #memory: MemoryBudget | undefined;
 
   constructor(location: StoreLocation, ctx: StoreContext, tuning: AzureTuning) {
     this.#client = createClient(location, ctx.egress);
+    this.#memory = ctx.memory;
     const { service, serviceUrl, accountName } = this.#client;
     this.#service = service;
     this.#tuning = tuning;
@@ -96,7 +103,13 @@ class AzureBlobStore implements Store {
         const before = options.done.reduce((n, part) => n + part.size, 0);
         const reader = new PartReader(body, options.size - before);
         try {
-          const { size, md5 } = await uploadBlocks(this.#blockClient(path), reader, options, this.#tuning);
+          const { size, md5 } = await uploadBlocks(
+            this.#blockClient(path),
+            reader,
+            options,
+            this.#tuning,
+            this.#memory,
+          );
           return written(path, size, md5, options.mimeType);
         } catch (err) {
           body.destroy();
@@ -166,7 +179,7 @@ class AzureBlobStore implements Store {
     const { container, key } = objectPath(path);
     const client = this.#service.getContainerClient(container).getBlockBlobClient(key);
     try {
-      const { size, md5 } = await uploadBlob(client, body, options, this.#tuning);
+      const { size, md5 } = await uploadBlob(client, body, options, this.#tuning, this.#memory);
       return written(path, size, md5, options.mimeType);
     } catch (err) {
       body.destroy();

@@ -1,14 +1,16 @@
 // Listing on Azure Blob Storage, page by page: containers for the empty path; blobs by hierarchy ("/")
 // for one folder level; a flat listing for a recursive one, with each folder between the listed folder
-// and a blob yielded once, before its first object (SPEC 2.5, DECISIONS "Listing").
+// and a blob yielded once, before its first object (shared/folders.ts; docs/api.md, "Listing objects").
 // https://learn.microsoft.com/en-us/rest/api/storageservices/list-containers2
 // https://learn.microsoft.com/en-us/rest/api/storageservices/list-blobs
 import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
 import { notFound } from '../../errors.js';
 import type { Entry } from '../contract.js';
+import { FolderChain, folderEntry } from '../shared/folders.js';
+import { baseName } from '../shared/paths.js';
 import { abortable } from './client.js';
 import { toFerryError } from './errors.js';
-import { lastSegment, splitPath } from './paths.js';
+import { splitPath } from './paths.js';
 
 export interface ListContext {
   service: BlobServiceClient;
@@ -65,7 +67,7 @@ async function* listLevel(
         const rel = sub.name.slice(prefix.length, -1);
         // "a//b" makes an empty segment, which no path can address: skip it.
         if (rel === '') continue;
-        yield folderEntry(container, `${prefix}${rel}`);
+        yield folderEntry(`${container}/${prefix}${rel}`);
       }
       for (const blob of blobItems) {
         // A "folder/" marker blob (an empty folder made by a tool) is the folder itself, not a file.
@@ -79,11 +81,7 @@ async function* listLevel(
   return found;
 }
 
-/**
- * Everything under the prefix. The flat listing is in lexicographic name order, so all blobs under
- * one folder are contiguous: comparing each blob's folder chain with the previous one yields every
- * folder once while remembering only one chain (memory does not grow with the listing).
- */
+/** Everything under the prefix, folders derived from the blob names. */
 async function* listFlat(
   ctx: ListContext,
   client: ContainerClient,
@@ -91,7 +89,7 @@ async function* listFlat(
   prefix: string,
 ): AsyncGenerator<Entry, boolean> {
   let found = false;
-  let chain: string[] = [];
+  const chain = new FolderChain();
   const pages = client
     .listBlobsFlat({ prefix, ...abortable(ctx.signal) })
     .byPage({ maxPageSize: ctx.pageSize });
@@ -99,32 +97,15 @@ async function* listFlat(
     for await (const page of pages) {
       for (const blob of page.segment.blobItems) {
         found = true;
-        const segments = blob.name.slice(prefix.length).split('/');
-        const leaf = segments.pop() ?? '';
-        // Folders of this blob as paths relative to the prefix: "a", "a/b", ...
-        const folders: string[] = [];
-        for (const segment of segments) {
-          if (segment === '') break; // an empty segment cannot be addressed; stop the chain there
-          folders.push(folders.length === 0 ? segment : `${folders[folders.length - 1]}/${segment}`);
-        }
-        let same = 0;
-        while (same < folders.length && same < chain.length && folders[same] === chain[same]) same++;
-        for (const folder of folders.slice(same)) yield folderEntry(container, `${prefix}${folder}`);
-        chain = folders;
-        if (leaf !== '' && folders.length === segments.length) {
-          yield fileEntry(container, blob.name, blob.properties);
-        }
+        const { folders, file } = chain.next(blob.name.slice(prefix.length));
+        for (const folder of folders) yield folderEntry(`${container}/${prefix}${folder}`);
+        if (file) yield fileEntry(container, blob.name, blob.properties);
       }
     }
   } catch (err) {
     throw toFerryError(err, `list ${container}/${prefix}`, ctx.signal);
   }
   return found;
-}
-
-function folderEntry(container: string, key: string): Entry {
-  const path = `${container}/${key}`;
-  return { name: lastSegment(path), path, size: 0, isDir: true };
 }
 
 function fileEntry(
@@ -134,7 +115,7 @@ function fileEntry(
 ): Entry {
   const path = `${container}/${name}`;
   return {
-    name: lastSegment(path),
+    name: baseName(path),
     path,
     size: properties.contentLength ?? 0,
     isDir: false,

@@ -1,6 +1,7 @@
-// Location paths on the azureblob store: "container/blob name". The blob name is used verbatim (exact
-// bytes); the SDK escapes it into the URL.
+// Location paths on the azureblob store: "container/blob name" (shared/bucket-paths.ts, where the
+// container is the bucket). The blob name is used verbatim (exact bytes); the SDK escapes it into the URL.
 import { invalid } from '../../errors.js';
+import { objectPath as bucketObjectPath, folderPath } from '../shared/bucket-paths.js';
 
 export interface BlobPath {
   container: string;
@@ -10,12 +11,8 @@ export interface BlobPath {
 
 /** Splits "container/a/b.txt". Throws invalid for paths with a leading or trailing "/". */
 export function splitPath(path: string): BlobPath {
-  if (path.startsWith('/') || path.endsWith('/')) {
-    throw invalid(`azureblob: path "${path}" must not start or end with "/"`);
-  }
-  const slash = path.indexOf('/');
-  if (slash < 0) return { container: path, key: '' };
-  return { container: path.slice(0, slash), key: path.slice(slash + 1) };
+  const { bucket, key } = folderPath('azureblob', path);
+  return { container: bucket, key };
 }
 
 /**
@@ -24,17 +21,9 @@ export function splitPath(path: string): BlobPath {
  * (paths are exact bytes, never normalised).
  */
 export function objectPath(path: string): BlobPath {
-  const parts = splitPath(path);
-  if (parts.container === '' || parts.key === '') {
-    throw invalid(`azureblob: "${path}" does not name a blob (container/name)`);
-  }
-  if (parts.key.includes('\\')) {
+  const { bucket, key } = bucketObjectPath('azureblob', path, 'a blob (container/name)');
+  if (key.includes('\\')) {
     throw invalid(`azureblob: blob names cannot hold "\\": Azure Storage stores it as "/" ("${path}")`);
   }
-  return parts;
-}
-
-export function lastSegment(path: string): string {
-  const slash = path.lastIndexOf('/');
-  return slash < 0 ? path : path.slice(slash + 1);
+  return { container: bucket, key };
 }

@@ -14,8 +14,9 @@ import type { Readable } from 'node:stream';
 import type { BlockBlobClient } from '@azure/storage-blob';
 import { FerryError, invalid } from '../../errors.js';
 import type { ResumableUpload, UploadedPart, UploadLimits, WriteOptions } from '../contract.js';
-import { PartReader, uploadParts } from '../shared/chunks.js';
+import { PartReader, readFirst, uploadParts } from '../shared/chunks.js';
 import { ThreadedHash } from '../shared/hash-thread.js';
+import type { MemoryBudget } from '../shared/memory.js';
 import { abortable } from './client.js';
 
 const MiB = 1024 * 1024;
@@ -59,6 +60,7 @@ export async function uploadBlob(
   body: Readable,
   options: WriteOptions,
   tuning: UploadTuning,
+  memory?: MemoryBudget,
 ): Promise<UploadResult> {
   const partSize = blockSizeFor(options.size, tuning);
   const reader = new PartReader(body, options.size);
@@ -66,17 +68,26 @@ export async function uploadBlob(
     blobContentMD5: md5,
     ...(options.mimeType ? { blobContentType: options.mimeType } : {}),
   });
-  const first = await reader.read(partSize);
-  if (await reader.atEnd()) {
-    reader.assertComplete();
-    const md5 = createHash('md5').update(first).digest();
-    await client.upload(first, first.length, { blobHTTPHeaders: headers(md5), ...abortable(options.signal) });
-    options.onProgress?.(first.length);
-    return { size: first.length, md5 };
+  const { data: first, release: firstRelease } = await readFirst(reader, partSize, memory, options.signal);
+  let parts = false; // from here on uploadParts() gives the first part's budget back
+  try {
+    parts = !(await reader.atEnd());
+    if (!parts) {
+      reader.assertComplete();
+      const md5 = createHash('md5').update(first).digest();
+      await client.upload(first, first.length, {
+        blobHTTPHeaders: headers(md5),
+        ...abortable(options.signal),
+      });
+      options.onProgress?.(first.length);
+      return { size: first.length, md5 };
+    }
+  } finally {
+    if (!parts) firstRelease();
   }
 
   const upload = beginBlocks(options.size, tuning);
-  return uploadBlocks(client, reader, { ...options, upload, done: [], first }, tuning);
+  return uploadBlocks(client, reader, { ...options, upload, done: [], first, firstRelease }, tuning, memory);
 }
 
 /** A new staged-block upload: block ids carry a random prefix, so they never meet another upload's. */
@@ -118,6 +129,8 @@ export interface BlockUploadOptions extends WriteOptions {
   /** Blocks further on that are still staged: hashed from the reader but not staged again. */
   kept?: readonly UploadedPart[] | undefined;
   first?: Buffer;
+  /** Gives the first part's share of the memory budget back (uploadParts calls it once it is sent). */
+  firstRelease?: () => void;
   onPart?: (part: UploadedPart) => Promise<void>;
   /** The bytes the done blocks hold, for the whole-object MD5. */
   prefix?: () => Promise<Readable>;
@@ -129,6 +142,7 @@ export async function uploadBlocks(
   reader: PartReader,
   options: BlockUploadOptions,
   tuning: UploadTuning,
+  memory?: MemoryBudget,
 ): Promise<UploadResult> {
   const { upload, done } = options;
   const before = done.reduce((n, part) => n + part.size, 0);
@@ -148,6 +162,8 @@ export async function uploadBlocks(
       partSize: upload.partSize,
       concurrency: tuning.concurrency,
       ...(options.first === undefined ? {} : { first: options.first }),
+      ...(options.firstRelease === undefined ? {} : { firstRelease: options.firstRelease }),
+      memory,
       maxParts: MAX_BLOCKS - done.length,
       signal: options.signal,
       onProgress: (bytes) => options.onProgress?.(before + bytes),

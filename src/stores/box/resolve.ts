@@ -6,7 +6,9 @@
 // upload each, not a walk each. A cached id can go stale when someone else deletes the folder: an
 // operation that gets not_found through a cached id clears the cache and runs once more from a fresh
 // walk (withFolder), which is re-resolution, not a retry of a provider failure.
+
 import { notFound } from '../../errors.js';
+import { pages } from '../shared/paging.js';
 import { joinPath, splitPath } from '../shared/paths.js';
 import { type BoxClient, type BoxItem, type BoxItems, ITEM_FIELDS } from './client.js';
 import { conflictOf, isBoxNotFound } from './errors.js';
@@ -25,18 +27,18 @@ export class BoxResolver {
 
   /** The items of a folder, page by page. not_found when the folder is gone. */
   async *items(folderId: string, what: string, signal?: AbortSignal): AsyncGenerator<BoxItem> {
-    let marker: string | undefined;
-    do {
-      const page: BoxItems = await this.#client.api<BoxItems>({
-        method: 'GET',
-        path: `/folders/${encodeURIComponent(folderId)}/items`,
-        query: { fields: ITEM_FIELDS, limit: this.#pageSize, usemarker: true, marker },
-        signal,
-        operation: `list folder ${what}`,
-      });
-      yield* page.entries;
-      marker = page.next_marker || undefined;
-    } while (marker !== undefined);
+    const listed = pages(
+      (marker) =>
+        this.#client.api<BoxItems>({
+          method: 'GET',
+          path: `/folders/${encodeURIComponent(folderId)}/items`,
+          query: { fields: ITEM_FIELDS, limit: this.#pageSize, usemarker: true, marker },
+          signal,
+          operation: `list folder ${what}`,
+        }),
+      (page) => page.next_marker ?? undefined,
+    );
+    for await (const page of listed) yield* page.entries;
   }
 
   /** The item named `name` in a folder, or undefined. */

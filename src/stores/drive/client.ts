@@ -2,8 +2,10 @@
 // the store needs (files.list with q and paging, get, create folder, update, copy, delete) and the
 // ranged download. Drive addresses files by id; turning paths into ids is resolve.ts's job.
 // Reference: https://developers.google.com/drive/api/reference/rest/v3/files
+
 import type { Readable } from 'node:stream';
 import type { OAuthHttp } from '../shared/http.js';
+import { pages } from '../shared/paging.js';
 
 export const FOLDER_MIME = 'application/vnd.google-apps.folder';
 /** Google-native documents (Docs, Sheets, …) have this prefix, and no size, md5 or binary content. */
@@ -68,25 +70,25 @@ export class DriveApi {
   ): AsyncGenerator<DriveFile[]> {
     let q = `${queryString(parentId)} in parents and trashed = false`;
     if (options.name !== undefined) q += ` and name = ${queryString(options.name)}`;
-    let pageToken: string | undefined;
-    do {
-      const page = await this.http.json<FileList>({
-        method: 'GET',
-        url: `${this.apiUrl}/drive/v3/files`,
-        query: {
-          q,
-          fields: `nextPageToken,files(${FILE_FIELDS})`,
-          pageSize: PAGE_SIZE,
-          pageToken,
-          supportsAllDrives: true,
-          includeItemsFromAllDrives: true,
-        },
-        signal: options.signal,
-        operation: options.operation,
-      });
-      yield page.files ?? [];
-      pageToken = page.nextPageToken || undefined;
-    } while (pageToken !== undefined);
+    const listed = pages(
+      (pageToken) =>
+        this.http.json<FileList>({
+          method: 'GET',
+          url: `${this.apiUrl}/drive/v3/files`,
+          query: {
+            q,
+            fields: `nextPageToken,files(${FILE_FIELDS})`,
+            pageSize: PAGE_SIZE,
+            pageToken,
+            supportsAllDrives: true,
+            includeItemsFromAllDrives: true,
+          },
+          signal: options.signal,
+          operation: options.operation,
+        }),
+      (page) => page.nextPageToken,
+    );
+    for await (const page of listed) yield page.files ?? [];
   }
 
   /** Every live child named `name` (Drive allows several). */

@@ -6,7 +6,9 @@
 // `name` of each entry down the tree: folders seen in a recursive listing are remembered by path_lower
 // (memory grows with the number of folders, not of entries). A recursive listing also returns the listed
 // folder itself, which is skipped.
+
 import type { Entry, ListOptions } from '../contract.js';
+import { pages } from '../shared/paging.js';
 import { joinPath } from '../shared/paths.js';
 import type { DropboxClient, ListFolderResult, Metadata } from './client.js';
 
@@ -23,24 +25,29 @@ export async function* listDropbox(
   /** path_lower of folders met so far -> their ferry path. */
   const folders = new Map<string, string>([[rootLower, path]]);
 
-  let page = await client.rpc<ListFolderResult>(
-    'files/list_folder',
-    { path: dropboxPath, recursive, limit, include_deleted: false, include_non_downloadable_files: true },
-    path,
-    signal,
+  const listed = pages(
+    (cursor) =>
+      cursor === undefined
+        ? client.rpc<ListFolderResult>(
+            'files/list_folder',
+            {
+              path: dropboxPath,
+              recursive,
+              limit,
+              include_deleted: false,
+              include_non_downloadable_files: true,
+            },
+            path,
+            signal,
+          )
+        : client.rpc<ListFolderResult>('files/list_folder/continue', { cursor }, path, signal),
+    (page) => (page.has_more ? page.cursor : undefined),
   );
-  for (;;) {
+  for await (const page of listed) {
     for (const meta of page.entries) {
       const entry = toEntry(meta, path, rootLower, recursive, folders);
       if (entry) yield entry;
     }
-    if (!page.has_more) return;
-    page = await client.rpc<ListFolderResult>(
-      'files/list_folder/continue',
-      { cursor: page.cursor },
-      path,
-      signal,
-    );
   }
 }
 

@@ -1,9 +1,9 @@
-// Service-account credentials for @google-cloud/storage, with the token endpoint taken from the key
-// file's `token_uri` (DECISIONS "Running it"). google-auth-library 9's JWT client always posts to
-// Google's own token URL (gtoken hard-codes it), so this AuthClient does the JWT-bearer grant itself:
-// an RS256-signed assertion (iss = client_email, aud = token_uri, one hour) exchanged for an access
-// token, cached until shortly before it expires. The token request goes through the egress guard (the
-// key file is caller-supplied); a refusal of the key surfaces as credentials_rejected.
+// Service-account credentials for @google-cloud/storage, with the token endpoint taken from the key file's
+// `token_uri`, so tests and emulators can point it elsewhere. google-auth-library 9's JWT client always posts
+// to Google's own token URL (gtoken hard-codes it), so this AuthClient does the JWT-bearer grant itself: an
+// RS256-signed assertion (iss = client_email, aud = token_uri, one hour) exchanged for an access token,
+// cached until shortly before it expires. The token request goes through the egress guard (the key file is
+// caller-supplied); a refusal of the key surfaces as credentials_rejected.
 // https://developers.google.com/identity/protocols/oauth2/service-account#authorizingrequests
 import { createSign } from 'node:crypto';
 import { AuthClient, type gaxios } from 'google-auth-library';

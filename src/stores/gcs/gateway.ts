@@ -2,7 +2,7 @@
 // own endpoint (metadata `endpoint`). The library's JSON API transport (teeny-request over node-fetch)
 // picks its own agents and offers no way to pass one in, so the store points the library at this
 // gateway instead, and the gateway makes every upstream connection through the guard's agents (the
-// check runs on each connection's resolved address, DECISIONS "Security").
+// check runs on each connection's resolved address; docs/api.md, "Metadata").
 //
 // - It listens on 127.0.0.1 at an ephemeral port, under a random path prefix: only the store that
 //   started it knows the prefix, so no other local process can use it as a relay.

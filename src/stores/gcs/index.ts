@@ -16,6 +16,7 @@ import type {
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
+import { checkEndpoint } from '../shared/metadata.js';
 import { createClient, DEFAULT_ENDPOINT, type GcsClient, type GcsSettings, readSettings } from './client.js';
 import { toFerryError } from './errors.js';
 import { listBuckets, listFolder } from './list.js';
@@ -31,6 +32,9 @@ const DEFAULT_TUNING: GcsTuning = {
   pageSize: 1000,
   chunkSize: 8 * 1024 * 1024,
 };
+
+/** The one metadata key this store reads and checks before it opens: `endpoint` (docs/api.md, "Metadata"). */
+export const checkMetadata = checkEndpoint;
 
 export function open(location: StoreLocation, ctx: StoreContext, tuning: Partial<GcsTuning> = {}): Store {
   const settings = readSettings(location);

@@ -3,9 +3,11 @@
 // "?", "%", "+" and spaces stay inside names; or by id (/me/drive/items/{id}) once known.
 // Reference: https://learn.microsoft.com/graph/api/resources/driveitem and
 // https://learn.microsoft.com/graph/onedrive-addressing-driveitems
+
 import { Readable } from 'node:stream';
 import { FerryError } from '../../errors.js';
 import { type CallResponse, type OAuthHttp, readText } from '../shared/http.js';
+import { pages } from '../shared/paging.js';
 import { splitPath } from '../shared/paths.js';
 
 export interface DriveItem {
@@ -78,25 +80,27 @@ export class GraphApi {
     signal: AbortSignal | undefined,
   ): AsyncGenerator<DriveItem[]> {
     const operation = `list ${folder.path || '/'}`;
-    let url: string | undefined =
+    const first =
       folder.id === undefined ? this.pathUrl(folder.path, 'children') : this.idUrl(folder.id, 'children');
-    let query: Record<string, number> | undefined = { $top: PAGE_SIZE };
-    while (url !== undefined) {
-      const page: ChildrenPage = await this.http.json<ChildrenPage>({
-        method: 'GET',
-        url,
-        ...(query ? { query } : {}),
-        signal,
-        operation,
-      });
-      yield page.value ?? [];
-      url = page['@odata.nextLink'];
-      query = undefined; // the next link carries its own query
-      if (url !== undefined && new URL(url).origin !== this.#origin) {
-        // The next link gets our token: it must stay on the Graph host.
-        throw new FerryError('transient', `onedrive: ${operation}: next page link points to another host`);
-      }
-    }
+    const listed = pages(
+      (nextLink) =>
+        this.http.json<ChildrenPage>({
+          method: 'GET',
+          // The next link carries its own query.
+          ...(nextLink === undefined ? { url: first, query: { $top: PAGE_SIZE } } : { url: nextLink }),
+          signal,
+          operation,
+        }),
+      (page) => {
+        const nextLink = page['@odata.nextLink'];
+        if (nextLink !== undefined && new URL(nextLink).origin !== this.#origin) {
+          // The next link gets our token: it must stay on the Graph host.
+          throw new FerryError('transient', `onedrive: ${operation}: next page link points to another host`);
+        }
+        return nextLink;
+      },
+    );
+    for await (const page of listed) yield page.value ?? [];
   }
 
   /** POST …/children: a folder, or nameAlreadyExists (409) when the name is taken. */

@@ -1,5 +1,5 @@
 // Where an S3-family location lives and how to talk to it, from provider and metadata alone
-// (DECISIONS "Locations"): the endpoint each provider derives, metadata `endpoint` overriding it with
+// (docs/api.md, "Metadata"): the endpoint each provider derives, metadata `endpoint` overriding it with
 // path-style addressing by default, and the per-provider checksum choice.
 import { FerryError } from '../../errors.js';
 import type { S3FamilyProvider } from '../../providers.js';

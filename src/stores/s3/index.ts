@@ -57,6 +57,8 @@ export interface S3Tuning {
   singleRequestMax?: number;
 }
 
+export { checkMetadata } from './metadata.js';
+
 export function open(location: StoreLocation, ctx: StoreContext): Store {
   return createS3Store(location, ctx);
 }

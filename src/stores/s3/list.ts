@@ -1,10 +1,8 @@
-// Listing for the S3 family (SPEC 2.5 / 4.9, DECISIONS "Listing"), one page in memory at a time.
+// Listing for the S3 family (docs/api.md, "Listing objects"), one page in memory at a time.
 // - "" lists the buckets (size -1).
 // - "bucket[/prefix]" lists with ListObjectsV2: Delimiter "/" for immediate children (common prefixes
 //   become folders of size 0), no delimiter for a recursive listing, where every prefix between the
-//   listed folder and an object is yielded once as a folder. Keys arrive in lexicographic order, so all
-//   keys under one prefix are contiguous: remembering the folders of the previous key is enough to
-//   yield each folder once, in memory that grows with depth only.
+//   listed folder and an object is yielded once as a folder (shared/folders.ts).
 // - A zero-byte "prefix/" marker object (what consoles create for an empty folder) makes the folder
 //   exist; it is never listed as a file.
 // - A missing bucket is NoSuchBucket from ListObjectsV2 itself; a non-empty prefix with nothing under
@@ -12,34 +10,31 @@
 import { ListBucketsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
 import type { Entry, ListOptions } from '../../stores/contract.js';
+import { FolderChain, folderEntry } from '../shared/folders.js';
+import { pages } from '../shared/paging.js';
+import { baseName } from '../shared/paths.js';
 import { abortable } from './client.js';
 import { s3Error } from './errors.js';
 import { splitPath } from './paths.js';
 
-function lastSegment(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
-}
-
-function folder(path: string): Entry {
-  return { name: lastSegment(path), path, size: 0, isDir: true };
-}
-
 async function* listBuckets(client: S3Client, options: ListOptions): AsyncGenerator<Entry> {
-  let token: string | undefined;
-  do {
-    const page = await client
-      .send(new ListBucketsCommand(token ? { ContinuationToken: token } : {}), abortable(options.signal))
-      .catch((err: unknown) => {
-        throw s3Error(err, 'list buckets');
-      });
+  const listed = pages(
+    (token) =>
+      client
+        .send(new ListBucketsCommand(token ? { ContinuationToken: token } : {}), abortable(options.signal))
+        .catch((err: unknown) => {
+          throw s3Error(err, 'list buckets');
+        }),
+    (page) => page.ContinuationToken,
+  );
+  for await (const page of listed) {
     for (const bucket of page.Buckets ?? []) {
       if (!bucket.Name) continue;
       const entry: Entry = { name: bucket.Name, path: bucket.Name, size: -1, isDir: true };
       if (bucket.CreationDate) entry.modTime = bucket.CreationDate;
       yield entry;
     }
-    token = page.ContinuationToken;
-  } while (token);
+  }
 }
 
 export interface ListTuning {
@@ -63,58 +58,50 @@ export async function* listS3(
   const root = key === '' ? bucket : `${bucket}/${key}`;
   const what = `list ${path}`;
 
-  let token: string | undefined;
   let found = false;
-  // Folder paths (relative to `prefix`) of the previous key, outermost first.
-  let previousFolders: string[] = [];
-
-  do {
-    const page = await client
-      .send(
-        new ListObjectsV2Command({
-          Bucket: bucket,
-          Prefix: prefix,
-          ...(recursive ? {} : { Delimiter: '/' }),
-          ...(token ? { ContinuationToken: token } : {}),
-          ...(tuning.pageSize ? { MaxKeys: tuning.pageSize } : {}),
+  const chain = new FolderChain();
+  const listed = pages(
+    (token) =>
+      client
+        .send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: prefix,
+            ...(recursive ? {} : { Delimiter: '/' }),
+            ...(token ? { ContinuationToken: token } : {}),
+            ...(tuning.pageSize ? { MaxKeys: tuning.pageSize } : {}),
+          }),
+          abortable(options.signal),
+        )
+        .catch((err: unknown) => {
+          throw s3Error(err, what);
         }),
-        abortable(options.signal),
-      )
-      .catch((err: unknown) => {
-        throw s3Error(err, what);
-      });
+    (page) => (page.IsTruncated ? page.NextContinuationToken : undefined),
+  );
 
+  for await (const page of listed) {
     const entries: { sortKey: string; entry: Entry }[] = [];
     for (const common of page.CommonPrefixes ?? []) {
       const rel = common.Prefix?.slice(prefix.length, -1);
       found = true;
       // A key with an empty segment ("a//b") would give a folder with an empty name; it has no path.
       if (!rel) continue;
-      entries.push({ sortKey: common.Prefix as string, entry: folder(`${root}/${rel}`) });
+      entries.push({ sortKey: common.Prefix as string, entry: folderEntry(`${root}/${rel}`) });
     }
     for (const object of page.Contents ?? []) {
       if (object.Key === undefined) continue;
       found = true;
       const rel = object.Key.slice(prefix.length);
       if (rel === '') continue; // the folder's own marker
-      const segments = rel.split('/');
-      const isMarker = rel.endsWith('/');
-      const folderCount = segments.length - 1;
-
       if (recursive) {
-        const folders: string[] = [];
-        for (let i = 0; i < folderCount; i++) folders.push(segments.slice(0, i + 1).join('/'));
-        let same = 0;
-        while (same < folders.length && previousFolders[same] === folders[same]) same++;
-        for (const f of folders.slice(same)) {
-          if (f.split('/').includes('')) continue;
-          entries.push({ sortKey: `${prefix}${f}/`, entry: folder(`${root}/${f}`) });
-        }
-        previousFolders = folders;
+        const { folders } = chain.next(rel);
+        for (const f of folders)
+          entries.push({ sortKey: `${prefix}${f}/`, entry: folderEntry(`${root}/${f}`) });
       }
-      if (isMarker || segments.includes('')) continue;
+      // A "folder/" marker or a key with an empty segment is not a file.
+      if (rel.endsWith('/') || rel.split('/').includes('')) continue;
       const entry: Entry = {
-        name: lastSegment(rel),
+        name: baseName(rel),
         path: `${root}/${rel}`,
         size: object.Size ?? 0,
         isDir: false,
@@ -125,9 +112,7 @@ export async function* listS3(
     }
     if (!recursive) entries.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
     for (const { entry } of entries) yield entry;
-
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
+  }
 
   if (!found && prefix !== '') {
     throw new FerryError('not_found', `${what}: no such folder`);

@@ -1,16 +1,13 @@
 // "bucket/key" paths of the S3 family (contract glossary): the first segment is the bucket, the rest
 // is the object key, used verbatim as exact bytes.
 import { FerryError } from '../../errors.js';
+import { type BucketPath, splitBucketPath } from '../shared/bucket-paths.js';
 
-export interface S3Path {
-  bucket: string;
-  key: string;
-}
+export type S3Path = BucketPath;
 
+/** A path naming an object ("bucket/key"), or with `allowBucket` also a bucket alone. */
 export function splitPath(path: string, options: { allowBucket?: boolean } = {}): S3Path {
-  const slash = path.indexOf('/');
-  const bucket = slash < 0 ? path : path.slice(0, slash);
-  const key = slash < 0 ? '' : path.slice(slash + 1);
+  const { bucket, key } = splitBucketPath(path);
   if (bucket === '') throw new FerryError('invalid', `"${path}" does not name a bucket`);
   if (key === '' && !options.allowBucket) {
     throw new FerryError('invalid', `"${path}" names a bucket, not an object`);

@@ -9,6 +9,7 @@
 import type { Readable } from 'node:stream';
 import { invalid } from '../../errors.js';
 import { Semaphore } from '../../util/semaphore.js';
+import type { MemoryBudget, Release } from './memory.js';
 
 export class PartReader {
   readonly #iterator: AsyncIterator<unknown>;
@@ -26,6 +27,11 @@ export class PartReader {
   /** Bytes handed out by read() so far. */
   get bytesRead(): number {
     return this.#bytesRead;
+  }
+
+  /** Bytes still to come by the declared size; undefined when no size was declared. */
+  get remaining(): number | undefined {
+    return this.#expectedSize === undefined ? undefined : Math.max(0, this.#expectedSize - this.#bytesRead);
   }
 
   /**
@@ -113,6 +119,13 @@ export interface UploadPartsOptions {
   concurrency?: number;
   /** A part already read from `reader` (e.g. while choosing between a single request and a session). */
   first?: Buffer;
+  /** Gives back the budget `first` took (readFirst()); called once its upload settles. */
+  firstRelease?: Release | undefined;
+  /**
+   * The process's transfer memory (FERRY_TRANSFER_MEMORY): each part takes its size from it before it
+   * is read and gives it back once sent. Absent: parts are bounded by `concurrency` alone.
+   */
+  memory?: MemoryBudget | undefined;
   /** More parts than this fail with invalid before the extra part is sent. */
   maxParts?: number;
   signal?: AbortSignal | undefined;
@@ -129,7 +142,9 @@ export interface UploadPartsOptions {
 // Part buffers go back to a pool when their upload settles and are refilled with a later part, of
 // this upload or another, rather than a new block for every part: the garbage collector has none to
 // chase, and many uploads of a few parts each (a bulk job of 8 MiB objects) share a few blocks. They
-// are shared memory, so a ThreadedHash (hash-thread.ts) reads them without a copy.
+// are shared memory, so a ThreadedHash (hash-thread.ts) reads them without a copy. A part shorter
+// than the part size (the end of a body of known size) gets a block of its own size, not pooled: a
+// 5 MiB object in 4 MiB parts holds 5 MiB, not 8.
 const POOL_BYTES = 64 * 1024 * 1024;
 const pool = new Map<number, Buffer[]>();
 let pooledBytes = 0;
@@ -141,9 +156,9 @@ function takeBlock(size: number): Buffer {
   return block;
 }
 
-/** Keeps an idle block for the next part, up to POOL_BYTES in all; the rest go to the collector. */
-function giveBlock(block: Buffer): void {
-  if (pooledBytes + block.length > POOL_BYTES) return;
+/** Keeps an idle full-size block for the next part, up to POOL_BYTES in all; the rest go to the collector. */
+function giveBlock(block: Buffer, partSize: number): void {
+  if (block.length !== partSize || pooledBytes + block.length > POOL_BYTES) return;
   const idle = pool.get(block.length) ?? [];
   idle.push(block);
   pool.set(block.length, idle);
@@ -152,11 +167,12 @@ function giveBlock(block: Buffer): void {
 
 /** Reads and uploads every remaining part; resolves with the part count and total size. */
 export async function uploadParts(options: UploadPartsOptions): Promise<{ parts: number; size: number }> {
-  const { reader, partSize, signal } = options;
+  const { reader, partSize, signal, memory } = options;
   const permits = new Semaphore(Math.max(1, options.concurrency ?? 1));
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   let first = options.first;
+  let firstRelease = options.firstRelease;
   let index = 0;
   let offset = 0;
   let done = 0;
@@ -169,23 +185,36 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
     }
     let data: Buffer;
     let block: Buffer | undefined;
+    let held: Release | undefined;
     try {
       signal?.throwIfAborted();
-      if (first) data = first;
-      else {
-        block = takeBlock(partSize);
-        data = await reader.read(partSize, block);
+      if (first) {
+        data = first;
+        held = firstRelease;
+      } else {
+        // The part's size: the part size, or what is left of a body of declared size (0 at its end:
+        // the read then only checks that nothing more comes).
+        const size = Math.min(partSize, reader.remaining ?? partSize);
+        held = await memory?.acquire(size, signal);
+        if (size === 0) data = await reader.read(1);
+        else {
+          block = takeBlock(size);
+          data = await reader.read(size, block);
+        }
       }
       first = undefined;
+      firstRelease = undefined;
       if (data.length > 0 && options.maxParts !== undefined && index >= options.maxParts) {
         throw invalid(`the object needs more than ${options.maxParts} parts of ${partSize} bytes`);
       }
     } catch (err) {
+      held?.();
       release();
       failure = { error: err };
       break;
     }
     if (data.length === 0) {
+      held?.();
       release();
       break;
     }
@@ -205,16 +234,39 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
       )
       .finally(() => {
         inFlight.delete(task);
-        if (block) giveBlock(block);
+        if (block) giveBlock(block, partSize);
+        held?.();
         release();
       });
     inFlight.add(task);
   }
   await Promise.all(inFlight);
+  firstRelease?.(); // a first part never sent (the loop failed before it)
   if (failure !== undefined) {
     await reader.cancel().catch(() => undefined);
     throw failure.error;
   }
   reader.assertComplete();
   return { parts: index, size: offset };
+}
+
+/**
+ * Reads the first part of a body (up to `partSize`, fewer when it ends), after taking its size from
+ * the budget: the part that decides between one request and a session of parts. Give `release` to
+ * uploadParts() as `firstRelease`, or call it once a single request is sent.
+ */
+export async function readFirst(
+  reader: PartReader,
+  partSize: number,
+  memory: MemoryBudget | undefined,
+  signal?: AbortSignal,
+): Promise<{ data: Buffer; release: Release }> {
+  const release =
+    (await memory?.acquire(Math.min(partSize, reader.remaining ?? partSize), signal)) ?? (() => {});
+  try {
+    return { data: await reader.read(partSize), release };
+  } catch (err) {
+    release();
+    throw err;
+  }
 }

@@ -1,5 +1,5 @@
 // Whole-object hashes computed on a thread of their own. MD5 over a large upload costs the event loop
-// about as much as moving the bytes does (2.7 s of a 1 GiB copy, bench/transfer); on another thread it
+// about as much as moving the bytes does (docs/performance.md, bench/transfer); on another thread it
 // runs beside the transfer. One thread serves every hash of the process: started on first use, held
 // only while a digest is awaited, so it never keeps the process alive by itself.
 //
@@ -21,9 +21,7 @@ type Reply = { id: number; op: 'ack' } | { id: number; op: 'digest'; digest: Uin
 /**
  * The hashing thread's nice value on Linux. Hashing is background work that keeps pace with uploads
  * waiting on the network; at a lower priority it yields a busy machine's cores to the event loop (and
- * to whatever else runs there) instead of competing with them. On a 2-core machine shared with the
- * storage emulator, a 1 GiB S3 → Azure copy went from 1.03–1.12 of rclone's time to 0.97–1.00
- * (bench/transfer (c)).
+ * to whatever else runs there) instead of competing with them (docs/performance.md, bench/transfer (c)).
  */
 export const HASH_THREAD_NICE = 10;
 

@@ -1,0 +1,170 @@
+// The transfer memory budget (FERRY_TRANSFER_MEMORY, src/stores/shared/memory.ts): the budget on its
+// own, then azureblob uploads against azurite that together would hold far more than the budget.
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, before, test } from 'node:test';
+import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { createEgress } from '../../src/net/egress.js';
+import { Secret } from '../../src/secret.js';
+import { createServices } from '../../src/services.js';
+import { open } from '../../src/stores/azureblob/index.js';
+import { DEFAULT_OAUTH_APPS } from '../../src/stores/context.js';
+import { MemoryBudget } from '../../src/stores/shared/memory.js';
+import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
+
+const MiB = 1024 * 1024;
+
+/** Resolves with the order in which the acquisitions were granted. */
+function recorder() {
+  const order: string[] = [];
+  const take = (budget: MemoryBudget, name: string, bytes: number, signal?: AbortSignal) =>
+    budget.acquire(bytes, signal).then((release) => {
+      order.push(name);
+      return release;
+    });
+  return { order, take };
+}
+
+test('the budget grants in arrival order: a part that does not fit holds back the smaller ones behind it', async () => {
+  const budget = new MemoryBudget(10);
+  const { order, take } = recorder();
+  const a = await take(budget, 'a', 6);
+  const b = take(budget, 'b', 6); // does not fit beside a
+  const c = take(budget, 'c', 1); // would fit, but waits its turn
+  await Promise.resolve();
+  assert.deepEqual(order, ['a']);
+  assert.equal(budget.waiting, 2);
+  a();
+  const [releaseB, releaseC] = await Promise.all([b, c]);
+  assert.deepEqual(order, ['a', 'b', 'c']);
+  assert.equal(budget.used, 7);
+  releaseB();
+  releaseB(); // twice is once
+  releaseC();
+  assert.equal(budget.used, 0);
+  assert.equal(budget.peak, 7);
+});
+
+test('a part larger than the budget waits until nothing else is held, then goes alone', async () => {
+  const budget = new MemoryBudget(10);
+  const { order, take } = recorder();
+  const small = await take(budget, 'small', 3);
+  const huge = take(budget, 'huge', 50);
+  await Promise.resolve();
+  assert.deepEqual(order, ['small']);
+  small();
+  const release = await huge;
+  assert.equal(budget.used, 10, 'capped at the capacity');
+  release();
+  assert.equal(budget.used, 0);
+});
+
+test('an abandoned wait leaves the line and lets the next one in', async () => {
+  const budget = new MemoryBudget(10);
+  const { order, take } = recorder();
+  const first = await take(budget, 'first', 8);
+  const controller = new AbortController();
+  const aborted = take(budget, 'aborted', 5, controller.signal);
+  const next = take(budget, 'next', 2);
+  controller.abort(new Error('canceled'));
+  await assert.rejects(aborted, /canceled/);
+  (await next)();
+  assert.deepEqual(order, ['first', 'next']);
+  first();
+  assert.equal(budget.used, 0);
+  assert.equal(budget.waiting, 0);
+});
+
+test('FERRY_TRANSFER_MEMORY sets the budget the stores get, in bytes or binary units; a bad value says what is allowed', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ferry-memory-'));
+  try {
+    for (const [raw, bytes] of [
+      [undefined, 256 * MiB],
+      ['48MiB', 48 * MiB],
+      ['1GiB', 1024 * MiB],
+      ['20971520', 20 * MiB],
+    ] as const) {
+      const config = loadConfig({ FERRY_DATA_DIR: dataDir, ...(raw ? { FERRY_TRANSFER_MEMORY: raw } : {}) });
+      const services = await createServices(config, { logger: createLogger('silent') });
+      try {
+        assert.equal(services.stores.memory?.capacity, bytes, String(raw));
+      } finally {
+        await services.close();
+      }
+    }
+    for (const raw of ['lots', '12 parsecs', '1MiB', '-5', '100GiB']) {
+      assert.throws(
+        () => loadConfig({ FERRY_DATA_DIR: dataDir, FERRY_TRANSFER_MEMORY: raw }),
+        (err: Error) =>
+          err instanceof ConfigError &&
+          /FERRY_TRANSFER_MEMORY must be a size from 16 MiB to 64 GiB/.test(err.message),
+        raw,
+      );
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+let azurite: AzuriteHandle;
+before(async () => {
+  azurite = await startAzurite();
+});
+after(() => azurite?.close());
+
+test('six uploads of 8 MiB at once, 3 parts in flight each, hold at most the 2 MiB budget and all arrive intact', async () => {
+  const memory = new MemoryBudget(2 * MiB);
+  const container = `ferry-${randomBytes(6).toString('hex')}`;
+  const admin = new BlobServiceClient(
+    azurite.endpoint,
+    new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY),
+  );
+  await admin.createContainer(container);
+  const store = open(
+    {
+      id: 'loc-azureblob',
+      provider: 'azureblob',
+      metadata: { endpoint: azurite.endpoint },
+      secret: new Secret({ access_key_id: AZURITE_ACCOUNT, secret_access_key: AZURITE_KEY }),
+    },
+    { egress: createEgress(['127.0.0.1']), oauthApps: DEFAULT_OAUTH_APPS, memory },
+    { partSize: 1 * MiB, concurrency: 3 },
+  );
+  const bodies = Array.from({ length: 6 }, () => randomBytes(8 * MiB));
+  // What is in memory is what the sources gave minus what the destination has taken (parts whose
+  // upload finished), measured at every chunk a source gives, independently of the budget's books.
+  let given = 0;
+  const sent = bodies.map(() => 0);
+  let mostHeld = 0;
+  function* source(body: Buffer): Generator<Buffer> {
+    for (let at = 0; at < body.length; at += 64 * 1024) {
+      given += Math.min(64 * 1024, body.length - at);
+      mostHeld = Math.max(mostHeld, given - sent.reduce((a, b) => a + b, 0));
+      yield body.subarray(at, at + 64 * 1024); // 64 KiB at a time, as a socket gives them
+    }
+  }
+  await Promise.all(
+    bodies.map((body, i) =>
+      store.write(
+        `${container}/object-${i}`,
+        Readable.from(source(body), { objectMode: false, highWaterMark: 64 * 1024 }),
+        { size: body.length, onProgress: (bytes) => (sent[i] = bytes) },
+      ),
+    ),
+  );
+  assert.equal(memory.peak, 2 * MiB, 'the budget was used to the full and never beyond');
+  // Without the budget: 6 uploads x 3 parts of 1 MiB. With it: 2 MiB of parts, plus per source one
+  // chunk read ahead and its stream's buffer.
+  assert.ok(mostHeld <= 2 * MiB + 6 * 4 * 64 * 1024, `held ${(mostHeld / MiB).toFixed(2)} MiB at most`);
+  assert.equal(memory.used, 0, 'every part gave its bytes back');
+  for (const [i, body] of bodies.entries()) {
+    const got = await admin.getContainerClient(container).getBlobClient(`object-${i}`).downloadToBuffer();
+    assert.equal(createHash('md5').update(got).digest('hex'), createHash('md5').update(body).digest('hex'));
+  }
+});
