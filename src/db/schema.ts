@@ -216,6 +216,30 @@ export interface SendsTable {
   updated_at: number;
 }
 
+/** Where a streamed copy's multipart upload stands (src/engine/checkpoints.ts). */
+export interface CopyCheckpointsTable {
+  /** The work running the copy: "object:<job id>:<seq>" or "transfer:<id>". */
+  work: string;
+  /** The lease holder that recorded or last took over the upload. */
+  lease_owner: string;
+  destination_path: string;
+  /** The source version being copied; another one starts the upload over. */
+  source_etag: string;
+  size: number;
+  upload_id: string;
+  part_size: number;
+  created_at: number;
+}
+
+/** One part of a checkpointed upload, written as the provider acknowledges it. */
+export interface CopyCheckpointPartsTable {
+  work: string;
+  part_index: number;
+  /** S3's ETag of the part, or Azure's block id. */
+  tag: string;
+  size: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -230,6 +254,8 @@ export interface Database {
   share_guesses: ShareGuessesTable;
   share_downloads: ShareDownloadsTable;
   sends: SendsTable;
+  copy_checkpoints: CopyCheckpointsTable;
+  copy_checkpoint_parts: CopyCheckpointPartsTable;
 }
 
 export type SendRow = Selectable<SendsTable>;

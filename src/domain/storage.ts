@@ -15,6 +15,7 @@ import type {
   ListOptions,
   ObjectInfo,
   ReadOptions,
+  ResumableWrites,
   Store,
   StoreFeatures,
   WriteOptions,
@@ -106,13 +107,23 @@ function observed(store: Store, onError: (err: unknown) => Promise<unknown>): St
       throw await onError(err);
     }
   }
-  const { copy, move } = store.features;
+  const { copy, move, resumable } = store.features;
   const features: StoreFeatures = {
     bucketListing: store.features.bucketListing,
     hashes: store.features.hashes,
     upload: store.features.upload,
     ...(copy ? { copy: (from: string, to: string, o?: CopyOptions) => call(() => copy(from, to, o)) } : {}),
     ...(move ? { move: (from: string, to: string, o?: CallOptions) => call(() => move(from, to, o)) } : {}),
+    ...(resumable
+      ? {
+          resumable: {
+            begin: (path, o) => call(() => resumable.begin(path, o)),
+            check: (path, upload, parts, o) => call(() => resumable.check(path, upload, parts, o)),
+            write: (path, body, o) => call(() => resumable.write(path, body, o)),
+            abort: (path, upload, o) => call(() => resumable.abort(path, upload, o)),
+          } satisfies ResumableWrites,
+        }
+      : {}),
   };
   return {
     provider: store.provider,

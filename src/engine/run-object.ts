@@ -8,6 +8,7 @@ import { decodeRef, type ObjectRef } from '../domain/transfers/specs.js';
 import type { Logger } from '../log.js';
 import { copyObject } from '../objects/object-copy.js';
 import type { ObjectInfo } from '../stores/contract.js';
+import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
 import type { ObjectSettlement } from './lifecycle/objects.js';
 import * as objects from './lifecycle/objects.js';
 import { attempt } from './outcome.js';
@@ -67,6 +68,8 @@ export async function runObject(
 ): Promise<void> {
   const { db, clock, owner } = ctx;
   const plan = await planOf(ctx, object.job_id);
+  const work: Work = { kind: 'object', jobId: object.job_id, seq: object.seq };
+  const checkpoint = checkpointOf(db.kysely, work, owner, () => clock.now());
   const settlement = await attempt({
     clock,
     signal,
@@ -88,11 +91,24 @@ export async function runObject(
               : { sourceInfo: listedInfo(plan, object, object.size) }),
             signal,
             onProgress: report,
+            checkpoint,
           }),
         ),
       ),
     done: (outcome) => ({ kind: 'done', bytes: outcome.bytes, skipped: outcome.action === 'skipped' }),
   });
+  // A canceled job's object, or one that failed for good, leaves no multipart upload behind. One
+  // handed back on shutdown or tried again later keeps it, for the next attempt to continue.
+  const abandon = settlement === undefined ? signal.reason === JOB_CANCELED : settlement.kind === 'failed';
+  if (abandon) {
+    await ctx.stores
+      .use(plan.destination.location_id, ({ store }) =>
+        abandonUpload(db.kysely, work, owner, store, settlement === undefined ? 'checkpoint' : 'lease'),
+      )
+      .catch((err: unknown) =>
+        ctx.logger.warn({ job: object.job_id, seq: object.seq, err }, 'upload not aborted'),
+      );
+  }
   if (settlement === undefined) return;
   if (settlement.kind === 'failed') {
     ctx.logger.warn({ job: object.job_id, seq: object.seq, err: settlement.error }, 'object failed');

@@ -1,16 +1,17 @@
 // One queued transfer (copy, move, remove, pull): run it and settle it (src/engine/lifecycle/
-// transfers.ts). A transfer that runs again after a crash starts over; each kind is written so that a
-// second run finishes what the first began (a moved object is no longer among the sources, a removed
-// one no longer matches).
+// transfers.ts). A copy that runs again continues its checkpointed multipart upload (docs/engine.md,
+// "Resumption"); the other kinds start over, and each is written so that a second run finishes what
+// the first began (a moved object is no longer among the sources, a removed one no longer matches).
 import type { TransferRow } from '../db/schema.js';
 import { type DestinationRef, decodeSpec, type TransferSpec } from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
 import type { Egress } from '../net/egress.js';
 import { openUrl } from '../objects/fetch-url.js';
-import { copyObject } from '../objects/object-copy.js';
+import { copyObject, type UploadCheckpoint } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
 import { expandSources, isPattern, splitPattern } from '../objects/patterns.js';
 import type { Entry } from '../stores/contract.js';
+import { abandonUpload, checkpointOf, type Work } from './checkpoints.js';
 import * as transfers from './lifecycle/transfers.js';
 import { attempt } from './outcome.js';
 import type { EngineContext } from './run-object.js';
@@ -40,6 +41,7 @@ async function execute(
   attempt: number,
   signal: AbortSignal,
   progress: (bytes: number) => void,
+  checkpoint: UploadCheckpoint,
 ): Promise<Outcome> {
   // Every store this run opens stays open until the run ends, and is released then.
   const held: StoreUse[] = [];
@@ -49,7 +51,7 @@ async function execute(
     return use;
   };
   try {
-    return await executeWith(ctx, spec, attempt, signal, progress, acquire);
+    return await executeWith(ctx, spec, attempt, signal, progress, acquire, checkpoint);
   } finally {
     for (const use of held) use.release();
   }
@@ -62,6 +64,7 @@ async function executeWith(
   signal: AbortSignal,
   progress: (bytes: number) => void,
   acquire: (locationId: string) => Promise<StoreUse>,
+  checkpoint: UploadCheckpoint,
 ): Promise<Outcome> {
   switch (spec.kind) {
     case 'copy': {
@@ -74,6 +77,7 @@ async function executeWith(
         destinationPath: spec.destination.path,
         signal,
         onProgress: progress,
+        checkpoint,
       });
       return { bytesDone: outcome.bytes, bytesTotal: outcome.bytes };
     }
@@ -153,18 +157,27 @@ export async function runTransfer(
   signal: AbortSignal,
 ): Promise<void> {
   const { db, clock, owner } = ctx;
+  const spec = decodeSpec(transfer.spec);
+  const work: Work = { kind: 'transfer', id: transfer.id };
+  const checkpoint = checkpointOf(db.kysely, work, owner, () => clock.now());
   const settlement = await attempt({
     clock,
     signal,
     attempts: transfer.attempts,
     progress: (bytes) => transfers.progress(db.kysely, owner, transfer.id, bytes, clock.now()),
-    work: (report) => execute(ctx, decodeSpec(transfer.spec), transfer.attempts, signal, report),
+    work: (report) => execute(ctx, spec, transfer.attempts, signal, report, checkpoint),
     done: (outcome) => ({
       kind: 'done',
       bytes: outcome.bytesDone,
       ...(outcome.bytesTotal === undefined ? {} : { bytesTotal: outcome.bytesTotal }),
     }),
   });
+  // A copy that failed for good leaves no multipart upload behind; one tried again later keeps it.
+  if (settlement?.kind === 'failed' && spec.kind === 'copy') {
+    await ctx.stores
+      .use(spec.destination.location_id, ({ store }) => abandonUpload(db.kysely, work, owner, store, 'lease'))
+      .catch((err: unknown) => ctx.logger.warn({ transfer: transfer.id, err }, 'upload not aborted'));
+  }
   if (settlement === undefined) return;
   if (settlement.kind === 'failed') {
     ctx.logger.warn({ transfer: transfer.id, kind: transfer.kind, err: settlement.error }, 'transfer failed');

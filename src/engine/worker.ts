@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
 import { decodeSpec } from '../domain/transfers/specs.js';
 import { Semaphore } from '../util/semaphore.js';
+import { JOB_CANCELED } from './checkpoints.js';
 import { FairShare } from './fair-share.js';
 import * as jobs from './lifecycle/jobs.js';
 import type { Lease } from './lifecycle/moves.js';
@@ -212,7 +213,7 @@ export class Worker {
     if (canceled.size === 0) return;
     this.#ready = this.#ready.filter((r) => !('object' in r && canceled.has(r.object.job_id)));
     for (const running of this.#running.values()) {
-      if (running.jobId && canceled.has(running.jobId)) running.controller.abort();
+      if (running.jobId && canceled.has(running.jobId)) running.controller.abort(JOB_CANCELED);
     }
     await objects.park(this.ctx.db.kysely, [...canceled], this.ctx.owner);
   }

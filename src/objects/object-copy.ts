@@ -1,15 +1,45 @@
 // Copying one object from a store to a store: the operations-layer fallback of rclone's
 // operations.Copy (STYLE.md). A server-side copy when the destination has one and both stores share
 // provider and account; otherwise the source's read() streamed into the destination's write(), which
-// holds at most concurrency x part size in memory. Either way the result is verified (issue 4: size
-// always, a hash where both sides report the same kind); a bad copy is deleted and reported as
-// FerryError('transient') so the queue tries again. No retries here: one attempt, classified.
+// holds at most concurrency x part size in memory. Either way the result is verified (docs/api.md,
+// "Copy": the size always, the checksum where both sides report the same kind of hash); a bad copy is
+// deleted and reported as FerryError('transient') so the queue tries again. No retries here: one
+// attempt, classified. A streamed copy into a store with resumable writes records its upload part by
+// part (UploadCheckpoint), and the next attempt continues it (docs/engine.md, "Resumption").
+
+import type { Overwrite } from '../domain/states.js';
 import { FerryError, isFerryError } from '../errors.js';
-import type { ObjectInfo, Store } from '../stores/contract.js';
+import type {
+  ObjectInfo,
+  ResumableUpload,
+  ResumableWrites,
+  Store,
+  UploadedPart,
+} from '../stores/contract.js';
 import { ByteCounter, copyMismatch, sameAccount, sameObject } from './verify.js';
 
-/** SPEC 4.14: `always` replaces an existing destination object, `if-missing` leaves it alone. */
-export type Overwrite = 'always' | 'if-missing';
+/**
+ * A multipart upload recorded as it goes (src/engine/checkpoints.ts keeps it in the database), for the
+ * copy's next attempt to continue.
+ */
+export interface RecordedUpload {
+  destinationPath: string;
+  /** The source version the parts hold. */
+  sourceEtag: string;
+  size: number;
+  upload: ResumableUpload;
+  /** The parts recorded so far, in index order (not necessarily a run without gaps). */
+  parts: UploadedPart[];
+}
+
+/** Where a copy records its upload; every call fails with transient once the caller lost its lease. */
+export interface UploadCheckpoint {
+  load(): Promise<RecordedUpload | undefined>;
+  /** Records a new upload in place of any earlier one. */
+  start(upload: Omit<RecordedUpload, 'parts'>): Promise<void>;
+  part(part: UploadedPart): Promise<void>;
+  clear(): Promise<void>;
+}
 
 export interface CopyOutcome {
   action: 'copied' | 'skipped';
@@ -31,6 +61,11 @@ export interface CopyObjectArgs {
   signal?: AbortSignal;
   /** Cumulative bytes moved so far; called often (once per chunk read) on the stream path. */
   onProgress?: (bytesDone: number) => void;
+  /**
+   * Where a streamed copy records its multipart upload, when the destination can resume one: the
+   * next attempt continues from the first missing part instead of byte 0.
+   */
+  checkpoint?: UploadCheckpoint;
 }
 
 export async function copyObject(args: CopyObjectArgs): Promise<CopyOutcome> {
@@ -66,11 +101,77 @@ export async function copyObject(args: CopyObjectArgs): Promise<CopyOutcome> {
   return { action: 'copied', method: 'stream', bytes: written.size };
 }
 
+/**
+ * What the streamed copy continues: the recorded upload, when it is for this destination and this
+ * version of the source and the destination still knows it (`done`: its parts from part 0 up to the
+ * first missing one; `kept`: those after that it still holds); otherwise a new upload, after the old
+ * one is aborted.
+ */
+async function resumption(
+  args: CopyObjectArgs,
+  checkpoint: UploadCheckpoint,
+  info: ObjectInfo & { etag: string },
+): Promise<{ upload: ResumableUpload; done: UploadedPart[]; kept: UploadedPart[] }> {
+  const { destination, destinationPath, signal } = args;
+  const resumable = destination.features.resumable as ResumableWrites;
+  const recorded = await checkpoint.load();
+  if (recorded !== undefined) {
+    const same =
+      recorded.destinationPath === destinationPath &&
+      recorded.sourceEtag === info.etag &&
+      recorded.size === info.size;
+    const held = same
+      ? await resumable.check(destinationPath, recorded.upload, recorded.parts, call(signal))
+      : undefined;
+    if (held !== undefined) {
+      const { partSize } = recorded.upload;
+      // Only parts of the size their place in the object gives can be kept.
+      const whole = held.filter((p) => p.size === Math.min(partSize, info.size - p.index * partSize));
+      // The source is read again from the first missing part (one in flight when the worker died);
+      // the parts after it that the destination holds are read but not sent again.
+      const done: UploadedPart[] = [];
+      for (const part of whole) {
+        if (part.index !== done.length) break;
+        done.push(part);
+      }
+      return { upload: recorded.upload, done, kept: whole.slice(done.length) };
+    }
+    // The source changed, or the destination forgot the upload: start over, leaving nothing behind.
+    await resumable.abort(recorded.destinationPath, recorded.upload, call(signal)).catch(() => undefined);
+  }
+  const upload = await resumable.begin(destinationPath, {
+    size: info.size,
+    ...(info.mimeType === undefined ? {} : { mimeType: info.mimeType }),
+    ...call(signal),
+  });
+  await checkpoint.start({ destinationPath, sourceEtag: info.etag, size: info.size, upload });
+  return { upload, done: [], kept: [] };
+}
+
 /** source.read() into destination.write(), counted and checked on the way. */
 async function streamCopy(args: CopyObjectArgs, info: ObjectInfo, what: string): Promise<ObjectInfo> {
-  const { source, sourcePath, destination, destinationPath, signal } = args;
-  const body = await source.read(sourcePath, call(signal));
-  const counter = new ByteCounter(info.size, what, args.onProgress);
+  const { source, sourcePath, destination, destinationPath, signal, checkpoint } = args;
+  // Resumable when the destination can continue an upload, the object is large enough to need one,
+  // and the source has a version tag to pin every read to (a changed source must start over).
+  const resumable =
+    checkpoint !== undefined &&
+    destination.features.resumable !== undefined &&
+    info.etag !== undefined &&
+    info.size > destination.features.upload.singleRequestMax
+      ? await resumption(args, checkpoint, info as ObjectInfo & { etag: string })
+      : undefined;
+  const offset = resumable?.done.reduce((n, part) => n + part.size, 0) ?? 0;
+  const pin = info.etag === undefined ? {} : { ifMatch: info.etag };
+  const body = await source.read(sourcePath, {
+    ...call(signal),
+    ...(resumable ? pin : {}),
+    ...(offset > 0 ? { range: { offset } } : {}),
+  });
+  const counter = new ByteCounter(
+    info.size - offset,
+    what,
+    args.onProgress && ((bytes) => args.onProgress?.(offset + bytes)),
+  );
   // The source's own failure (a cut connection: transient) is the reason the write failed, whatever
   // the destination makes of its truncated input, so it is the one reported.
   let sourceError: unknown;
@@ -92,12 +193,22 @@ async function streamCopy(args: CopyObjectArgs, info: ObjectInfo, what: string):
   signal?.addEventListener('abort', onAbort, { once: true });
   body.pipe(counter);
   let written: ObjectInfo;
+  const options = {
+    size: info.size,
+    ...(info.mimeType === undefined ? {} : { mimeType: info.mimeType }),
+    ...(signal === undefined ? {} : { signal }),
+  };
   try {
-    written = await destination.write(destinationPath, counter, {
-      size: info.size,
-      ...(info.mimeType === undefined ? {} : { mimeType: info.mimeType }),
-      ...(signal === undefined ? {} : { signal }),
-    });
+    written =
+      resumable && checkpoint && destination.features.resumable
+        ? await destination.features.resumable.write(destinationPath, counter, {
+            ...options,
+            ...resumable,
+            onPart: (part) => checkpoint.part(part),
+            prefix: () =>
+              source.read(sourcePath, { ...call(signal), ...pin, range: { offset: 0, length: offset } }),
+          })
+        : await destination.write(destinationPath, counter, options);
   } catch (err) {
     body.destroy();
     counter.destroy();
@@ -106,6 +217,8 @@ async function streamCopy(args: CopyObjectArgs, info: ObjectInfo, what: string):
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
+  // The upload is complete: nothing is left to resume.
+  if (resumable) await checkpoint?.clear();
   const failure = sourceError ?? counter.failure;
   if (failure !== undefined) {
     // The destination accepted an object although the source failed: it cannot be trusted.

@@ -24,7 +24,7 @@ import type { Provider } from '../providers.js';
 
 export type HashKind = 'md5' | 'sha1' | 'sha256' | 'crc32c' | 'dropbox' | 'quickxor';
 
-/** One listing entry (SPEC 2.5); the HTTP layer formats modTime as RFC 3339. */
+/** One listing entry (docs/api.md, "Listing objects"); the HTTP layer formats modTime as RFC 3339. */
 export interface Entry {
   /** Last segment of path. */
   name: string;
@@ -63,6 +63,12 @@ export interface ListOptions {
 export interface ReadOptions {
   /** Byte range: offset, and length (to the end when omitted). */
   range?: { offset: number; length?: number };
+  /**
+   * Read only this version of the object (the etag its stat or listing reported): a changed object
+   * fails with transient instead of giving bytes of another version. Stores whose provider has no
+   * conditional read ignore it.
+   */
+  ifMatch?: string;
   signal?: AbortSignal;
 }
 
@@ -97,6 +103,70 @@ export interface UploadLimits {
   singleRequestMax: number;
 }
 
+/** A part of a resumable upload that the provider has acknowledged. */
+export interface UploadedPart {
+  /** 0-based position in the object; the part holds bytes [index x partSize, + size). */
+  index: number;
+  /** What the provider needs to assemble the object from the part: S3's ETag, Azure's block id. */
+  tag: string;
+  size: number;
+}
+
+/** An upload begun by ResumableWrites.begin(); plain data, so it can be recorded and read back. */
+export interface ResumableUpload {
+  /** The provider's name for the upload (S3's UploadId; on Azure, ferry's prefix of the block ids). */
+  uploadId: string;
+  /** Every part but the last has this size, in every attempt at the upload. */
+  partSize: number;
+}
+
+export interface ResumableWriteOptions extends WriteOptions {
+  /** The whole object's size (the body holds only what the done parts do not). */
+  size: number;
+  upload: ResumableUpload;
+  /** Parts already at the provider: a run from index 0, as check() confirmed. The body starts after them. */
+  done: readonly UploadedPart[];
+  /**
+   * Parts after the first missing one that the provider still holds (check() confirmed them): their
+   * bytes are still in the body, but they are not sent again.
+   */
+  kept?: readonly UploadedPart[];
+  /** Called as each new part is acknowledged; the upload does not complete before every call settled. */
+  onPart: (part: UploadedPart) => Promise<void>;
+  /**
+   * The bytes the done parts hold, read again from the source, for a store that stores a hash of the
+   * whole object it computes itself (azureblob's Content-MD5). Called at most once.
+   */
+  prefix?: () => Promise<Readable>;
+}
+
+/**
+ * Uploads that survive the process writing them: a part acknowledged by the provider stays there
+ * until the upload is completed or aborted, so another process can continue from the first missing
+ * part (docs/engine.md, "Resumption"). write() is the same upload with nothing done yet.
+ */
+export interface ResumableWrites {
+  /** Starts an upload of `size` bytes to `path`. */
+  begin(
+    path: string,
+    options: { size: number; mimeType?: string; signal?: AbortSignal },
+  ): Promise<ResumableUpload>;
+  /**
+   * Of `parts`, those the provider still holds for the upload (same tag and size); undefined when it no
+   * longer knows the upload (completed, aborted, or expired).
+   */
+  check(
+    path: string,
+    upload: ResumableUpload,
+    parts: readonly UploadedPart[],
+    options?: CallOptions,
+  ): Promise<UploadedPart[] | undefined>;
+  /** Uploads the body as the parts after `done`, completes the upload, and reports what was stored. */
+  write(path: string, body: Readable, options: ResumableWriteOptions): Promise<ObjectInfo>;
+  /** Drops the upload and its parts; not knowing the upload any more is not an error. */
+  abort(path: string, upload: ResumableUpload, options?: CallOptions): Promise<void>;
+}
+
 /** Optional capabilities. A store declares what it has; absent means "not supported". */
 export interface StoreFeatures {
   /** An empty path lists buckets or containers (entries with size -1). */
@@ -108,6 +178,8 @@ export interface StoreFeatures {
   readonly copy?: (from: string, to: string, options?: CopyOptions) => Promise<ObjectInfo>;
   /** Server-side move (rename) within this store's account. */
   readonly move?: (from: string, to: string, options?: CallOptions) => Promise<ObjectInfo>;
+  /** Multipart uploads that another process can continue after a crash. */
+  readonly resumable?: ResumableWrites;
 }
 
 export interface Store {

@@ -37,6 +37,12 @@ export interface FaultProxy {
   headersNext(count: number, headers: Record<string, string>): void;
   /** The next `count` requests pass untouched (so that a fault queued after them hits a later one). */
   passNext(count: number): void;
+  /** Bytes of request bodies received so far (what clients sent towards the server). */
+  readonly requestBytes: number;
+  /** Bytes of the request bodies the server answered with a 2xx: what it acknowledged receiving. */
+  readonly acceptedBytes: number;
+  /** The next request for which `match` holds is answered with `answer`; the others pass. */
+  failWhen(match: (request: SeenRequest) => boolean, answer: FaultAnswer): void;
   /** Forgets any faults still queued. */
   reset(): void;
   close(): Promise<void>;
@@ -60,16 +66,29 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
   const agent = new http.Agent({ keepAlive: true });
   const faults: Fault[] = [];
   let requests = 0;
+  let requestBytes = 0;
+  let acceptedBytes = 0;
   const seen: SeenRequest[] = [];
+  const matchers: Array<{ match: (request: SeenRequest) => boolean; answer: FaultAnswer }> = [];
 
   const server = http.createServer((req, res) => {
     requests++;
-    seen.push({
+    const request = {
       method: req.method ?? '',
       url: req.url ?? '',
       copySource: req.headers['x-amz-copy-source'] !== undefined,
+    };
+    seen.push(request);
+    let bodyBytes = 0;
+    req.on('data', (chunk: Buffer) => {
+      requestBytes += chunk.length;
+      bodyBytes += chunk.length;
     });
-    const fault = faults.shift();
+    const matched = matchers.findIndex((m) => m.match(request));
+    const fault: Fault | undefined =
+      matched >= 0
+        ? { kind: 'fail', answer: matchers.splice(matched, 1)[0]?.answer as FaultAnswer }
+        : faults.shift();
 
     if (fault?.kind === 'fail') {
       // Read the request body to the end first, as a real server would, so the client is not cut off
@@ -97,6 +116,8 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
         agent,
       },
       (answer) => {
+        const status = answer.statusCode ?? 502;
+        if (status >= 200 && status < 300) acceptedBytes += bodyBytes;
         if (fault?.kind === 'drop') {
           const hasBody = req.method !== 'HEAD' && answer.headers['content-length'] !== '0';
           if (!hasBody) {
@@ -171,8 +192,18 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
     passNext(count) {
       for (let i = 0; i < count; i++) faults.push({ kind: 'pass' });
     },
+    get requestBytes() {
+      return requestBytes;
+    },
+    get acceptedBytes() {
+      return acceptedBytes;
+    },
+    failWhen(match, answer) {
+      matchers.push({ match, answer });
+    },
     reset() {
       faults.length = 0;
+      matchers.length = 0;
     },
     async close() {
       server.closeAllConnections();

@@ -10,8 +10,14 @@
 // which leaves %2B, %23, %3F, %26, %3D (and the other reserved escapes) undecoded, while S3 decodes
 // the whole value (and requires "+" as %2B, aws-sdk-js#1821). The request hook re-encodes the header
 // so that decodeURI yields what S3 would, and copies of keys with those characters behave as on S3.
+// s3rver keeps a multipart upload's parts in a directory of their own but has no ListParts and no
+// AbortMultipartUpload (both answer 405), and takes UploadPart for an upload it never began (or that
+// was completed or aborted) as a new one. multipartLayer() answers those three as S3 does, from that
+// directory: ListParts (every part, one page), AbortMultipartUpload (204, the parts removed) and
+// NoSuchUpload (404) for any call on an upload that is not there.
 // Run under `node --openssl-legacy-provider` (LOCAL-SERVERS.md): s3rver's listing continuation
 // tokens use DES.
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
@@ -38,6 +44,65 @@ interface AWSAccountModule {
 const require = createRequire(import.meta.url);
 const S3rver = require('s3rver') as S3rverClass;
 const AWSAccount = require('s3rver/lib/models/account.js') as AWSAccountModule;
+const FilesystemStore = require('s3rver/lib/stores/filesystem.js') as new (
+  root: string,
+) => { getResourcePath(bucket: string, key: string | undefined, resource: string): string };
+
+function xml(res: ServerResponse, status: number, body: string): void {
+  const payload = Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>\n${body}`);
+  res.writeHead(status, { 'content-type': 'application/xml', 'content-length': String(payload.length) });
+  res.end(payload);
+}
+
+/** Answers the multipart calls s3rver lacks (see the header); false for everything it answers itself. */
+function multipartLayer(directory: string, req: IncomingMessage, res: ServerResponse): boolean {
+  const url = new URL(req.url ?? '/', 'http://s3rver');
+  const uploadId = url.searchParams.get('uploadId');
+  if (uploadId === null) return false;
+  const [, bucket = '', ...key] = url.pathname.split('/');
+  const uploads = new FilesystemStore(directory).getResourcePath(
+    decodeURIComponent(bucket),
+    undefined,
+    'uploads',
+  );
+  const dir = join(uploads, uploadId);
+  if (!/^[0-9a-f]+$/.test(uploadId) || !existsSync(dir)) {
+    req.resume();
+    req.on('end', () =>
+      xml(
+        res,
+        404,
+        `<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message><UploadId>${uploadId}</UploadId></Error>`,
+      ),
+    );
+    return true;
+  }
+  if (req.method === 'DELETE') {
+    rmSync(dir, { recursive: true, force: true });
+    res.writeHead(204);
+    res.end();
+    return true;
+  }
+  if (req.method === 'GET') {
+    const parts = readdirSync(dir)
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number)
+      .sort((a, b) => a - b)
+      .map((n) => {
+        const file = join(dir, String(n));
+        const etag = existsSync(`${file}.md5`) ? readFileSync(`${file}.md5`, 'utf8') : '';
+        const { size, mtime } = statSync(file);
+        return `<Part><PartNumber>${n}</PartNumber><LastModified>${mtime.toISOString()}</LastModified><ETag>"${etag}"</ETag><Size>${size}</Size></Part>`;
+      });
+    xml(
+      res,
+      200,
+      `<ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${bucket}</Bucket><Key>${key.join('/')}</Key><UploadId>${uploadId}</UploadId><PartNumberMarker>0</PartNumberMarker><MaxParts>10000</MaxParts><IsTruncated>false</IsTruncated>${parts.join('')}</ListPartsResult>`,
+    );
+    return true;
+  }
+  return false;
+}
 
 class AnyKeyRegistry extends Map<string, unknown> {
   override get(accessKeyId: string): unknown {
@@ -74,6 +139,7 @@ export async function startS3rver(): Promise<S3rverHandle> {
   server.callback = () => {
     const inner = handler();
     return (req, res) => {
+      if (multipartLayer(directory, req, res)) return;
       const source = req.headers['x-amz-copy-source'];
       if (typeof source === 'string') {
         try {

@@ -10,6 +10,7 @@ import * as fairClaims from './2026-11-25-fair-claims.js';
 import * as jobCounters from './2026-11-25-job-counters.js';
 import * as shareGuessIds from './2026-11-25-share-guess-ids.js';
 import * as shareResumes from './2026-11-25-share-resumes.js';
+import * as uploadCheckpoints from './2026-11-25-upload-checkpoints.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-foundation': foundation,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-job-counters': jobCounters,
   '2026-11-25-share-guess-ids': shareGuessIds,
   '2026-11-25-share-resumes': shareResumes,
+  '2026-11-25-upload-checkpoints': uploadCheckpoints,
 };

@@ -4,6 +4,7 @@
 // within the account; there is no rename, so move is left to the operations layer (copy + delete).
 import { PassThrough, Readable } from 'node:stream';
 import type { BlobServiceClient } from '@azure/storage-blob';
+import { FerryError } from '../../errors.js';
 import type { StoreContext, StoreLocation } from '../context.js';
 import type {
   CallOptions,
@@ -11,17 +12,26 @@ import type {
   ListOptions,
   ObjectInfo,
   ReadOptions,
+  ResumableWrites,
   Store,
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
+import { PartReader } from '../shared/chunks.js';
 import type { MemoryBudget } from '../shared/memory.js';
 import { checkEndpoint } from '../shared/metadata.js';
 import { type AzureClient, abortable, createClient } from './client.js';
 import { toFerryError } from './errors.js';
 import { listContainers, listFolder } from './list.js';
 import { objectPath } from './paths.js';
-import { type UploadTuning, uploadBlob, uploadLimits } from './upload.js';
+import {
+  beginBlocks,
+  stagedBlocks,
+  type UploadTuning,
+  uploadBlob,
+  uploadBlocks,
+  uploadLimits,
+} from './upload.js';
 
 export interface AzureTuning extends UploadTuning {
   /** Listing page size (the service allows up to 5,000). */
@@ -69,6 +79,45 @@ class AzureBlobStore implements Store {
       hashes: ['md5'],
       upload: uploadLimits(tuning),
       copy: (from, to, options) => this.#copy(from, to, options),
+      resumable: this.#resumable(),
+    };
+  }
+
+  #blockClient(path: string) {
+    const { container, key } = objectPath(path);
+    return this.#service.getContainerClient(container).getBlockBlobClient(key);
+  }
+
+  /** Staged blocks continued from the first missing one (Get Block List says which are still staged). */
+  #resumable(): ResumableWrites {
+    return {
+      begin: async (_path, options) => beginBlocks(options.size, this.#tuning),
+      check: async (path, upload, parts, options = {}) => {
+        try {
+          return await stagedBlocks(this.#blockClient(path), upload, parts, options.signal);
+        } catch (err) {
+          throw toFerryError(err, `write ${path}`, options.signal);
+        }
+      },
+      write: async (path, body, options) => {
+        const before = options.done.reduce((n, part) => n + part.size, 0);
+        const reader = new PartReader(body, options.size - before);
+        try {
+          const { size, md5 } = await uploadBlocks(
+            this.#blockClient(path),
+            reader,
+            options,
+            this.#tuning,
+            this.#memory,
+          );
+          return written(path, size, md5, options.mimeType);
+        } catch (err) {
+          body.destroy();
+          throw toFerryError(err, `write ${path}`, options.signal);
+        }
+      },
+      // Azure has no call that drops staged blocks: the service drops uncommitted blocks after 7 days.
+      abort: async () => {},
     };
   }
 
@@ -90,6 +139,7 @@ class AzureBlobStore implements Store {
         ...(props.lastModified ? { modTime: props.lastModified } : {}),
         ...(props.contentType ? { mimeType: props.contentType } : {}),
         hashes: props.contentMD5 ? { md5: Buffer.from(props.contentMD5).toString('hex') } : {},
+        ...(props.etag ? { etag: props.etag } : {}),
       };
     } catch (err) {
       throw toFerryError(err, `stat ${path}`, options.signal);
@@ -108,6 +158,7 @@ class AzureBlobStore implements Store {
     try {
       const response = await blob.download(offset, length, {
         ...abortable(options.signal),
+        ...(options.ifMatch === undefined ? {} : { conditions: { ifMatch: options.ifMatch } }),
         // The SDK re-requests a body that ends early; stores never retry.
         maxRetryRequests: 0,
       });
@@ -115,6 +166,11 @@ class AzureBlobStore implements Store {
       if (!body) return Readable.from([]);
       return guardStream(body as Readable, path, options.signal);
     } catch (err) {
+      if (options.ifMatch !== undefined && (err as { statusCode?: number }).statusCode === 412) {
+        throw new FerryError('transient', `read ${path}: the blob changed since it was listed`, {
+          cause: err,
+        });
+      }
       throw toFerryError(err, `read ${path}`, options.signal);
     }
   }
@@ -124,13 +180,7 @@ class AzureBlobStore implements Store {
     const client = this.#service.getContainerClient(container).getBlockBlobClient(key);
     try {
       const { size, md5 } = await uploadBlob(client, body, options, this.#tuning, this.#memory);
-      return {
-        path,
-        size,
-        modTime: new Date(),
-        ...(options.mimeType ? { mimeType: options.mimeType } : {}),
-        hashes: { md5: md5.toString('hex') },
-      };
+      return written(path, size, md5, options.mimeType);
     } catch (err) {
       body.destroy();
       throw toFerryError(err, `write ${path}`, options.signal);
@@ -171,6 +221,16 @@ class AzureBlobStore implements Store {
     }
     return this.stat(to, options);
   }
+}
+
+function written(path: string, size: number, md5: Buffer, mimeType: string | undefined): ObjectInfo {
+  return {
+    path,
+    size,
+    modTime: new Date(),
+    ...(mimeType ? { mimeType } : {}),
+    hashes: { md5: md5.toString('hex') },
+  };
 }
 
 /** Re-emits the download body's failures as FerryErrors, so readers see one error vocabulary. */

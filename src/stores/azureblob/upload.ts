@@ -2,15 +2,18 @@
 // Put Blob; a longer one as staged blocks (Put Block, then Put Block List), at most `concurrency`
 // blocks in memory at once. The whole-object MD5 is computed on the way (on the hashing thread) and
 // stored as Content-MD5 (Azure sets it by itself only for single-request uploads). Nothing is committed until the body has
-// ended at its declared size, so a failed write leaves no blob behind (uncommitted blocks expire).
+// ended at its declared size, so a failed write leaves no blob behind: there is no call that drops
+// uncommitted blocks, the service drops them after 7 days. A staged upload can be continued by another
+// process (docs/engine.md, "Resumption"): Get Block List says which blocks are still staged, and the
+// whole-object MD5 is computed again over the bytes of those blocks, read again from the source.
 // https://learn.microsoft.com/en-us/rest/api/storageservices/put-blob
 // https://learn.microsoft.com/en-us/rest/api/storageservices/put-block
 // https://learn.microsoft.com/en-us/rest/api/storageservices/put-block-list
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { BlockBlobClient } from '@azure/storage-blob';
-import { invalid } from '../../errors.js';
-import type { UploadLimits, WriteOptions } from '../contract.js';
+import { FerryError, invalid } from '../../errors.js';
+import type { ResumableUpload, UploadedPart, UploadLimits, WriteOptions } from '../contract.js';
 import { PartReader, readFirst, uploadParts } from '../shared/chunks.js';
 import { ThreadedHash } from '../shared/hash-thread.js';
 import type { MemoryBudget } from '../shared/memory.js';
@@ -83,29 +86,101 @@ export async function uploadBlob(
     if (!parts) firstRelease();
   }
 
+  const upload = beginBlocks(options.size, tuning);
+  return uploadBlocks(client, reader, { ...options, upload, done: [], first, firstRelease }, tuning, memory);
+}
+
+/** A new staged-block upload: block ids carry a random prefix, so they never meet another upload's. */
+export function beginBlocks(size: number | undefined, tuning: UploadTuning): ResumableUpload {
+  return { uploadId: randomBytes(6).toString('hex'), partSize: blockSizeFor(size, tuning) };
+}
+
+/**
+ * Of the recorded blocks, those still staged (Get Block List, uncommitted) with the same size;
+ * undefined when none of the upload's blocks is left: the blob was committed meanwhile, or the service
+ * dropped the uncommitted blocks (after 7 days).
+ * https://learn.microsoft.com/en-us/rest/api/storageservices/get-block-list
+ */
+export async function stagedBlocks(
+  client: BlockBlobClient,
+  upload: ResumableUpload,
+  parts: readonly UploadedPart[],
+  signal: AbortSignal | undefined,
+): Promise<UploadedPart[] | undefined> {
+  let staged: Map<string, number>;
+  try {
+    const list = await client.getBlockList('uncommitted', abortable(signal));
+    staged = new Map((list.uncommittedBlocks ?? []).map((block) => [block.name, block.size]));
+  } catch (err) {
+    // No blob and no staged blocks: the service knows nothing of the upload.
+    if ((err as { statusCode?: number }).statusCode === 404) return undefined;
+    throw err;
+  }
+  const held = parts.filter(
+    (part) => part.tag === blockId(upload, part.index) && staged.get(part.tag) === part.size,
+  );
+  return held.length === 0 && parts.length > 0 ? undefined : held;
+}
+
+export interface BlockUploadOptions extends WriteOptions {
+  upload: ResumableUpload;
+  /** Blocks already staged (from index 0 on); the reader gives the bytes after them. */
+  done: readonly UploadedPart[];
+  /** Blocks further on that are still staged: hashed from the reader but not staged again. */
+  kept?: readonly UploadedPart[] | undefined;
+  first?: Buffer;
+  /** Gives the first part's share of the memory budget back (uploadParts calls it once it is sent). */
+  firstRelease?: () => void;
+  onPart?: (part: UploadedPart) => Promise<void>;
+  /** The bytes the done blocks hold, for the whole-object MD5. */
+  prefix?: () => Promise<Readable>;
+}
+
+/** Stages every remaining block and commits the list; the MD5 of the whole object goes in as Content-MD5. */
+export async function uploadBlocks(
+  client: BlockBlobClient,
+  reader: PartReader,
+  options: BlockUploadOptions,
+  tuning: UploadTuning,
+  memory?: MemoryBudget,
+): Promise<UploadResult> {
+  const { upload, done } = options;
+  const before = done.reduce((n, part) => n + part.size, 0);
   // Hashed on the hashing thread, beside the transfer: in the event loop, MD5 alone took a quarter
   // of a large copy's time.
   const hash = new ThreadedHash('md5');
-  const blockIds: string[] = [];
+  const blockIds = done.map((part) => part.tag);
+  const kept = new Map((options.kept ?? []).map((part) => [part.index, part]));
   let size: number;
   try {
+    if (before > 0) {
+      if (options.prefix === undefined) throw invalid('azureblob: a resumed upload needs the bytes it holds');
+      await hashAll(hash, await options.prefix(), before);
+    }
     ({ size } = await uploadParts({
       reader,
-      partSize,
+      partSize: upload.partSize,
       concurrency: tuning.concurrency,
-      first,
-      firstRelease,
+      ...(options.first === undefined ? {} : { first: options.first }),
+      ...(options.firstRelease === undefined ? {} : { firstRelease: options.firstRelease }),
       memory,
-      maxParts: MAX_BLOCKS,
+      maxParts: MAX_BLOCKS - done.length,
       signal: options.signal,
-      onProgress: options.onProgress,
+      onProgress: (bytes) => options.onProgress?.(before + bytes),
       uploadPart: async ({ index, data }) => {
         // Runs in part order: the running hash and the block list stay in object order.
         const hashed = hash.update(data);
-        const id = blockId(index);
-        blockIds[index] = id;
+        const at = done.length + index;
+        const id = blockId(upload, at);
+        blockIds[at] = id;
+        const held = kept.get(at);
+        if (held !== undefined && held.tag === id && held.size === data.length) {
+          await hashed;
+          return;
+        }
         // The part's buffer is reused once both are done with it.
         await Promise.all([client.stageBlock(id, data, data.length, abortable(options.signal)), hashed]);
+        await options.onPart?.({ index: at, tag: id, size: data.length });
       },
     }));
   } catch (err) {
@@ -113,11 +188,30 @@ export async function uploadBlob(
     throw err;
   }
   const md5 = await hash.digest();
-  await client.commitBlockList(blockIds, { blobHTTPHeaders: headers(md5), ...abortable(options.signal) });
-  return { size, md5 };
+  const headers = {
+    blobContentMD5: md5,
+    ...(options.mimeType ? { blobContentType: options.mimeType } : {}),
+  };
+  await client.commitBlockList(blockIds, { blobHTTPHeaders: headers, ...abortable(options.signal) });
+  return { size: before + size, md5 };
 }
 
-/** Block ids must all have the same length within a blob: a fixed-width counter, base64. */
-function blockId(index: number): string {
-  return Buffer.from(`ferry-block-${String(index).padStart(6, '0')}`).toString('base64');
+/** Feeds exactly `length` bytes of `body` to the hash; fewer or more is a source that changed. */
+async function hashAll(hash: ThreadedHash, body: Readable, length: number): Promise<void> {
+  let seen = 0;
+  for await (const chunk of body) {
+    const buf: Buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    seen += buf.length;
+    if (seen > length) break;
+    await hash.update(buf);
+  }
+  if (seen !== length) {
+    body.destroy();
+    throw new FerryError('transient', `azureblob: the source gave ${seen} bytes of the ${length} uploaded`);
+  }
+}
+
+/** Block ids must all have the same length within a blob: the upload's prefix and a fixed-width counter, base64. */
+function blockId(upload: ResumableUpload, index: number): string {
+  return Buffer.from(`ferry-${upload.uploadId}-${String(index).padStart(6, '0')}`).toString('base64');
 }

@@ -71,6 +71,11 @@ export function isPreconditionFailed(err: unknown): boolean {
   return statusOf(e) === 412 || codeOf(e) === 'PreconditionFailed';
 }
 
+/** True when the provider no longer knows a multipart upload (completed, aborted, or expired). */
+export function isNoSuchUpload(err: unknown): boolean {
+  return codeOf(err as SdkErrorShape) === 'NoSuchUpload';
+}
+
 /** True when a HEAD answer hid the real error code (it has no body), so a GET is needed to learn it. */
 export function isBodilessAuthError(err: unknown): boolean {
   const e = err as SdkErrorShape;

@@ -18,17 +18,30 @@ import type {
   ListOptions,
   ObjectInfo,
   ReadOptions,
+  ResumableWriteOptions,
+  ResumableWrites,
   Store,
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
+import { PartReader } from '../shared/chunks.js';
 import { abortable, createClient, type S3Handle } from './client.js';
 import { COPY_OBJECT_MAX, type CopyAnswer, copyObject } from './copy.js';
 import { isBodilessAuthError, isPreconditionFailed, s3Error } from './errors.js';
 import { listS3 } from './list.js';
 import { type S3Path, splitPath } from './paths.js';
 import { readObject } from './read.js';
-import { S3_UPLOAD_LIMITS, type UploadTuning, uploadObject } from './upload.js';
+import {
+  abortUpload,
+  beginUpload,
+  heldParts,
+  partSizeFor,
+  S3_UPLOAD_LIMITS,
+  sameEtag,
+  type UploadTuning,
+  uploadMultipart,
+  uploadObject,
+} from './upload.js';
 
 const MiB = 1024 * 1024;
 
@@ -69,11 +82,6 @@ function md5FromEtag(head: {
   return etag;
 }
 
-/** ETags compared as S3 defines them: the quotes are not part of the value. */
-function sameEtag(a: string, b: string): boolean {
-  return a.replaceAll('"', '') === b.replaceAll('"', '');
-}
-
 function infoFrom(path: string, head: HeadObjectCommandOutput): ObjectInfo {
   const info: ObjectInfo = { path, size: head.ContentLength ?? 0, hashes: {} };
   if (head.ETag) info.etag = head.ETag;
@@ -107,6 +115,7 @@ class S3Store implements Store {
       hashes: ['md5'],
       upload: limits,
       copy: (from, to, options) => this.#copy(from, to, options),
+      resumable: this.#resumable(),
     };
   }
 
@@ -129,11 +138,49 @@ class S3Store implements Store {
   }
 
   async write(path: string, body: Readable, options: WriteOptions = {}): Promise<ObjectInfo> {
+    const sent = await uploadObject(this.#client, splitPath(path), body, options, this.#upload);
+    return this.#verifyWritten(path, sent, options.signal);
+  }
+
+  /** Multipart uploads continued from their first missing part (ListParts says what S3 still holds). */
+  #resumable(): ResumableWrites {
+    return {
+      begin: (path, options) =>
+        beginUpload(
+          this.#client,
+          splitPath(path),
+          { ...options, partSize: partSizeFor(options.size, this.#upload) },
+          `write ${path}`,
+        ),
+      check: (path, upload, parts, options = {}) =>
+        heldParts(this.#client, splitPath(path), upload, parts, options.signal, `write ${path}`),
+      write: (path, body, options) => this.#resumeWrite(path, body, options),
+      abort: (path, upload, options = {}) =>
+        abortUpload(this.#client, splitPath(path), upload, options.signal),
+    };
+  }
+
+  async #resumeWrite(path: string, body: Readable, options: ResumableWriteOptions): Promise<ObjectInfo> {
+    const before = options.done.reduce((n, part) => n + part.size, 0);
+    const reader = new PartReader(body, options.size - before);
+    try {
+      const bytes = await uploadMultipart(this.#client, splitPath(path), reader, options, this.#upload);
+      return await this.#verifyWritten(path, { bytes }, options.signal);
+    } catch (err) {
+      body.destroy();
+      throw err;
+    }
+  }
+
+  async #verifyWritten(
+    path: string,
+    sent: { bytes: number; md5?: string },
+    signal: AbortSignal | undefined,
+  ): Promise<ObjectInfo> {
     const target = splitPath(path);
     const what = `write ${path}`;
-    const sent = await uploadObject(this.#client, target, body, options, this.#upload);
     // Verify what was stored: some S3-compatible servers have stored request framing as data.
-    const head = await this.#head(target, what, options.signal);
+    const head = await this.#head(target, what, signal);
     if (head.ContentLength !== sent.bytes) {
       await this.#client
         .send(new DeleteObjectCommand({ Bucket: target.bucket, Key: target.key }))

@@ -8,7 +8,7 @@ import { GetObjectCommand, type GetObjectCommandOutput, type S3Client } from '@a
 import { FerryError } from '../../errors.js';
 import type { ReadOptions } from '../contract.js';
 import { abortable } from './client.js';
-import { s3Error } from './errors.js';
+import { isPreconditionFailed, s3Error } from './errors.js';
 import type { S3Path } from './paths.js';
 
 /** Drops `skip` bytes, passes `take` bytes, then calls `done`; fails if the body ends short. */
@@ -101,10 +101,18 @@ export async function readObject(
   let answer: GetObjectCommandOutput;
   try {
     answer = await client.send(
-      new GetObjectCommand({ Bucket: target.bucket, Key: target.key, ...(header ? { Range: header } : {}) }),
+      new GetObjectCommand({
+        Bucket: target.bucket,
+        Key: target.key,
+        ...(header ? { Range: header } : {}),
+        ...(options.ifMatch === undefined ? {} : { IfMatch: options.ifMatch }),
+      }),
       abortable(options.signal),
     );
   } catch (err) {
+    if (options.ifMatch !== undefined && isPreconditionFailed(err)) {
+      throw new FerryError('transient', `${what}: the object changed since it was listed`, { cause: err });
+    }
     throw s3Error(err, what);
   }
   const body = answer.Body as Readable | undefined;

@@ -1,17 +1,28 @@
 // Writing an object (after rclone's lib/multipart): a known size up to singleRequestMax is read into
 // one buffer, checked, and sent as one PutObject with Content-MD5; anything larger or of unknown size
-// goes through lib-storage's managed multipart upload, which holds at most queueSize parts in memory
-// and aborts the upload when anything fails. A size-checking stream sits in every pipeline, so a
-// stream shorter or longer than declared fails before the upload is completed, and the stored size is
-// verified afterwards (some S3-compatible servers have stored request framing as data).
+// is a multipart upload driven here (CreateMultipartUpload, UploadPart, CompleteMultipartUpload), so
+// that another process can continue it after a crash: parts come from the shared part pool
+// (shared/chunks.ts), a permit taken before each part is read, so memory is at most queueSize x part
+// size. The byte count is checked before completing, and the stored size verified afterwards (some
+// S3-compatible servers have stored request framing as data). A plain write aborts its upload when it
+// fails; a resumable one leaves it for the next attempt, which checks it with ListParts.
 import { createHash } from 'node:crypto';
-import { type Readable, Transform, type TransformCallback } from 'node:stream';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  type CompletedPart,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  ListPartsCommand,
+  PutObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
-import type { UploadLimits, WriteOptions } from '../contract.js';
+import type { ResumableUpload, UploadedPart, UploadLimits, WriteOptions } from '../contract.js';
+import { PartReader, uploadParts } from '../shared/chunks.js';
 import { abortable } from './client.js';
-import { s3Error } from './errors.js';
+import { isNoSuchUpload, s3Error } from './errors.js';
 import type { S3Path } from './paths.js';
 
 const MiB = 1024 * 1024;
@@ -48,32 +59,6 @@ export function partSizeFor(size: number | undefined, tuning: UploadTuning): num
     );
   }
   return part;
-}
-
-/** Counts bytes through, and fails the stream when they do not match the declared size. */
-class SizeCheck extends Transform {
-  bytes = 0;
-  constructor(
-    private readonly declared: number | undefined,
-    private readonly what: string,
-  ) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
-    this.bytes += chunk.length;
-    if (this.declared !== undefined && this.bytes > this.declared) {
-      callback(mismatch(this.what, this.declared, `more than ${this.declared}`));
-      return;
-    }
-    callback(null, chunk);
-  }
-  override _flush(callback: TransformCallback): void {
-    if (this.declared !== undefined && this.bytes !== this.declared) {
-      callback(mismatch(this.what, this.declared, String(this.bytes)));
-      return;
-    }
-    callback();
-  }
 }
 
 function mismatch(what: string, declared: number, got: string): FerryError {
@@ -118,52 +103,229 @@ export async function uploadObject(
 
   if (size !== undefined && size <= tuning.limits.singleRequestMax) {
     const data = await readExactly(body, size, what);
-    const md5 = createHash('md5').update(data).digest();
-    try {
-      await client.send(
-        new PutObjectCommand({
-          ...params,
-          Body: data,
-          ContentLength: size,
-          ContentMD5: md5.toString('base64'),
-        }),
-        abortable(options.signal),
-      );
-    } catch (err) {
-      throw s3Error(err, what);
-    }
+    const md5 = await putObject(client, params, data, options.signal, what);
     options.onProgress?.(size);
-    return { bytes: size, md5: md5.toString('hex') };
+    return { bytes: size, md5 };
   }
 
-  const check = new SizeCheck(size, what);
-  body.on('error', (err) => check.destroy(err));
-  body.pipe(check);
-  const upload = new Upload({
-    client,
-    params: { ...params, Body: check, ...(size === undefined ? {} : { ContentLength: size }) },
-    partSize: partSizeFor(size, tuning),
-    queueSize: tuning.queueSize,
-    leavePartsOnError: false,
-  });
-  let done = 0;
-  upload.on('httpUploadProgress', (progress) => {
-    if (progress.loaded !== undefined && progress.loaded > done) {
-      done = progress.loaded;
-      options.onProgress?.(done);
-    }
-  });
-  const onAbort = () => void upload.abort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    await upload.done();
-  } catch (err) {
-    body.unpipe(check);
-    body.resume();
-    throw s3Error(err, what);
-  } finally {
-    options.signal?.removeEventListener('abort', onAbort);
+  const reader = new PartReader(body, size);
+  const partSize = partSizeFor(size, tuning);
+  // Of unknown size: a body that fits in one part is one PutObject, as a multipart upload of one
+  // small part would be (an empty body cannot be a multipart upload at all).
+  const first = await reader.read(partSize);
+  if (size === undefined && (await reader.atEnd())) {
+    const md5 = await putObject(client, params, first, options.signal, what);
+    options.onProgress?.(first.length);
+    return { bytes: first.length, md5 };
   }
-  if (done !== check.bytes) options.onProgress?.(check.bytes);
-  return { bytes: check.bytes };
+  const upload = await beginUpload(client, target, { ...options, partSize }, what);
+  try {
+    const bytes = await uploadMultipart(
+      client,
+      target,
+      reader,
+      { ...options, upload, done: [], first },
+      tuning,
+    );
+    return { bytes };
+  } catch (err) {
+    // A plain write cannot be resumed by anyone: its parts would only cost storage until it expires.
+    await abortUpload(client, target, upload).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function putObject(
+  client: S3Client,
+  params: { Bucket: string; Key: string; ContentType?: string },
+  data: Buffer,
+  signal: AbortSignal | undefined,
+  what: string,
+): Promise<string> {
+  const md5 = createHash('md5').update(data).digest();
+  try {
+    await client.send(
+      new PutObjectCommand({
+        ...params,
+        Body: data,
+        ContentLength: data.length,
+        ContentMD5: md5.toString('base64'),
+      }),
+      abortable(signal),
+    );
+  } catch (err) {
+    throw s3Error(err, what);
+  }
+  return md5.toString('hex');
+}
+
+/** CreateMultipartUpload; the part size is fixed here for every later attempt at the upload. */
+export async function beginUpload(
+  client: S3Client,
+  target: S3Path,
+  options: { partSize: number; mimeType?: string | undefined; signal?: AbortSignal | undefined },
+  what: string,
+): Promise<ResumableUpload> {
+  try {
+    const answer = await client.send(
+      new CreateMultipartUploadCommand({
+        Bucket: target.bucket,
+        Key: target.key,
+        ...(options.mimeType ? { ContentType: options.mimeType } : {}),
+      }),
+      abortable(options.signal),
+    );
+    if (!answer.UploadId) throw new FerryError('transient', `${what}: the provider gave no upload id`);
+    return { uploadId: answer.UploadId, partSize: options.partSize };
+  } catch (err) {
+    throw s3Error(err, what);
+  }
+}
+
+/** ListParts, every page: the recorded parts the provider still holds, or undefined for NoSuchUpload. */
+export async function heldParts(
+  client: S3Client,
+  target: S3Path,
+  upload: ResumableUpload,
+  parts: readonly UploadedPart[],
+  signal: AbortSignal | undefined,
+  what: string,
+): Promise<UploadedPart[] | undefined> {
+  const held = new Map<number, { etag: string; size: number }>();
+  let marker: string | undefined;
+  try {
+    for (;;) {
+      const page = await client.send(
+        new ListPartsCommand({
+          Bucket: target.bucket,
+          Key: target.key,
+          UploadId: upload.uploadId,
+          ...(marker === undefined ? {} : { PartNumberMarker: marker }),
+        }),
+        abortable(signal),
+      );
+      for (const part of page.Parts ?? []) {
+        if (part.PartNumber !== undefined && part.ETag !== undefined) {
+          held.set(part.PartNumber, { etag: part.ETag, size: part.Size ?? -1 });
+        }
+      }
+      if (!page.IsTruncated || page.NextPartNumberMarker === undefined) break;
+      marker = page.NextPartNumberMarker;
+    }
+  } catch (err) {
+    if (isNoSuchUpload(err)) return undefined;
+    throw s3Error(err, what);
+  }
+  return parts.filter((part) => {
+    const found = held.get(part.index + 1);
+    return found !== undefined && found.size === part.size && sameEtag(found.etag, part.tag);
+  });
+}
+
+/** AbortMultipartUpload; an upload the provider no longer knows is already gone. */
+export async function abortUpload(
+  client: S3Client,
+  target: S3Path,
+  upload: ResumableUpload,
+  signal?: AbortSignal,
+): Promise<void> {
+  try {
+    await client.send(
+      new AbortMultipartUploadCommand({ Bucket: target.bucket, Key: target.key, UploadId: upload.uploadId }),
+      abortable(signal),
+    );
+  } catch (err) {
+    if (isNoSuchUpload(err)) return;
+    throw s3Error(err, `abort the upload to ${target.bucket}/${target.key}`);
+  }
+}
+
+export interface MultipartOptions {
+  size?: number | undefined;
+  signal?: AbortSignal | undefined;
+  onProgress?: ((bytesDone: number) => void) | undefined;
+  upload: ResumableUpload;
+  /** Parts already uploaded (from part 1 on); the reader gives the bytes after them. */
+  done: readonly UploadedPart[];
+  /** Parts further on that S3 still holds: read from the reader but not sent again. */
+  kept?: readonly UploadedPart[] | undefined;
+  /** The next part, when already read from the reader. */
+  first?: Buffer;
+  onPart?: (part: UploadedPart) => Promise<void>;
+}
+
+/**
+ * UploadPart for every remaining part (a permit taken before each part is read, so memory is at most
+ * queueSize x partSize), then CompleteMultipartUpload with every part. Resolves with the object's size.
+ */
+export async function uploadMultipart(
+  client: S3Client,
+  target: S3Path,
+  reader: PartReader,
+  options: MultipartOptions,
+  tuning: UploadTuning,
+): Promise<number> {
+  const what = `write ${target.bucket}/${target.key}`;
+  const { upload, done, signal } = options;
+  const before = done.reduce((n, part) => n + part.size, 0);
+  const completed: CompletedPart[] = done.map((part) => ({ PartNumber: part.index + 1, ETag: part.tag }));
+  const kept = new Map((options.kept ?? []).map((part) => [part.index, part]));
+  const { size: sent } = await uploadParts({
+    reader,
+    partSize: upload.partSize,
+    concurrency: tuning.queueSize,
+    maxParts: tuning.limits.maxParts - done.length,
+    signal,
+    ...(options.first === undefined ? {} : { first: options.first }),
+    onProgress: (bytes) => options.onProgress?.(before + bytes),
+    uploadPart: async ({ index, data }) => {
+      const number = done.length + index + 1;
+      const held = kept.get(number - 1);
+      if (held !== undefined && held.size === data.length) {
+        completed[number - 1] = { PartNumber: number, ETag: held.tag };
+        return;
+      }
+      let etag: string | undefined;
+      try {
+        const answer = await client.send(
+          new UploadPartCommand({
+            Bucket: target.bucket,
+            Key: target.key,
+            UploadId: upload.uploadId,
+            PartNumber: number,
+            Body: data,
+            ContentLength: data.length,
+          }),
+          abortable(signal),
+        );
+        etag = answer.ETag;
+      } catch (err) {
+        throw s3Error(err, `${what}: part ${number}`);
+      }
+      if (etag === undefined) throw new FerryError('transient', `${what}: part ${number} has no ETag`);
+      completed[number - 1] = { PartNumber: number, ETag: etag };
+      await options.onPart?.({ index: number - 1, tag: etag, size: data.length });
+    },
+  });
+  const total = before + sent;
+  if (options.size !== undefined && total !== options.size) throw mismatch(what, options.size, String(total));
+  try {
+    await client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: target.bucket,
+        Key: target.key,
+        UploadId: upload.uploadId,
+        MultipartUpload: { Parts: completed },
+      }),
+      abortable(signal),
+    );
+  } catch (err) {
+    throw s3Error(err, what);
+  }
+  return total;
+}
+
+/** ETags compared as S3 defines them: the quotes are not part of the value. */
+export function sameEtag(a: string, b: string): boolean {
+  return a.replaceAll('"', '') === b.replaceAll('"', '');
 }

@@ -1,0 +1,341 @@
+// Resumed copies (docs/engine.md, "Resumption"), run by resume-{s3,azure}-{sqlite,postgres}.test.ts:
+// one file per destination and database, so that each stays well within the runner's time for a file.
+// A `ferry serve` child process copies a 200 MiB object from an s3 location to another (different
+// access keys: different accounts, so the bytes stream through the worker in multipart parts) or to
+// azureblob, and is killed with SIGKILL when about half the object's bytes have been acknowledged by
+// the destination (counted at a fault proxy in front of it). A second process on the same database
+// takes the work over once the lease (3 s here) runs out, checks the recorded parts with the
+// destination, and sends less than 60% of the object again; the result has the source's bytes. Also:
+// a destination that forgot the upload meanwhile makes the copy start over, and a copy that fails for
+// good aborts its multipart upload.
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  AbortMultipartUploadCommand,
+  CreateBucketCommand,
+  ListPartsCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
+import { createSchema, testDatabases } from '../support/databases.js';
+import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { unique } from '../support/fixtures.js';
+import {
+  apiCall,
+  type FerryProcess,
+  freePort,
+  killAll,
+  s3Location,
+  startServe,
+} from '../support/processes.js';
+import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
+import { azureService, readAzure, readS3, s3Client } from '../support/transfers.js';
+
+const MiB = 1024 * 1024;
+const BIG = 200 * MiB;
+const SMALL = 24 * MiB;
+const LEASE_SECONDS = 3;
+
+const md5 = (data: Uint8Array) => createHash('md5').update(data).digest('hex');
+
+/** Resolves once `check` holds: it is looked at every `everyMs`, and the condition, not a time, ends the wait. */
+async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  ms: number,
+  everyMs = 20,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/**
+ * The resumption tests of one destination on one database, with their own servers (s3rver, azurite,
+ * a fault proxy in front of each) and source objects.
+ */
+export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'postgres'): Promise<void> {
+  let s3: S3rverHandle;
+  let azurite: AzuriteHandle;
+  let s3Proxy: FaultProxy;
+  let azProxy: FaultProxy;
+  let client: S3Client;
+  let bucket: string;
+  const sources = new Map<string, { md5: string; size: number }>();
+  const seeds: Array<[string, number]> =
+    destination === 's3'
+      ? [
+          ['big/a.bin', BIG],
+          ['small/c.bin', SMALL],
+          ['small/d.bin', SMALL],
+        ]
+      : [['big/b.bin', BIG]];
+
+  before(async () => {
+    [s3, azurite] = await Promise.all([startS3rver(), startAzurite()]);
+    [s3Proxy, azProxy] = await Promise.all([startFaultProxy(s3.endpoint), startFaultProxy(azurite.origin)]);
+    client = s3Client(s3.endpoint);
+    bucket = unique('src').toLowerCase();
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    for (const [key, size] of seeds) {
+      const body = randomBytes(size);
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+      sources.set(key, { md5: md5(body), size });
+    }
+  });
+
+  after(async () => {
+    await killAll();
+    client?.destroy();
+    await Promise.all([s3Proxy?.close(), azProxy?.close()]);
+    await Promise.all([s3?.close(), azurite?.close()]);
+  });
+
+  for (const database of (await testDatabases()).filter((d) => d.name === on)) {
+    describe(`resumed copies to ${destination} [${database.name}]`, { skip: database.skip ?? false }, () => {
+      let schema: Awaited<ReturnType<typeof createSchema>> | undefined;
+      let dataDir: string;
+      let env: Record<string, string>;
+      let server: FerryProcess;
+      let origin: string;
+      let token: string;
+      let container: string;
+      let locations: { src: string; dst: string; az: string };
+      // Each database's copies land on keys of their own.
+      const copyKey = (name: string) => `copy-${database.name}/${name}`;
+
+      /** Rows of a query on the server's database (SQLite read beside the server, WAL). */
+      async function rows<T>(text: string): Promise<T[]> {
+        if (schema) {
+          const c = new pg.Client({ connectionString: schema.url });
+          await c.connect();
+          try {
+            return (await c.query(text)).rows as T[];
+          } finally {
+            await c.end();
+          }
+        }
+        const db = new Database(join(dataDir, 'ferry.db'), { readonly: true });
+        try {
+          return db.prepare(text).all() as T[];
+        } finally {
+          db.close();
+        }
+      }
+
+      async function serve(name: string): Promise<void> {
+        const port = await freePort();
+        origin = `http://127.0.0.1:${port}`;
+        server = await startServe(name, { ...env, FERRY_PORT: String(port) });
+      }
+
+      before(async () => {
+        dataDir = mkdtempSync(join(tmpdir(), 'ferry-resume-'));
+        if (database.name === 'postgres') schema = await createSchema();
+        env = {
+          ...(schema ? { FERRY_DATABASE_URL: schema.url } : {}),
+          FERRY_DATA_DIR: dataDir,
+          FERRY_MASTER_KEY: randomBytes(32).toString('base64'),
+          FERRY_EGRESS_ALLOW: '127.0.0.1/32',
+          FERRY_WORKER_LEASE_SECONDS: String(LEASE_SECONDS),
+          FERRY_SHUTDOWN_SECONDS: '1',
+          FERRY_ROLE: 'all',
+        };
+        await serve('first');
+        token = readFileSync(join(dataDir, 'bootstrap-key'), 'utf8').trim();
+        container = unique('dst').toLowerCase();
+        await azureService(azurite).getContainerClient(container).create();
+        const [src, dst] = await Promise.all([
+          s3Location(origin, token, s3.endpoint, 'FERRYRESUMESRC'),
+          s3Location(origin, token, s3Proxy.url, 'FERRYRESUMEDST'),
+        ]);
+        const az = await call('POST', '/v1/locations', {
+          provider: 'azureblob',
+          label: unique('az'),
+          secret: { access_key_id: AZURITE_ACCOUNT, secret_access_key: AZURITE_KEY },
+          metadata: { endpoint: `${azProxy.url}/${AZURITE_ACCOUNT}` },
+        });
+        assert.equal(az.status, 201, JSON.stringify(az.json));
+        locations = { src, dst, az: String(az.json.id) };
+      });
+
+      after(async () => {
+        await killAll();
+        await schema?.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      });
+
+      const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
+        apiCall<T>(origin, token, method, path, body);
+
+      async function status(kind: 'transfer' | 'job', id: string): Promise<string> {
+        const res = await call<{ status: string }>(
+          'GET',
+          kind === 'job' ? `/v1/jobs/${id}` : `/v1/transfers/${id}`,
+        );
+        assert.equal(res.status, 200, JSON.stringify(res.json));
+        return res.json.status;
+      }
+
+      /** Waits until the work is finished; its final status. */
+      async function finished(kind: 'transfer' | 'job', id: string, ms: number): Promise<string> {
+        let last = '';
+        await until(
+          `${kind} ${id} finishing\n${server.log()}`,
+          async () => {
+            last = await status(kind, id);
+            return !['queued', 'running', 'planning'].includes(last);
+          },
+          ms,
+        );
+        return last;
+      }
+
+      /**
+       * Starts a copy, kills the server once `proxy` has had half of `size` acknowledged, runs `between`,
+       * starts another server, and waits for the copy to finish: what the destination was sent after the
+       * restart.
+       */
+      async function killedHalfway(
+        proxy: FaultProxy,
+        body: { from: string; to: string },
+        size: number,
+        between: () => Promise<void> = async () => {},
+      ): Promise<{ resent: number; status: string }> {
+        const accepted = await call('POST', '/v1/copy', body);
+        assert.equal(accepted.status, 202, JSON.stringify(accepted.json));
+        const kind = accepted.json.job_id === undefined ? 'transfer' : 'job';
+        const id = String(accepted.json.job_id ?? accepted.json.id);
+        const start = proxy.acceptedBytes;
+        await until('half the object acknowledged', () => proxy.acceptedBytes - start >= size / 2, 120_000);
+        const killed = await server.kill();
+        assert.equal(killed.signal, 'SIGKILL');
+        await between();
+        const atRestart = proxy.requestBytes;
+        await serve('restarted');
+        const done = await finished(kind, id, 120_000);
+        return { resent: proxy.requestBytes - atRestart, status: done };
+      }
+
+      async function checkpointRows(): Promise<number> {
+        const [row] = await rows<{ n: number | string }>('select count(*) as n from copy_checkpoints');
+        return Number(row?.n);
+      }
+
+      if (destination === 's3') {
+        test('S3 → S3, worker killed halfway: the next one sends less than 60% again, and the copy verifies', async () => {
+          const { resent, status: done } = await killedHalfway(
+            s3Proxy,
+            {
+              from: `${locations.src}:${bucket}/big/a.bin`,
+              to: `${locations.dst}:${bucket}/${copyKey('a.bin')}`,
+            },
+            BIG,
+          );
+          assert.equal(done, 'complete', server.log());
+          assert.ok(resent < 0.6 * BIG, `${resent} bytes of ${BIG} sent again after the restart`);
+          const got = await readS3(client, bucket, copyKey('a.bin'));
+          assert.equal(got?.length, BIG);
+          assert.equal(md5(got ?? Buffer.alloc(0)), sources.get('big/a.bin')?.md5);
+          assert.equal(await checkpointRows(), 0, 'the finished copy leaves no checkpoint');
+        });
+      }
+
+      if (destination === 'azure') {
+        test('S3 → Azure (a job), worker killed halfway: less than 60% sent again; the blob has the source MD5', async () => {
+          const { resent, status: done } = await killedHalfway(
+            azProxy,
+            {
+              from: `${locations.src}:${bucket}/big/`,
+              to: `${locations.az}:${container}/copy/`,
+            },
+            BIG,
+          );
+          assert.equal(done, 'complete', server.log());
+          assert.ok(resent < 0.6 * BIG, `${resent} bytes of ${BIG} sent again after the restart`);
+          const want = sources.get('big/b.bin')?.md5;
+          const got = await readAzure(azureService(azurite), container, 'copy/b.bin');
+          assert.equal(got?.length, BIG);
+          assert.equal(md5(got ?? Buffer.alloc(0)), want);
+          const props = await azureService(azurite)
+            .getContainerClient(container)
+            .getBlobClient('copy/b.bin')
+            .getProperties();
+          assert.equal(Buffer.from(props.contentMD5 ?? new Uint8Array()).toString('hex'), want);
+          assert.equal(await checkpointRows(), 0);
+        });
+      }
+
+      if (destination === 's3') {
+        test('a destination that forgot the upload between the kill and the restart: the copy starts over and completes', async () => {
+          const { resent, status: done } = await killedHalfway(
+            s3Proxy,
+            {
+              from: `${locations.src}:${bucket}/small/c.bin`,
+              to: `${locations.dst}:${bucket}/${copyKey('c.bin')}`,
+            },
+            SMALL,
+            async () => {
+              const [row] = await rows<{ upload_id: string }>('select upload_id from copy_checkpoints');
+              assert.ok(row, 'the killed worker recorded its upload');
+              await client.send(
+                new AbortMultipartUploadCommand({
+                  Bucket: bucket,
+                  Key: copyKey('c.bin'),
+                  UploadId: row.upload_id,
+                }),
+              );
+            },
+          );
+          assert.equal(done, 'complete', server.log());
+          assert.ok(resent >= SMALL, `started over: ${resent} bytes sent after the restart`);
+          const got = await readS3(client, bucket, copyKey('c.bin'));
+          assert.equal(md5(got ?? Buffer.alloc(0)), sources.get('small/c.bin')?.md5);
+          assert.equal(await checkpointRows(), 0);
+        });
+
+        test('a copy that fails for good aborts its multipart upload and forgets its checkpoint', async () => {
+          let uploadId: string | undefined;
+          // CompleteMultipartUpload answered with a lasting error (400).
+          s3Proxy.failWhen(
+            (r) => {
+              const found = r.method === 'POST' && /[?&]uploadId=([^&]+)/.exec(r.url);
+              if (found) uploadId = decodeURIComponent(found[1] ?? '');
+              return Boolean(found);
+            },
+            {
+              status: 400,
+              headers: { 'content-type': 'application/xml' },
+              body: '<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidPart</Code><Message>One or more of the specified parts could not be found.</Message></Error>',
+            },
+          );
+          const accepted = await call('POST', '/v1/copy', {
+            from: `${locations.src}:${bucket}/small/d.bin`,
+            to: `${locations.dst}:${bucket}/${copyKey('d.bin')}`,
+          });
+          assert.equal(accepted.status, 202, JSON.stringify(accepted.json));
+          assert.equal(await finished('transfer', String(accepted.json.id), 120_000), 'failed');
+          assert.ok(uploadId, 'the copy tried to complete an upload');
+          assert.ok(
+            s3Proxy.seen.some((r) => r.method === 'DELETE' && r.url.includes(`uploadId=${uploadId}`)),
+            'AbortMultipartUpload was sent',
+          );
+          await assert.rejects(
+            client.send(new ListPartsCommand({ Bucket: bucket, Key: copyKey('d.bin'), UploadId: uploadId })),
+            (err: Error) => err.name === 'NoSuchUpload',
+          );
+          assert.equal(await checkpointRows(), 0);
+        });
+      }
+    });
+  }
+}
