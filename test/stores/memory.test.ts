@@ -7,16 +7,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
+import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { createEgress } from '../../src/net/egress.js';
 import { Secret } from '../../src/secret.js';
 import { createServices } from '../../src/services.js';
-import { open } from '../../src/stores/azureblob/index.js';
+import { open as openAzure } from '../../src/stores/azureblob/index.js';
 import { DEFAULT_OAUTH_APPS } from '../../src/stores/context.js';
+import type { Store } from '../../src/stores/contract.js';
+import { createS3Store } from '../../src/stores/s3/index.js';
 import { MemoryBudget } from '../../src/stores/shared/memory.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
+import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 
 const MiB = 1024 * 1024;
 
@@ -113,12 +117,54 @@ test('FERRY_TRANSFER_MEMORY sets the budget the stores get, in bytes or binary u
 });
 
 let azurite: AzuriteHandle;
+let s3rver: S3rverHandle;
 before(async () => {
-  azurite = await startAzurite();
+  [azurite, s3rver] = await Promise.all([startAzurite(), startS3rver()]);
 });
-after(() => azurite?.close());
+after(() => Promise.all([azurite?.close(), s3rver?.close()]));
 
-test('six uploads of 8 MiB at once, 3 parts in flight each, hold at most the 2 MiB budget and all arrive intact', async () => {
+/**
+ * Six uploads of `objectSize` at once into `store` (under `prefix`), each a stream of 64 KiB chunks as
+ * a socket gives them. Resolves with the most bytes held in memory at once: what the sources gave minus
+ * what the destination has taken (parts whose upload finished), measured at every chunk a source gives,
+ * independently of the budget's own books.
+ */
+async function sixAtOnce(
+  store: Store,
+  prefix: string,
+  objectSize: number,
+): Promise<{ mostHeld: number; bodies: Buffer[] }> {
+  const bodies = Array.from({ length: 6 }, () => randomBytes(objectSize));
+  let given = 0;
+  const sent = bodies.map(() => 0);
+  let mostHeld = 0;
+  function* source(body: Buffer): Generator<Buffer> {
+    for (let at = 0; at < body.length; at += 64 * 1024) {
+      given += Math.min(64 * 1024, body.length - at);
+      mostHeld = Math.max(mostHeld, given - sent.reduce((a, b) => a + b, 0));
+      yield body.subarray(at, at + 64 * 1024);
+    }
+  }
+  await Promise.all(
+    bodies.map((body, i) =>
+      store.write(
+        `${prefix}/object-${i}`,
+        Readable.from(source(body), { objectMode: false, highWaterMark: 64 * 1024 }),
+        {
+          size: body.length,
+          onProgress: (bytes) => {
+            sent[i] = bytes;
+          },
+        },
+      ),
+    ),
+  );
+  return { mostHeld, bodies };
+}
+
+const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
+
+test('azureblob: six uploads of 8 MiB at once, 3 parts in flight each, hold at most the 2 MiB budget and all arrive intact', async () => {
   const memory = new MemoryBudget(2 * MiB);
   const container = `ferry-${randomBytes(6).toString('hex')}`;
   const admin = new BlobServiceClient(
@@ -126,7 +172,7 @@ test('six uploads of 8 MiB at once, 3 parts in flight each, hold at most the 2 M
     new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY),
   );
   await admin.createContainer(container);
-  const store = open(
+  const store = openAzure(
     {
       id: 'loc-azureblob',
       provider: 'azureblob',
@@ -136,35 +182,56 @@ test('six uploads of 8 MiB at once, 3 parts in flight each, hold at most the 2 M
     { egress: createEgress(['127.0.0.1']), oauthApps: DEFAULT_OAUTH_APPS, memory },
     { partSize: 1 * MiB, concurrency: 3 },
   );
-  const bodies = Array.from({ length: 6 }, () => randomBytes(8 * MiB));
-  // What is in memory is what the sources gave minus what the destination has taken (parts whose
-  // upload finished), measured at every chunk a source gives, independently of the budget's books.
-  let given = 0;
-  const sent = bodies.map(() => 0);
-  let mostHeld = 0;
-  function* source(body: Buffer): Generator<Buffer> {
-    for (let at = 0; at < body.length; at += 64 * 1024) {
-      given += Math.min(64 * 1024, body.length - at);
-      mostHeld = Math.max(mostHeld, given - sent.reduce((a, b) => a + b, 0));
-      yield body.subarray(at, at + 64 * 1024); // 64 KiB at a time, as a socket gives them
-    }
-  }
-  await Promise.all(
-    bodies.map((body, i) =>
-      store.write(
-        `${container}/object-${i}`,
-        Readable.from(source(body), { objectMode: false, highWaterMark: 64 * 1024 }),
-        { size: body.length, onProgress: (bytes) => (sent[i] = bytes) },
-      ),
-    ),
-  );
+  const { mostHeld, bodies } = await sixAtOnce(store, container, 8 * MiB);
   assert.equal(memory.peak, 2 * MiB, 'the budget was used to the full and never beyond');
+  assert.equal(memory.used, 0, 'every part gave its bytes back');
   // Without the budget: 6 uploads x 3 parts of 1 MiB. With it: 2 MiB of parts, plus per source one
   // chunk read ahead and its stream's buffer.
   assert.ok(mostHeld <= 2 * MiB + 6 * 4 * 64 * 1024, `held ${(mostHeld / MiB).toFixed(2)} MiB at most`);
-  assert.equal(memory.used, 0, 'every part gave its bytes back');
   for (const [i, body] of bodies.entries()) {
     const got = await admin.getContainerClient(container).getBlobClient(`object-${i}`).downloadToBuffer();
-    assert.equal(createHash('md5').update(got).digest('hex'), createHash('md5').update(body).digest('hex'));
+    assert.equal(md5(got), md5(body));
   }
+});
+
+test('s3: six multipart uploads of 20 MiB at once, 4 parts in flight each, hold at most the 16 MiB budget and all arrive intact', async () => {
+  const memory = new MemoryBudget(16 * MiB);
+  const bucket = `ferry-${randomBytes(6).toString('hex')}`;
+  const admin = new S3Client({
+    endpoint: s3rver.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'FERRYTESTKEY', secretAccessKey: 'ferry-test-secret-value' },
+  });
+  await admin.send(new CreateBucketCommand({ Bucket: bucket }));
+  const store = createS3Store(
+    {
+      id: 'loc-s3',
+      provider: 's3',
+      metadata: { endpoint: s3rver.endpoint },
+      secret: new Secret({ access_key_id: 'FERRYTESTKEY', secret_access_key: 'ferry-test-secret-value' }),
+    },
+    { egress: createEgress(['127.0.0.0/8']), oauthApps: DEFAULT_OAUTH_APPS, memory },
+    { partSize: 5 * MiB, singleRequestMax: 5 * MiB, queueSize: 4 },
+  );
+  const { mostHeld, bodies } = await sixAtOnce(store, bucket, 20 * MiB);
+  assert.ok(
+    memory.peak <= 16 * MiB && memory.peak >= 15 * MiB,
+    `peak ${memory.peak}: the budget was used and never passed`,
+  );
+  assert.equal(memory.used, 0, 'every part gave its bytes back');
+  // Without the budget: 6 uploads x 4 parts of 5 MiB (120 MiB).
+  assert.ok(mostHeld <= 16 * MiB + 6 * 4 * 64 * 1024, `held ${(mostHeld / MiB).toFixed(2)} MiB at most`);
+  for (const [i, body] of bodies.entries()) {
+    const got = await admin.send(new GetObjectCommand({ Bucket: bucket, Key: `object-${i}` }));
+    assert.equal(
+      md5(
+        Buffer.from(
+          await (got.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
+        ),
+      ),
+      md5(body),
+    );
+  }
+  admin.destroy();
 });

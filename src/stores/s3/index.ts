@@ -25,6 +25,7 @@ import type {
   WriteOptions,
 } from '../contract.js';
 import { PartReader } from '../shared/chunks.js';
+import type { MemoryBudget } from '../shared/memory.js';
 import { abortable, createClient, type S3Handle } from './client.js';
 import { COPY_OBJECT_MAX, type CopyAnswer, copyObject } from './copy.js';
 import { isBodilessAuthError, isPreconditionFailed, s3Error } from './errors.js';
@@ -67,7 +68,7 @@ export function createS3Store(location: StoreLocation, ctx: StoreContext, tuning
   const provider = location.provider;
   if (!isS3Family(provider))
     throw new FerryError('internal', `the S3 store cannot open a ${provider} location`);
-  return new S3Store(createClient(provider, location, ctx), location, tuning);
+  return new S3Store(createClient(provider, location, ctx), location, tuning, ctx.memory);
 }
 
 /** MD5 from an ETag, which is the object's MD5 only for single-request uploads without SSE-KMS. */
@@ -100,7 +101,7 @@ class S3Store implements Store {
   readonly #tuning: S3Tuning;
   readonly #upload: UploadTuning;
 
-  constructor(handle: S3Handle, location: StoreLocation, tuning: S3Tuning) {
+  constructor(handle: S3Handle, location: StoreLocation, tuning: S3Tuning, memory?: MemoryBudget) {
     this.provider = location.provider;
     this.#handle = handle;
     this.#tuning = tuning;
@@ -109,7 +110,12 @@ class S3Store implements Store {
       ...S3_UPLOAD_LIMITS,
       ...(tuning.singleRequestMax === undefined ? {} : { singleRequestMax: tuning.singleRequestMax }),
     };
-    this.#upload = { limits, partSize: tuning.partSize ?? 8 * MiB, queueSize: tuning.queueSize ?? 4 };
+    this.#upload = {
+      limits,
+      partSize: tuning.partSize ?? 8 * MiB,
+      queueSize: tuning.queueSize ?? 4,
+      ...(memory ? { memory } : {}),
+    };
     this.features = {
       bucketListing: true,
       hashes: ['md5'],

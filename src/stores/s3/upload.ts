@@ -20,7 +20,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
 import type { ResumableUpload, UploadedPart, UploadLimits, WriteOptions } from '../contract.js';
-import { PartReader, uploadParts } from '../shared/chunks.js';
+import { PartReader, readFirst, uploadParts } from '../shared/chunks.js';
+import type { MemoryBudget, Release } from '../shared/memory.js';
 import { abortable } from './client.js';
 import { isNoSuchUpload, s3Error } from './errors.js';
 import type { S3Path } from './paths.js';
@@ -42,6 +43,8 @@ export interface UploadTuning {
   partSize: number;
   /** Parts in flight at once; memory is at most queueSize x partSize per upload. */
   queueSize: number;
+  /** The process's transfer memory (FERRY_TRANSFER_MEMORY): every body part read takes from it. */
+  memory?: MemoryBudget;
 }
 
 /** The part size for an upload: the preferred size, grown (in whole MiB) until `size` fits in maxParts. */
@@ -102,29 +105,43 @@ export async function uploadObject(
   };
 
   if (size !== undefined && size <= tuning.limits.singleRequestMax) {
-    const data = await readExactly(body, size, what);
-    const md5 = await putObject(client, params, data, options.signal, what);
-    options.onProgress?.(size);
-    return { bytes: size, md5 };
+    const release = await tuning.memory?.acquire(size, options.signal);
+    try {
+      const data = await readExactly(body, size, what);
+      const md5 = await putObject(client, params, data, options.signal, what);
+      options.onProgress?.(size);
+      return { bytes: size, md5 };
+    } finally {
+      release?.();
+    }
   }
 
   const reader = new PartReader(body, size);
   const partSize = partSizeFor(size, tuning);
   // Of unknown size: a body that fits in one part is one PutObject, as a multipart upload of one
   // small part would be (an empty body cannot be a multipart upload at all).
-  const first = await reader.read(partSize);
-  if (size === undefined && (await reader.atEnd())) {
-    const md5 = await putObject(client, params, first, options.signal, what);
-    options.onProgress?.(first.length);
-    return { bytes: first.length, md5 };
+  const { data: first, release } = await readFirst(reader, partSize, tuning.memory, options.signal);
+  let parts = false; // from here on uploadParts() gives the first part's budget back
+  try {
+    if (size === undefined && (await reader.atEnd())) {
+      const md5 = await putObject(client, params, first, options.signal, what);
+      options.onProgress?.(first.length);
+      return { bytes: first.length, md5 };
+    }
+    parts = true;
+  } finally {
+    if (!parts) release();
   }
-  const upload = await beginUpload(client, target, { ...options, partSize }, what);
+  const upload = await beginUpload(client, target, { ...options, partSize }, what).catch((err: unknown) => {
+    release();
+    throw err;
+  });
   try {
     const bytes = await uploadMultipart(
       client,
       target,
       reader,
-      { ...options, upload, done: [], first },
+      { ...options, upload, done: [], first, firstRelease: release },
       tuning,
     );
     return { bytes };
@@ -251,6 +268,8 @@ export interface MultipartOptions {
   kept?: readonly UploadedPart[] | undefined;
   /** The next part, when already read from the reader. */
   first?: Buffer;
+  /** Gives back the budget `first` took; called once it is sent (or not). */
+  firstRelease?: Release;
   onPart?: (part: UploadedPart) => Promise<void>;
 }
 
@@ -276,7 +295,8 @@ export async function uploadMultipart(
     concurrency: tuning.queueSize,
     maxParts: tuning.limits.maxParts - done.length,
     signal,
-    ...(options.first === undefined ? {} : { first: options.first }),
+    ...(options.first === undefined ? {} : { first: options.first, firstRelease: options.firstRelease }),
+    memory: tuning.memory,
     onProgress: (bytes) => options.onProgress?.(before + bytes),
     uploadPart: async ({ index, data }) => {
       const number = done.length + index + 1;
