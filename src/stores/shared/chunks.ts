@@ -145,6 +145,11 @@ export interface UploadPartsOptions {
 // are shared memory, so a ThreadedHash (hash-thread.ts) reads them without a copy. A part shorter
 // than the part size (the end of a body of known size) gets a block of its own size, not pooled: a
 // 5 MiB object in 4 MiB parts holds 5 MiB, not 8.
+//
+// The pool keeps up to the transfer memory budget (with one, else 64 MiB): the budget already bounds
+// the blocks in use, so a block given back is kept rather than left to the collector, which frees
+// shared memory only at a major collection that the heap's own size does not prompt (docs/
+// performance.md, "Memory": with a pool smaller than the budget, the blocks it dropped piled up).
 const POOL_BYTES = 64 * 1024 * 1024;
 const pool = new Map<number, Buffer[]>();
 let pooledBytes = 0;
@@ -156,9 +161,9 @@ function takeBlock(size: number): Buffer {
   return block;
 }
 
-/** Keeps an idle full-size block for the next part, up to POOL_BYTES in all; the rest go to the collector. */
-function giveBlock(block: Buffer, partSize: number): void {
-  if (block.length !== partSize || pooledBytes + block.length > POOL_BYTES) return;
+/** Keeps an idle full-size block for the next part, up to `limit` bytes in all; the rest go to the collector. */
+function giveBlock(block: Buffer, partSize: number, limit: number): void {
+  if (block.length !== partSize || pooledBytes + block.length > limit) return;
   const idle = pool.get(block.length) ?? [];
   idle.push(block);
   pool.set(block.length, idle);
@@ -234,7 +239,7 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
       )
       .finally(() => {
         inFlight.delete(task);
-        if (block) giveBlock(block, partSize);
+        if (block) giveBlock(block, partSize, Math.max(POOL_BYTES, memory?.capacity ?? 0));
         held?.();
         release();
       });
