@@ -152,8 +152,9 @@ export interface ResumableWrites {
     options: { size: number; mimeType?: string; signal?: AbortSignal },
   ): Promise<ResumableUpload>;
   /**
-   * Of `parts`, those the provider still holds for the upload (same tag and size); undefined when it no
-   * longer knows the upload (completed, aborted, or expired).
+   * Of `parts`, those the provider still holds for the upload (same tag and size), with any other parts
+   * of the upload it holds that were not recorded, where the store can tell (azureblob: the block ids
+   * are the upload's own); undefined when it no longer knows the upload (completed, aborted, or expired).
    */
   check(
     path: string,

@@ -120,6 +120,29 @@ describe('azureblob specifics', () => {
     assert.equal(pub.account, 'azureblob:myaccount@https://myaccount.blob.core.windows.net');
   });
 
+  test('a resumed upload keeps the blocks the service staged even when only some were recorded', async () => {
+    const resumable = store.features.resumable;
+    assert.ok(resumable);
+    const path = `${container}/resumed-${randomBytes(4).toString('hex')}`;
+    const upload = await resumable.begin(path, { size: 3 * MiB });
+    const blocks = admin.getContainerClient(container).getBlockBlobClient(path.slice(container.length + 1));
+    // Three blocks staged as the upload stages them; the worker died before recording the last two.
+    const tags = [0, 1, 2].map((i) =>
+      Buffer.from(`ferry-${upload.uploadId}-${String(i).padStart(6, '0')}`).toString('base64'),
+    );
+    for (const tag of tags) await blocks.stageBlock(tag, randomBytes(upload.partSize), upload.partSize);
+    // A block of another upload to the same blob is not this upload's.
+    const other = Buffer.from(`ferry-0123456789ab-000003`).toString('base64');
+    await blocks.stageBlock(other, randomBytes(10), 10);
+    const recorded = [{ index: 0, tag: tags[0] as string, size: upload.partSize }];
+    const held = await resumable.check(path, upload, recorded);
+    assert.deepEqual(
+      held?.map((p) => [p.index, p.tag, p.size]),
+      tags.map((tag, i) => [i, tag, upload.partSize]),
+    );
+    await resumable.abort(path, upload);
+  });
+
   test('an account name that cannot be a host name is refused without a request', () => {
     assert.throws(
       () => open(location(undefined, AZURITE_KEY, 'evil.example.com#'), ctx),

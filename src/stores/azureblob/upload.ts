@@ -96,8 +96,8 @@ export function beginBlocks(size: number | undefined, tuning: UploadTuning): Res
 }
 
 /**
- * Of the recorded blocks, those still staged (Get Block List, uncommitted) with the same size;
- * undefined when none of the upload's blocks is left: the blob was committed meanwhile, or the service
+ * Of the recorded blocks, those still staged (Get Block List, uncommitted) with the same size, and the
+ * upload's other staged blocks that were never recorded; undefined when none of the upload's blocks is left: the blob was committed meanwhile, or the service
  * dropped the uncommitted blocks (after 7 days).
  * https://learn.microsoft.com/en-us/rest/api/storageservices/get-block-list
  */
@@ -119,7 +119,21 @@ export async function stagedBlocks(
   const held = parts.filter(
     (part) => part.tag === blockId(upload, part.index) && staged.get(part.tag) === part.size,
   );
-  return held.length === 0 && parts.length > 0 ? undefined : held;
+  if (held.length === 0 && parts.length > 0) return undefined;
+  // Blocks the service staged for this upload whose checkpoint was not written before the worker died
+  // (acknowledged, then the process was killed): Put Block is all or nothing and the ids are this
+  // upload's own, so they are as good as recorded ones. The caller keeps only blocks of the size their
+  // place in the object gives.
+  const recorded = new Set(held.map((part) => part.index));
+  const prefix = `ferry-${upload.uploadId}-`;
+  for (const [name, size] of staged) {
+    const decoded = Buffer.from(name, 'base64').toString();
+    if (!decoded.startsWith(prefix)) continue;
+    const index = Number(decoded.slice(prefix.length));
+    if (!Number.isSafeInteger(index) || recorded.has(index) || blockId(upload, index) !== name) continue;
+    held.push({ index, tag: name, size });
+  }
+  return held.sort((a, b) => a.index - b.index);
 }
 
 export interface BlockUploadOptions extends WriteOptions {
