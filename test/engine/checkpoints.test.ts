@@ -3,18 +3,16 @@
 // checkpoint over, and from then on the worker that lost the lease can neither add parts nor abandon
 // the upload.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
 import { keyHash } from '../../src/domain/transfers/copy.js';
-import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import { abandonUpload, checkpointOf, type Work } from '../../src/engine/checkpoints.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import type { Lease } from '../../src/engine/lifecycle/moves.js';
 import * as objects from '../../src/engine/lifecycle/objects.js';
 import type { ResumableUpload, Store } from '../../src/stores/contract.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
+import { bareJob } from '../support/jobs.js';
 
 await eachDatabase('copy checkpoints', (database) => {
   let t: TestApp;
@@ -30,20 +28,7 @@ await eachDatabase('copy checkpoints', (database) => {
 
   /** A job with one object, claimed by `owner`. */
   async function claimedObject(owner: string): Promise<Work & { kind: 'object' }> {
-    const workspace = await ensureWorkspace(db.kysely, `checkpoints-${randomUUID()}`, clock);
-    const ref = JSON.stringify({ location_id: randomUUID(), path: 'b/p/' });
-    const { job_id } = await jobs.create(
-      db.kysely,
-      {
-        id: randomUUID(),
-        workspaceId: workspace.id,
-        source: ref,
-        destination: ref,
-        overwrite: 'always',
-        manifest: undefined,
-      },
-      clock.now(),
-    );
+    const { jobId: job_id } = await bareJob(db, clock, 'checkpoints');
     await objects.plan(db.kysely, job_id, 0, [{ key: 'k', keyHash: keyHash('k'), size: 100, etag: '"e"' }]);
     const [row] = await objects.claim(db.kysely, db.dialect, lease(owner), job_id, 1);
     assert.ok(row);

@@ -5,16 +5,15 @@
 // worker settling afterwards, a stopping worker handing work back), a retry and a cancel; after each
 // step the counters must equal a count of the rows.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
 import { keyHash } from '../../src/domain/transfers/copy.js';
-import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import type { Lease } from '../../src/engine/lifecycle/moves.js';
 import * as objects from '../../src/engine/lifecycle/objects.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
+import { bareJob } from '../support/jobs.js';
 
 await eachDatabase('job counters', (database) => {
   let t: TestApp;
@@ -28,23 +27,7 @@ await eachDatabase('job counters', (database) => {
   });
   after(() => t?.close());
 
-  async function newJob(): Promise<string> {
-    const workspace = await ensureWorkspace(db.kysely, `counters-${randomUUID()}`, clock);
-    const ref = JSON.stringify({ location_id: randomUUID(), path: 'b/p/' });
-    const { job_id } = await jobs.create(
-      db.kysely,
-      {
-        id: randomUUID(),
-        workspaceId: workspace.id,
-        source: ref,
-        destination: ref,
-        overwrite: 'always',
-        manifest: undefined,
-      },
-      clock.now(),
-    );
-    return job_id;
-  }
+  const newJob = async () => (await bareJob(db, clock, 'counters')).jobId;
 
   const planned = (from: number, to: number) =>
     Array.from({ length: to - from }, (_, i) => {

@@ -2,16 +2,15 @@
 // lifecycle modules tell it when that is. Parked objects (a canceled job's) are never due, and what
 // is due already is for the claim, not for the wait.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
 import { keyHash } from '../../src/domain/transfers/copy.js';
-import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import * as objects from '../../src/engine/lifecycle/objects.js';
 import * as transfers from '../../src/engine/lifecycle/transfers.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
+import { bareJob } from '../support/jobs.js';
 
 await eachDatabase('when work is next due', (database) => {
   let t: TestApp;
@@ -33,20 +32,8 @@ await eachDatabase('when work is next due', (database) => {
 
   test('the earliest backoff of each kind, ignoring what is due already and parked objects', async () => {
     const now = clock.now();
-    const workspace = await ensureWorkspace(db.kysely, `due-${randomUUID()}`, clock);
-    const ref = JSON.stringify({ location_id: randomUUID(), path: 'b/p/' });
-    const job = await jobs.create(
-      db.kysely,
-      {
-        id: randomUUID(),
-        workspaceId: workspace.id,
-        source: ref,
-        destination: ref,
-        overwrite: 'always',
-        manifest: undefined,
-      },
-      now,
-    );
+    const { jobId, workspaceId } = await bareJob(db, clock, 'due');
+    const job = { job_id: jobId };
     await objects.plan(
       db.kysely,
       job.job_id,
@@ -65,7 +52,7 @@ await eachDatabase('when work is next due', (database) => {
       .execute();
     assert.equal(await objects.nextDue(db.kysely, now), now + 3000);
 
-    const queued = await transfers.enqueue(db.kysely, workspace.id, { kind: 'remove', paths: [] }, now);
+    const queued = await transfers.enqueue(db.kysely, workspaceId, { kind: 'remove', paths: [] }, now);
     assert.equal(await transfers.nextDue(db.kysely, now), undefined, 'queued and due now');
     await db.kysely
       .updateTable('transfers')
