@@ -6,6 +6,7 @@ import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import { PROVIDERS, type Provider } from '../../src/providers.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, secretFor, secretValues, unique } from '../support/fixtures.js';
+import { waitUntil } from '../support/wait.js';
 
 await eachDatabase('locations', (database) => {
   let t: TestApp;
@@ -220,6 +221,12 @@ await eachDatabase('locations', (database) => {
   test('a bare name matching two locations answers 409 with both candidates, oldest first', async () => {
     const label = unique('shared');
     const first = await createOk('s3', label);
+    // "Oldest first" needs two creation times: made in one millisecond, the two would tie.
+    const firstMade = Date.now();
+    await waitUntil(() => Date.now() > firstMade, {
+      what: 'the clock to pass the first creation',
+      pauseMs: 1,
+    });
     const second = await createOk('dropbox', label);
     for (const [method, url, extra] of [
       ['POST', '/v1/locations/get', {}],
