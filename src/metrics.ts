@@ -1,7 +1,7 @@
 // The process's Prometheus registry, built with the services: the HTTP app, the worker, the refresher
 // and the share and send code all count into it, and GET /metrics serves it. One per Services, so
 // tests that build several apps each read their own.
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { MemoryBudget } from './stores/shared/memory.js';
 
 export function createRegistry(): Registry {
@@ -32,4 +32,19 @@ export function transferMemoryMetrics(registry: Registry, memory: MemoryBudget):
   );
   gauge('ferry_transfer_memory_limit_bytes', 'FERRY_TRANSFER_MEMORY', () => memory.capacity);
   gauge('ferry_transfer_memory_waiting_parts', 'Parts waiting for room in the budget', () => memory.waiting);
+}
+
+/** Authentications answered from the process's cache and from the database (src/domain/auth-cache.ts). */
+export function authCacheMetrics(registry: Registry, cache: { hits: number; misses: number }): void {
+  new Counter({
+    name: 'ferry_auth_lookups_total',
+    help: 'API key authentications by where they were answered: cache or database',
+    labelNames: ['from'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ from: 'cache' }, cache.hits);
+      this.inc({ from: 'database' }, cache.misses);
+    },
+  });
 }

@@ -8,6 +8,7 @@ import { loadMasterKey } from './crypto/master-key.js';
 import { type Db, migrateToLatest, openDatabase } from './db/database.js';
 import { createSignals, type Signals } from './db/signals.js';
 import { ApiKeys } from './domain/api-keys.js';
+import { AuthCache, invalidationsFor } from './domain/auth-cache.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { Locations } from './domain/locations/locations.js';
 import { AccessTokens } from './domain/refresher/access-tokens.js';
@@ -23,7 +24,7 @@ import { TransferViews } from './domain/transfers/views.js';
 import { workerId } from './engine/worker.js';
 import type { Logger } from './log.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
-import { createRegistry, transferMemoryMetrics } from './metrics.js';
+import { authCacheMetrics, createRegistry, transferMemoryMetrics } from './metrics.js';
 import { createEgress } from './net/egress.js';
 import type { StoreContext } from './stores/context.js';
 import { MemoryBudget } from './stores/shared/memory.js';
@@ -80,8 +81,13 @@ export async function createServices(config: Config, options: ServicesOptions): 
     await db.close();
     throw err;
   }
-  const locations = new Locations(db.kysely, keyring, clock);
+  const signals = createSignals(db, config.databaseUrl, options.logger);
+  const authCache = new AuthCache(invalidationsFor(db, signals));
+  const locations = new Locations(db.kysely, keyring, clock, (workspaceId) =>
+    authCache.forgetWorkspace(workspaceId),
+  );
   const metrics = createRegistry();
+  authCacheMetrics(metrics, authCache);
   const memory = new MemoryBudget(config.worker.memoryBytes);
   transferMemoryMetrics(metrics, memory);
   const stores: StoreContext = {
@@ -105,7 +111,6 @@ export async function createServices(config: Config, options: ServicesOptions): 
     clientErrorsLogged: new Set(),
   };
   const storage = new Storage(locations, stores, new AccessTokens(refresh));
-  const signals = createSignals(db, config.databaseUrl, options.logger);
   const operations = new Operations(db, locations, storage, stores.egress, clock);
   const shares = new Shares(db, operations, storage, clock, config.publicUrl);
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl) : undefined;
@@ -117,7 +122,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     logger: options.logger,
     metrics,
     keyring,
-    apiKeys: new ApiKeys(db.kysely, clock),
+    apiKeys: new ApiKeys(db.kysely, clock, authCache),
     locations,
     storage,
     stores,
@@ -137,6 +142,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     workQueued: () => signals.notify('work'),
     close: async () => {
       mailer?.close();
+      authCache.close();
       await signals.close();
       await db.close();
     },

@@ -18,6 +18,18 @@ export interface Db {
   /** Where the data lives, without credentials, for logs. */
   description: string;
   close(): Promise<void>;
+  /** SQLite only: what its triggers report of this process's writes, and other processes' commits. */
+  rowChanges?: RowChanges;
+}
+
+/**
+ * The changes authentication caches depend on (docs/engine.md, "Authentication cache"), as SQLite
+ * reports them: its triggers call `ferry_changed(kind, id)` inside every write this process makes to
+ * api_keys or workspaces, and PRAGMA data_version moves whenever another connection commits.
+ */
+export interface RowChanges {
+  subscribe(listener: (kind: string, id: string) => void): () => void;
+  dataVersion(): number;
 }
 
 export interface OpenOptions {
@@ -81,10 +93,23 @@ export function openDatabase(options: OpenOptions): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
+  const listeners = new Set<(kind: string, id: string) => void>();
+  sqlite.function('ferry_changed', { deterministic: false }, (kind: unknown, id: unknown) => {
+    for (const listener of listeners) listener(String(kind), String(id));
+    return null;
+  });
+  const dataVersion = sqlite.prepare('pragma data_version').pluck();
+  const rowChanges: RowChanges = {
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    dataVersion: () => dataVersion.get() as number,
+  };
   const kysely = new Kysely<Database>({
     dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
   });
-  return { kysely, dialect: 'sqlite', description: file, close: () => kysely.destroy() };
+  return { kysely, dialect: 'sqlite', description: file, close: () => kysely.destroy(), rowChanges };
 }
 
 /**

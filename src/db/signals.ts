@@ -1,10 +1,11 @@
 // Wake-ups between processes: "there is new work", "a refresh was requested" and "a job was canceled"
-// reach every worker at
-// once instead of at its next poll. On PostgreSQL they travel as NOTIFY on channels named for the
-// schema (so databases that share a server, such as test schemas, do not wake each other), received
-// by one LISTEN connection per process that reconnects after the database restarts and then wakes
-// every listener once, for what it may have missed. On SQLite, which is one process, they are an
-// in-process event. Polls stay as a slow safety net: a wake-up is a hint, never the only way in.
+// reach every worker at once instead of at its next poll, and "a key or a workspace's locations
+// changed" (sent by database triggers) reaches every process's authentication cache. On PostgreSQL
+// they travel as NOTIFY on channels named for the schema (so databases that share a server, such as
+// test schemas, do not wake each other), received by one LISTEN connection per process that
+// reconnects after the database restarts and then wakes every listener once, for what it may have
+// missed. On SQLite, which is one process, they are an in-process event. Polls stay as a slow safety
+// net: a wake-up is a hint, never the only way in.
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -12,14 +13,31 @@ import type { Logger } from '../log.js';
 import type { Secret } from '../secret.js';
 import type { Db } from './database.js';
 
-export type Channel = 'work' | 'refresh' | 'cancel';
-const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel'];
+/** `auth` is sent by database triggers (`key:<id>`, `ws:<id>`), never by notify(). */
+export type Channel = 'work' | 'refresh' | 'cancel' | 'auth';
+const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel', 'auth'];
 
 export interface Signals {
   /** Wakes the listeners of `channel` in every process, this one included. */
   notify(channel: Channel): void;
-  /** Calls `listener` at each wake-up of `channel`; returns the function that stops it. */
-  listen(channel: Channel, listener: () => void): () => void;
+  /**
+   * Calls `listener` at each wake-up of `channel` with its payload (empty after a reconnection, when
+   * anything may have been missed); returns the function that stops it.
+   */
+  listen(channel: Channel, listener: (payload: string) => void): () => void;
+  /**
+   * While every signal sent by any process is sure to arrive, a number that stays the same; undefined
+   * while it is not (the listening connection is down or not yet up). Caches that other processes'
+   * writes invalidate are used only while it holds one value.
+   */
+  generation(): number | undefined;
+  /**
+   * Resolves true once every signal committed before the call has reached this process's listeners:
+   * on PostgreSQL, after a round trip on the listening connection that began after the call (the
+   * server sends pending notifications before it answers). Calls that arrive while one is in flight
+   * share the next one. False when that cannot be known (the connection is down).
+   */
+  barrier(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -34,10 +52,18 @@ class LocalSignals implements Signals {
   protected readonly events = new EventEmitter().setMaxListeners(0);
 
   notify(channel: Channel): void {
-    queueMicrotask(() => this.events.emit(channel));
+    queueMicrotask(() => this.events.emit(channel, ''));
   }
 
-  listen(channel: Channel, listener: () => void): () => void {
+  generation(): number | undefined {
+    return 0;
+  }
+
+  async barrier(): Promise<boolean> {
+    return true;
+  }
+
+  listen(channel: Channel, listener: (payload: string) => void): () => void {
     this.events.on(channel, listener);
     return () => this.events.off(channel, listener);
   }
@@ -58,7 +84,10 @@ class PgSignals extends LocalSignals {
   #closed = false;
   #delay = RECONNECT_MIN_MS;
   #timer: NodeJS.Timeout | undefined;
-  #everConnected = false;
+  #generation = 0;
+  /** The barrier round trip in flight, and the one that callers arriving during it wait for. */
+  #inFlight: Promise<boolean> | undefined;
+  #next: Promise<boolean> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -76,7 +105,39 @@ class PgSignals extends LocalSignals {
       .catch((err: unknown) => this.logger.warn({ err, channel }, 'could not send a wake-up'));
   }
 
-  override listen(channel: Channel, listener: () => void): () => void {
+  override generation(): number | undefined {
+    return this.#client ? this.#generation : undefined;
+  }
+
+  override barrier(): Promise<boolean> {
+    if (!this.#client) return Promise.resolve(false);
+    if (this.#next) return this.#next;
+    if (!this.#inFlight) return this.#roundTrip();
+    // The one in flight may have been sent before this call: wait for it, then take the next.
+    this.#next = this.#inFlight.then(() => {
+      this.#next = undefined;
+      return this.#roundTrip();
+    });
+    return this.#next;
+  }
+
+  #roundTrip(): Promise<boolean> {
+    const client = this.#client;
+    if (!client) return Promise.resolve(false);
+    const trip: Promise<boolean> = client
+      .query('select 1')
+      .then(
+        () => this.#client === client,
+        () => false,
+      )
+      .finally(() => {
+        if (this.#inFlight === trip) this.#inFlight = undefined;
+      });
+    this.#inFlight = trip;
+    return trip;
+  }
+
+  override listen(channel: Channel, listener: (payload: string) => void): () => void {
     const stop = super.listen(channel, listener);
     void this.#connect();
     return stop;
@@ -100,7 +161,6 @@ class PgSignals extends LocalSignals {
 
   async #open(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url.reveal() });
-    let reconnected: boolean;
     const lost = (err?: unknown) => {
       if (this.#client !== client) return;
       this.#client = undefined;
@@ -118,24 +178,24 @@ class PgSignals extends LocalSignals {
       client.on('end', () => lost());
       client.on('notification', (message) => {
         const channel = CHANNELS[names.indexOf(message.channel)];
-        if (channel) this.events.emit(channel);
+        if (channel) this.events.emit(channel, message.payload ?? '');
       });
       for (const name of names) await client.query(`listen "${name}"`);
       if (this.#closed) {
         await client.end();
         return;
       }
-      reconnected = this.#everConnected;
+      this.#generation++;
       this.#client = client;
-      this.#everConnected = true;
       this.#delay = RECONNECT_MIN_MS;
     } catch (err) {
       this.#client = client;
       lost(err);
       return;
     }
-    // Whatever was sent while this process was not listening: one wake-up of each channel.
-    if (reconnected) for (const channel of CHANNELS) this.events.emit(channel);
+    // Whatever was sent while this process was not listening (before its first connection too): one
+    // wake-up of each channel.
+    for (const channel of CHANNELS) this.events.emit(channel, '');
   }
 
   override async close(): Promise<void> {

@@ -1,11 +1,13 @@
 // API keys (docs/api.md, "API keys" and "Authentication"). A key is a random bearer token shown once; only
-// its SHA-256 is stored. Authentication reads the row on every request, so revocation and expiry
-// written by any process take effect on the very next request everywhere. last_used_at is written at
-// most once a minute per key, by a conditional UPDATE that several processes can race on harmlessly.
+// its SHA-256 is stored. Authentication reads the row, or the process's AuthCache, which forgets a key
+// as soon as any process changes it (src/domain/auth-cache.ts), so revocation and expiry take effect
+// on the very next request everywhere. last_used_at is written at most once a minute per key, by a
+// conditional UPDATE that several processes can race on harmlessly.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ApiKeyRow, Database } from '../db/schema.js';
 import { FerryError, invalid, notFound } from '../errors.js';
+import type { AuthCache, CachedKey } from './auth-cache.js';
 import { type Clock, toRfc3339 } from './clock.js';
 import { isUuid, newId } from './ids.js';
 
@@ -62,6 +64,7 @@ export class ApiKeys {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly cache?: AuthCache,
   ) {}
 
   async create(workspaceId: string, input: { name: string; expiresAt?: number }): Promise<CreatedApiKey> {
@@ -117,15 +120,17 @@ export class ApiKeys {
     }
     if (input.name !== undefined) checkName(input.name);
     const row = await this.find(workspaceId, id);
-    await this.db
-      .updateTable('api_keys')
-      .set({
-        name: input.name ?? row.name,
-        expires_at: input.expiresAt === undefined ? row.expires_at : input.expiresAt,
-        updated_at: this.clock.now(),
-      })
-      .where('id', '=', row.id)
-      .execute();
+    await this.#reported(row.id, () =>
+      this.db
+        .updateTable('api_keys')
+        .set({
+          name: input.name ?? row.name,
+          expires_at: input.expiresAt === undefined ? row.expires_at : input.expiresAt,
+          updated_at: this.clock.now(),
+        })
+        .where('id', '=', row.id)
+        .execute(),
+    );
   }
 
   /** Immediate, no grace window; revoking twice is fine. */
@@ -133,46 +138,78 @@ export class ApiKeys {
     const row = await this.find(workspaceId, id);
     if (row.revoked_at !== null) return;
     const now = this.clock.now();
-    await this.db
-      .updateTable('api_keys')
-      .set({ revoked_at: now, updated_at: now })
-      .where('id', '=', row.id)
-      .execute();
+    await this.#reported(row.id, () =>
+      this.db
+        .updateTable('api_keys')
+        .set({ revoked_at: now, updated_at: now })
+        .where('id', '=', row.id)
+        .execute(),
+    );
+  }
+
+  /** A write to a key: this process's cache forgets it at once, the others by the triggers' report. */
+  async #reported(keyId: string, write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } finally {
+      this.cache?.forgetKey(keyId);
+    }
   }
 
   /** The workspace and key behind a bearer token, or an unauthenticated error. */
   async authenticate(token: string): Promise<Principal> {
     const now = this.clock.now();
-    const row = token.startsWith(TOKEN_PREFIX)
-      ? await this.db
-          .selectFrom('api_keys')
-          .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-          .select([
-            'api_keys.id',
-            'api_keys.workspace_id',
-            'api_keys.expires_at',
-            'api_keys.revoked_at',
-            'api_keys.last_used_at',
-            'workspaces.locations_version',
-          ])
-          .where('api_keys.token_hash', '=', hashToken(token))
-          .executeTakeFirst()
-      : undefined;
+    if (!token.startsWith(TOKEN_PREFIX)) throw new FerryError('unauthenticated', 'the API key is not valid');
+    const hash = hashToken(token);
+    const hit = await this.cache?.lookup(hash);
+    if (hit) {
+      const { key, version } = hit;
+      if (key.expiresAt !== null && key.expiresAt <= now) {
+        throw new FerryError('unauthenticated', 'the API key has expired');
+      }
+      await this.#touch(key, now);
+      return { workspaceId: key.workspaceId, keyId: key.keyId, locationsVersion: version };
+    }
+    const ticket = this.cache?.ticket();
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+      .select([
+        'api_keys.id',
+        'api_keys.workspace_id',
+        'api_keys.expires_at',
+        'api_keys.revoked_at',
+        'api_keys.last_used_at',
+        'workspaces.locations_version',
+      ])
+      .where('api_keys.token_hash', '=', hash)
+      .executeTakeFirst();
     if (!row) throw new FerryError('unauthenticated', 'the API key is not valid');
     if (row.revoked_at !== null) throw new FerryError('unauthenticated', 'the API key has been revoked');
     if (row.expires_at !== null && row.expires_at <= now) {
       throw new FerryError('unauthenticated', 'the API key has expired');
     }
-    if (row.last_used_at === null || row.last_used_at <= now - LAST_USED_RESOLUTION_MS) {
-      await this.db
-        .updateTable('api_keys')
-        .set({ last_used_at: now })
-        .where('id', '=', row.id)
-        .where((eb) =>
-          eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - LAST_USED_RESOLUTION_MS)]),
-        )
-        .execute();
-    }
+    const key: CachedKey = {
+      keyId: row.id,
+      workspaceId: row.workspace_id,
+      expiresAt: row.expires_at,
+      lastUsedAt: row.last_used_at,
+    };
+    await this.#touch(key, now);
+    if (ticket !== undefined) this.cache?.put(ticket, hash, key, row.locations_version);
     return { workspaceId: row.workspace_id, keyId: row.id, locationsVersion: row.locations_version };
+  }
+
+  async #touch(key: CachedKey, now: number): Promise<void> {
+    if (key.lastUsedAt !== null && key.lastUsedAt > now - LAST_USED_RESOLUTION_MS) return;
+    await this.db
+      .updateTable('api_keys')
+      .set({ last_used_at: now })
+      .where('id', '=', key.keyId)
+      .where((eb) =>
+        eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - LAST_USED_RESOLUTION_MS)]),
+      )
+      .execute();
+    key.lastUsedAt = now;
   }
 }

@@ -140,6 +140,8 @@ await eachDatabase('service rules', (database) => {
     assert.equal(res.statusCode, 503);
     assert.equal(res.json().error, 503);
     await other.app.close();
+    // Its database is closed already; what else it holds (the listening connection) is closed here.
+    await other.services.signals.close();
   });
 
   test('no secret or API key reaches a log line or a response', async () => {

@@ -119,7 +119,8 @@ export class Locations {
   /**
    * The last list read per workspace, with the workspace's locations_version it was read at. Database
    * triggers bump that version on every change to a location, by any process, and authentication
-   * reads it on every request, so a cached list is served only while it is still exact.
+   * hands each request the version as of its arrival (docs/engine.md, "Authentication cache"), so a
+   * cached list is served only while it is still exact.
    */
   readonly #lists = new Map<string, { version: number; items: LocationSummary[] }>();
 
@@ -127,7 +128,20 @@ export class Locations {
     private readonly db: Kysely<Database>,
     private readonly keyring: Keyring,
     private readonly clock: Clock,
+    /**
+     * Told after each write here, so this process reads the new locations_version at once (the
+     * others hear it from the database's triggers: src/domain/auth-cache.ts).
+     */
+    private readonly changed: (workspaceId: string) => void = () => {},
   ) {}
+
+  async #reported(workspaceId: string, write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } finally {
+      this.changed(workspaceId);
+    }
+  }
 
   resolve(workspaceId: string, ref: LocationRef): Promise<LocationRow> {
     return resolveLocation(this.db, workspaceId, ref);
@@ -161,7 +175,7 @@ export class Locations {
       created_at: now,
       updated_at: now,
     };
-    await this.db.insertInto('locations').values(row).execute();
+    await this.#reported(workspaceId, () => this.db.insertInto('locations').values(row).execute());
     return projection(row);
   }
 
@@ -225,11 +239,13 @@ export class Locations {
       refresh_lease_expires_at: null,
       updated_at: this.clock.now(),
     };
-    await this.db
-      .updateTable('locations')
-      .set((eb) => ({ ...update, secret_version: eb('secret_version', '+', 1) }))
-      .where('id', '=', row.id)
-      .execute();
+    await this.#reported(workspaceId, () =>
+      this.db
+        .updateTable('locations')
+        .set((eb) => ({ ...update, secret_version: eb('secret_version', '+', 1) }))
+        .where('id', '=', row.id)
+        .execute(),
+    );
     return projection({ ...row, ...update });
   }
 
@@ -238,18 +254,22 @@ export class Locations {
     checkLabel(label);
     const row = await this.resolve(workspaceId, ref);
     const updatedAt = this.clock.now();
-    await this.db
-      .updateTable('locations')
-      .set({ label, updated_at: updatedAt })
-      .where('id', '=', row.id)
-      .execute();
+    await this.#reported(workspaceId, () =>
+      this.db
+        .updateTable('locations')
+        .set({ label, updated_at: updatedAt })
+        .where('id', '=', row.id)
+        .execute(),
+    );
     return projection({ ...row, label, updated_at: updatedAt });
   }
 
   /** Irreversible. */
   async delete(workspaceId: string, ref: LocationRef): Promise<void> {
     const row = await this.resolve(workspaceId, ref);
-    await this.db.deleteFrom('locations').where('id', '=', row.id).execute();
+    await this.#reported(workspaceId, () =>
+      this.db.deleteFrom('locations').where('id', '=', row.id).execute(),
+    );
   }
 
   /**
@@ -259,7 +279,9 @@ export class Locations {
   async requestRefresh(workspaceId: string, ref: LocationRef): Promise<boolean> {
     const row = await this.resolve(workspaceId, ref);
     if (!isOAuthProvider(row.provider)) return false;
-    await this.db.updateTable('locations').set({ refresh_requested: 1 }).where('id', '=', row.id).execute();
+    await this.#reported(workspaceId, () =>
+      this.db.updateTable('locations').set({ refresh_requested: 1 }).where('id', '=', row.id).execute(),
+    );
     return true;
   }
 

@@ -1,0 +1,156 @@
+// Authentication without a database read per request (docs/engine.md, "Authentication cache"). Each
+// process keeps the keys it has authenticated and each workspace's locations_version, and forgets one
+// the moment a database trigger reports that it changed, whichever process wrote it: on PostgreSQL
+// through NOTIFY on the listening connection, on SQLite through a function its triggers call. While
+// that report is not sure to arrive (the listening connection is down, or another process committed
+// to the SQLite file) nothing is served from the cache, so a revoked key fails at the next request.
+import type { Db } from '../db/database.js';
+import type { Signals } from '../db/signals.js';
+
+export interface Invalidations {
+  /** The same value while no change can have been missed; undefined while the cache must not be used. */
+  epoch(): number | undefined;
+  /** `kind` is `key` or `ws` with the row's id; anything else means "forget everything". */
+  subscribe(listener: (kind: string, id: string) => void): () => void;
+  /**
+   * True once every change committed before the call has been reported here (Signals.barrier); false
+   * when that cannot be known.
+   */
+  barrier(): Promise<boolean> | boolean;
+}
+
+export function invalidationsFor(db: Db, signals: Signals): Invalidations {
+  const rows = db.rowChanges;
+  if (rows) {
+    // This process's triggers report inside the write itself; other processes' commits move the epoch.
+    return {
+      epoch: () => rows.dataVersion(),
+      subscribe: (listener) => rows.subscribe(listener),
+      barrier: () => true,
+    };
+  }
+  return {
+    epoch: () => signals.generation(),
+    barrier: () => signals.barrier(),
+    subscribe: (listener) =>
+      signals.listen('auth', (payload) => {
+        const colon = payload.indexOf(':');
+        listener(colon < 0 ? '' : payload.slice(0, colon), payload.slice(colon + 1));
+      }),
+  };
+}
+
+export interface CachedKey {
+  keyId: string;
+  workspaceId: string;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+}
+
+const MAX_KEYS = 10_000;
+const MAX_WORKSPACES = 10_000;
+
+export class AuthCache {
+  readonly #keys = new Map<string, CachedKey>();
+  readonly #versions = new Map<string, number>();
+  #epoch: number | undefined;
+  /**
+   * Counts what was forgotten, and when each key, workspace, or everything was last forgotten: a read
+   * that began before a change to its rows must not be stored after it.
+   */
+  #seq = 0;
+  #clearedAt = 0;
+  readonly #keysForgotten = new Map<string, number>();
+  readonly #workspacesForgotten = new Map<string, number>();
+  readonly #unsubscribe: () => void;
+  /** Lookups answered here, and those that went to the database. */
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly source: Invalidations) {
+    this.#unsubscribe = source.subscribe((kind, id) => {
+      if (kind === 'key') this.forgetKey(id);
+      else if (kind === 'ws') this.forgetWorkspace(id);
+      else this.#clear();
+    });
+  }
+
+  /**
+   * The key behind a token hash and its workspace's locations_version, while both are exact. A hit
+   * first waits for the barrier: every change committed before this call, by any process, has then
+   * been heard, so a key revoked before this request arrived is never answered from here.
+   */
+  async lookup(tokenHash: string): Promise<{ key: CachedKey; version: number } | undefined> {
+    const found = this.#keys.has(tokenHash) ? await this.#find(tokenHash) : undefined;
+    if (found) this.hits++;
+    else this.misses++;
+    return found;
+  }
+
+  async #find(tokenHash: string): Promise<{ key: CachedKey; version: number } | undefined> {
+    if (!(await this.source.barrier())) {
+      this.#clear();
+      return undefined;
+    }
+    if (!this.#current()) return undefined;
+    const key = this.#keys.get(tokenHash);
+    if (!key) return undefined;
+    const version = this.#versions.get(key.workspaceId);
+    return version === undefined ? undefined : { key, version };
+  }
+
+  /** Taken before reading the rows that `put` will store. */
+  ticket(): number {
+    this.#current();
+    return this.#seq;
+  }
+
+  /** Stores what was read, unless something changed (or could have) since the ticket was taken. */
+  put(ticket: number, tokenHash: string, key: CachedKey, version: number): void {
+    if (!this.#current() || this.#clearedAt > ticket) return;
+    if ((this.#keysForgotten.get(key.keyId) ?? 0) > ticket) return;
+    if ((this.#workspacesForgotten.get(key.workspaceId) ?? 0) > ticket) return;
+    if (this.#keys.size >= MAX_KEYS) this.#keys.delete(this.#keys.keys().next().value as string);
+    if (this.#versions.size >= MAX_WORKSPACES)
+      this.#versions.delete(this.#versions.keys().next().value as string);
+    this.#keys.set(tokenHash, key);
+    this.#versions.set(key.workspaceId, version);
+  }
+
+  forgetKey(keyId: string): void {
+    this.#forgotten(this.#keysForgotten, keyId);
+    for (const [hash, key] of this.#keys) if (key.keyId === keyId) this.#keys.delete(hash);
+  }
+
+  forgetWorkspace(workspaceId: string): void {
+    this.#forgotten(this.#workspacesForgotten, workspaceId);
+    this.#versions.delete(workspaceId);
+  }
+
+  close(): void {
+    this.#unsubscribe();
+    this.#clear();
+  }
+
+  #current(): boolean {
+    const epoch = this.source.epoch();
+    if (epoch === this.#epoch && epoch !== undefined) return true;
+    this.#clear();
+    this.#epoch = epoch;
+    return epoch !== undefined;
+  }
+
+  #clear(): void {
+    this.#clearedAt = ++this.#seq;
+    this.#keys.clear();
+    this.#versions.clear();
+    this.#keysForgotten.clear();
+    this.#workspacesForgotten.clear();
+  }
+
+  #forgotten(marks: Map<string, number>, id: string): void {
+    // Past the bound, forgetting everything keeps the rule with no marks at all.
+    if (marks.size >= MAX_KEYS) this.#clear();
+    marks.set(id, ++this.#seq);
+  }
+}
