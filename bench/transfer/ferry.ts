@@ -78,21 +78,24 @@ async function printHeap(ferry: FerryProcess, rssBytes: number): Promise<void> {
 
 const finished = new Set(['complete', 'partial', 'failed', 'canceled']);
 
-/** Runs `start` (which POSTs and answers the path to poll), measured as described above. */
+/**
+ * Runs `start` (which POSTs and answers the paths to poll), measured as described above until every
+ * path's view is done.
+ */
 async function measured(
   ferry: FerryProcess,
-  start: () => Promise<string>,
+  start: () => Promise<string[]>,
   isDone: (view: JobView & TransferView) => boolean,
-): Promise<ToolRun & { view: JobView & TransferView }> {
+): Promise<ToolRun & { views: Array<JobView & TransferView> }> {
   await resetPeak(ferry.pid);
   const before = await memoryOf(ferry.pid);
   const cpu0 = await cpuOf(ferry.pid);
   const started = performance.now();
-  const path = await start();
-  let view: JobView & TransferView;
+  const paths = await start();
+  let views: Array<JobView & TransferView>;
   for (;;) {
-    view = await get(ferry, path);
-    if (isDone(view)) break;
+    views = await Promise.all(paths.map((path) => get<JobView & TransferView>(ferry, path)));
+    if (views.every(isDone)) break;
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
   const seconds = (performance.now() - started) / 1000;
@@ -103,7 +106,7 @@ async function measured(
     peakBytes: memory.peakBytes,
     cpuSeconds: cpu1 - cpu0,
     rssBeforeBytes: before.rssBytes,
-    view,
+    views,
   };
 }
 
@@ -116,11 +119,11 @@ export async function prefixCopy(
 ): Promise<ToolRun> {
   const result = await measured(
     ferry,
-    async () => `/v1/jobs/${(await post<{ job_id: string }>(ferry, '/v1/copy', { from, to }, 202)).job_id}`,
+    async () => [`/v1/jobs/${(await post<{ job_id: string }>(ferry, '/v1/copy', { from, to }, 202)).job_id}`],
     (view) => finished.has(view.status),
   );
-  const { view } = result;
-  if (view.status !== 'complete' || view.counts.succeeded !== expectedObjects)
+  const [view] = result.views;
+  if (view?.status !== 'complete' || view.counts.succeeded !== expectedObjects)
     throw new Error(`ferry job ${from} → ${to} ended ${JSON.stringify(view)}`);
   return result;
 }
@@ -129,11 +132,39 @@ export async function prefixCopy(
 export async function singleCopy(ferry: FerryProcess, from: string, to: string): Promise<ToolRun> {
   const result = await measured(
     ferry,
-    async () => `/v1/transfers/${(await post<{ id: string }>(ferry, '/v1/copy', { from, to }, 202)).id}`,
+    async () => [`/v1/transfers/${(await post<{ id: string }>(ferry, '/v1/copy', { from, to }, 202)).id}`],
     (view) => finished.has(view.status),
   );
-  if (result.view.status !== 'complete')
-    throw new Error(`ferry transfer ${from} → ${to} ended ${JSON.stringify(result.view)}`);
+  if (result.views[0]?.status !== 'complete')
+    throw new Error(`ferry transfer ${from} → ${to} ended ${JSON.stringify(result.views[0])}`);
+  return result;
+}
+
+/**
+ * A prefix copy job and a single copy started together, measured as one run until both end (the
+ * peak memory of the server while both run); throws unless both end complete.
+ */
+export async function jobAndSingleCopy(
+  ferry: FerryProcess,
+  job: { from: string; to: string; objects: number },
+  single: { from: string; to: string },
+): Promise<ToolRun> {
+  const result = await measured(
+    ferry,
+    async () => {
+      const [started, transfer] = await Promise.all([
+        post<{ job_id: string }>(ferry, '/v1/copy', { from: job.from, to: job.to }, 202),
+        post<{ id: string }>(ferry, '/v1/copy', single, 202),
+      ]);
+      return [`/v1/jobs/${started.job_id}`, `/v1/transfers/${transfer.id}`];
+    },
+    (view) => finished.has(view.status),
+  );
+  const [jobView, transferView] = result.views;
+  if (jobView?.status !== 'complete' || jobView.counts.succeeded !== job.objects)
+    throw new Error(`ferry job ${job.from} → ${job.to} ended ${JSON.stringify(jobView)}`);
+  if (transferView?.status !== 'complete')
+    throw new Error(`ferry transfer ${single.from} → ${single.to} ended ${JSON.stringify(transferView)}`);
   return result;
 }
 

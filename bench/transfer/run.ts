@@ -3,7 +3,9 @@
 //   (a) 2,000 × 4 KiB + 20 × 8 MiB, S3 to S3 on one server (server-side copies for every tool);
 //   (b) the same data, S3 to Azure (streamed through the tool; aws cannot);
 //   (c) one 1 GiB object, S3 to Azure, with the peak memory of each tool;
-//   (d) the time from accepting a 100,000-key manifest job to its first object running.
+//   (d) the time from accepting a 100,000-key manifest job to its first object running;
+//   (e) (b) and (c) at once: the mixed prefix job and the 1 GiB single copy started together, S3 to
+//       Azure, for the peak memory with a large object in the mix.
 // s3rver runs in its own process under --openssl-legacy-provider, azurite in its own, ferry is the
 // built server (bin/ferry.js serve) on SQLite in a temporary data directory, all on 127.0.0.1; ferry
 // is started afresh for each item (and each run of (d)), so that one item's memory does not count in
@@ -11,7 +13,7 @@
 // count and total bytes, listed by this script) and removed. Tools are interleaved within each run so
 // that a noisy moment falls on all of them alike; the tables show the median of the runs, after one
 // warm-up run of each tool that is not counted.
-//   npm run bench:transfer [-- --runs 3 --only a,b,c,d --tools ferry,rclone,aws --skip-build
+//   npm run bench:transfer [-- --runs 3 --only a,b,c,d,e --tools ferry,rclone,aws --skip-build
 //                              --cpu-prof DIR --manifest-keys 100000]
 // s3rver is a bottleneck of every item and shares the two cores with the tool: compare ratios within
 // one run, never absolute times across machines.
@@ -42,6 +44,7 @@ import {
 } from './data.js';
 import {
   createLocations,
+  jobAndSingleCopy,
   type Locations,
   type ManifestLatency,
   manifestLatency,
@@ -53,7 +56,7 @@ import { Aws, CONCURRENCY, Rclone, SdkLoop, type ToolRun } from './peers.js';
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '3' },
-    only: { type: 'string', default: 'a,b,c,d' },
+    only: { type: 'string', default: 'a,b,c,d,e' },
     tools: { type: 'string', default: 'ferry,rclone,aws,sdk' },
     'manifest-keys': { type: 'string', default: '100000' },
     'skip-build': { type: 'boolean', default: false },
@@ -216,6 +219,39 @@ function items(ferry: FerryProcess, loc: Locations): Item[] {
       warmFerry: (dest) =>
         singleCopy(ferry, `${loc.s3a}:${SOURCE_BUCKET}/large/file-00.bin`, `${loc.az}:${dest}/warm.bin`),
     },
+    {
+      id: 'e',
+      title: '(e) (b) and (c) at once: the mixed data and the 1 GiB object, S3 (s3rver) → Azure (azurite)',
+      kind: 'azure',
+      expected: { objects: MIXED.objects + BIG.objects, bytes: MIXED.bytes + BIG.bytes },
+      tools: [
+        {
+          label: 'ferry (prefix job and single copy, started together)',
+          run: (dest) =>
+            jobAndSingleCopy(
+              ferry,
+              { from: `${loc.s3a}:${SOURCE_BUCKET}/`, to: `${loc.az}:${dest}/`, objects: MIXED.objects },
+              { from: `${loc.s3a}:${BIG_BUCKET}/${BIG_KEY}`, to: `${loc.az}:${dest}/big/${BIG_KEY}` },
+            ),
+        },
+        {
+          label: `two rclone copy ${rcloneFlags}, at once (time of the later, memory and CPU summed)`,
+          run: async (dest) => {
+            const [mixed, one] = await Promise.all([
+              rclone.copy(`S3:${SOURCE_BUCKET}`, `AZ:${dest}`),
+              rclone.copy(`S3:${BIG_BUCKET}`, `AZ:${dest}/big`),
+            ]);
+            return {
+              seconds: Math.max(mixed.seconds, one.seconds),
+              peakBytes: mixed.peakBytes + one.peakBytes,
+              cpuSeconds: mixed.cpuSeconds + one.cpuSeconds,
+            };
+          },
+        },
+      ],
+      warmFerry: (dest) =>
+        singleCopy(ferry, `${loc.s3a}:${SOURCE_BUCKET}/large/file-00.bin`, `${loc.az}:${dest}/warm.bin`),
+    },
   ];
   return all
     .filter((item) => only.has(item.id))
@@ -332,11 +368,12 @@ async function benchManifest(): Promise<void> {
 
 try {
   const started = performance.now();
-  await seedSource(client, only.has('c'));
+  const big = only.has('c') || only.has('e');
+  await seedSource(client, big);
   console.log(
-    `seeded s3rver: ${MIXED.objects} objects (${mib(MIXED.bytes)})${only.has('c') ? ' and 1 GiB' : ''} in ${elapsed(started)}`,
+    `seeded s3rver: ${MIXED.objects} objects (${mib(MIXED.bytes)})${big ? ' and 1 GiB' : ''} in ${elapsed(started)}`,
   );
-  for (const id of ['a', 'b', 'c']) if (only.has(id)) await benchItem(id);
+  for (const id of ['a', 'b', 'c', 'e']) if (only.has(id)) await benchItem(id);
   if (only.has('d')) await benchManifest();
   print();
   print(
