@@ -12,8 +12,9 @@ import type { Logger } from '../log.js';
 import type { Secret } from '../secret.js';
 import type { Db } from './database.js';
 
-export type Channel = 'work' | 'refresh' | 'cancel';
-const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel'];
+export type Channel = 'work' | 'refresh' | 'cancel' | 'webhook';
+/** `webhook` is also sent by a trigger when webhook messages are queued (src/domain/webhooks/outbox.ts). */
+const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel', 'webhook'];
 
 export interface Signals {
   /** Wakes the listeners of `channel` in every process, this one included. */

@@ -11,6 +11,7 @@ import * as jobCounters from './2026-11-25-job-counters.js';
 import * as shareGuessIds from './2026-11-25-share-guess-ids.js';
 import * as shareResumes from './2026-11-25-share-resumes.js';
 import * as uploadCheckpoints from './2026-11-25-upload-checkpoints.js';
+import * as webhooks from './2026-11-26-webhooks.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-foundation': foundation,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-share-guess-ids': shareGuessIds,
   '2026-11-25-share-resumes': shareResumes,
   '2026-11-25-upload-checkpoints': uploadCheckpoints,
+  '2026-11-26-webhooks': webhooks,
 };
