@@ -20,7 +20,7 @@ await eachDatabase('webhook endpoints', (database) => {
     await t?.close();
   });
 
-  const create = (call: Call, payload: unknown) => call({ method: 'POST', url: '/v1/webhooks', payload });
+  const create = (call: Call, payload: Record<string, unknown>) => call({ method: 'POST', url: '/v1/webhooks', payload });
 
   test('creation answers 201 with a whsec_ secret once; list, read and change never show it', async () => {
     const call = await newWorkspace(t);
@@ -77,7 +77,7 @@ await eachDatabase('webhook endpoints', (database) => {
 
   test('each validation error is a 400 that names the problem', async () => {
     const call = await newWorkspace(t);
-    const cases: Array<[unknown, RegExp]> = [
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ url: 'ftp://example.com/x', events: ['job.complete'] }, /url must be http or https/],
       [{ url: 'not a url', events: ['job.complete'] }, /url is not a URL/],
       [{ url: 'http://user:pw@127.0.0.1/x', events: ['job.complete'] }, /user name or password/],
