@@ -20,7 +20,8 @@ await eachDatabase('webhook endpoints', (database) => {
     await t?.close();
   });
 
-  const create = (call: Call, payload: Record<string, unknown>) => call({ method: 'POST', url: '/v1/webhooks', payload });
+  const create = (call: Call, payload: Record<string, unknown>) =>
+    call({ method: 'POST', url: '/v1/webhooks', payload });
 
   test('creation answers 201 with a whsec_ secret once; list, read and change never show it', async () => {
     const call = await newWorkspace(t);
