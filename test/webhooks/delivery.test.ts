@@ -134,7 +134,7 @@ await eachDatabase('webhook delivery', (database) => {
     assert.equal(event.type, 'job.complete');
     const { updated_at: _u, started_at: _s, ...expected } = done;
     assert.deepEqual(event.data, expected);
-    assert.deepEqual((event.data as { counts: unknown }).counts, {
+    assert.deepEqual(event.data.counts, {
       total: 3,
       pending: 0,
       succeeded: 3,

@@ -50,12 +50,15 @@ export class Receiver {
    * The request's type, data and webhook-id after checking its signature with the standardwebhooks
    * package (an implementation of the specification independent of ferry's); throws when it fails.
    */
-  verify(received: Received, secret: string): { id: string; type: string; timestamp: string; data: unknown } {
+  verify(
+    received: Received,
+    secret: string,
+  ): { id: string; type: string; timestamp: string; data: Record<string, unknown> } {
     const payload = new Webhook(secret).verify(received.body, {
       'webhook-id': String(received.headers['webhook-id']),
       'webhook-timestamp': String(received.headers['webhook-timestamp']),
       'webhook-signature': String(received.headers['webhook-signature']),
-    }) as { type: string; timestamp: string; data: unknown };
+    }) as { type: string; timestamp: string; data: Record<string, unknown> };
     return { id: String(received.headers['webhook-id']), ...payload };
   }
 
