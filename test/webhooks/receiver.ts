@@ -14,6 +14,8 @@ export type Answer = number | 'hang';
 
 export class Receiver {
   readonly received: Received[] = [];
+  /** TCP connections accepted, answered or not. */
+  connections = 0;
   #answers: Answer[] = [204];
   #server: Server | undefined;
   readonly #sockets = new Set<Socket>();
@@ -31,6 +33,7 @@ export class Receiver {
       });
     });
     this.#server.on('connection', (s: Socket) => {
+      this.connections++;
       this.#sockets.add(s);
       s.on('close', () => this.#sockets.delete(s));
     });
