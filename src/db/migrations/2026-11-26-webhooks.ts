@@ -1,8 +1,10 @@
 // Webhooks: endpoints a workspace registers (the signing secret sealed like a location secret), the
 // outbox of messages to deliver (one row per event and endpoint, written in the transaction of the move
 // that caused the event, claimed by worker processes with a lease), and the log of delivery attempts.
-// On PostgreSQL a statement trigger sends the `webhook` wake-up (src/db/signals.ts) when messages are
-// queued: NOTIFY is delivered at commit, so a deliverer never wakes before it can see the rows.
+// On PostgreSQL a trigger sends the `webhook` wake-up (src/db/signals.ts) when messages are queued:
+// NOTIFY is delivered at commit, so a deliverer never wakes before it can see the rows. It is a row
+// trigger so that an event no endpoint subscribed to (an insert of no rows) wakes nobody; the
+// notifications of one transaction's rows fold into one.
 // Frozen in time: Kysely<any>, no application imports.
 import { type Kysely, SqliteAdapter, sql } from 'kysely';
 
@@ -81,7 +83,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql
     .raw(
       'create trigger webhook_queued after insert on webhook_messages ' +
-        'for each statement execute function ferry_webhook_queued()',
+        'for each row execute function ferry_webhook_queued()',
     )
     .execute(db);
 }

@@ -5,10 +5,11 @@
 // endpoint get the same bytes and the same `webhook-id` (docs/webhooks.md, "Payload").
 //
 // Wake-ups: on PostgreSQL a trigger on webhook_messages sends the `webhook` signal at commit (see the
-// migration). SQLite is one process: the insert wakes this process's deliverers through `queuedHere`;
-// their claim runs on the same connection, after the transaction that queued the rows.
+// migration), to every process. SQLite is one process: the insert wakes this process's deliverers
+// through `queuedHere`; their claim runs on the same connection, after the transaction that queued
+// the rows.
 import { EventEmitter } from 'node:events';
-import { sql } from 'kysely';
+import { SqliteAdapter, sql } from 'kysely';
 import type { Queryable } from '../../engine/lifecycle/moves.js';
 import { toRfc3339 } from '../clock.js';
 import { newId } from '../ids.js';
@@ -42,6 +43,8 @@ export async function emit(q: Queryable, event: Event): Promise<number> {
     where workspace_id = ${event.workspaceId} and status = 'enabled'
       and events like ${eventPattern(event.type)} escape '\\'`.execute(q);
   const queued = Number(result.numAffectedRows ?? 0n);
-  if (queued > 0) queuedHere.emit('queued');
+  // On PostgreSQL only the trigger's NOTIFY wakes deliverers, this process's too: a wake-up sent from
+  // here would come before the commit, and a deliverer on another connection would find nothing.
+  if (queued > 0 && q.getExecutor().adapter instanceof SqliteAdapter) queuedHere.emit('queued');
   return queued;
 }
