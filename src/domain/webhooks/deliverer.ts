@@ -107,11 +107,17 @@ export class WebhookDeliverer {
     }
   }
 
+  /**
+   * When the next claim can find something: messages of disabled endpoints wait for no one, and one
+   * that another process holds is due when its lease ends (otherwise this loop would spin on it).
+   */
   async #nextDue(): Promise<number | undefined> {
+    const now = this.deps.clock.now();
     const result = await sql<{ next: number | string | null }>`
-      select min(run_after) as next from webhook_messages where status = 'pending'`.execute(
-      this.deps.db.kysely,
-    );
+      select min(case when m.lease_expires_at >= ${now} and m.lease_expires_at > m.run_after
+                      then m.lease_expires_at else m.run_after end) as next
+      from webhook_messages m join webhooks w on w.id = m.webhook_id
+      where m.status = 'pending' and w.status = 'enabled'`.execute(this.deps.db.kysely);
     const next = result.rows[0]?.next;
     return next === null || next === undefined ? undefined : Number(next);
   }
