@@ -16,6 +16,7 @@ import { createEgress, type Egress } from '../../src/net/egress.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import type { Call } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 import { Receiver } from './receiver.js';
 
 const HOUR = 3_600_000;
@@ -210,6 +211,30 @@ await eachDatabase('webhook retries', (database) => {
     await d.tick();
     assert.equal(receiver.received.length, 9);
     assert.equal((await log())[0]?.status_code, 204);
+  });
+
+  test('a deliverer that stops mid-attempt hands the message back uncounted; the next one delivers it', async () => {
+    const { receiver, hook, event, log } = await setup();
+    receiver.answer('hang', 204);
+    const stopping = deliverer({ timeoutMs: 600_000 });
+    await event();
+    stopping.start();
+    stopping.nudge();
+    await waitUntil(() => receiver.received.length === 1, { what: 'the attempt to reach the receiver' });
+    await stopping.stop();
+    const row = await t.services.db.kysely
+      .selectFrom('webhook_messages')
+      .select(['status', 'attempts', 'lease_owner'])
+      .where('webhook_id', '=', hook.id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(row, { status: 'pending', attempts: 0, lease_owner: null });
+    assert.deepEqual(await log(), [], 'an interrupted attempt is not logged');
+    await deliverer().tick();
+    assert.equal(receiver.received.length, 2);
+    assert.deepEqual(
+      (await log()).map((e) => [e.attempt, e.status_code]),
+      [[1, 204]],
+    );
   });
 
   test('an address the allow list no longer admits gets no connection: the attempt is recorded as blocked', async () => {

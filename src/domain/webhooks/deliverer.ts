@@ -5,7 +5,8 @@
 // end, and the endpoint's failure streak in one transaction that checks the lease. Any 2xx delivers;
 // other answers, timeouts and connection failures are tried again on the schedule (schedule.ts) for a
 // day; an endpoint that failed for a day is disabled. A crash between the answer and the record
-// delivers the message again, with the same webhook-id, which receivers use to drop duplicates.
+// delivers the message again, with the same webhook-id, which receivers use to drop duplicates; a
+// process that stops cuts its attempts short and hands their messages back.
 import { sql } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
 import { request } from 'undici';
@@ -54,6 +55,8 @@ export class WebhookDeliverer {
   #wake: (() => void) | undefined;
   #nudged = false;
   #ticking: Promise<void> | undefined;
+  /** Aborts the attempts in flight when the process stops: they are handed back, not counted. */
+  readonly #stopped = new AbortController();
   readonly #onQueued = () => this.nudge();
 
   constructor(
@@ -131,7 +134,7 @@ export class WebhookDeliverer {
   }
 
   async #deliverDue(): Promise<void> {
-    for (;;) {
+    while (!this.#stopping) {
       const claimed = await this.#claim();
       if (claimed.length === 0) return;
       const hooks = await this.deps.db.kysely
@@ -182,7 +185,7 @@ export class WebhookDeliverer {
         body: message.payload,
         headersTimeout: this.#options.timeoutMs,
         bodyTimeout: this.#options.timeoutMs,
-        signal: AbortSignal.timeout(this.#options.timeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(this.#options.timeoutMs), this.#stopped.signal]),
       });
       await answer.body.dump().catch(() => undefined);
       return { statusCode: answer.statusCode };
@@ -197,6 +200,18 @@ export class WebhookDeliverer {
     const result = await this.#attempt(hook, message);
     const duration = Math.round(performance.now() - started);
     const now = clock.now();
+    if (this.#stopped.signal.aborted && result.statusCode === undefined) {
+      // Stopped mid-attempt: the message goes back to the queue at once, its attempt not counted, so
+      // another process (or this one, restarted) sends it without waiting for the lease.
+      await db.kysely
+        .updateTable('webhook_messages')
+        .set((eb) => ({ lease_owner: null, lease_expires_at: null, attempts: eb('attempts', '-', 1) }))
+        .where('webhook_id', '=', message.webhook_id)
+        .where('event_id', '=', message.event_id)
+        .where('lease_owner', '=', owner)
+        .execute();
+      return;
+    }
     const delivered = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
     const next = delivered
       ? undefined
@@ -279,6 +294,7 @@ export class WebhookDeliverer {
   async stop(): Promise<void> {
     this.#stopping = true;
     queuedHere.off('queued', this.#onQueued);
+    this.#stopped.abort();
     this.nudge();
     await this.#loop;
     await this.#ticking;
