@@ -13,7 +13,7 @@ import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
-import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
+import { createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
 import { Receiver } from './receiver.js';
 
 await eachDatabase('webhook events', (database) => {
