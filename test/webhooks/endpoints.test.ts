@@ -125,6 +125,22 @@ await eachDatabase('webhook endpoints', (database) => {
     assert.match(over.json().message, /at most 20 webhooks/);
   });
 
+  test(`creations at once in one workspace stop at ${WEBHOOKS_PER_WORKSPACE}`, async () => {
+    const call = await newWorkspace(t);
+    const answers = await Promise.all(
+      Array.from({ length: WEBHOOKS_PER_WORKSPACE + 10 }, (_, i) =>
+        create(call, { url: `${URL}/${i}`, events: ['job.complete'] }),
+      ),
+    );
+    const codes = answers.map((a) => a.statusCode);
+    assert.equal(codes.filter((c) => c === 201).length, WEBHOOKS_PER_WORKSPACE, codes.join(','));
+    assert.equal(codes.filter((c) => c === 409).length, 10, codes.join(','));
+    assert.equal(
+      (await call({ method: 'GET', url: '/v1/webhooks' })).json().webhooks.length,
+      WEBHOOKS_PER_WORKSPACE,
+    );
+  });
+
   test("a workspace sees only its own endpoints: another's id is 404", async () => {
     const mine = await newWorkspace(t);
     const theirs = await newWorkspace(t);

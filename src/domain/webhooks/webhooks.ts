@@ -150,6 +150,14 @@ export class Webhooks {
     const secret: Secret = newSigningSecret();
     const now = this.clock.now();
     const row = await this.db.transaction().execute(async (trx) => {
+      // Writing the workspace row first makes creations in one workspace wait for each other, so two
+      // at once cannot both pass the count (the statement is a row lock on PostgreSQL; SQLite writes
+      // one transaction at a time anyway).
+      await trx
+        .updateTable('workspaces')
+        .set((eb) => ({ name: eb.ref('name') }))
+        .where('id', '=', workspaceId)
+        .execute();
       const count = await trx
         .selectFrom('webhooks')
         .select(sql<number>`count(*)`.as('n'))
