@@ -1,9 +1,10 @@
 // The background work of a worker process (FERRY_ROLE worker or all), wired to the process's services:
-// the transfer worker, the OAuth refresher and, when FERRY_SMTP_URL is set, the send dispatcher, each
-// woken by the other processes' signals (src/db/signals.ts) as well as by its own poll. `ferry serve`
-// and the tests start it the same way.
+// the transfer worker, the OAuth refresher, the webhook deliverer and, when FERRY_SMTP_URL is set, the
+// send dispatcher, each woken by the other processes' signals (src/db/signals.ts) as well as by its own
+// poll. `ferry serve` and the tests start it the same way.
 import { Refresher, type RefresherOptions } from './domain/refresher/refresher.js';
 import { SendDispatcher } from './domain/sends/dispatcher.js';
+import { type DelivererOptions, WebhookDeliverer } from './domain/webhooks/deliverer.js';
 import { StoreCache } from './engine/store-cache.js';
 import { Worker, type WorkerOptions, workerId } from './engine/worker.js';
 import type { Services } from './services.js';
@@ -12,6 +13,7 @@ export interface Background {
   worker: Worker;
   refresher: Refresher;
   dispatcher: SendDispatcher | undefined;
+  webhooks: WebhookDeliverer;
   /** Stops listening and claiming; running transfers get `deadlineMs` to finish (Worker.stop). */
   stop(deadlineMs: number): Promise<void>;
 }
@@ -21,6 +23,8 @@ export interface BackgroundOptions {
   refresher?: Partial<RefresherOptions>;
   /** How often the send dispatcher looks at most (it also wakes when the next send is due). */
   sendPollMs?: number;
+  /** The webhook deliverer's longest sleep and attempt timeout. */
+  webhooks?: Partial<DelivererOptions>;
 }
 
 function createWorker(services: Services, options: Partial<WorkerOptions> = {}): Worker {
@@ -65,6 +69,18 @@ export function startBackground(services: Services, options: BackgroundOptions =
         { pollMs: options.sendPollMs ?? 30_000 },
       )
     : undefined;
+  const webhooks = new WebhookDeliverer(
+    {
+      db: services.db,
+      clock: services.clock,
+      logger: services.logger.child({ component: 'webhook' }),
+      keyring: services.keyring,
+      egress: services.stores.egress,
+      owner: worker.owner,
+      registry: services.metrics,
+    },
+    options.webhooks,
+  );
   const unlisten = [
     services.signals.listen('work', () => {
       worker.nudge();
@@ -72,17 +88,21 @@ export function startBackground(services: Services, options: BackgroundOptions =
     }),
     services.signals.listen('refresh', () => refresher.nudge()),
     services.signals.listen('cancel', () => worker.cancelSeen()),
+    services.signals.listen('webhook', () => webhooks.nudge()),
   ];
   worker.start();
   refresher.start();
   dispatcher?.start();
+  webhooks.start();
   return {
     worker,
     refresher,
     dispatcher,
+    webhooks,
     async stop(deadlineMs) {
       for (const stop of unlisten) stop();
       await dispatcher?.stop();
+      await webhooks.stop();
       await refresher.stop();
       await worker.stop(deadlineMs);
     },

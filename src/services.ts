@@ -21,6 +21,7 @@ import { Copies } from './domain/transfers/copy.js';
 import { JobControl } from './domain/transfers/job-control.js';
 import { Operations } from './domain/transfers/operations.js';
 import { TransferViews } from './domain/transfers/views.js';
+import { Webhooks } from './domain/webhooks/webhooks.js';
 import { workerId } from './engine/worker.js';
 import type { Logger } from './log.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
@@ -53,6 +54,7 @@ export interface Services {
   mailer: Mailer | undefined;
   transferViews: TransferViews;
   jobControl: JobControl;
+  webhooks: Webhooks;
   /** Wake-ups between processes (NOTIFY on PostgreSQL). */
   signals: Signals;
   /** Called when work is queued: wakes the workers of every process. */
@@ -139,6 +141,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     mailer,
     transferViews,
     jobControl: new JobControl(db.kysely, transferViews, clock, () => signals.notify('cancel')),
+    webhooks: new Webhooks(db.kysely, keyring, stores.egress, clock),
     workQueued: () => signals.notify('work'),
     close: async () => {
       mailer?.close();

@@ -9,6 +9,8 @@ import type {
   SendStatus,
   TransferKind,
   TransferStatus,
+  WebhookMessageStatus,
+  WebhookStatus,
 } from '../domain/states.js';
 import type { Provider } from '../providers.js';
 
@@ -240,6 +242,55 @@ export interface CopyCheckpointPartsTable {
   size: number;
 }
 
+/** A webhook endpoint of a workspace (src/domain/webhooks/). */
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  /** The subscribed event types as ",a,b,": one LIKE finds an event's endpoints. */
+  events: string;
+  /** The sealed signing secret (src/crypto/envelope.ts), bound to the webhook id. */
+  secret_envelope: string;
+  status: WebhookStatus;
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  /** The first failed attempt since the last delivered one; null while deliveries succeed. */
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One event to deliver to one endpoint: the outbox, claimed with a lease. */
+export interface WebhookMessagesTable {
+  webhook_id: string;
+  /** The `webhook-id` header: the same for every attempt and every endpoint of the event. */
+  event_id: string;
+  type: string;
+  /** The JSON body, fixed when the event happens, so every attempt signs the same bytes. */
+  payload: string;
+  status: WebhookMessageStatus;
+  attempts: Generated<number>;
+  run_after: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One delivery attempt, for GET /v1/webhooks/{id}/deliveries. */
+export interface WebhookAttemptsTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  type: string;
+  attempt: number;
+  status_code: number | null;
+  /** The class of a failure without an HTTP answer (timeout, connection, refused), or null. */
+  error: string | null;
+  duration_ms: number;
+  created_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -256,7 +307,14 @@ export interface Database {
   sends: SendsTable;
   copy_checkpoints: CopyCheckpointsTable;
   copy_checkpoint_parts: CopyCheckpointPartsTable;
+  webhooks: WebhooksTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
+
+export type WebhookRow = Selectable<WebhooksTable>;
+export type WebhookMessageRow = Selectable<WebhookMessagesTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
 
 export type SendRow = Selectable<SendsTable>;
 

@@ -13,9 +13,12 @@ import type { Logger } from '../log.js';
 import type { Secret } from '../secret.js';
 import type { Db } from './database.js';
 
-/** `auth` is sent by database triggers (`key:<id>`, `ws:<id>`), never by notify(). */
-export type Channel = 'work' | 'refresh' | 'cancel' | 'auth';
-const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel', 'auth'];
+/**
+ * `auth` is sent only by database triggers (`key:<id>`, `ws:<id>`); `webhook` also by a trigger when
+ * webhook messages are queued (src/domain/webhooks/outbox.ts).
+ */
+export type Channel = 'work' | 'refresh' | 'cancel' | 'auth' | 'webhook';
+const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel', 'auth', 'webhook'];
 
 export interface Signals {
   /** Wakes the listeners of `channel` in every process, this one included. */

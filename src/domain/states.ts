@@ -25,3 +25,10 @@ export type SendStatus = (typeof SEND_STATES)[number];
 
 export const LOCATION_STATES = ['active', 'failed', 'needs_attention'] as const;
 export type LocationStatus = (typeof LOCATION_STATES)[number];
+
+export const WEBHOOK_STATES = ['enabled', 'disabled'] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATES)[number];
+
+/** A webhook message waits (pending), was answered 2xx (delivered), or gave up after a day (failed). */
+export const WEBHOOK_MESSAGE_STATES = ['pending', 'delivered', 'failed'] as const;
+export type WebhookMessageStatus = (typeof WEBHOOK_MESSAGE_STATES)[number];

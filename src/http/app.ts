@@ -17,6 +17,7 @@ import { serviceRoutes } from './routes/service.js';
 import { shareRoutes } from './routes/shares.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transferRoutes } from './routes/transfers.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { ErrorBody } from './schemas.js';
 
 /** Copy bodies may be 8 MiB; other bodies are small and get 1 MiB (docs/api.md, "Errors", 413). */
@@ -111,6 +112,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(operationRoutes(services.operations, queued));
   await app.register(shareRoutes(services.shares));
   await app.register(sendRoutes(services.sends, queued));
+  await app.register(webhookRoutes(services.webhooks));
   await app.register(
     linkRoutes({
       shares: services.shares,

@@ -11,6 +11,7 @@ import { bootstrapIfEmpty } from '../../src/bootstrap.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/domain/clock.js';
 import type { RefresherOptions } from '../../src/domain/refresher/refresher.js';
+import type { DelivererOptions } from '../../src/domain/webhooks/deliverer.js';
 import type { Worker, WorkerOptions } from '../../src/engine/worker.js';
 import { buildApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/log.js';
@@ -39,6 +40,8 @@ export interface TestAppOptions {
   refresher?: Partial<RefresherOptions>;
   /** The send dispatcher's longest sleep, with `worker` (default 30 s). */
   sendPollMs?: number;
+  /** The webhook deliverer's options, with `worker`. */
+  webhooks?: Partial<DelivererOptions>;
 }
 
 export interface TestApp {
@@ -82,6 +85,7 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
       worker: options.worker === true ? { pollMs: 50 } : { pollMs: 50, ...options.worker },
       ...(options.refresher ? { refresher: options.refresher } : {}),
       ...(options.sendPollMs === undefined ? {} : { sendPollMs: options.sendPollMs }),
+      ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     });
   }
   const worker: Worker | undefined = background?.worker;

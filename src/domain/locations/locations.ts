@@ -17,6 +17,8 @@ import type { StoreLocation } from '../../stores/context.js';
 import { type Clock, toRfc3339 } from '../clock.js';
 import { newId } from '../ids.js';
 import type { LocationStatus } from '../states.js';
+import { locationData } from '../webhooks/events.js';
+import { emit } from '../webhooks/outbox.js';
 import { type LocationRef, resolveLocation } from './addressing.js';
 import { checkMetadata, type Metadata, parseMetadata, serializeMetadata } from './metadata.js';
 import { checkSecret } from './secret-shape.js';
@@ -305,15 +307,27 @@ export class Locations {
    * with the provider's reason, until its secret is replaced.
    */
   async markFailed(locationId: string, reason: string): Promise<void> {
-    await this.db
-      .updateTable('locations')
-      .set({
-        status: 'failed',
-        validation_error: reason,
-        failure_reason: reason,
-        updated_at: this.clock.now(),
-      })
-      .where('id', '=', locationId)
-      .execute();
+    const now = this.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      const before = await trx
+        .selectFrom('locations')
+        .select(['id', 'workspace_id', 'label', 'provider', 'status'])
+        .where('id', '=', locationId)
+        .executeTakeFirst();
+      await trx
+        .updateTable('locations')
+        .set({ status: 'failed', validation_error: reason, failure_reason: reason, updated_at: now })
+        .where('id', '=', locationId)
+        .execute();
+      // The move is reported to webhooks (docs/webhooks.md) with the write.
+      if (before && before.status !== 'failed') {
+        await emit(trx, {
+          workspaceId: before.workspace_id,
+          type: 'location.status_changed',
+          data: locationData(before, before.status, 'failed', reason),
+          at: now,
+        });
+      }
+    });
   }
 }

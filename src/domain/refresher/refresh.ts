@@ -21,6 +21,7 @@ import type { Keyring } from '../../crypto/envelope.js';
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
 import { type BackoffPolicy, backoffMs } from '../../engine/backoff.js';
+import type { Queryable } from '../../engine/lifecycle/moves.js';
 import type { Logger } from '../../log.js';
 import {
   isOAuthProvider,
@@ -38,6 +39,8 @@ import {
 } from '../../stores/shared/token-endpoint.js';
 import { type Clock, toRfc3339 } from '../clock.js';
 import type { LocationStatus } from '../states.js';
+import { locationData } from '../webhooks/events.js';
+import { emit } from '../webhooks/outbox.js';
 import type { RefreshMetrics } from './metrics.js';
 
 export interface RefreshSettings {
@@ -113,11 +116,8 @@ async function takeLease(deps: RefreshDeps, id: string, now: number): Promise<Lo
 }
 
 /** A write that counts only while this process still holds the lease. */
-function mine(deps: RefreshDeps, id: string) {
-  return deps.db.kysely
-    .updateTable('locations')
-    .where('id', '=', id)
-    .where('refresh_lease_owner', '=', deps.owner);
+function mine(deps: RefreshDeps, id: string, q: Queryable = deps.db.kysely) {
+  return q.updateTable('locations').where('id', '=', id).where('refresh_lease_owner', '=', deps.owner);
 }
 
 async function release(deps: RefreshDeps, id: string): Promise<void> {
@@ -238,22 +238,32 @@ async function refreshHeld(
     refresh_token: tokens.refreshToken?.reveal() ?? secret.refresh_token,
     expiry: toRfc3339(tokens.expiresAt),
   };
-  const written = await mine(deps, id)
-    .set({
-      secret_envelope: deps.keyring.seal(JSON.stringify(next), id),
-      access_token_expires_at: tokens.expiresAt,
-      status: 'active',
-      validation_error: null,
-      failure_reason: null,
-      last_refresh_error: null,
-      consecutive_refresh_failures: 0,
-      last_refresh_attempt_at: clock.now(),
-      refresh_requested: 0,
-      refresh_after: 0,
-      refresh_lease_owner: null,
-      refresh_lease_expires_at: null,
-    })
-    .executeTakeFirst();
+  const write = (q: Queryable) =>
+    mine(deps, id, q)
+      .set({
+        secret_envelope: deps.keyring.seal(JSON.stringify(next), id),
+        access_token_expires_at: tokens.expiresAt,
+        status: 'active',
+        validation_error: null,
+        failure_reason: null,
+        last_refresh_error: null,
+        consecutive_refresh_failures: 0,
+        last_refresh_attempt_at: clock.now(),
+        refresh_requested: 0,
+        refresh_after: 0,
+        refresh_lease_owner: null,
+        refresh_lease_expires_at: null,
+      })
+      .executeTakeFirst();
+  // A location back to active reports it (docs/webhooks.md) in the transaction of the write.
+  const written =
+    row.status === 'active'
+      ? await write(deps.db.kysely)
+      : await deps.db.kysely.transaction().execute(async (trx) => {
+          const result = await write(trx);
+          if (result.numUpdatedRows > 0n) await statusChanged(trx, row, 'active', null, clock.now());
+          return result;
+        });
   deps.metrics.refreshed(provider, 'success');
   if (written.numUpdatedRows === 0n) {
     // The secret was replaced (which takes the lease) or the location deleted meanwhile.
@@ -271,6 +281,22 @@ async function refreshHeld(
   }
   deps.logger.debug({ location: id, provider, expires_at: next.expiry }, 'access token refreshed');
   return { kind: 'refreshed', token: tokens.accessToken, expiresAt: tokens.expiresAt };
+}
+
+/** The location.status_changed webhook event (docs/webhooks.md), in the caller's transaction. */
+async function statusChanged(
+  trx: Queryable,
+  row: LocationRow,
+  to: LocationStatus,
+  reason: string | null,
+  now: number,
+): Promise<void> {
+  await emit(trx, {
+    workspaceId: row.workspace_id,
+    type: 'location.status_changed',
+    data: locationData(row, row.status, to, reason),
+    at: now,
+  });
 }
 
 /** Microsoft's scopes from metadata `scopes` (a string, or a list), space-separated. */
@@ -360,20 +386,24 @@ async function recordFailure(
       }
       break;
   }
-  await mine(deps, row.id)
-    .set({
-      status,
-      failure_reason: status === 'active' ? null : reason,
-      validation_error: status === 'active' ? row.validation_error : reason,
-      last_refresh_error: error,
-      consecutive_refresh_failures: failures,
-      last_refresh_attempt_at: now,
-      refresh_requested: 0,
-      refresh_after: refreshAfter,
-      refresh_lease_owner: null,
-      refresh_lease_expires_at: null,
-    })
-    .execute();
+  await deps.db.kysely.transaction().execute(async (trx) => {
+    const result = await mine(deps, row.id, trx)
+      .set({
+        status,
+        failure_reason: status === 'active' ? null : reason,
+        validation_error: status === 'active' ? row.validation_error : reason,
+        last_refresh_error: error,
+        consecutive_refresh_failures: failures,
+        last_refresh_attempt_at: now,
+        refresh_requested: 0,
+        refresh_after: refreshAfter,
+        refresh_lease_owner: null,
+        refresh_lease_expires_at: null,
+      })
+      .executeTakeFirst();
+    if (status !== row.status && result.numUpdatedRows > 0n)
+      await statusChanged(trx, row, status, reason, now);
+  });
   deps.metrics.refreshed(provider, failureClass);
   if (status !== row.status) {
     deps.logger.warn(

@@ -3,16 +3,17 @@
 // and mail it. A 5xx answer ends the send `failed` with the server's words; 4xx answers and connection
 // failures are tried again with backoff. The mail is handed to the server before the database records
 // it: a crash in between delivers it again (same Message-ID), never not at all.
-import { sql } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
 import type { Db } from '../../db/database.js';
-import type { SendRow } from '../../db/schema.js';
+import type { SendRow, SendsTable } from '../../db/schema.js';
 import { type BackoffPolicy, backoffMs } from '../../engine/backoff.js';
 import type { Logger } from '../../log.js';
 import { MailError, type Mailer } from '../../mail/mailer.js';
 import type { Clock } from '../clock.js';
 import type { Shares } from '../shares/shares.js';
-import type { Recipients } from './sends.js';
+import { emit } from '../webhooks/outbox.js';
+import { type Recipients, sendView } from './sends.js';
 
 /** Attempts before a send that keeps failing for a passing reason is failed. */
 export const SEND_MAX_ATTEMPTS = 8;
@@ -140,11 +141,25 @@ export class SendDispatcher {
     return result.rows;
   }
 
-  #mine(row: SendRow) {
-    return this.deps.db.kysely
-      .updateTable('sends')
-      .where('id', '=', row.id)
-      .where('lease_owner', '=', this.deps.owner);
+  /** Writes the attempt's outcome; a send that ended is reported to webhooks (docs/webhooks.md) with it. */
+  async #record(row: SendRow, now: number, set: Updateable<SendsTable>): Promise<void> {
+    await this.deps.db.kysely.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('sends')
+        .set(set)
+        .where('id', '=', row.id)
+        .where('lease_owner', '=', this.deps.owner)
+        .returningAll()
+        .executeTakeFirst();
+      if (updated && (updated.status === 'sent' || updated.status === 'failed')) {
+        await emit(trx, {
+          workspaceId: updated.workspace_id,
+          type: `send.${updated.status}`,
+          data: sendView(updated),
+          at: now,
+        });
+      }
+    });
   }
 
   async #deliver(row: SendRow): Promise<void> {
@@ -175,17 +190,15 @@ export class SendDispatcher {
         hasPassword: row.password_hash !== null,
       });
       const now = clock.now();
-      await this.#mine(row)
-        .set({
-          status: 'sent',
-          sent_at: now,
-          error: null,
-          refused: result.refused.length > 0 ? JSON.stringify(result.refused) : null,
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: now,
-        })
-        .execute();
+      await this.#record(row, now, {
+        status: 'sent',
+        sent_at: now,
+        error: null,
+        refused: result.refused.length > 0 ? JSON.stringify(result.refused) : null,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+      });
       this.#sent.inc({ outcome: 'sent' });
       logger.info(
         { send: row.id, recipients: row.recipient_count, refused: result.refused.length },
@@ -199,19 +212,15 @@ export class SendDispatcher {
           : new MailError(err instanceof Error ? err.message : String(err), false);
       const now = clock.now();
       const final = failure.permanent || row.attempts >= SEND_MAX_ATTEMPTS;
-      await this.#mine(row)
-        .set({
-          status: final ? 'failed' : 'queued',
-          error: failure.message,
-          refused: failure.refused.length > 0 ? JSON.stringify(failure.refused) : null,
-          run_after: final
-            ? row.run_after
-            : now + backoffMs(row.attempts, {}, this.deps.random, SEND_BACKOFF),
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: now,
-        })
-        .execute();
+      await this.#record(row, now, {
+        status: final ? 'failed' : 'queued',
+        error: failure.message,
+        refused: failure.refused.length > 0 ? JSON.stringify(failure.refused) : null,
+        run_after: final ? row.run_after : now + backoffMs(row.attempts, {}, this.deps.random, SEND_BACKOFF),
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+      });
       this.#sent.inc({ outcome: final ? 'failed' : 'retried' });
       logger.warn(
         { send: row.id, attempts: row.attempts, final, error: failure.message },

@@ -19,6 +19,7 @@ import { isUuid, newId } from '../ids.js';
 import type { Storage } from '../storage.js';
 import type { Operations } from '../transfers/operations.js';
 import { newestFirst, type Page } from '../transfers/views.js';
+import { emit } from '../webhooks/outbox.js';
 
 export interface CreateShare {
   file: string;
@@ -231,14 +232,29 @@ export class Shares {
    */
   async countDownload(row: ShareRow, client: string): Promise<boolean> {
     const now = this.clock.now();
-    const result = await this.db.kysely
-      .updateTable('shares')
-      .set((eb) => ({ downloads: eb('downloads', '+', 1), last_download_at: now }))
-      .where('id', '=', row.id)
-      .where('revoked_at', 'is', null)
-      .where((eb) => eb.or([eb('max_downloads', 'is', null), eb('downloads', '<', eb.ref('max_downloads'))]))
-      .executeTakeFirst();
-    if (result.numUpdatedRows === 0n) return false;
+    // The count and its share.downloaded webhook event (docs/webhooks.md) in one transaction.
+    const counted = await this.db.kysely.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('shares')
+        .set((eb) => ({ downloads: eb('downloads', '+', 1), last_download_at: now }))
+        .where('id', '=', row.id)
+        .where('revoked_at', 'is', null)
+        .where((eb) =>
+          eb.or([eb('max_downloads', 'is', null), eb('downloads', '<', eb.ref('max_downloads'))]),
+        )
+        .returningAll()
+        .executeTakeFirst();
+      if (updated) {
+        await emit(trx, {
+          workspaceId: updated.workspace_id,
+          type: 'share.downloaded',
+          data: shareView(updated),
+          at: now,
+        });
+      }
+      return updated !== undefined;
+    });
+    if (!counted) return false;
     if (row.max_downloads !== null) {
       await this.db.kysely
         .insertInto('share_downloads')

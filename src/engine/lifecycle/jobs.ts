@@ -8,6 +8,8 @@ import { sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { JobRow } from '../../db/schema.js';
 import type { JobStatus, Overwrite } from '../../domain/states.js';
+import { jobData, jobEvent } from '../../domain/webhooks/events.js';
+import { emit } from '../../domain/webhooks/outbox.js';
 import { changed, type Lease, type Moves, type Queryable } from './moves.js';
 import * as objects from './objects.js';
 
@@ -160,16 +162,27 @@ export async function planningBackoff(
 
 /** planningFailed: the source cannot be planned; the job ends failed with the reason. */
 export async function planningFailed(q: Queryable, owner: string, jobId: string, error: string, now: number) {
-  await planning(q, owner, jobId)
-    .set({
-      status: JOB_MOVES.planningFailed.to[0],
-      error,
-      finished_at: now,
-      updated_at: now,
-      lease_owner: null,
-      lease_expires_at: null,
-    })
-    .execute();
+  await q.transaction().execute(async (trx) => {
+    const row = await planning(trx, owner, jobId)
+      .set({
+        status: JOB_MOVES.planningFailed.to[0],
+        error,
+        finished_at: now,
+        updated_at: now,
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await ended(trx, row, now);
+  });
+}
+
+/** The webhook event of a job that just ended (docs/webhooks.md), in the transaction of its move. */
+async function ended(trx: Queryable, row: JobRow, now: number): Promise<void> {
+  const status = row.status;
+  if (status === 'planning' || status === 'running') return;
+  await emit(trx, { workspaceId: row.workspace_id, type: jobEvent(status), data: jobData(row), at: now });
 }
 
 /**
@@ -195,15 +208,20 @@ export async function finishIfDone(q: Queryable, jobId: string, now: number): Pr
   const done = Number(job.objects_succeeded) + Number(job.objects_skipped);
   const [complete, partial, failed] = JOB_MOVES.finish.to;
   const status = Number(job.objects_failed) === 0 ? complete : done > 0 ? partial : failed;
-  const updated = await q
-    .updateTable('jobs')
-    .set({ status, finished_at: now, updated_at: now, lease_owner: null, lease_expires_at: null })
-    .where('id', '=', jobId)
-    .where('status', 'in', JOB_MOVES.finish.from)
-    .where('planning_done', '=', 1)
-    .where('objects_pending', '=', 0)
-    .executeTakeFirst();
-  return changed(updated) > 0 ? status : undefined;
+  return q.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('jobs')
+      .set({ status, finished_at: now, updated_at: now, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', jobId)
+      .where('status', 'in', JOB_MOVES.finish.from)
+      .where('planning_done', '=', 1)
+      .where('objects_pending', '=', 0)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    await ended(trx, row, now);
+    return status;
+  });
 }
 
 /**
@@ -224,9 +242,11 @@ export async function cancel(q: Queryable, jobId: string, now: number): Promise<
       })
       .where('id', '=', jobId)
       .where('status', 'in', JOB_MOVES.cancel.from)
+      .returningAll()
       .executeTakeFirst();
-    if (changed(updated) === 0) return false;
+    if (!updated) return false;
     await objects.park(trx, [jobId]);
+    await ended(trx, updated, now);
     return true;
   });
 }

@@ -8,6 +8,8 @@ import type { TransferRow } from '../../db/schema.js';
 import { newId } from '../../domain/ids.js';
 import type { TransferStatus } from '../../domain/states.js';
 import { encodeSpec, type TransferSpec } from '../../domain/transfers/specs.js';
+import { transferView } from '../../domain/transfers/views.js';
+import { emit } from '../../domain/webhooks/outbox.js';
 import type { Settlement } from '../outcome.js';
 import { changed, type Lease, type Moves, type Queryable } from './moves.js';
 
@@ -134,13 +136,23 @@ export async function settle(
         return { status: TRANSFER_MOVES.fail.to[0], error: settlement.error, finished_at: now };
     }
   })();
-  return (
-    changed(
-      await held(q, owner, id)
-        .set({ ...set, ...released })
-        .executeTakeFirst(),
-    ) > 0
-  );
+  // The end and its webhook event (docs/webhooks.md) in one transaction: neither without the other.
+  return q.transaction().execute(async (trx) => {
+    const row = await held(trx, owner, id)
+      .set({ ...set, ...released })
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return false;
+    if (row.status === 'complete' || row.status === 'failed') {
+      await emit(trx, {
+        workspaceId: row.workspace_id,
+        type: `transfer.${row.status}`,
+        data: transferView(row),
+        at: now,
+      });
+    }
+    return true;
+  });
 }
 
 export async function renew(q: Queryable, owner: string, until: number): Promise<void> {

@@ -1,0 +1,73 @@
+// The events a webhook can subscribe to (docs/webhooks.md, "Events") and the `data` each carries: the
+// same shape the API answers for the resource, as it stands after the move that caused the event.
+import type { JobRow, LocationRow } from '../../db/schema.js';
+import { toRfc3339 } from '../clock.js';
+import type { JobStatus, LocationStatus } from '../states.js';
+import { decodeRef } from '../transfers/specs.js';
+
+export const WEBHOOK_EVENTS = [
+  'transfer.complete',
+  'transfer.failed',
+  'job.complete',
+  'job.partial',
+  'job.failed',
+  'job.canceled',
+  'send.sent',
+  'send.failed',
+  'location.status_changed',
+  'share.downloaded',
+] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+export function isWebhookEvent(value: string): value is WebhookEvent {
+  return (WEBHOOK_EVENTS as readonly string[]).includes(value);
+}
+
+/** The event of a job that ended in `status`. */
+export function jobEvent(status: Extract<JobStatus, 'complete' | 'partial' | 'failed' | 'canceled'>) {
+  return `job.${status}` as const;
+}
+
+/**
+ * A job as GET /v1/jobs/{id} shows it, once it has ended: no object runs any more, so its bytes are
+ * the finished objects' bytes.
+ */
+export function jobData(row: JobRow) {
+  const source = decodeRef(row.source);
+  const destination = decodeRef(row.destination);
+  return {
+    job_id: row.id,
+    status: row.status,
+    from: { id: source.location_id, path: source.path },
+    to: { id: destination.location_id, path: destination.path },
+    overwrite: row.overwrite,
+    created_at: toRfc3339(row.created_at),
+    ...(row.finished_at === null ? {} : { finished_at: toRfc3339(row.finished_at) }),
+    counts: {
+      total: Number(row.objects_total),
+      pending: Number(row.objects_pending),
+      succeeded: Number(row.objects_succeeded),
+      skipped: Number(row.objects_skipped),
+      failed: Number(row.objects_failed),
+    },
+    bytes_done: Number(row.bytes_finished),
+    ...(row.error === null ? {} : { error: row.error }),
+  };
+}
+
+/** A location whose status the refresher moved, with the status it left and why. */
+export function locationData(
+  row: Pick<LocationRow, 'id' | 'label' | 'provider'>,
+  from: LocationStatus,
+  to: LocationStatus,
+  reason: string | null,
+) {
+  return {
+    id: row.id,
+    name: row.label,
+    provider: row.provider,
+    status: to,
+    previous_status: from,
+    ...(reason === null ? {} : { reason }),
+  };
+}

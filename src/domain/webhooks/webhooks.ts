@@ -1,0 +1,292 @@
+// Webhook endpoints of a workspace (docs/webhooks.md, "Managing webhooks"): created with a signing
+// secret that is answered once and kept sealed like a location secret (src/crypto/envelope.ts, bound
+// to the webhook's id), listed and read without it, changed, re-enabled and deleted; and the log of
+// delivery attempts. A URL must be http(s) and resolve only to addresses the egress guard allows.
+import { type Kysely, sql } from 'kysely';
+import type { Keyring } from '../../crypto/envelope.js';
+import type { Database, WebhookAttemptRow, WebhookRow } from '../../db/schema.js';
+import { conflict, FerryError, invalid, notFound } from '../../errors.js';
+import type { Egress } from '../../net/egress.js';
+import { checkPullHost } from '../../objects/fetch-url.js';
+import type { Secret } from '../../secret.js';
+import { type Clock, toRfc3339 } from '../clock.js';
+import { isUuid, newId } from '../ids.js';
+import type { WebhookStatus } from '../states.js';
+import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from './events.js';
+import { newSigningSecret } from './signing.js';
+
+/** Endpoints per workspace (docs/webhooks.md, "Limits"). */
+export const WEBHOOKS_PER_WORKSPACE = 20;
+export const URL_MAX = 2048;
+
+export interface WebhookView {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  status: WebhookStatus;
+  disabled_reason?: string;
+  disabled_at?: string;
+  failing_since?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryView {
+  id: string;
+  event_id: string;
+  type: string;
+  attempt: number;
+  status_code?: number;
+  error?: string;
+  duration_ms: number;
+  at: string;
+}
+
+export interface WebhookChange {
+  url?: string;
+  events?: string[];
+  status?: WebhookStatus;
+}
+
+/** The context a webhook's secret is sealed under: it opens on no other row. */
+export const secretContext = (id: string) => `webhook:${id}`;
+
+export function encodeEvents(events: readonly WebhookEvent[]): string {
+  return `,${events.join(',')},`;
+}
+
+function decodeEvents(text: string): WebhookEvent[] {
+  return text.split(',').filter(isWebhookEvent);
+}
+
+function view(row: WebhookRow): WebhookView {
+  return {
+    id: row.id,
+    url: row.url,
+    events: decodeEvents(row.events),
+    status: row.status,
+    ...(row.disabled_reason === null ? {} : { disabled_reason: row.disabled_reason }),
+    ...(row.disabled_at === null ? {} : { disabled_at: toRfc3339(row.disabled_at) }),
+    ...(row.failing_since === null ? {} : { failing_since: toRfc3339(row.failing_since) }),
+    created_at: toRfc3339(row.created_at),
+    updated_at: toRfc3339(row.updated_at),
+  };
+}
+
+function deliveryView(row: WebhookAttemptRow): DeliveryView {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    type: row.type,
+    attempt: row.attempt,
+    ...(row.status_code === null ? {} : { status_code: row.status_code }),
+    ...(row.error === null ? {} : { error: row.error }),
+    duration_ms: row.duration_ms,
+    at: toRfc3339(row.created_at),
+  };
+}
+
+function checkEvents(events: readonly string[]): WebhookEvent[] {
+  if (events.length === 0) throw invalid('events must name at least one event');
+  const unknown = events.filter((e) => !isWebhookEvent(e));
+  if (unknown.length > 0) {
+    throw invalid(`unknown event ${JSON.stringify(unknown[0])}; events are ${WEBHOOK_EVENTS.join(', ')}`);
+  }
+  return [...new Set(events as WebhookEvent[])];
+}
+
+/** The cursor of the deliveries log (newest first): the last item's time and id. */
+function encodeCursor(row: WebhookAttemptRow): string {
+  return Buffer.from(`${row.created_at}:${row.id}`, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): { at: number; id: string } {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const colon = text.indexOf(':');
+  const at = Number(text.slice(0, colon));
+  const id = text.slice(colon + 1);
+  if (colon < 1 || !Number.isInteger(at) || !isUuid(id)) throw invalid('cursor is not valid');
+  return { at, id };
+}
+
+export class Webhooks {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly keyring: Keyring,
+    private readonly egress: Egress,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The URL checks of creation and change; the host's addresses are checked again at every delivery. */
+  async #checkUrl(url: string): Promise<string> {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw invalid('url is not a URL');
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw invalid('url must be http or https');
+    }
+    if (parsed.username !== '' || parsed.password !== '') {
+      throw invalid('url must not carry a user name or password');
+    }
+    try {
+      await checkPullHost(parsed, this.egress);
+    } catch (err) {
+      if (err instanceof FerryError && err.kind === 'invalid') throw invalid(`url: ${err.message}`);
+      throw err;
+    }
+    return parsed.href;
+  }
+
+  async create(
+    workspaceId: string,
+    input: { url: string; events: string[] },
+  ): Promise<WebhookView & { secret: string }> {
+    const url = await this.#checkUrl(input.url);
+    const events = checkEvents(input.events);
+    const id = newId();
+    const secret: Secret = newSigningSecret();
+    const now = this.clock.now();
+    const row = await this.db.transaction().execute(async (trx) => {
+      // Writing the workspace row first makes creations in one workspace wait for each other, so two
+      // at once cannot both pass the count (the statement is a row lock on PostgreSQL; SQLite writes
+      // one transaction at a time anyway).
+      await trx
+        .updateTable('workspaces')
+        .set((eb) => ({ name: eb.ref('name') }))
+        .where('id', '=', workspaceId)
+        .execute();
+      const count = await trx
+        .selectFrom('webhooks')
+        .select(sql<number>`count(*)`.as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirstOrThrow();
+      if (Number(count.n) >= WEBHOOKS_PER_WORKSPACE) {
+        throw conflict(
+          `a workspace may have at most ${WEBHOOKS_PER_WORKSPACE} webhooks; delete one (DELETE /v1/webhooks/{id}) first`,
+        );
+      }
+      return trx
+        .insertInto('webhooks')
+        .values({
+          id,
+          workspace_id: workspaceId,
+          url,
+          events: encodeEvents(events),
+          secret_envelope: this.keyring.seal(secret.reveal(), secretContext(id)),
+          status: 'enabled',
+          disabled_reason: null,
+          disabled_at: null,
+          failing_since: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+    return { ...view(row), secret: secret.reveal() };
+  }
+
+  async #find(workspaceId: string, id: string): Promise<WebhookRow> {
+    const row = isUuid(id)
+      ? await this.db
+          .selectFrom('webhooks')
+          .selectAll()
+          .where('id', '=', id)
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirst()
+      : undefined;
+    if (!row) throw notFound(`webhook ${id} was not found`);
+    return row;
+  }
+
+  async get(workspaceId: string, id: string): Promise<WebhookView> {
+    return view(await this.#find(workspaceId, id));
+  }
+
+  async list(workspaceId: string): Promise<WebhookView[]> {
+    const rows = await this.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'asc')
+      .execute();
+    return rows.map(view);
+  }
+
+  /**
+   * Changes the URL or events, or the status: enabling a disabled endpoint clears its reason and its
+   * failure streak, so it gets a new day before it can be disabled again.
+   */
+  async update(workspaceId: string, id: string, change: WebhookChange): Promise<WebhookView> {
+    const row = await this.#find(workspaceId, id);
+    const now = this.clock.now();
+    const url = change.url === undefined ? undefined : await this.#checkUrl(change.url);
+    const events = change.events === undefined ? undefined : checkEvents(change.events);
+    const status =
+      change.status === undefined || change.status === row.status
+        ? {}
+        : change.status === 'enabled'
+          ? { status: 'enabled' as const, disabled_reason: null, disabled_at: null, failing_since: null }
+          : { status: 'disabled' as const, disabled_reason: 'disabled through the API', disabled_at: now };
+    const updated = await this.db
+      .updateTable('webhooks')
+      .set({
+        ...(url === undefined ? {} : { url }),
+        ...(events === undefined ? {} : { events: encodeEvents(events) }),
+        ...status,
+        updated_at: now,
+      })
+      .where('id', '=', row.id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!updated) throw notFound(`webhook ${id} was not found`);
+    return view(updated);
+  }
+
+  /** Deletes the endpoint, its queued messages and its log. */
+  async delete(workspaceId: string, id: string): Promise<void> {
+    const row = await this.#find(workspaceId, id);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('webhook_attempts').where('webhook_id', '=', row.id).execute();
+      await trx.deleteFrom('webhook_messages').where('webhook_id', '=', row.id).execute();
+      await trx.deleteFrom('webhooks').where('id', '=', row.id).execute();
+    });
+  }
+
+  /** The endpoint's delivery attempts, newest first, `limit` at a time. */
+  async deliveries(
+    workspaceId: string,
+    id: string,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<{ deliveries: DeliveryView[]; next_cursor?: string }> {
+    const row = await this.#find(workspaceId, id);
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const rows = await this.db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('webhook_id', '=', row.id)
+      .$if(after !== undefined, (qb) =>
+        qb.where((eb) =>
+          eb.or([
+            eb('created_at', '<', after?.at ?? 0),
+            eb.and([eb('created_at', '=', after?.at ?? 0), eb('id', '>', after?.id ?? '')]),
+          ]),
+        ),
+      )
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'asc')
+      .limit(limit + 1)
+      .execute();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      deliveries: page.map(deliveryView),
+      ...(rows.length > limit && last ? { next_cursor: encodeCursor(last) } : {}),
+    };
+  }
+}

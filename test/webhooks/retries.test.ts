@@ -1,0 +1,267 @@
+// Webhook retries, timeouts, disabling and the egress guard at delivery, on both databases, with the
+// deliverer stepped by hand on an injected clock (and jitter fixed at its middle), so a day of backoff
+// takes no time: a 500 is tried again after 5 s, then 5 min; an endpoint that does not answer within
+// the timeout is tried again; one that fails for a day is disabled, says why, gets no new events, and
+// takes them again once re-enabled; an address the allow list no longer admits gets no connection; and
+// two deliverers on two connections to one database deliver each message once. Events are queued
+// through the outbox (src/domain/webhooks/outbox.ts) as the lifecycles queue them.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { type Db, openDatabase } from '../../src/db/database.js';
+import { WebhookDeliverer } from '../../src/domain/webhooks/deliverer.js';
+import { emit } from '../../src/domain/webhooks/outbox.js';
+import { ensureWorkspace } from '../../src/domain/workspaces.js';
+import { createEgress, type Egress } from '../../src/net/egress.js';
+import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
+import { eachDatabase, unique } from '../support/fixtures.js';
+import type { Call } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
+import { Receiver } from './receiver.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+await eachDatabase('webhook retries', (database) => {
+  // Now, so that the first attempt's timestamp passes standardwebhooks' five-minute tolerance.
+  const clock = new ManualClock(Date.now());
+  let t: TestApp;
+  const receivers: Receiver[] = [];
+  const extraDbs: Db[] = [];
+
+  before(async () => {
+    t = await startTestApp(database, { clock, env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' } });
+  });
+  after(async () => {
+    await t?.close();
+    await Promise.all([...receivers.map((r) => r.close()), ...extraDbs.map((d) => d.close())]);
+  });
+
+  function deliverer(
+    options: { timeoutMs?: number; egress?: Egress; db?: Db; registry?: Registry } = {},
+  ): WebhookDeliverer {
+    return new WebhookDeliverer(
+      {
+        db: options.db ?? t.services.db,
+        clock,
+        logger: t.services.logger,
+        keyring: t.services.keyring,
+        egress: options.egress ?? t.services.stores.egress,
+        owner: unique('test-deliverer'),
+        registry: options.registry ?? new Registry(),
+        random: () => 0.5,
+      },
+      { pollMs: HOUR, timeoutMs: options.timeoutMs ?? 5000 },
+    );
+  }
+
+  /** A workspace with a webhook on a new receiver for job.complete. */
+  async function setup() {
+    const receiver = await new Receiver().start();
+    receivers.push(receiver);
+    const workspace = await ensureWorkspace(t.services.db.kysely, unique('ws'), clock);
+    const key = await t.services.apiKeys.create(workspace.id, { name: 'test' });
+    const call: Call = (options) => t.request({ ...options, token: key.token });
+    const res = await call({
+      method: 'POST',
+      url: '/v1/webhooks',
+      payload: { url: receiver.url, events: ['job.complete'] },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const hook = res.json() as { id: string; secret: string };
+    const event = (n = 1) =>
+      emit(t.services.db.kysely, {
+        workspaceId: workspace.id,
+        type: 'job.complete',
+        data: { job_id: unique('job'), n },
+        at: clock.now(),
+      });
+    const get = async () => (await call({ method: 'GET', url: `/v1/webhooks/${hook.id}` })).json();
+    const log = async () =>
+      (await call({ method: 'GET', url: `/v1/webhooks/${hook.id}/deliveries` })).json().deliveries as Array<
+        Record<string, unknown>
+      >;
+    return { receiver, call, hook, event, get, log, workspace };
+  }
+
+  test('a 500 is tried again after 5 s, then after 5 min; the log lists each attempt, newest first', async () => {
+    const { receiver, hook, event, get, log } = await setup();
+    const registry = new Registry();
+    const d = deliverer({ registry });
+    receiver.answer(500, 500, 204);
+    assert.equal(await event(), 1);
+    await d.tick();
+    assert.equal(receiver.received.length, 1);
+    const first = receiver.received[0];
+    assert.ok(first);
+    const verified = receiver.verify(first, hook.secret);
+    assert.equal(verified.type, 'job.complete');
+    assert.ok((await get()).failing_since, 'a failing endpoint says since when');
+
+    clock.advance(4_999);
+    await d.tick();
+    assert.equal(receiver.received.length, 1, 'not before 5 s');
+    clock.advance(1);
+    await d.tick();
+    assert.equal(receiver.received.length, 2, 'at 5 s');
+    clock.advance(299_999);
+    await d.tick();
+    assert.equal(receiver.received.length, 2, 'not before 5 min more');
+    clock.advance(1);
+    await d.tick();
+    assert.equal(receiver.received.length, 3, 'at 5 min more');
+    clock.advance(DAY);
+    await d.tick();
+    assert.equal(receiver.received.length, 3, 'a delivered message is not sent again');
+
+    const ids = new Set(receiver.received.map((r) => r.headers['webhook-id']));
+    assert.deepEqual([...ids], [verified.id], 'every attempt carries the same webhook-id');
+    const entries = await log();
+    assert.deepEqual(
+      entries.map((e) => [e.attempt, e.status_code, e.event_id, e.type]),
+      [
+        [3, 204, verified.id, 'job.complete'],
+        [2, 500, verified.id, 'job.complete'],
+        [1, 500, verified.id, 'job.complete'],
+      ],
+    );
+    assert.equal((await get()).failing_since, undefined, 'a delivery ends the failure streak');
+    const counted = await registry.getSingleMetric('ferry_webhook_deliveries_total')?.get();
+    assert.deepEqual(Object.fromEntries((counted?.values ?? []).map((v) => [v.labels.outcome, v.value])), {
+      retried: 2,
+      delivered: 1,
+    });
+    assert.ok(!t.logs.text.includes(hook.secret.slice(6)), 'the secret is in no log line');
+  });
+
+  test('an endpoint that does not answer within the timeout is recorded as a timeout and tried again', async () => {
+    const { receiver, event, log } = await setup();
+    const d = deliverer({ timeoutMs: 300 });
+    receiver.answer('hang', 204);
+    await event();
+    await d.tick();
+    assert.equal(receiver.received.length, 1);
+    const [timedOut] = await log();
+    assert.equal(timedOut?.error, 'timeout');
+    assert.equal(timedOut?.status_code, undefined);
+    assert.ok(Number(timedOut?.duration_ms) >= 290, `took ${timedOut?.duration_ms} ms`);
+    clock.advance(5_000);
+    await d.tick();
+    assert.deepEqual(
+      (await log()).map((e) => [e.attempt, e.status_code ?? e.error]),
+      [
+        [2, 204],
+        [1, 'timeout'],
+      ],
+    );
+  });
+
+  test('an endpoint that fails for a day is disabled, says why, gets no new events until re-enabled', async () => {
+    const { receiver, hook, event, get, log, call } = await setup();
+    const d = deliverer();
+    receiver.answer(500);
+    const created = clock.now();
+    await event();
+    const times: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      await d.tick();
+      times.push(clock.now() - created);
+      const message = await t.services.db.kysely
+        .selectFrom('webhook_messages')
+        .select(['status', 'run_after'])
+        .where('webhook_id', '=', hook.id)
+        .executeTakeFirstOrThrow();
+      if (message.status !== 'pending') {
+        assert.equal(message.status, 'failed');
+        break;
+      }
+      clock.set(message.run_after);
+    }
+    const s = 1000;
+    const m = 60 * s;
+    const h = 60 * m;
+    assert.deepEqual(times, [
+      0,
+      5 * s,
+      5 * m + 5 * s,
+      35 * m + 5 * s,
+      2 * h + 35 * m + 5 * s,
+      7 * h + 35 * m + 5 * s,
+      17 * h + 35 * m + 5 * s,
+      DAY,
+    ]);
+    assert.equal(receiver.received.length, 8);
+    assert.equal((await log()).length, 8);
+    const view = await get();
+    assert.equal(view.status, 'disabled');
+    assert.equal(view.disabled_reason, 'every delivery attempt failed for 24 hours; the last: HTTP 500');
+    assert.equal(view.disabled_at, new Date(created + DAY).toISOString());
+
+    assert.equal(await event(), 0, 'a disabled endpoint is sent no new events');
+    const on = await call({
+      method: 'PATCH',
+      url: `/v1/webhooks/${hook.id}`,
+      payload: { status: 'enabled' },
+    });
+    assert.equal(on.json().status, 'enabled');
+    assert.equal(on.json().disabled_reason, undefined);
+    receiver.answer(204);
+    clock.advance(1000);
+    assert.equal(await event(), 1);
+    await d.tick();
+    assert.equal(receiver.received.length, 9);
+    assert.equal((await log())[0]?.status_code, 204);
+  });
+
+  test('a deliverer that stops mid-attempt hands the message back uncounted; the next one delivers it', async () => {
+    const { receiver, hook, event, log } = await setup();
+    receiver.answer('hang', 204);
+    const stopping = deliverer({ timeoutMs: 600_000 });
+    await event();
+    stopping.start();
+    stopping.nudge();
+    await waitUntil(() => receiver.received.length === 1, { what: 'the attempt to reach the receiver' });
+    await stopping.stop();
+    const row = await t.services.db.kysely
+      .selectFrom('webhook_messages')
+      .select(['status', 'attempts', 'lease_owner'])
+      .where('webhook_id', '=', hook.id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(row, { status: 'pending', attempts: 0, lease_owner: null });
+    assert.deepEqual(await log(), [], 'an interrupted attempt is not logged');
+    await deliverer().tick();
+    assert.equal(receiver.received.length, 2);
+    assert.deepEqual(
+      (await log()).map((e) => [e.attempt, e.status_code]),
+      [[1, 204]],
+    );
+  });
+
+  test('an address the allow list no longer admits gets no connection: the attempt is recorded as blocked', async () => {
+    const { receiver, event, log } = await setup();
+    // The endpoint was admitted at creation; the deliverer's guard now allows no loopback address.
+    const d = deliverer({ egress: createEgress([]) });
+    await event();
+    await d.tick();
+    assert.equal(receiver.connections, 0);
+    const [blocked] = await log();
+    assert.equal(blocked?.error, 'blocked');
+    assert.equal(blocked?.attempt, 1);
+  });
+
+  test('two deliverers on two connections to one database deliver each message once', async () => {
+    const { receiver, event, log } = await setup();
+    receiver.answer(204);
+    const other = openDatabase({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl });
+    extraDbs.push(other);
+    const a = deliverer();
+    const b = deliverer({ db: other });
+    for (let i = 0; i < 40; i++) await event(i);
+    await Promise.all([a.tick(), b.tick(), a.tick(), b.tick()]);
+    assert.equal(receiver.received.length, 40);
+    assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 40);
+    const entries = await log();
+    assert.equal(entries.length, 40);
+    assert.ok(entries.every((e) => e.attempt === 1));
+  });
+});
