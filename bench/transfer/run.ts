@@ -235,7 +235,7 @@ function items(ferry: FerryProcess, loc: Locations): Item[] {
             ),
         },
         {
-          label: `two rclone copy ${rcloneFlags}, at once (time of the later, memory and CPU summed)`,
+          label: `rclone copy ${rcloneFlags}, two at once (time of the later, memory and CPU summed)`,
           run: async (dest) => {
             const [mixed, one] = await Promise.all([
               rclone.copy(`S3:${SOURCE_BUCKET}`, `AZ:${dest}`),
