@@ -344,7 +344,7 @@ await eachDatabase('send', (database) => {
     let armed = true;
     const hold: KyselyPlugin = {
       transformQuery({ node, queryId }) {
-        if (node.kind === 'RawNode' && node.sqlFragments.join('').includes('min(run_after)'))
+        if (node.kind === 'RawNode' && node.sqlFragments.join('').includes('as next_due'))
           held.add(queryId.queryId);
         return node;
       },
@@ -380,6 +380,29 @@ await eachDatabase('send', (database) => {
       release.resolve();
       await sleepy.stop();
       await own.close();
+    }
+  });
+
+  test('a send whose lease another process holds is next due when that lease ends, not at once', async () => {
+    const { call, label } = await workspace();
+    const res = await call({
+      method: 'POST',
+      url: '/send',
+      payload: { source: `${label}/${bucket}/out/a1.txt`, to: `${unique('held')}@example.com` },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    const { id } = res.json();
+    const db = t.services.db.kysely;
+    const until = clock.now() + 60_000;
+    await db
+      .updateTable('sends')
+      .set({ lease_owner: 'another-process', lease_expires_at: until })
+      .where('id', '=', id)
+      .execute();
+    try {
+      assert.equal(await dispatcher.nextDue(), until);
+    } finally {
+      await db.deleteFrom('sends').where('id', '=', id).execute();
     }
   });
 });

@@ -77,7 +77,7 @@ export class SendDispatcher {
         this.deps.logger.error({ err }, 'send dispatcher failed');
       }
       // Sleep until the next send is due, at most the poll interval.
-      const next = await this.#nextDue().catch(() => undefined);
+      const next = await this.nextDue().catch(() => undefined);
       const wait = Math.min(
         this.options.pollMs,
         next === undefined ? Number.POSITIVE_INFINITY : Math.max(0, next - this.deps.clock.now()),
@@ -96,12 +96,16 @@ export class SendDispatcher {
     }
   }
 
-  async #nextDue(): Promise<number | undefined> {
-    const result = await sql<{ next: number | string | null }>`
-      select min(run_after) as next from sends where status in ('scheduled', 'queued')`.execute(
-      this.deps.db.kysely,
-    );
-    const next = result.rows[0]?.next;
+  /**
+   * When a send is next due: its run_after, or, while a process holds its lease, when that lease
+   * ends (the holder delivers it first; looking earlier would find nothing to claim, again and again).
+   */
+  async nextDue(): Promise<number | undefined> {
+    const result = await sql<{ next_due: number | string | null }>`
+      select min(case when lease_owner is not null and lease_expires_at > run_after
+                      then lease_expires_at else run_after end) as next_due
+      from sends where status in ('scheduled', 'queued')`.execute(this.deps.db.kysely);
+    const next = result.rows[0]?.next_due;
     return next === null || next === undefined ? undefined : Number(next);
   }
 
