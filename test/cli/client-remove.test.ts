@@ -1,0 +1,62 @@
+// `ferry` as an API client (docs/cli.md), run as a real process against a ferry service in this
+// process, on both databases: mv, pull, and rm with its preview and confirmation (on a pseudo-terminal too).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { eachDatabase } from '../support/fixtures.js';
+import { readS3, seedBucket } from '../support/transfers.js';
+import { ferry } from './run.js';
+import { json, ok, type Service, startService } from './service.js';
+
+await eachDatabase('ferry client', (database) => {
+  let s: Service;
+  before(async () => {
+    s = await startService(database);
+  });
+  after(() => s.close());
+
+  test('mv moves, pull fetches a URL, rm previews and refuses without a terminal or --yes, removes with --yes', async () => {
+    const { run } = await s.workspace();
+    const label = await s.location(run);
+    const bucket = await seedBucket(s.client, { 'm.txt': 'move me', 'r/1.txt': '1', 'r/2.txt': '22' });
+    ok(await run('mv', `${label}:${bucket}/m.txt`, `${label}:${bucket}/moved/m.txt`, '--watch'));
+    assert.equal(await readS3(s.client, bucket, 'm.txt'), undefined);
+    assert.equal((await readS3(s.client, bucket, 'moved/m.txt'))?.toString(), 'move me');
+
+    const pulled = json(await run('pull', `${s.origin}/file`, `${label}:${bucket}/pulled.txt`, '--json'));
+    assert.deepEqual(Object.keys(pulled).sort(), ['id', 'status']);
+    ok(await run('transfers', 'watch', String(pulled.id), '--interval', '0.1'));
+    assert.equal((await readS3(s.client, bucket, 'pulled.txt'))?.toString(), 'pulled');
+
+    const dry = ok(await run('rm', `${label}:${bucket}/r/*`, '--dry-run')).stdout;
+    assert.match(dry, /would remove 2 files, 3 B\n$/);
+    const refused = await run('rm', `${label}:${bucket}/r/*`);
+    assert.equal(refused.code, 2);
+    assert.match(
+      refused.stderr,
+      /^ferry: refusing to remove 2 files, 3 B without confirmation: stdin is not a terminal\. Pass --yes/,
+    );
+    assert.equal((await readS3(s.client, bucket, 'r/1.txt'))?.toString(), '1', 'nothing removed');
+    ok(await run('rm', `${label}:${bucket}/r/*`, '--yes', '--watch'));
+    assert.equal(await readS3(s.client, bucket, 'r/1.txt'), undefined);
+    assert.equal(await readS3(s.client, bucket, 'r/2.txt'), undefined);
+  });
+
+  test('rm on a terminal shows the files and asks: n removes nothing, y removes them', async () => {
+    const { env } = await s.workspace();
+    const label = await s.location((...args) => ferry(args, { env }));
+    const bucket = await seedBucket(s.client, { 'gone.txt': 'x' });
+    const no = await ferry(['rm', `${label}:${bucket}/gone.txt`], { env, tty: true, stdin: 'n\r' });
+    assert.equal(no.code, 0, no.stdout);
+    assert.match(no.stdout, new RegExp(`${bucket}/gone\\.txt`));
+    assert.match(no.stdout, /remove 1 files, 1 B\? This cannot be undone\. \[y\/N\]/);
+    assert.match(no.stdout, /nothing removed/);
+    assert.equal((await readS3(s.client, bucket, 'gone.txt'))?.toString(), 'x');
+    const yes = await ferry(['rm', `${label}:${bucket}/gone.txt`, '--watch'], {
+      env,
+      tty: true,
+      stdin: 'y\r',
+    });
+    assert.equal(yes.code, 0, yes.stdout);
+    assert.equal(await readS3(s.client, bucket, 'gone.txt'), undefined);
+  });
+});
