@@ -63,3 +63,8 @@ export function fields(pairs: ReadonlyArray<readonly [string, string | undefined
   const width = Math.max(...present.map(([k]) => k.length));
   return present.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${v}`).join('\n');
 }
+
+/** "1 file", "2 files". */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}

@@ -2,6 +2,7 @@
 // header, and every error answer turned into a CliError whose message is the server's, with what to do
 // added where the status says it, and whose exit code is the status's (src/cli/exit.ts).
 import { CliError, EXIT, type ExitCode } from './exit.js';
+import { time } from './format.js';
 import type { Settings } from './settings.js';
 
 export interface Api {
@@ -42,9 +43,9 @@ function explain(
     return `${server}: the server at ${settings.url} did not accept the API key from ${settings.keySource}; set FERRY_API_KEY to a valid key or run ferry login`;
   if (status === 409 && Array.isArray(body.candidates)) {
     const lines = (body.candidates as Candidate[]).map(
-      (c) => `  ${c.id}  ${c.provider}  created ${c.created_at}`,
+      (c) => `  ${c.id}  ${c.provider}  created ${time(c.created_at)}`,
     );
-    return `${server}\n${lines.join('\n')}`;
+    return `the name "${String(body.name)}" matches ${lines.length} locations; use the id of one in place of the name:\n${lines.join('\n')}`;
   }
   if ((status === 429 || status === 503) && retryAfter) return `${server} (try again in ${retryAfter} s)`;
   if (status >= 500 && status !== 502 && status !== 503)

@@ -62,7 +62,7 @@ await eachDatabase('ferry client', (database) => {
     const human = ok(await run('ls', `${label}:${bucket}`)).stdout;
     assert.match(human, /^\s*1\.5 KiB\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+a\.txt$/m);
     assert.match(human, /^\s*-\s+-\s+dir\/$/m);
-    assert.match(human, /1 folders, 1 files, 1\.5 KiB\n$/);
+    assert.match(human, /1 folder, 1 file, 1\.5 KiB\n$/);
     const deep = ok(await run('ls', `${label}/${bucket}`, '-R')).stdout;
     assert.match(deep, new RegExp(`^\\s*3\\.0 MiB\\s+\\S+ \\S+\\s+${bucket}/dir/b\\.bin$`, 'm'));
   });

@@ -48,7 +48,7 @@ await eachDatabase('ferry client', (database) => {
     const no = await ferry(['rm', `${label}:${bucket}/gone.txt`], { env, tty: true, stdin: 'n\r' });
     assert.equal(no.code, 0, no.stdout);
     assert.match(no.stdout, new RegExp(`${bucket}/gone\\.txt`));
-    assert.match(no.stdout, /remove 1 files, 1 B\? This cannot be undone\. \[y\/N\]/);
+    assert.match(no.stdout, /remove 1 file, 1 B\? This cannot be undone\. \[y\/N\]/);
     assert.match(no.stdout, /nothing removed/);
     assert.equal((await readS3(s.client, bucket, 'gone.txt'))?.toString(), 'x');
     const yes = await ferry(['rm', `${label}:${bucket}/gone.txt`, '--watch'], {

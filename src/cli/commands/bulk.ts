@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit.js';
-import { size, table, time } from '../format.js';
+import { count, size, table, time } from '../format.js';
 import { confirm, interactive } from '../prompt.js';
 import { colonForm, slashForm } from '../targets.js';
 import { watchJob, watchTransfer } from './jobs.js';
@@ -133,7 +133,7 @@ export function bulkCommands(cli: Cli): Cli {
         const preview = await ctx.api().send<{ entries: Entry[] }>('POST', '/remove/preview', { path });
         const files = preview.entries.filter((e) => !e.isDir);
         const bytes = files.reduce((sum, e) => sum + Math.max(0, e.size), 0);
-        const summary = `${files.length} files, ${size(bytes)}`;
+        const summary = `${count(files.length, 'file')}, ${size(bytes)}`;
         const listing = table(preview.entries, [
           { header: 'SIZE', value: (e) => (e.isDir ? '-' : size(e.size)), right: true },
           { header: 'MODIFIED', value: (e) => time(e.modTime) },

@@ -1,7 +1,7 @@
 // `ferry ls`: the locations when given nothing, a listing of a location's path otherwise
 // (POST /v1/list, docs/api.md "Listing objects").
 import { type Cli, type Context, contextFor } from '../context.js';
-import { size, table, time } from '../format.js';
+import { count, size, table, time } from '../format.js';
 import { locationRef, parsePlace } from '../targets.js';
 import { printLocations } from './locations.js';
 
@@ -27,7 +27,7 @@ async function list(ctx: Context, place: string, recurse: boolean): Promise<void
     ]);
     const files = answer.entries.filter((e) => !e.isDir);
     const bytes = files.reduce((sum, e) => sum + Math.max(0, e.size), 0);
-    return `${rows}\n${answer.entries.length - files.length} folders, ${files.length} files, ${size(bytes)}`;
+    return `${rows}\n${count(answer.entries.length - files.length, 'folder')}, ${count(files.length, 'file')}, ${size(bytes)}`;
   });
 }
 
