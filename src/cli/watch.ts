@@ -81,6 +81,8 @@ export interface WatchOptions {
   intervalMs: number;
   /** Draw a bar (a terminal) or print plain lines. */
   tty: boolean;
+  /** What to do next when the work did not complete, added to the error. */
+  hint?: string;
 }
 
 /** Polls until the work ends; prints progress on stderr and the final state with `show`. */
@@ -116,6 +118,10 @@ export async function watch<T extends { status: string; error?: string }>(
   if (options.tty) process.stderr.write('\n');
   ctx.print(state, () => show(state));
   if (state.status !== 'complete') {
-    throw new CliError(`ended ${state.status}${state.error ? `: ${state.error}` : ''}`, EXIT.workFailed);
+    const why = state.error ? `: ${state.error}` : '';
+    throw new CliError(
+      `ended ${state.status}${why}${options.hint ? `; ${options.hint}` : ''}`,
+      EXIT.workFailed,
+    );
   }
 }

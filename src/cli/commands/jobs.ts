@@ -84,6 +84,7 @@ export function watchJob(ctx: Context, id: string, intervalSeconds: number): Pro
   return watch(ctx, () => api.get<JobFull>(`/v1/jobs/${encodeURIComponent(id)}`), jobProgress, showJob, {
     intervalMs: intervalSeconds * 1000,
     tty: process.stderr.isTTY === true,
+    hint: `ferry jobs show ${id} lists the failures; ferry jobs retry ${id} tries them again`,
   });
 }
 
