@@ -52,7 +52,9 @@ export async function run(argv: string[]): Promise<void> {
     .wrap(Math.min(120, process.stdout.columns || 120))
     .fail((message, err) => {
       if (err) throw err;
-      throw usageError(`${message}\n\nrun the command with --help for its usage`);
+      throw usageError(
+        message.includes('--help') ? message : `${message}\n\nrun the command with --help for its usage`,
+      );
     })
     .parseAsync();
 }

@@ -64,7 +64,8 @@ function readConfigFile(path: string): ConfigFile {
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
-  const file = readConfigFile(configPath(env));
+  // With both variables set the file is not read at all, so a broken one cannot stop a script.
+  const file = env.FERRY_URL && env.FERRY_API_KEY ? {} : readConfigFile(configPath(env));
   const url = env.FERRY_URL || file.url;
   const key = env.FERRY_API_KEY || file.api_key;
   return {
