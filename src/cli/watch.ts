@@ -104,7 +104,8 @@ export async function watch<T extends { status: string; error?: string }>(
       const seconds = (Date.now() - started) / 1000;
       const rate = seconds > 0 ? (p.bytes - first.bytes) / seconds : 0;
       const doneRate = seconds > 0 ? (p.done - first.done) / seconds : 0;
-      const eta = p.total !== undefined && doneRate > 0 ? (p.total - p.done) / doneRate : Number.NaN;
+      const left = p.total === undefined ? Number.NaN : p.total - p.done;
+      const eta = left <= 0 ? 0 : doneRate > 0 ? left / doneRate : Number.NaN;
       process.stderr.write(`\r\x1b[K${barLine(p, rate, eta, process.stderr.columns || 100)}`);
     } else {
       const line = plainLine(p);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { readS3, seedBucket } from '../support/transfers.js';
+import { ferry } from './run.js';
 import { json, ok, type Service, startService } from './service.js';
 
 await eachDatabase('ferry client', (database) => {
@@ -17,7 +18,7 @@ await eachDatabase('ferry client', (database) => {
   after(() => s.close());
 
   test('cp copies one object and a prefix with a manifest; jobs watch follows the job to complete and exits 0; jobs and transfers list them', async () => {
-    const { run } = await s.workspace();
+    const { run, env } = await s.workspace();
     const label = await s.location(run);
     const src = await seedBucket(s.client, {
       'one.txt': 'one',
@@ -56,6 +57,11 @@ await eachDatabase('ferry client', (database) => {
       /^complete: 2\/2 objects, 2 B$/m,
       'plain progress lines without a terminal',
     );
+    // On a terminal the same watch draws the bar (stderr and stdout share the terminal here).
+    const drawn = await ferry(['jobs', 'watch', String(job.job_id)], { env, tty: true });
+    assert.equal(drawn.code, 0, drawn.stdout);
+    const bar = `\r\u001b[K[${'#'.repeat(24)}] 100%  complete: 2/2 objects, 2 B  0 B/s  ETA 0:00`;
+    assert.ok(drawn.stdout.includes(bar), drawn.stdout);
     assert.equal((await readS3(s.client, dst, 'q/a.txt'))?.toString(), 'a');
     assert.equal(await readS3(s.client, dst, 'q/b.txt'), undefined, 'not in the manifest');
 

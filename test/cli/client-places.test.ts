@@ -16,7 +16,7 @@ await eachDatabase('ferry client', (database) => {
   });
   after(() => s.close());
 
-  test('locations: create, list (ls and locations), get, status, refresh, rename, delete', async () => {
+  test('locations: create, list (ls and locations), get, status, refresh, rename, set-secret, delete', async () => {
     const { run } = await s.workspace();
     const label = await s.location(run);
     const listed = json<Array<Record<string, unknown>>>(await run('ls', '--json'));
@@ -39,6 +39,26 @@ await eachDatabase('ferry client', (database) => {
     ok(await run('locations', 'refresh', label));
     const renamed = `${label}-new`;
     assert.equal(json(await run('locations', 'rename', label, renamed, '--json')).label, renamed);
+    const secret = unique('SAK');
+    const replaced = await run(
+      'locations',
+      'set-secret',
+      renamed,
+      '--access-key-id',
+      'AKID2',
+      '--secret-access-key',
+      secret,
+      '--endpoint',
+      s.s3.endpoint,
+      '--region',
+      'eu-west-1',
+    );
+    assert.match(ok(replaced).stdout, /^secret replaced\n/);
+    assert.match(
+      replaced.stdout,
+      /^metadata: {"endpoint":"http:\/\/127\.0\.0\.1:\d+","region":"eu-west-1"}$/m,
+    );
+    assert.ok(!replaced.stdout.includes(secret), 'the secret is never printed');
     assert.match(ok(await run('locations', 'delete', renamed)).stdout, /^deleted /);
     assert.deepEqual(json(await run('locations', '--json')), []);
   });
