@@ -142,7 +142,7 @@ await eachDatabase('ferry program', (database) => {
     assert.equal(readFileSync(join(dataDir, 'bootstrap-key'), 'utf8'), before);
   });
 
-  test('keys create prints a bare key, accepts --expires-at, and rejects bad arguments with exit code 2', async () => {
+  test('keys create --workspace prints a bare key, accepts --expires-at, and rejects bad arguments with exit code 2', async () => {
     const plain = await output(ferry(['keys', 'create', '--workspace', 'team-b'], env));
     assert.equal(plain.code, 0, plain.stderr);
     assert.match(plain.stdout, /^fry_[A-Za-z0-9_-]{43}\n$/);
@@ -154,8 +154,9 @@ await eachDatabase('ferry program', (database) => {
     );
     assert.equal(JSON.parse(expiring.stdout).expires_at, '2031-05-01T00:00:00.000Z');
     for (const args of [
-      ['keys', 'create'],
       ['keys', 'create', '--workspace', 'x', '--expires-at', 'soon'],
+      ['serve', 'now'],
+      ['migrate', '--bogus'],
       ['keys', 'create', '--workspace', 'x', '--bogus'],
       ['frobnicate'],
     ]) {

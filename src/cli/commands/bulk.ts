@@ -1,0 +1,180 @@
+// `ferry cp`, `mv`, `rm` and `pull`: the work that runs in the background on the server
+// (docs/api.md, "Transfers"). Each prints what was accepted and how to follow it, or follows it itself
+// with --watch. `rm` shows what it would remove and asks first (docs/cli.md, "rm").
+import { readFileSync } from 'node:fs';
+import { type Cli, type Context, contextFor } from '../context.js';
+import { CliError, EXIT, usageError } from '../exit.js';
+import { count, size, table, time } from '../format.js';
+import { confirm, interactive } from '../prompt.js';
+import { colonForm, slashForm } from '../targets.js';
+import { watchJob, watchTransfer } from './jobs.js';
+
+interface Accepted {
+  id: string;
+  status: string;
+}
+
+interface Entry {
+  path: string;
+  size: number;
+  isDir: boolean;
+  modTime?: string;
+}
+
+const watchOption = {
+  watch: {
+    alias: 'w',
+    type: 'boolean',
+    describe: 'follow the work to its end (exit 0 complete, 6 otherwise)',
+  },
+} as const;
+
+/** Reads a manifest: one key per line (relative to the source prefix), blank lines ignored; - is stdin. */
+function readManifest(file: string): string[] {
+  const text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  return text.split(/\r?\n/).filter((line) => line.trim() !== '');
+}
+
+async function accepted(ctx: Context, what: string, r: Accepted, follow: boolean): Promise<void> {
+  if (follow) return watchTransfer(ctx, r.id, 1);
+  ctx.print(r, () => `${what} ${r.status}: transfer ${r.id}\nferry transfers watch ${r.id} follows it`);
+}
+
+/** The last of several paths is the destination. */
+function split(paths: string[]): { from: string | string[]; to: string } {
+  const to = paths.at(-1) as string;
+  const from = paths.slice(0, -1);
+  return { from: from.length === 1 ? (from[0] as string) : from, to };
+}
+
+export function bulkCommands(cli: Cli): Cli {
+  return cli
+    .command(
+      'cp <src> <dst>',
+      'copy one object, or every object under a prefix (a path ending in /) as a job',
+      (y) =>
+        y
+          .positional('src', {
+            type: 'string',
+            demandOption: true,
+            describe: 'location:bucket/key, or location:bucket/prefix/',
+          })
+          .positional('dst', {
+            type: 'string',
+            demandOption: true,
+            describe: 'location:bucket/key, or a prefix ending in /',
+          })
+          .option('manifest', {
+            type: 'string',
+            describe: 'a file of keys (one a line, relative to the prefix) to copy; - reads stdin',
+          })
+          .option('overwrite', {
+            choices: ['always', 'if-missing'] as const,
+            describe: 'prefix copies: replace objects at the destination (always, the default) or skip them',
+          })
+          .options(watchOption)
+          .example('$0 cp photos:my-bucket/2026/ archive:backup/2026/ --overwrite if-missing -w', ''),
+      async (argv) => {
+        const ctx = contextFor(argv);
+        const body = {
+          from: colonForm(argv.src),
+          to: colonForm(argv.dst),
+          ...(argv.manifest === undefined ? {} : { manifest: readManifest(argv.manifest) }),
+          ...(argv.overwrite === undefined ? {} : { overwrite: argv.overwrite }),
+        };
+        const r = await ctx
+          .api()
+          .send<Accepted | { job_id: string; status: string }>('POST', '/v1/copy', body);
+        if ('job_id' in r) {
+          if (argv.watch) return watchJob(ctx, r.job_id, 1);
+          return ctx.print(
+            r,
+            () => `copy job ${r.job_id} ${r.status}\nferry jobs watch ${r.job_id} follows it`,
+          );
+        }
+        return accepted(ctx, 'copy', r, argv.watch === true);
+      },
+    )
+    .command(
+      'mv <paths..>',
+      'move files (or a pattern) to a destination; several sources or a pattern need a folder ending in /',
+      (y) =>
+        y
+          .positional('paths', { type: 'string', array: true, demandOption: true, describe: 'SRC... DST' })
+          .options(watchOption)
+          .example('$0 mv "photos:my-bucket/inbox/*.jpg" archive:backup/inbox/', ''),
+      async (argv) => {
+        if (argv.paths.length < 2) throw usageError('mv needs a source and a destination');
+        const ctx = contextFor(argv);
+        const { from, to } = split(argv.paths.map(slashForm));
+        const r = await ctx.api().send<Accepted>('POST', '/move', { from, to });
+        return accepted(ctx, 'move', r, argv.watch === true);
+      },
+    )
+    .command(
+      'rm <paths..>',
+      'remove files (or patterns): shows what would go and asks first',
+      (y) =>
+        y
+          .positional('paths', {
+            type: 'string',
+            array: true,
+            demandOption: true,
+            describe: 'location:path or a pattern',
+          })
+          .option('yes', { alias: 'y', type: 'boolean', describe: 'do not ask (for scripts)' })
+          .option('dry-run', { alias: 'n', type: 'boolean', describe: 'only show what would be removed' })
+          .options(watchOption)
+          .example('$0 rm "photos:my-bucket/tmp/**"', ''),
+      async (argv) => {
+        const ctx = contextFor(argv);
+        const paths = argv.paths.map(slashForm);
+        const path = paths.length === 1 ? (paths[0] as string) : paths;
+        const preview = await ctx.api().send<{ entries: Entry[] }>('POST', '/remove/preview', { path });
+        const files = preview.entries.filter((e) => !e.isDir);
+        const bytes = files.reduce((sum, e) => sum + Math.max(0, e.size), 0);
+        const summary = `${count(files.length, 'file')}, ${size(bytes)}`;
+        const listing = table(preview.entries, [
+          { header: 'SIZE', value: (e) => (e.isDir ? '-' : size(e.size)), right: true },
+          { header: 'MODIFIED', value: (e) => time(e.modTime) },
+          { header: 'PATH', value: (e) => e.path + (e.isDir ? '/' : '') },
+        ]);
+        if (argv.dryRun) return ctx.print(preview, () => `${listing}\nwould remove ${summary}`);
+        if (preview.entries.length === 0)
+          return ctx.print({ entries: [] }, () => 'nothing matches; nothing removed');
+        if (!argv.yes) {
+          if (!interactive())
+            throw new CliError(
+              `refusing to remove ${summary} without confirmation: stdin is not a terminal. Pass --yes to remove without asking, or --dry-run to see the list`,
+              EXIT.usage,
+            );
+          process.stderr.write(`${listing}\n`);
+          if (!(await confirm(`remove ${summary}? This cannot be undone.`))) {
+            ctx.note('nothing removed');
+            return;
+          }
+        }
+        const r = await ctx.api().send<Accepted>('POST', '/remove', { path });
+        return accepted(ctx, `removal of ${summary}`, r, argv.watch === true);
+      },
+    )
+    .command(
+      'pull <args..>',
+      'fetch http(s) URLs into a location: URL... DST (several URLs need a folder ending in /)',
+      (y) =>
+        y
+          .positional('args', { type: 'string', array: true, demandOption: true, describe: 'URL... DST' })
+          .options(watchOption)
+          .example('$0 pull https://example.com/report.pdf photos:my-bucket/reports/report.pdf', ''),
+      async (argv) => {
+        if (argv.args.length < 2) throw usageError('pull needs a URL and a destination');
+        const ctx = contextFor(argv);
+        const urls = argv.args.slice(0, -1);
+        const to = slashForm(argv.args.at(-1) as string);
+        const r = await ctx
+          .api()
+          .send<Accepted>('POST', '/pull', { from: urls.length === 1 ? urls[0] : urls, to });
+        return accepted(ctx, 'pull', r, argv.watch === true);
+      },
+    );
+}

@@ -1,0 +1,239 @@
+// `ferry jobs …` and `ferry transfers …`: list (newest first, one page), show, watch; retry and cancel
+// for jobs (docs/api.md, "Polling").
+import { type Cli, type Context, contextFor } from '../context.js';
+import { fields, size, table, time } from '../format.js';
+import { type Job, jobProgress, type Transfer, transferProgress, watch } from '../watch.js';
+
+interface JobFull extends Job {
+  from: { id: string; path: string };
+  to: { id: string; path: string };
+  overwrite: string;
+  created_at: string;
+  finished_at?: string;
+}
+
+interface TransferFull extends Transfer {
+  created_at: string;
+  finished_at?: string;
+}
+
+interface Failure {
+  key: string;
+  error: string;
+  attempts: number;
+  last_attempt_at: string;
+}
+
+const pageOptions = {
+  limit: { type: 'number', default: 20, describe: 'how many (1 to 1000)' },
+  cursor: { type: 'string', describe: 'the next page: the cursor the previous page printed' },
+} as const;
+
+const watchOptions = {
+  interval: { type: 'number', default: 1, describe: 'seconds between polls' },
+} as const;
+
+function query(argv: { limit: number; cursor?: string | undefined }): string {
+  const q = new URLSearchParams({ limit: String(argv.limit) });
+  if (argv.cursor) q.set('cursor', argv.cursor);
+  return q.toString();
+}
+
+function nextPage(ctx: Context, command: string, cursor: string | undefined): void {
+  if (cursor && !ctx.json) ctx.note(`more: ferry ${command} --cursor ${cursor}`);
+}
+
+function counts(j: Job): string {
+  const c = j.counts;
+  return `${c.succeeded + c.skipped + c.failed}/${c.total}${c.failed ? ` (${c.failed} failed)` : ''}`;
+}
+
+export function showJob(j: JobFull): string {
+  const c = j.counts;
+  return fields([
+    ['job', j.job_id],
+    ['status', j.status],
+    ['from', `${j.from.id}:${j.from.path}`],
+    ['to', `${j.to.id}:${j.to.path}`],
+    ['overwrite', j.overwrite],
+    [
+      'objects',
+      `${c.total} total, ${c.succeeded} copied, ${c.skipped} skipped, ${c.failed} failed, ${c.pending} pending`,
+    ],
+    ['bytes', size(j.bytes_done)],
+    ['created', time(j.created_at)],
+    ['finished', j.finished_at ? time(j.finished_at) : undefined],
+    ['error', j.error],
+  ]);
+}
+
+export function showTransfer(t: TransferFull): string {
+  return fields([
+    ['transfer', t.id],
+    ['kind', t.kind],
+    ['status', t.status],
+    ['bytes', `${size(t.bytes_done)}${t.bytes_total === undefined ? '' : ` of ${size(t.bytes_total)}`}`],
+    ['created', time(t.created_at)],
+    ['finished', t.finished_at ? time(t.finished_at) : undefined],
+    ['error', t.error],
+  ]);
+}
+
+export function watchJob(ctx: Context, id: string, intervalSeconds: number): Promise<void> {
+  const api = ctx.api();
+  return watch(ctx, () => api.get<JobFull>(`/v1/jobs/${encodeURIComponent(id)}`), jobProgress, showJob, {
+    intervalMs: intervalSeconds * 1000,
+    tty: process.stderr.isTTY === true,
+    hint: `ferry jobs show ${id} lists the failures; ferry jobs retry ${id} tries them again`,
+  });
+}
+
+export function watchTransfer(ctx: Context, id: string, intervalSeconds: number): Promise<void> {
+  const api = ctx.api();
+  return watch(
+    ctx,
+    () => api.get<TransferFull>(`/v1/transfers/${encodeURIComponent(id)}`),
+    transferProgress,
+    showTransfer,
+    {
+      intervalMs: intervalSeconds * 1000,
+      tty: process.stderr.isTTY === true,
+    },
+  );
+}
+
+export function jobCommands(cli: Cli): Cli {
+  const id = { type: 'string', demandOption: true, describe: 'the job id' } as const;
+  return cli
+    .command('jobs', 'bulk copy jobs: list (default), show, watch, retry, cancel', (y) =>
+      y
+        .command(
+          ['list', '$0'],
+          'list jobs, newest first',
+          (c) => c.options(pageOptions),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const page = await ctx
+              .api()
+              .get<{ jobs: JobFull[]; next_cursor?: string }>(`/v1/jobs?${query(argv)}`);
+            ctx.print(page, () =>
+              page.jobs.length === 0
+                ? 'no jobs'
+                : table(page.jobs, [
+                    { header: 'JOB', value: (j) => j.job_id },
+                    { header: 'STATUS', value: (j) => j.status },
+                    { header: 'OBJECTS', value: counts, right: true },
+                    { header: 'BYTES', value: (j) => size(j.bytes_done), right: true },
+                    { header: 'CREATED', value: (j) => time(j.created_at) },
+                  ]),
+            );
+            nextPage(ctx, 'jobs', page.next_cursor);
+          },
+        )
+        .command(
+          'show <id>',
+          'show a job and its first failures',
+          (c) => c.positional('id', id),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const path = `/v1/jobs/${encodeURIComponent(argv.id)}`;
+            const job = await ctx.api().get<JobFull>(path);
+            if (ctx.json) return ctx.print(job, () => undefined);
+            const failures =
+              job.counts.failed > 0
+                ? (await ctx.api().get<{ failures: Failure[] }>(`${path}/failures?limit=20`)).failures
+                : [];
+            const listed =
+              failures.length === 0
+                ? ''
+                : `\n\nfailures:\n${table(failures, [
+                    { header: 'KEY', value: (f) => f.key },
+                    { header: 'ATTEMPTS', value: (f) => String(f.attempts), right: true },
+                    { header: 'ERROR', value: (f) => f.error },
+                  ])}`;
+            ctx.print(job, () => showJob(job) + listed);
+          },
+        )
+        .command(
+          'watch <id>',
+          'follow a job to its end (exit 0 complete, 6 otherwise)',
+          (c) => c.positional('id', id).options(watchOptions),
+          (argv) => watchJob(contextFor(argv), argv.id, argv.interval),
+        )
+        .command(
+          'retry <id>',
+          'copy the failed objects of a partial or failed job again',
+          (c) => c.positional('id', id),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const r = await ctx
+              .api()
+              .send<{ job_id: string; status: string }>(
+                'POST',
+                `/v1/jobs/${encodeURIComponent(argv.id)}/retry`,
+                {},
+              );
+            ctx.print(r, () => `job ${r.job_id} ${r.status}; ferry jobs watch ${r.job_id} follows it`);
+          },
+        )
+        .command(
+          'cancel <id>',
+          'cancel a job that has not finished',
+          (c) => c.positional('id', id),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const r = await ctx
+              .api()
+              .send<{ job_id: string; status: string }>(
+                'POST',
+                `/v1/jobs/${encodeURIComponent(argv.id)}/cancel`,
+                {},
+              );
+            ctx.print(r, () => `job ${r.job_id} ${r.status}`);
+          },
+        ),
+    )
+    .command('transfers', 'single copies, moves, removals and pulls: list (default), show, watch', (y) =>
+      y
+        .command(
+          ['list', '$0'],
+          'list transfers, newest first',
+          (c) => c.options(pageOptions),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const page = await ctx
+              .api()
+              .get<{ transfers: TransferFull[]; next_cursor?: string }>(`/v1/transfers?${query(argv)}`);
+            ctx.print(page, () =>
+              page.transfers.length === 0
+                ? 'no transfers'
+                : table(page.transfers, [
+                    { header: 'TRANSFER', value: (t) => t.id },
+                    { header: 'KIND', value: (t) => t.kind },
+                    { header: 'STATUS', value: (t) => t.status },
+                    { header: 'BYTES', value: (t) => size(t.bytes_done), right: true },
+                    { header: 'CREATED', value: (t) => time(t.created_at) },
+                    { header: 'ERROR', value: (t) => t.error ?? '' },
+                  ]),
+            );
+            nextPage(ctx, 'transfers', page.next_cursor);
+          },
+        )
+        .command(
+          'show <id>',
+          'show a transfer',
+          (c) => c.positional('id', { ...id, describe: 'the transfer id' }),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const t = await ctx.api().get<TransferFull>(`/v1/transfers/${encodeURIComponent(argv.id)}`);
+            ctx.print(t, () => showTransfer(t));
+          },
+        )
+        .command(
+          'watch <id>',
+          'follow a transfer to its end (exit 0 complete, 6 failed)',
+          (c) => c.positional('id', { ...id, describe: 'the transfer id' }).options(watchOptions),
+          (argv) => watchTransfer(contextFor(argv), argv.id, argv.interval),
+        ),
+    );
+}

@@ -1,0 +1,212 @@
+// `ferry share` (a link to one file), `ferry shares` (list, revoke), `ferry send` (mail a link, now or
+// later) and `ferry sends show` (docs/api.md, "Share links" and "Send"). A password given as a bare
+// `--password` is read without echo (or from stdin), so it stays out of the process list.
+import { type Cli, type Context, contextFor } from '../context.js';
+import { usageError } from '../exit.js';
+import { expiresAt } from '../expiry.js';
+import { fields, table, time } from '../format.js';
+import { secretLine } from '../prompt.js';
+import { slashForm } from '../targets.js';
+
+interface Share {
+  id: string;
+  source: string;
+  created_at: string;
+  expires_at?: string;
+  revoked_at?: string;
+  has_password: boolean;
+  downloads: number;
+  max_downloads?: number;
+  last_download_at?: string;
+}
+
+interface Send {
+  id: string;
+  status: string;
+  scheduled_at?: string;
+  sent_at?: string;
+  error?: string;
+  refused?: string[];
+}
+
+const linkOptions = {
+  password: {
+    type: 'string',
+    describe: 'protect the link; without a value it is asked for (or read from stdin)',
+  },
+  expires: { type: 'string', describe: 'when the link stops working: 30m, 12h, 7d, 2w or an RFC 3339 time' },
+} as const;
+
+async function password(value: string | undefined): Promise<{ password?: string }> {
+  if (value === undefined) return {};
+  const text = value === '' ? await secretLine('password for the link: ') : value;
+  if (text === '') throw usageError('the password is empty');
+  return { password: text };
+}
+
+function showSend(s: Send): string {
+  return fields([
+    ['send', s.id],
+    ['status', s.status],
+    ['scheduled', s.scheduled_at ? time(s.scheduled_at) : undefined],
+    ['sent', s.sent_at ? time(s.sent_at) : undefined],
+    ['refused', s.refused?.join(', ')],
+    ['error', s.error],
+  ]);
+}
+
+async function listShares(ctx: Context, argv: { limit: number; cursor?: string | undefined }): Promise<void> {
+  const q = new URLSearchParams({ limit: String(argv.limit) });
+  if (argv.cursor) q.set('cursor', argv.cursor);
+  const page = await ctx.api().get<{ shares: Share[]; next_cursor?: string }>(`/v1/shares?${q}`);
+  ctx.print(page, () =>
+    page.shares.length === 0
+      ? 'no shares'
+      : table(page.shares, [
+          { header: 'ID', value: (s) => s.id },
+          { header: 'SOURCE', value: (s) => s.source },
+          {
+            header: 'DOWNLOADS',
+            value: (s) => `${s.downloads}${s.max_downloads ? `/${s.max_downloads}` : ''}`,
+            right: true,
+          },
+          { header: 'PASSWORD', value: (s) => (s.has_password ? 'yes' : 'no') },
+          { header: 'EXPIRES', value: (s) => time(s.expires_at) },
+          { header: 'STATE', value: (s) => (s.revoked_at ? `revoked ${time(s.revoked_at)}` : 'live') },
+        ]),
+  );
+  if (page.next_cursor && !ctx.json) ctx.note(`more: ferry shares --cursor ${page.next_cursor}`);
+}
+
+export function shareCommands(cli: Cli): Cli {
+  return cli
+    .command(
+      'share <path>',
+      'make a link to one file and print it (it is shown only this once)',
+      (y) =>
+        y
+          .positional('path', {
+            type: 'string',
+            demandOption: true,
+            describe: 'location:bucket/key, or a pattern matching one file',
+          })
+          .options(linkOptions)
+          .option('max-downloads', { type: 'number', describe: 'the link works for this many downloads' })
+          .example('$0 share photos:my-bucket/report.pdf --expires 7d --password', ''),
+      async (argv) => {
+        const ctx = contextFor(argv);
+        const body = {
+          file: slashForm(argv.path),
+          ...(await password(argv.password)),
+          ...(argv.expires === undefined ? {} : { expires_at: expiresAt(argv.expires) }),
+          ...(argv.maxDownloads === undefined ? {} : { max_downloads: argv.maxDownloads }),
+        };
+        const r = await ctx
+          .api()
+          .send<{ id: string; url: string; expires_at?: string }>('POST', '/share', body);
+        ctx.print(r, () => r.url);
+        if (!ctx.json)
+          ctx.note(
+            `share ${r.id}${r.expires_at ? `, expires ${time(r.expires_at)}` : ''}; ferry shares revoke ${r.id} ends it`,
+          );
+      },
+    )
+    .command('shares', 'share links: list (default), revoke', (y) =>
+      y
+        .command(
+          ['list', '$0'],
+          'list share links, newest first',
+          (c) =>
+            c
+              .option('limit', { type: 'number', default: 20, describe: 'how many (1 to 1000)' })
+              .option('cursor', { type: 'string', describe: 'the next page' }),
+          (argv) => listShares(contextFor(argv), argv),
+        )
+        .command(
+          'revoke <id>',
+          'stop a link at once',
+          (c) => c.positional('id', { type: 'string', demandOption: true }),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            await ctx.api().send('DELETE', `/v1/shares/${encodeURIComponent(argv.id)}`);
+            ctx.print({ revoked: true }, () => `share ${argv.id} revoked`);
+          },
+        ),
+    )
+    .command(
+      'send <path>',
+      'e-mail a link to one file, now or at a time (--at)',
+      (y) =>
+        y
+          .positional('path', {
+            type: 'string',
+            demandOption: true,
+            describe: 'location:bucket/key, or a pattern matching one file',
+          })
+          .option('to', {
+            type: 'string',
+            array: true,
+            demandOption: true,
+            describe: 'recipient (repeatable, up to 50)',
+          })
+          .option('cc', { type: 'string', array: true, describe: 'copy to (repeatable)' })
+          .option('bcc', { type: 'string', array: true, describe: 'blind copy to (repeatable)' })
+          .option('reply-to', { type: 'string', array: true, describe: 'reply address (repeatable)' })
+          .option('message', {
+            alias: 'm',
+            type: 'string',
+            describe: 'your message, up to 10,000 characters',
+          })
+          .option('at', {
+            type: 'string',
+            describe: 'when: ISO 8601 or words ("tomorrow 9am", "in 2 hours", "friday 17:00 EST")',
+          })
+          .option('timezone', {
+            type: 'string',
+            describe: 'IANA zone for --at without one (default: this computer’s zone)',
+          })
+          .options(linkOptions)
+          .example(
+            '$0 send photos:my-bucket/q4.pdf --to ann@example.com --at "tomorrow 9am" -m "The Q4 numbers"',
+            '',
+          ),
+      async (argv) => {
+        const ctx = contextFor(argv);
+        const zone = argv.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+        const list = (v: string[] | undefined) => (v === undefined ? undefined : v.length === 1 ? v[0] : v);
+        const optional = (key: string, value: unknown) => (value === undefined ? {} : { [key]: value });
+        const body = {
+          source: slashForm(argv.path),
+          to: list(argv.to),
+          ...optional('cc', list(argv.cc)),
+          ...optional('bcc', list(argv.bcc)),
+          ...optional('replyTo', list(argv.replyTo)),
+          ...optional('text', argv.message),
+          ...optional('scheduledAt', argv.at),
+          ...(argv.at === undefined ? {} : { timezone: zone }),
+          ...(await password(argv.password)),
+          ...optional('expires_at', argv.expires === undefined ? undefined : expiresAt(argv.expires)),
+        };
+        const s = await ctx.api().send<Send>('POST', '/send', body);
+        ctx.print(s, () =>
+          s.scheduled_at
+            ? `send ${s.id} ${s.status} for ${time(s.scheduled_at)}\nferry sends show ${s.id} tells when it went`
+            : `send ${s.id} ${s.status}\nferry sends show ${s.id} tells when it went`,
+        );
+      },
+    )
+    .command('sends', 'mailed links: show', (y) =>
+      y
+        .command(
+          'show <id>',
+          "show a send's status",
+          (c) => c.positional('id', { type: 'string', demandOption: true }),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const s = await ctx.api().get<Send>(`/v1/sends/${encodeURIComponent(argv.id)}`);
+            ctx.print(s, () => showSend(s));
+          },
+        )
+        .demandCommand(1, 'name a subcommand: show'),
+    );
+}

@@ -1,0 +1,70 @@
+// Human output: aligned tables, sizes in binary units, times in the local zone. `--json` bypasses all of
+// this and prints the API's answer as it came (one document).
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/** 1536 → "1.5 KiB"; whole bytes below 1 KiB. */
+export function size(bytes: number | undefined | null): string {
+  if (bytes === undefined || bytes === null || bytes < 0) return '-';
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${UNITS[unit]}`;
+}
+
+const pad2 = (n: number) => String(n).padStart(2, '0');
+
+/** An RFC 3339 time as "2026-11-25 18:04:12" in the local zone; "-" when absent. */
+export function time(iso: string | undefined | null): string {
+  if (!iso) return '-';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+}
+
+/** Seconds as "1:05" or "1:02:03". */
+export function duration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '--:--';
+  const s = Math.round(seconds);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h > 0 ? `${h}:${pad2(m)}:${pad2(s % 60)}` : `${m}:${pad2(s % 60)}`;
+}
+
+export interface Column<T> {
+  header: string;
+  value: (row: T) => string;
+  /** Right-aligned (numbers, sizes). */
+  right?: boolean;
+}
+
+/** A table with a header row, columns separated by two spaces, the last column not padded. */
+export function table<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
+  const cells = rows.map((row) => columns.map((c) => c.value(row)));
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => {
+        const last = i === values.length - 1;
+        if (columns[i]?.right) return v.padStart(widths[i] ?? 0);
+        return last ? v : v.padEnd(widths[i] ?? 0);
+      })
+      .join('  ')
+      .trimEnd();
+  return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n');
+}
+
+/** Field: value lines, aligned, for one object; absent values are left out. */
+export function fields(pairs: ReadonlyArray<readonly [string, string | undefined]>): string {
+  const present = pairs.filter((p): p is readonly [string, string] => p[1] !== undefined);
+  const width = Math.max(...present.map(([k]) => k.length));
+  return present.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${v}`).join('\n');
+}
+
+/** "1 file", "2 files". */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}

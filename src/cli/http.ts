@@ -1,0 +1,102 @@
+// The client's one way to the HTTP API (docs/api.md): JSON in and out, the key in the Authorization
+// header, and every error answer turned into a CliError whose message is the server's, with what to do
+// added where the status says it, and whose exit code is the status's (src/cli/exit.ts).
+import { CliError, EXIT, type ExitCode } from './exit.js';
+import { time } from './format.js';
+import type { Settings } from './settings.js';
+
+export interface Api {
+  readonly url: string;
+  get<T>(path: string): Promise<T>;
+  send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>;
+}
+
+function exitCodeFor(status: number): ExitCode {
+  if (status === 401) return EXIT.auth;
+  if (status === 404 || status === 410) return EXIT.notFound;
+  if (status === 409 || status === 429) return EXIT.conflict;
+  if (status === 400 || status === 405 || status === 413 || status === 415 || status === 422)
+    return EXIT.usage;
+  return EXIT.failure;
+}
+
+interface Candidate {
+  id: string;
+  provider: string;
+  created_at: string;
+}
+
+/** The message of an error answer (docs/api.md, "Errors"), with the next step where there is one. */
+function explain(
+  status: number,
+  body: Record<string, unknown>,
+  retryAfter: string | null,
+  settings: Settings,
+): string {
+  const server =
+    typeof body.message === 'string'
+      ? body.message
+      : typeof body.error === 'string'
+        ? body.error
+        : `HTTP ${status}`;
+  if (status === 401)
+    return `${server}: the server at ${settings.url} did not accept the API key from ${settings.keySource}; set FERRY_API_KEY to a valid key or run ferry login`;
+  if (status === 409 && Array.isArray(body.candidates)) {
+    const lines = (body.candidates as Candidate[]).map(
+      (c) => `  ${c.id}  ${c.provider}  created ${time(c.created_at)}`,
+    );
+    return `the name "${String(body.name)}" matches ${lines.length} locations; use the id of one in place of the name:\n${lines.join('\n')}`;
+  }
+  if ((status === 429 || status === 503) && retryAfter) return `${server} (try again in ${retryAfter} s)`;
+  if (status >= 500 && status !== 502 && status !== 503)
+    return `${server} (the server's log has the details)`;
+  return server;
+}
+
+export function createApi(settings: Settings, fetcher: typeof fetch = fetch): Api {
+  const key = settings.key;
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    if (!key) throw new CliError('no API key: set FERRY_API_KEY or run ferry login', EXIT.auth);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${key.reveal()}`,
+      accept: 'application/json',
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetcher(`${settings.url}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (err as Error).message;
+      throw new CliError(
+        `cannot reach ferry at ${settings.url} (${settings.urlSource}): ${why}; is the server running? set FERRY_URL or run ferry login --url URL`,
+        EXIT.failure,
+      );
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      if (res.ok)
+        throw new CliError(`${settings.url}${path} answered something that is not JSON`, EXIT.failure);
+    }
+    if (!res.ok) {
+      const obj = json && typeof json === 'object' ? (json as Record<string, unknown>) : {};
+      throw new CliError(
+        explain(res.status, obj, res.headers.get('retry-after'), settings),
+        exitCodeFor(res.status),
+      );
+    }
+    return json as T;
+  }
+  return {
+    url: settings.url,
+    get: (path) => call('GET', path),
+    send: (method, path, body) => call(method, path, body),
+  };
+}

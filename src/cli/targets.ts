@@ -1,0 +1,38 @@
+// How the client names places. On the command line a place is `location:path` (as rclone writes it) or
+// `location/path`; the API takes `location:path` for copies and `location/path` for move, remove, pull,
+// share and send (docs/api.md, "Copy" and "Move, remove, pull"), so each command converts. A location is
+// its label, or its id when the text is a UUID (docs/api.md, "Addressing a location").
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface Place {
+  location: string;
+  path: string;
+}
+
+/** Splits at the first `:`, or else at the first `/`; a bare word is the location's root. */
+export function parsePlace(arg: string): Place {
+  const colon = arg.indexOf(':');
+  if (colon >= 0) return { location: arg.slice(0, colon), path: arg.slice(colon + 1) };
+  const slash = arg.indexOf('/');
+  if (slash >= 0) return { location: arg.slice(0, slash), path: arg.slice(slash + 1) };
+  return { location: arg, path: '' };
+}
+
+/** The body fields that address a location: `{id}` for a UUID, `{name}` otherwise. */
+export function locationRef(location: string): { id: string } | { name: string } {
+  return UUID.test(location) ? { id: location } : { name: location };
+}
+
+/** `location:path` for /v1/copy. */
+export function colonForm(arg: string): string {
+  const { location, path } = parsePlace(arg);
+  return `${location}:${path}`;
+}
+
+/** `location/path` for /move, /remove, /pull, /share and /send. */
+export function slashForm(arg: string): string {
+  const { location, path } = parsePlace(arg);
+  const rest = path.replace(/^\/+/, '');
+  return rest === '' ? location : `${location}/${rest}`;
+}

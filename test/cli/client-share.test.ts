@@ -1,0 +1,64 @@
+// `ferry` as an API client (docs/cli.md), run as a real process against a ferry service in this
+// process, on both databases (one test a file, to stay well inside the per-file time limit
+// on a loaded machine): share prints the link once.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { eachDatabase, unique } from '../support/fixtures.js';
+import { seedBucket } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
+import { json, ok, type Service, startService } from './service.js';
+
+await eachDatabase('ferry client', (database) => {
+  let s: Service;
+  before(async () => {
+    s = await startService(database);
+  });
+  after(() => s.close());
+
+  test('share prints the link once; shares lists and revokes it; send mails a link and sends show tells its state', async () => {
+    const { run } = await s.workspace();
+    const label = await s.location(run);
+    const bucket = await seedBucket(s.client, { 'doc.txt': 'shared text' });
+    const shared = await run(
+      'share',
+      `${label}:${bucket}/doc.txt`,
+      '--expires',
+      '7d',
+      '--max-downloads',
+      '2',
+      '--password',
+      'correct horse',
+    );
+    ok(shared);
+    assert.match(shared.stdout, /^http:\/\/\S+\/s\/[A-Za-z0-9_-]+\n$/);
+    const page = json<{ shares: Array<Record<string, unknown>> }>(await run('shares', '--json'));
+    assert.equal(page.shares.length, 1);
+    assert.equal(page.shares[0]?.has_password, true);
+    assert.equal(page.shares[0]?.max_downloads, 2);
+    assert.ok(!JSON.stringify(page).includes(shared.stdout.trim()), 'the list never shows the link');
+    ok(await run('shares', 'revoke', String(page.shares[0]?.id)));
+    assert.ok(
+      json<{ shares: Array<{ revoked_at?: string }> }>(await run('shares', '--json')).shares[0]?.revoked_at,
+    );
+
+    const to = `${unique('ann')}@example.com`;
+    const sent = json(
+      await run('send', `${label}:${bucket}/doc.txt`, '--to', to, '-m', 'the file', '--json'),
+    );
+    assert.equal(sent.status, 'queued');
+    await waitUntil(() => s.smtp.received.find((m) => m.envelope.to.includes(to)), { what: 'the mail' });
+    const state = await waitUntil(
+      async () => {
+        const s = json(await run('sends', 'show', String(sent.id), '--json'));
+        return s.status === 'sent' ? s : undefined;
+      },
+      { what: 'the send to be recorded sent', pauseMs: 200 },
+    );
+    assert.equal(state.id, sent.id);
+    const later = json(
+      await run('send', `${label}:${bucket}/doc.txt`, '--to', to, '--at', 'in 2 hours', '--json'),
+    );
+    assert.equal(later.status, 'scheduled');
+    assert.ok(Math.abs(Date.parse(String(later.scheduled_at)) - Date.now() - 7_200_000) < 120_000);
+  });
+});
