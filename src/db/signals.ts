@@ -1,5 +1,6 @@
-// Wake-ups between processes: "there is new work", "a refresh was requested" and "a job was canceled"
-// reach every worker at
+// Wake-ups between processes: "there is new work", "a refresh was requested", "a job was canceled" and
+// "progress was written" (which the event streams of docs/api.md, "Live progress", wait on) reach every
+// process at
 // once instead of at its next poll. On PostgreSQL they travel as NOTIFY on channels named for the
 // schema (so databases that share a server, such as test schemas, do not wake each other), received
 // by one LISTEN connection per process that reconnects after the database restarts and then wakes
@@ -12,12 +13,18 @@ import type { Logger } from '../log.js';
 import type { Secret } from '../secret.js';
 import type { Db } from './database.js';
 
-export type Channel = 'work' | 'refresh' | 'cancel';
-const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel'];
+export type Channel = 'work' | 'refresh' | 'cancel' | 'changes';
+const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel', 'changes'];
 
 export interface Signals {
   /** Wakes the listeners of `channel` in every process, this one included. */
   notify(channel: Channel): void;
+  /**
+   * notify(channel), at most once per `intervalMs` in this process: the first call at once, the calls
+   * within the interval as one at its end. For wake-ups sent at every write (progress), which would
+   * otherwise be a NOTIFY each.
+   */
+  notifyAtMost(channel: Channel, intervalMs: number): void;
   /** Calls `listener` at each wake-up of `channel`; returns the function that stops it. */
   listen(channel: Channel, listener: () => void): () => void;
   close(): Promise<void>;
@@ -32,9 +39,25 @@ export function createSignals(db: Db, databaseUrl: Secret | undefined, logger: L
 /** One process: an event emitter. */
 class LocalSignals implements Signals {
   protected readonly events = new EventEmitter().setMaxListeners(0);
+  /** Per throttled channel: when it was last sent, and the timer of the one held back. */
+  readonly #throttle = new Map<Channel, { last: number; timer: NodeJS.Timeout | undefined }>();
 
   notify(channel: Channel): void {
     queueMicrotask(() => this.events.emit(channel));
+  }
+
+  notifyAtMost(channel: Channel, intervalMs: number): void {
+    const state = this.#throttle.get(channel) ?? { last: -Infinity, timer: undefined };
+    this.#throttle.set(channel, state);
+    if (state.timer) return;
+    const wait = state.last + intervalMs - performance.now();
+    const send = () => {
+      state.timer = undefined;
+      state.last = performance.now();
+      this.notify(channel);
+    };
+    if (wait <= 0) send();
+    else state.timer = setTimeout(send, wait);
   }
 
   listen(channel: Channel, listener: () => void): () => void {
@@ -43,6 +66,8 @@ class LocalSignals implements Signals {
   }
 
   async close(): Promise<void> {
+    for (const state of this.#throttle.values()) clearTimeout(state.timer);
+    this.#throttle.clear();
     this.events.removeAllListeners();
   }
 }

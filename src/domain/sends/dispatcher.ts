@@ -32,6 +32,8 @@ export interface DispatcherDeps {
   from: string;
   registry: Registry;
   random?: () => number;
+  /** Called after a send's state was written: wakes the event streams (docs/api.md, "Live progress"). */
+  changed?: () => void;
 }
 
 export class SendDispatcher {
@@ -187,6 +189,7 @@ export class SendDispatcher {
         })
         .execute();
       this.#sent.inc({ outcome: 'sent' });
+      this.deps.changed?.();
       logger.info(
         { send: row.id, recipients: row.recipient_count, refused: result.refused.length },
         'send delivered',
@@ -213,6 +216,7 @@ export class SendDispatcher {
         })
         .execute();
       this.#sent.inc({ outcome: final ? 'failed' : 'retried' });
+      this.deps.changed?.();
       logger.warn(
         { send: row.id, attempts: row.attempts, final, error: failure.message },
         'send not delivered',
