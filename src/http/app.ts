@@ -9,6 +9,7 @@ import type { Services } from '../services.js';
 import { registerAuth } from './auth.js';
 import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
 import { requestMetrics } from './metrics.js';
+import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
 import { linkRoutes } from './routes/links.js';
 import { listRoutes } from './routes/list.js';
@@ -129,5 +130,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       secureCookies: services.config.publicUrl.startsWith('https:'),
     }),
   );
+  await app.register(consoleRoutes());
   return app;
 }
