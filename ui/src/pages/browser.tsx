@@ -48,7 +48,6 @@ export function Browser({ location, path }: { location: string; path: string }) 
   );
   const label = locations.data?.find((l) => l.id === location)?.label ?? location;
   // A new folder starts at its first page.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the page resets when the folder changes
   useEffect(() => setPage(0), [location, path]);
   const crumbs = path ? path.split('/') : [];
   const shown = entries.slice(page * PAGE, (page + 1) * PAGE);
