@@ -27,6 +27,13 @@ export interface BackgroundOptions {
   webhooks?: Partial<DelivererOptions>;
 }
 
+/** How often, at most, this process wakes the event streams (docs/api.md, "Live progress"). */
+const CHANGES_INTERVAL_MS = 250;
+
+function changed(services: Services): () => void {
+  return () => services.signals.notifyAtMost('changes', CHANGES_INTERVAL_MS);
+}
+
 function createWorker(services: Services, options: Partial<WorkerOptions> = {}): Worker {
   const { db, clock, logger, storage, stores, config } = services;
   return new Worker(
@@ -37,6 +44,7 @@ function createWorker(services: Services, options: Partial<WorkerOptions> = {}):
       stores: new StoreCache(db.kysely, storage, clock),
       owner: workerId(),
       egress: stores.egress,
+      changed: changed(services),
     },
     {
       concurrency: config.worker.concurrency,
@@ -65,6 +73,7 @@ export function startBackground(services: Services, options: BackgroundOptions =
           owner: worker.owner,
           from: services.config.mail.from,
           registry: services.metrics,
+          changed: changed(services),
         },
         { pollMs: options.sendPollMs ?? 30_000 },
       )

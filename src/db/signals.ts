@@ -1,11 +1,12 @@
-// Wake-ups between processes: "there is new work", "a refresh was requested" and "a job was canceled"
-// reach every worker at once instead of at its next poll, and "a key or a workspace's locations
-// changed" (sent by database triggers) reaches every process's authentication cache. On PostgreSQL
-// they travel as NOTIFY on channels named for the schema (so databases that share a server, such as
-// test schemas, do not wake each other), received by one LISTEN connection per process that
-// reconnects after the database restarts and then wakes every listener once, for what it may have
-// missed. On SQLite, which is one process, they are an in-process event. Polls stay as a slow safety
-// net: a wake-up is a hint, never the only way in.
+// Wake-ups between processes: "there is new work", "a refresh was requested", "a job was canceled"
+// and "progress was written" (which the event streams of docs/api.md, "Live progress", wait on) reach
+// every process at once instead of at its next poll, and "a key or a workspace's locations changed"
+// (sent by database triggers) reaches every process's authentication cache. On PostgreSQL they travel
+// as NOTIFY on channels named for the schema (so databases that share a server, such as test schemas,
+// do not wake each other), received by one LISTEN connection per process that reconnects after the
+// database restarts and then wakes every listener once, for what it may have missed. On SQLite, which
+// is one process, they are an in-process event. Polls stay as a slow safety net: a wake-up is a hint,
+// never the only way in.
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -17,12 +18,18 @@ import type { Db } from './database.js';
  * `auth` is sent only by database triggers (`key:<id>`, `ws:<id>`); `webhook` also by a trigger when
  * webhook messages are queued (src/domain/webhooks/outbox.ts).
  */
-export type Channel = 'work' | 'refresh' | 'cancel' | 'auth' | 'webhook';
-const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel', 'auth', 'webhook'];
+export type Channel = 'work' | 'refresh' | 'cancel' | 'changes' | 'auth' | 'webhook';
+const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel', 'changes', 'auth', 'webhook'];
 
 export interface Signals {
   /** Wakes the listeners of `channel` in every process, this one included. */
   notify(channel: Channel): void;
+  /**
+   * notify(channel), at most once per `intervalMs` in this process: the first call at once, the calls
+   * within the interval as one at its end. For wake-ups sent at every write (progress), which would
+   * otherwise be a NOTIFY each.
+   */
+  notifyAtMost(channel: Channel, intervalMs: number): void;
   /**
    * Calls `listener` at each wake-up of `channel` with its payload (empty after a reconnection, when
    * anything may have been missed); returns the function that stops it.
@@ -53,9 +60,25 @@ export function createSignals(db: Db, databaseUrl: Secret | undefined, logger: L
 /** One process: an event emitter. */
 class LocalSignals implements Signals {
   protected readonly events = new EventEmitter().setMaxListeners(0);
+  /** Per throttled channel: when it was last sent, and the timer of the one held back. */
+  readonly #throttle = new Map<Channel, { last: number; timer: NodeJS.Timeout | undefined }>();
 
   notify(channel: Channel): void {
     queueMicrotask(() => this.events.emit(channel, ''));
+  }
+
+  notifyAtMost(channel: Channel, intervalMs: number): void {
+    const state = this.#throttle.get(channel) ?? { last: -Infinity, timer: undefined };
+    this.#throttle.set(channel, state);
+    if (state.timer) return;
+    const wait = state.last + intervalMs - performance.now();
+    const send = () => {
+      state.timer = undefined;
+      state.last = performance.now();
+      this.notify(channel);
+    };
+    if (wait <= 0) send();
+    else state.timer = setTimeout(send, wait);
   }
 
   generation(): number | undefined {
@@ -72,6 +95,8 @@ class LocalSignals implements Signals {
   }
 
   async close(): Promise<void> {
+    for (const state of this.#throttle.values()) clearTimeout(state.timer);
+    this.#throttle.clear();
     this.events.removeAllListeners();
   }
 }

@@ -24,7 +24,10 @@ interface Planned {
 /** Writes one batch; false when the job is no longer ours to plan (canceled, or lease lost). */
 function commitBatch(ctx: EngineContext, job: JobRow, seq: number, batch: Planned[]): Promise<boolean> {
   const planned = batch.map((p) => ({ ...p, keyHash: keyHash(p.key) }));
-  return jobs.commitBatch(ctx.db.kysely, ctx.owner, job.id, seq, planned, ctx.clock.now());
+  return jobs.commitBatch(ctx.db.kysely, ctx.owner, job.id, seq, planned, ctx.clock.now()).then((ok) => {
+    ctx.changed?.();
+    return ok;
+  });
 }
 
 async function* manifestKeys(db: Db, jobId: string): AsyncGenerator<Planned> {

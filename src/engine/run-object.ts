@@ -21,6 +21,11 @@ export interface EngineContext {
   logger: Logger;
   stores: StoreCache;
   owner: string;
+  /**
+   * Called after each write that watchers of progress may want (progress, a settlement, a job planned
+   * or ended): wakes the event streams (docs/api.md, "Live progress"). Throttled by whoever passes it.
+   */
+  changed?: () => void;
 }
 
 interface JobPlan {
@@ -74,7 +79,7 @@ export async function runObject(
     clock,
     signal,
     attempts: object.attempts,
-    progress: (bytes) => objects.progress(db.kysely, owner, object, bytes),
+    progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.changed?.()),
     work: (report) =>
       ctx.stores.use(plan.source.location_id, (source) =>
         ctx.stores.use(plan.destination.location_id, (destination) =>

@@ -164,7 +164,8 @@ export async function runTransfer(
     clock,
     signal,
     attempts: transfer.attempts,
-    progress: (bytes) => transfers.progress(db.kysely, owner, transfer.id, bytes, clock.now()),
+    progress: (bytes) =>
+      transfers.progress(db.kysely, owner, transfer.id, bytes, clock.now()).then(() => ctx.changed?.()),
     work: (report) => execute(ctx, spec, transfer.attempts, signal, report, checkpoint),
     done: (outcome) => ({
       kind: 'done',

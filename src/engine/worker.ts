@@ -237,6 +237,7 @@ export class Worker {
           .catch((err: unknown) => this.ctx.logger.error({ err, job: job.id }, 'planner crashed'))
           .finally(() => {
             this.#planning = undefined;
+            this.ctx.changed?.();
             this.nudge();
           });
         this.#planning = { controller, done, jobId: job.id };
@@ -252,6 +253,8 @@ export class Worker {
         ...batch.objects.map((object) => ({ object })),
       ];
       claimed += this.#ready.length;
+      // Claimed transfers are running now.
+      if (batch.transfers.length > 0) this.ctx.changed?.();
     }
     while (free > 0 && this.#ready.length > 0) {
       const next = this.#ready.shift() as { object: JobObjectRow } | { transfer: TransferRow };
@@ -288,6 +291,7 @@ export class Worker {
       .catch((err: unknown) => this.ctx.logger.error({ err, work: key }, 'work crashed'))
       .finally(() => {
         this.#running.delete(key);
+        this.ctx.changed?.();
         this.#wakeLoop();
       });
     this.#running.set(key, { controller, done, ...(jobId ? { jobId } : {}) });

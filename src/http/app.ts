@@ -3,11 +3,14 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { ChangeReader } from '../domain/transfers/changes.js';
 import { addProcessMetrics } from '../metrics.js';
 import type { Services } from '../services.js';
 import { registerAuth } from './auth.js';
 import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
 import { requestMetrics } from './metrics.js';
+import { consoleRoutes } from './routes/console.js';
+import { eventRoutes } from './routes/events.js';
 import { linkRoutes } from './routes/links.js';
 import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
@@ -110,6 +113,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     }),
   );
   await app.register(operationRoutes(services.operations, queued));
+  await app.register(
+    eventRoutes({
+      changes: new ChangeReader(services.db.kysely, services.transferViews),
+      signals: services.signals,
+      clock: services.clock,
+      logger: services.logger,
+    }),
+  );
   await app.register(shareRoutes(services.shares));
   await app.register(sendRoutes(services.sends, queued));
   await app.register(webhookRoutes(services.webhooks));
@@ -121,5 +132,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       secureCookies: services.config.publicUrl.startsWith('https:'),
     }),
   );
+  await app.register(consoleRoutes());
   return app;
 }

@@ -33,6 +33,8 @@ export interface DispatcherDeps {
   from: string;
   registry: Registry;
   random?: () => number;
+  /** Called after a send's state was written: wakes the event streams (docs/api.md, "Live progress"). */
+  changed?: () => void;
 }
 
 export class SendDispatcher {
@@ -204,6 +206,7 @@ export class SendDispatcher {
         updated_at: now,
       });
       this.#sent.inc({ outcome: 'sent' });
+      this.deps.changed?.();
       logger.info(
         { send: row.id, recipients: row.recipient_count, refused: result.refused.length },
         'send delivered',
@@ -226,6 +229,7 @@ export class SendDispatcher {
         updated_at: now,
       });
       this.#sent.inc({ outcome: final ? 'failed' : 'retried' });
+      this.deps.changed?.();
       logger.warn(
         { send: row.id, attempts: row.attempts, final, error: failure.message },
         'send not delivered',

@@ -1,0 +1,208 @@
+// Live progress (docs/api.md, "Live progress"): GET /v1/events streams the changes of the caller's
+// jobs, transfers and sends as Server-Sent Events. A stream reads when the engine says it wrote (the
+// `changes`, `work` and `cancel` wake-ups of src/db/signals.ts, from any process), never on a tight
+// poll; its heartbeat every 15 s reads once too, as the slow safety net every wake-up has. Open streams
+// end when the server closes, so that a shutdown never waits on them.
+import { PassThrough } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Channel, Signals } from '../../db/signals.js';
+import type { Clock } from '../../domain/clock.js';
+import type { ChangeReader } from '../../domain/transfers/changes.js';
+import { FerryError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { workspaceOf } from '../auth.js';
+import { errors } from '../schemas.js';
+
+/** Open streams one workspace may hold in one process. */
+export const STREAMS_PER_WORKSPACE = 8;
+/** A comment line this often keeps proxies from closing an idle stream. */
+export const HEARTBEAT_MS = 15_000;
+/**
+ * How far before its last read a stream reads again: a row written by another process whose clock is
+ * a little behind, or committed a moment after it took its time, is still seen.
+ */
+const OVERLAP_MS = 5000;
+/** A client that reads nothing while this much waits for it is cut off (it may reconnect). */
+const MAX_BUFFERED = 1024 * 1024;
+const WAKE_ON: readonly Channel[] = ['changes', 'work', 'cancel'];
+
+export interface EventRouteDeps {
+  changes: ChangeReader;
+  signals: Signals;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** One client's stream: what it was sent (to send only what changed) and since when it has read. */
+class Feed {
+  readonly #sent = new Map<string, string>();
+  #since: number;
+  #reading = false;
+  #again = false;
+  #closed = false;
+
+  constructor(
+    private readonly deps: EventRouteDeps,
+    private readonly workspaceId: string,
+    private readonly out: PassThrough,
+    since: number,
+  ) {
+    this.#since = since;
+  }
+
+  /** Reads what changed and sends it; a wake-up during a read makes one more read after it. */
+  wake(): void {
+    if (this.#closed) return;
+    if (this.#reading) {
+      this.#again = true;
+      return;
+    }
+    this.#reading = true;
+    void this.#read().finally(() => {
+      this.#reading = false;
+    });
+  }
+
+  async #read(): Promise<void> {
+    do {
+      this.#again = false;
+      const startedAt = this.deps.clock.now();
+      let changes: Awaited<ReturnType<ChangeReader['read']>>;
+      try {
+        changes = await this.deps.changes.read(this.workspaceId, this.#since - OVERLAP_MS);
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'event stream could not read changes');
+        return;
+      }
+      if (this.#closed) return;
+      this.#since = startedAt;
+      const seen = new Set<string>();
+      for (const change of changes) {
+        const key = `${change.event}:${change.id}`;
+        const json = JSON.stringify(change.data);
+        seen.add(key);
+        if (this.#sent.get(key) === json) continue;
+        this.#sent.set(key, json);
+        this.write(`event: ${change.event}\ndata: ${json}\n\n`);
+      }
+      // What the read no longer answers is finished and older than the overlap: if it changes again
+      // (a retried job), it is read as written, and sent.
+      for (const key of this.#sent.keys()) if (!seen.has(key)) this.#sent.delete(key);
+    } while (this.#again && !this.#closed);
+  }
+
+  write(text: string): void {
+    if (this.#closed) return;
+    if (this.out.writableLength > MAX_BUFFERED) {
+      this.out.end();
+      return;
+    }
+    this.out.write(text);
+  }
+
+  close(): void {
+    this.#closed = true;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+}
+
+export const eventRoutes =
+  (deps: EventRouteDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const open = new Map<string, Set<PassThrough>>();
+    /** Each open response, until its connection has closed. */
+    const responses = new Set<Promise<void>>();
+
+    // Before the server stops taking connections: an open stream is never idle, and would hold
+    // close() until the client went away. Ended, each response closes its connection (below), and
+    // close() goes on once they have.
+    app.addHook('preClose', async () => {
+      for (const streams of open.values()) for (const stream of streams) stream.end();
+      await Promise.all(responses);
+    });
+
+    app.get(
+      '/v1/events',
+      {
+        schema: {
+          summary: 'Stream the changes of your jobs, transfers and sends (Server-Sent Events)',
+          tags: ['transfers'],
+          querystring: Type.Object(
+            {
+              since: Type.Optional(
+                Type.String({ format: 'date-time', description: 'also send what changed since then' }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: {
+              description:
+                'text/event-stream: events `job`, `transfer` and `send`, each with the JSON that the GET of that object answers',
+              content: { 'text/event-stream': { schema: Type.Unsafe<PassThrough>({ type: 'string' }) } },
+            },
+            ...errors(400, 401, 429),
+          },
+        },
+      },
+      async (request, reply) => {
+        const workspaceId = workspaceOf(request);
+        const streams = open.get(workspaceId) ?? new Set<PassThrough>();
+        if (streams.size >= STREAMS_PER_WORKSPACE) {
+          throw new FerryError(
+            'rate_limited',
+            `at most ${STREAMS_PER_WORKSPACE} event streams may be open per workspace; close one`,
+            { retryAfterSeconds: 5 },
+          );
+        }
+        const now = deps.clock.now();
+        const since = request.query.since === undefined ? now : Date.parse(request.query.since);
+        const out = new PassThrough();
+        const feed = new Feed(deps, workspaceId, out, Math.min(since, now));
+        streams.add(out);
+        open.set(workspaceId, streams);
+
+        const unlisten = WAKE_ON.map((channel) => deps.signals.listen(channel, () => feed.wake()));
+        const heartbeat = setInterval(() => {
+          feed.write(': heartbeat\n\n');
+          feed.wake();
+        }, HEARTBEAT_MS);
+        const stop = () => {
+          if (feed.closed) return;
+          feed.close();
+          clearInterval(heartbeat);
+          for (const off of unlisten) off();
+          streams.delete(out);
+          if (streams.size === 0) open.delete(workspaceId);
+        };
+        out.on('close', stop);
+        out.on('end', stop);
+        // The response closes when the client goes away (or after the end at shutdown).
+        const closed = new Promise<void>((resolve) =>
+          reply.raw.once('close', () => {
+            out.destroy();
+            responses.delete(closed);
+            resolve();
+          }),
+        );
+        responses.add(closed);
+
+        // The first lines go at once, so the client sees the stream open before anything changes.
+        feed.write('retry: 3000\n: open\n\n');
+        feed.wake();
+        return (
+          reply
+            .header('content-type', 'text/event-stream; charset=utf-8')
+            .header('cache-control', 'no-store')
+            .header('x-accel-buffering', 'no')
+            // A stream's connection is never reused: closed with it, it cannot linger after shutdown.
+            .header('connection', 'close')
+            .send(out)
+        );
+      },
+    );
+  };

@@ -1,0 +1,237 @@
+// The web console in a real browser (Debian's chromium through playwright-core) on both databases,
+// against s3rver: sign in, browse a bucket, start a bulk copy and watch its bar reach 100% from the
+// event stream, a copy with a failed object retried once the object exists, a share created and
+// revoked, a remove previewed and confirmed. Each page is checked with axe-core (no serious or
+// critical violation) and kept as a screenshot under test-artifacts/console/. The page's
+// Content-Security-Policy, that it asks nothing of another origin, and the size of its script.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Browser, Page } from 'playwright-core';
+import { CONSOLE_DIR } from '../../src/http/routes/console.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { artifactsDir, browserSkip, launchChromium } from '../support/browser.js';
+import { testDatabases } from '../support/databases.js';
+import { freePort } from '../support/processes.js';
+import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
+import { createLocation, newWorkspace, readS3, s3Client, seedBucket } from '../support/transfers.js';
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const skip = browserSkip();
+
+// The console as the source is now, not as some earlier build left it.
+const built = spawnSync(process.execPath, [new URL('../../scripts/build-ui.mjs', import.meta.url).pathname], {
+  encoding: 'utf8',
+});
+if (built.status !== 0) throw new Error(`scripts/build-ui.mjs failed: ${built.stderr}`);
+
+async function axeViolations(page: Page): Promise<string[]> {
+  // axe is injected as a file the test reads: the console's CSP allows no inline script, so it is
+  // evaluated through the DevTools protocol, which the policy does not govern.
+  await page.evaluate(readFileSync(AXE, 'utf8'));
+  const result = await page.evaluate(
+    async () =>
+      (
+        await (
+          globalThis as unknown as {
+            axe: { run(): Promise<{ violations: Array<{ id: string; impact: string }> }> };
+          }
+        ).axe.run()
+      ).violations,
+  );
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
+}
+
+test('the first load is under 100 KiB of script, gzipped', () => {
+  const gz = readdirSync(CONSOLE_DIR).filter((f) => f.endsWith('.js.gz'));
+  assert.ok(gz.length > 0);
+  const total = gz.reduce((n, f) => n + readFileSync(join(CONSOLE_DIR, f)).length, 0);
+  assert.ok(total < 100 * 1024, `${total} bytes of gzipped script`);
+});
+
+for (const database of await testDatabases()) {
+  describe(`web console in chromium [${database.name}]`, { skip: skip ?? database.skip ?? false }, () => {
+    let t: TestApp;
+    let s3: S3rverHandle;
+    let client: S3Client;
+    let browser: Browser;
+    let page: Page;
+    let base: string;
+    let token: string;
+    let label: string;
+    let id: string;
+    let bucket: string;
+    const requests: string[] = [];
+    const shots = artifactsDir('console');
+    const shot = (name: string) =>
+      page.screenshot({ path: join(shots, `${name}-${database.name}.png`), fullPage: true });
+
+    before(async () => {
+      const port = await freePort();
+      base = `http://127.0.0.1:${port}`;
+      s3 = await startS3rver();
+      client = s3Client(s3.endpoint);
+      t = await startTestApp(database, {
+        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base },
+        worker: true,
+      });
+      await t.app.listen({ host: '127.0.0.1', port });
+      const call = await newWorkspace(t);
+      const key = await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'console' } });
+      token = key.json().token;
+      ({ id, label } = await createLocation(call, {
+        provider: 's3',
+        secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+        metadata: { endpoint: s3.endpoint },
+      }));
+      const objects: Record<string, string> = {};
+      for (let i = 0; i < 6; i++) objects[`in/k${i}.txt`] = `object ${i} `.repeat(2000);
+      bucket = await seedBucket(client, objects);
+      browser = await launchChromium();
+      page = await browser.newPage();
+      page.on('request', (r) => requests.push(r.url()));
+      page.on('dialog', (d) => void d.accept());
+    });
+    after(async () => {
+      await browser?.close();
+      await t?.close();
+      client?.destroy();
+      await s3?.close();
+    });
+
+    test('the page has a strict Content-Security-Policy and asks nothing of another origin', async () => {
+      const res = await page.goto(`${base}/`);
+      assert.equal(res?.status(), 200);
+      const csp = res?.headers()['content-security-policy'] ?? '';
+      assert.match(csp, /default-src 'self'/);
+      assert.match(csp, /frame-ancestors 'none'/);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|\*/);
+      await page.getByLabel('API key').waitFor();
+      await shot('signin');
+      assert.deepEqual(await axeViolations(page), []);
+    });
+
+    test('sign in, see the locations, browse a bucket', async () => {
+      await page.getByLabel('API key').fill('fry_wrong');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'API key was refused' }).waitFor();
+      await page.getByLabel('API key').fill(token);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Locations' }).waitFor();
+      await page
+        .getByRole('row', { name: new RegExp(label) })
+        .getByText('active')
+        .waitFor();
+      await shot('locations');
+      assert.deepEqual(await axeViolations(page), []);
+      await page.getByRole('link', { name: label }).click();
+      await page.getByRole('link', { name: `${bucket}/` }).click();
+      await page.getByRole('link', { name: 'in/' }).waitFor();
+      await page.getByRole('link', { name: 'in/' }).click();
+      await page
+        .getByRole('row', { name: /k5\.txt/ })
+        .getByText('17.6 KiB')
+        .waitFor();
+      await shot('browser');
+      assert.deepEqual(await axeViolations(page), []);
+    });
+
+    test('a bulk copy started from the browser reaches 100% on the activity page', async () => {
+      await page.goto(`${base}/#browse/${id}/${bucket}`);
+      await page.getByRole('button', { name: 'Copy in', exact: true }).click();
+      await page.getByLabel('Destination path').fill(`${bucket}/out/`);
+      await page.getByLabel('Objects already there').selectOption('if-missing');
+      await page.getByRole('button', { name: 'Start copy' }).click();
+      await page.getByRole('link', { name: 'See progress' }).click();
+      const job = page.locator('li.job').filter({ hasText: `${bucket}/in/ → ${bucket}/out/` });
+      await job.getByText('complete', { exact: true }).waitFor();
+      assert.equal(await job.getByRole('progressbar').getAttribute('value'), '100');
+      assert.match(await job.innerText(), /6 of 6 objects \(6 copied, 0 skipped, 0 failed\)/);
+      await shot('activity');
+      assert.deepEqual(await axeViolations(page), []);
+      assert.equal((await readS3(client, bucket, 'out/k3.txt'))?.toString(), 'object 3 '.repeat(2000));
+    });
+
+    test('a copy with a failed object shows the failure and succeeds once retried', async () => {
+      await page.goto(`${base}/#browse/${id}/${bucket}`);
+      await page.getByRole('button', { name: 'Copy in', exact: true }).click();
+      await page.getByLabel('Destination path').fill(`${bucket}/again/`);
+      await page.getByLabel(/Manifest/).setInputFiles({
+        name: 'keys.txt',
+        mimeType: 'text/plain',
+        buffer: Buffer.from('k0.txt\nlate.txt\n'),
+      });
+      await page.getByText('2 keys from the manifest.').waitFor();
+      await page.getByRole('button', { name: 'Start copy' }).click();
+      await page.getByRole('link', { name: 'See progress' }).click();
+      const job = page.locator('li.job').filter({ hasText: `${bucket}/in/ → ${bucket}/again/` });
+      await job.getByText('partial', { exact: true }).waitFor();
+      await job.getByRole('button', { name: 'Show 1 failure' }).click();
+      await job.getByRole('row', { name: /late\.txt/ }).waitFor();
+      await shot('failure');
+      assert.deepEqual(await axeViolations(page), []);
+      // The object arrives; the retry copies it.
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'in/late.txt', Body: 'late' }));
+      await job.getByRole('button', { name: 'Retry failed objects' }).click();
+      await job.getByText('complete', { exact: true }).waitFor();
+      assert.equal(await job.getByRole('progressbar').getAttribute('value'), '100');
+      assert.equal((await readS3(client, bucket, 'again/late.txt'))?.toString(), 'late');
+    });
+
+    test('a share made from the browser shows its link once, and is revoked from the shares page', async () => {
+      await page.goto(`${base}/#browse/${id}/${bucket}/in`);
+      await page.getByRole('button', { name: 'Share k2.txt' }).click();
+      await page.getByRole('button', { name: 'Create link' }).click();
+      const link = await page.getByLabel('Share link').inputValue();
+      assert.match(link, new RegExp(`^${base}/s/[A-Za-z0-9_-]{40,}$`));
+      await shot('share-created');
+      await page.getByRole('link', { name: 'Shares' }).click();
+      const row = page.getByRole('row', { name: new RegExp(`${bucket}/in/k2\\.txt`) });
+      await row.getByText('active').waitFor();
+      await shot('shares');
+      assert.deepEqual(await axeViolations(page), []);
+      await row.getByRole('button', { name: /Revoke/ }).click();
+      await row.getByText('revoked').waitFor();
+      assert.equal((await fetch(link)).status, 404);
+    });
+
+    test('a remove shows its preview first and removes on confirm', async () => {
+      await page.goto(`${base}/#browse/${id}/${bucket}/in`);
+      await page.getByRole('button', { name: 'Remove k4.txt' }).click();
+      await page.getByRole('button', { name: 'Preview removal' }).click();
+      await page.getByText('These 1 entry would be removed').waitFor();
+      assert.ok(await readS3(client, bucket, 'in/k4.txt'), 'nothing is removed by the preview');
+      await shot('remove-preview');
+      assert.deepEqual(await axeViolations(page), []);
+      await page.getByRole('button', { name: 'Remove 1 entry' }).click();
+      await page.getByText('Removal started').waitFor();
+      await page.getByRole('link', { name: 'See progress' }).click();
+      await page
+        .locator('li.job')
+        .filter({ hasText: 'remove' })
+        .getByText('complete', { exact: true })
+        .waitFor();
+      assert.equal(await readS3(client, bucket, 'in/k4.txt'), undefined);
+    });
+
+    test('the keys and sends pages, and no request left this origin', async () => {
+      await page.getByRole('link', { name: 'API keys' }).click();
+      await page.getByRole('row', { name: /console/ }).waitFor();
+      await shot('keys');
+      assert.deepEqual(await axeViolations(page), []);
+      await page.getByRole('link', { name: 'Sends' }).click();
+      await page.getByRole('heading', { name: 'Sends' }).waitFor();
+      await shot('sends');
+      assert.deepEqual(await axeViolations(page), []);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByLabel('API key').waitFor();
+      assert.equal(await page.evaluate('sessionStorage.length'), 0);
+      const foreign = requests.filter((u) => !u.startsWith(`${base}/`));
+      assert.deepEqual(foreign, []);
+    });
+  });
+}

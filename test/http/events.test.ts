@@ -1,0 +1,144 @@
+// docs/api.md "Live progress": GET /v1/events over a real connection (fetch, as the console reads it)
+// on both databases, with a worker in the process and s3rver behind the locations.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { ensureWorkspace } from '../../src/domain/workspaces.js';
+import { HEARTBEAT_MS, STREAMS_PER_WORKSPACE } from '../../src/http/routes/events.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { type EventClient, openEvents } from '../support/events.js';
+import { eachDatabase, unique } from '../support/fixtures.js';
+import { freePort } from '../support/processes.js';
+import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
+import { createLocation, s3Client, seedBucket } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
+
+await eachDatabase('event stream', (database) => {
+  let t: TestApp;
+  let s3: S3rverHandle;
+  let client: S3Client;
+  let base: string;
+  const open: EventClient[] = [];
+
+  before(async () => {
+    s3 = await startS3rver();
+    client = s3Client(s3.endpoint);
+    t = await startTestApp(database, { env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' }, worker: true });
+    const port = await freePort();
+    await t.app.listen({ host: '127.0.0.1', port });
+    base = `http://127.0.0.1:${port}`;
+  });
+  after(async () => {
+    for (const stream of open) stream.close();
+    await t.close();
+    client.destroy();
+    await s3.close();
+  });
+
+  async function events(token: string | null, query = ''): Promise<EventClient> {
+    const stream = await openEvents(base, token, query);
+    open.push(stream);
+    return stream;
+  }
+
+  /** A workspace with its key and two locations on one s3rver account. */
+  async function workspace() {
+    const ws = await ensureWorkspace(t.services.db.kysely, unique('ws'), t.services.clock);
+    const { token } = await t.services.apiKeys.create(ws.id, { name: 'test' });
+    const call = (options: Parameters<TestApp['request']>[0]) => t.request({ ...options, token });
+    const secret = { access_key_id: 'AKID', secret_access_key: 'secret' };
+    const a = await createLocation(call, { provider: 's3', secret, metadata: { endpoint: s3.endpoint } });
+    const b = await createLocation(call, { provider: 's3', secret, metadata: { endpoint: s3.endpoint } });
+    return { token, call, a: a.id, b: b.id };
+  }
+
+  async function bulkCopy(w: Awaited<ReturnType<typeof workspace>>, keys: number): Promise<string> {
+    const objects: Record<string, string> = {};
+    for (let i = 0; i < keys; i++) objects[`in/k${i}.txt`] = `object ${i}`.repeat(100);
+    const bucket = await seedBucket(client, objects);
+    const res = await w.call({
+      method: 'POST',
+      url: '/v1/copy',
+      payload: { from: `${w.a}:${bucket}/in/`, to: `${w.b}:${bucket}/out/` },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    return res.json().job_id as string;
+  }
+
+  const jobEvents = (stream: EventClient, id: string) =>
+    stream.events.filter((e) => e.event === 'job' && e.data.job_id === id);
+
+  test('a bulk copy reaches complete on the stream with its counters, woken by the worker, not the heartbeat', async () => {
+    const w = await workspace();
+    const stream = await events(w.token);
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get('content-type') ?? '', /^text\/event-stream/);
+    assert.equal(stream.headers.get('cache-control'), 'no-store');
+    await waitUntil(() => stream.comments.includes('open'), { what: 'the opening comment' });
+    const id = await bulkCopy(w, 5);
+    // Well inside one heartbeat: the read that sees the end is the one the worker's wake-up caused.
+    const done = await waitUntil(() => jobEvents(stream, id).find((e) => e.data.status === 'complete'), {
+      what: 'the job complete on the stream',
+      timeoutMs: HEARTBEAT_MS * 0.6,
+      detail: () => JSON.stringify(jobEvents(stream, id)),
+    });
+    assert.deepEqual(done.data.counts, { total: 5, pending: 0, succeeded: 5, skipped: 0, failed: 0 });
+    assert.equal(done.data.bytes_done, 5 * 'object 0'.length * 100);
+    // The same JSON as the GET of the job.
+    const get = await w.call({ method: 'GET', url: `/v1/jobs/${id}` });
+    assert.deepEqual(done.data, get.json());
+    // Each state is sent once: no two events in a row for this job carry the same data.
+    const sent = jobEvents(stream, id).map((e) => JSON.stringify(e.data));
+    assert.equal(new Set(sent).size, sent.length, sent.join('\n'));
+  });
+
+  test("a workspace's stream never carries another workspace's work", async () => {
+    const [w1, w2] = [await workspace(), await workspace()];
+    const [s1, s2] = [await events(w1.token), await events(w2.token)];
+    await waitUntil(() => s1.comments.includes('open') && s2.comments.includes('open'), {
+      what: 'both open',
+    });
+    const [j1, j2] = [await bulkCopy(w1, 2), await bulkCopy(w2, 3)];
+    await waitUntil(() => jobEvents(s1, j1).some((e) => e.data.status === 'complete'), {
+      what: 'job 1 on s1',
+    });
+    await waitUntil(() => jobEvents(s2, j2).some((e) => e.data.status === 'complete'), {
+      what: 'job 2 on s2',
+    });
+    const ids = (s: EventClient) => new Set(s.events.map((e) => String(e.data.job_id ?? e.data.id)));
+    assert.deepEqual([...ids(s1)], [j1]);
+    assert.deepEqual([...ids(s2)], [j2]);
+  });
+
+  test('without a key the stream is 401; past the per-workspace limit 429', async () => {
+    const none = await events(null);
+    assert.equal(none.status, 401);
+    const w = await workspace();
+    const streams: EventClient[] = [];
+    for (let i = 0; i < STREAMS_PER_WORKSPACE; i++) streams.push(await events(w.token));
+    assert.deepEqual(
+      streams.map((s) => s.status),
+      streams.map(() => 200),
+    );
+    const over = await events(w.token);
+    assert.equal(over.status, 429);
+    assert.ok(Number(over.headers.get('retry-after')) >= 1);
+    // Closing one frees its place.
+    streams[0]?.close();
+    await waitUntil(async () => (await events(w.token)).status === 200, {
+      what: 'a place after a stream closed',
+      pauseMs: 50,
+    });
+  });
+
+  test('the stream ends when the server closes, and close does not wait for the client', async () => {
+    const other = await startTestApp(database);
+    const port = await freePort();
+    await other.app.listen({ host: '127.0.0.1', port });
+    const stream = await openEvents(`http://127.0.0.1:${port}`, other.token);
+    assert.equal(stream.status, 200);
+    await waitUntil(() => stream.comments.includes('open'), { what: 'the opening comment' });
+    await other.close();
+    await stream.ended;
+  });
+});

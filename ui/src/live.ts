@@ -1,0 +1,85 @@
+// What the event stream has told this tab: the latest state of each job, transfer and send, with the
+// samples a rate and a remaining time are worked out from.
+import type { StreamEvent } from './api.js';
+
+export interface Job {
+  job_id: string;
+  status: string;
+  from: { id: string; path: string };
+  to: { id: string; path: string };
+  overwrite: string;
+  created_at: string;
+  counts: { total: number; pending: number; succeeded: number; skipped: number; failed: number };
+  bytes_done: number;
+  error?: string;
+}
+export interface Transfer {
+  id: string;
+  kind: string;
+  status: string;
+  created_at: string;
+  bytes_total?: number;
+  bytes_done: number;
+  error?: string;
+}
+export interface Send {
+  id: string;
+  status: string;
+  scheduled_at?: string;
+  sent_at?: string;
+  error?: string;
+  refused?: string[];
+}
+
+interface Sample {
+  at: number;
+  bytes: number;
+  objects: number;
+}
+
+/** Bytes and objects per second over the last samples (up to ~10 s). */
+export interface Rate {
+  bytesPerSecond: number;
+  objectsPerSecond: number;
+}
+
+export class Live {
+  readonly jobs = new Map<string, Job>();
+  readonly transfers = new Map<string, Transfer>();
+  readonly sends = new Map<string, Send>();
+  readonly #samples = new Map<string, Sample[]>();
+
+  apply(e: StreamEvent, now: number): void {
+    if (e.event === 'job') {
+      const job = e.data as unknown as Job;
+      this.jobs.set(job.job_id, job);
+      const c = job.counts;
+      this.#sample(job.job_id, now, job.bytes_done, c.succeeded + c.skipped + c.failed);
+    } else if (e.event === 'transfer') {
+      const t = e.data as unknown as Transfer;
+      this.transfers.set(t.id, t);
+      this.#sample(t.id, now, t.bytes_done, 0);
+    } else {
+      const s = e.data as unknown as Send;
+      this.sends.set(s.id, s);
+    }
+  }
+
+  #sample(id: string, at: number, bytes: number, objects: number): void {
+    const list = (this.#samples.get(id) ?? []).filter((s) => at - s.at < 10_000);
+    list.push({ at, bytes, objects });
+    this.#samples.set(id, list);
+  }
+
+  rate(id: string): Rate | undefined {
+    const list = this.#samples.get(id);
+    const first = list?.[0];
+    const last = list?.at(-1);
+    if (!first || !last || last.at - first.at < 500) return undefined;
+    const seconds = (last.at - first.at) / 1000;
+    return {
+      bytesPerSecond: (last.bytes - first.bytes) / seconds,
+      objectsPerSecond: (last.objects - first.objects) / seconds,
+    };
+  }
+}

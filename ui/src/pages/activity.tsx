@@ -1,0 +1,176 @@
+// Transfers and jobs (docs/api.md, "Polling") with live progress from the event stream: objects,
+// bytes, rate and remaining time; a job's failures with retry.
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { bytes, duration, time } from '../format.js';
+import type { Job, Live, Transfer } from '../live.js';
+import { Alert, message } from './common.js';
+
+interface Failure {
+  key: string;
+  error: string;
+  attempts: number;
+  last_attempt_at?: string;
+}
+
+function Bar({ label, value, max }: { label: string; value: number; max: number }) {
+  const pct = max > 0 ? Math.min(100, Math.round((value / max) * 100)) : 0;
+  return (
+    <div class="bar">
+      <progress max={100} value={pct} aria-label={label} />
+      <span>{pct}%</span>
+    </div>
+  );
+}
+
+function Failures({ job, onRetried }: { job: Job; onRetried: () => void }) {
+  const [failures, setFailures] = useState<Failure[] | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    api<{ failures: Failure[] }>('GET', `/v1/jobs/${job.job_id}/failures?limit=100`).then(
+      (r) => setFailures(r.failures),
+      (err: unknown) => setError(message(err)),
+    );
+  }, [job.job_id]);
+  const retry = async () => {
+    try {
+      await api('POST', `/v1/jobs/${job.job_id}/retry`);
+      onRetried();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <div class="failures">
+      <Alert error={error} />
+      <table>
+        <caption>Failed objects of this job</caption>
+        <thead>
+          <tr>
+            <th scope="col">Key</th>
+            <th scope="col">Error</th>
+            <th scope="col">Attempts</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(failures ?? []).map((f) => (
+            <tr key={f.key}>
+              <th scope="row">{f.key}</th>
+              <td>{f.error}</td>
+              <td>{f.attempts}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {(job.status === 'partial' || job.status === 'failed') && (
+        <button type="button" onClick={retry}>
+          Retry failed objects
+        </button>
+      )}
+    </div>
+  );
+}
+
+function JobRow({ job, live }: { job: Job; live: Live }) {
+  const [open, setOpen] = useState(false);
+  const c = job.counts;
+  const done = c.succeeded + c.skipped + c.failed;
+  const rate = live.rate(job.job_id);
+  const eta = rate && rate.objectsPerSecond > 0 ? duration(c.pending / rate.objectsPerSecond) : '—';
+  const name = `${job.from.path} → ${job.to.path}`;
+  return (
+    <li class="job">
+      <div class="head">
+        <strong>{name}</strong> <span class={`badge ${job.status}`}>{job.status}</span>
+      </div>
+      <Bar label={`Progress of ${name}`} value={done} max={c.total} />
+      <div class="small">
+        {done} of {c.total} objects ({c.succeeded} copied, {c.skipped} skipped, {c.failed} failed) ·{' '}
+        {bytes(job.bytes_done)} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} · ETA{' '}
+        {job.status === 'running' || job.status === 'planning' ? eta : '—'} · started {time(job.created_at)}
+      </div>
+      {job.error && <p class="alert">{job.error}</p>}
+      {c.failed > 0 && (
+        <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
+          {open ? 'Hide failures' : `Show ${c.failed} failure${c.failed === 1 ? '' : 's'}`}
+        </button>
+      )}
+      {open && <Failures job={job} onRetried={() => setOpen(false)} />}
+      {(job.status === 'running' || job.status === 'planning') && (
+        <button
+          type="button"
+          class="danger"
+          onClick={() => void api('POST', `/v1/jobs/${job.job_id}/cancel`)}
+        >
+          Cancel
+        </button>
+      )}
+    </li>
+  );
+}
+
+function TransferRow({ t, live }: { t: Transfer; live: Live }) {
+  const rate = live.rate(t.id);
+  const left =
+    rate && rate.bytesPerSecond > 0 && t.bytes_total !== undefined
+      ? duration((t.bytes_total - t.bytes_done) / rate.bytesPerSecond)
+      : '—';
+  const max = t.bytes_total ?? (t.status === 'complete' ? 1 : 0);
+  const value = t.bytes_total === undefined ? (t.status === 'complete' ? 1 : 0) : t.bytes_done;
+  return (
+    <li class="job">
+      <div class="head">
+        <strong>
+          {t.kind} {t.id.slice(0, 8)}
+        </strong>{' '}
+        <span class={`badge ${t.status}`}>{t.status}</span>
+      </div>
+      <Bar label={`Progress of ${t.kind} ${t.id.slice(0, 8)}`} value={value} max={max} />
+      <div class="small">
+        {bytes(t.bytes_done)} of {bytes(t.bytes_total)} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} ·
+        ETA {t.status === 'running' ? left : '—'} · {time(t.created_at)}
+      </div>
+      {t.error && <p class="alert">{t.error}</p>}
+    </li>
+  );
+}
+
+export function Activity({ live }: { live: Live }) {
+  const [error, setError] = useState<string | undefined>(undefined);
+  // The newest of each from the API once; the stream keeps them current from then on.
+  useEffect(() => {
+    Promise.all([
+      api<{ jobs: Job[] }>('GET', '/v1/jobs?limit=50'),
+      api<{ transfers: Transfer[] }>('GET', '/v1/transfers?limit=50'),
+    ]).then(
+      ([j, t]) => {
+        for (const job of j.jobs) if (!live.jobs.has(job.job_id)) live.jobs.set(job.job_id, job);
+        for (const tr of t.transfers) if (!live.transfers.has(tr.id)) live.transfers.set(tr.id, tr);
+        setError('');
+      },
+      (err: unknown) => setError(message(err)),
+    );
+  }, [live]);
+  const jobs = [...live.jobs.values()].sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const transfers = [...live.transfers.values()].sort((a, b) => b.created_at.localeCompare(a.created_at));
+  return (
+    <section aria-labelledby="h-activity">
+      <h1 id="h-activity">Transfers and jobs</h1>
+      <Alert error={error || undefined} />
+      <h2>Jobs</h2>
+      {jobs.length === 0 ? <p>No jobs yet.</p> : null}
+      <ul class="jobs">
+        {jobs.map((j) => (
+          <JobRow key={j.job_id} job={j} live={live} />
+        ))}
+      </ul>
+      <h2>Transfers</h2>
+      {transfers.length === 0 ? <p>No transfers yet.</p> : null}
+      <ul class="jobs">
+        {transfers.map((t) => (
+          <TransferRow key={t.id} t={t} live={live} />
+        ))}
+      </ul>
+    </section>
+  );
+}

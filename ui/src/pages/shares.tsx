@@ -1,0 +1,92 @@
+// Share links (docs/api.md, "Share links"): the list with download counts, and revoke. Links are made
+// from the browser, where the link is shown once.
+import { useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { time } from '../format.js';
+import { Alert, message, useLoad } from './common.js';
+
+interface Share {
+  id: string;
+  source: string;
+  created_at: string;
+  expires_at?: string;
+  revoked_at?: string;
+  has_password: boolean;
+  downloads: number;
+  max_downloads?: number;
+}
+
+export function Shares() {
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const { data, error, reload } = useLoad(
+    () =>
+      api<{ shares: Share[]; next_cursor?: string }>(
+        'GET',
+        `/v1/shares?limit=50${cursor ? `&cursor=${cursor}` : ''}`,
+      ),
+    [cursor],
+  );
+  const [failed, setFailed] = useState<string | undefined>(undefined);
+  const revoke = async (s: Share) => {
+    if (!confirm(`Revoke the link to ${s.source}? It stops working at once.`)) return;
+    try {
+      await api('DELETE', `/v1/shares/${s.id}`);
+      reload();
+    } catch (err) {
+      setFailed(message(err));
+    }
+  };
+  return (
+    <section aria-labelledby="h-shares">
+      <h1 id="h-shares">Shares</h1>
+      <p>Make a link from a file in a location's browser.</p>
+      <Alert error={error ?? failed} />
+      <table>
+        <caption class="sr-only">Share links, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">File</th>
+            <th scope="col">Created</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Downloads</th>
+            <th scope="col">State</th>
+            <th scope="col">
+              <span class="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {(data?.shares ?? []).map((s) => (
+            <tr key={s.id}>
+              <th scope="row">{s.source}</th>
+              <td>{time(s.created_at)}</td>
+              <td>{time(s.expires_at)}</td>
+              <td>
+                {s.downloads}
+                {s.max_downloads ? ` of ${s.max_downloads}` : ''}
+              </td>
+              <td>{s.revoked_at ? 'revoked' : s.has_password ? 'active, password' : 'active'}</td>
+              <td>
+                {!s.revoked_at && (
+                  <button
+                    type="button"
+                    class="danger"
+                    aria-label={`Revoke link to ${s.source}`}
+                    onClick={() => revoke(s)}
+                  >
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {data?.next_cursor && (
+        <button type="button" onClick={() => setCursor(data.next_cursor)}>
+          Older shares
+        </button>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,42 @@
+// Sign in by pasting an API key: it is checked once (GET /v1/tokens) and kept for this tab only.
+import { useState } from 'preact/hooks';
+import { api, storeKey } from '../api.js';
+import { Alert, message } from './common.js';
+
+export function SignIn({ onKey }: { onKey: (key: string) => void }) {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState<string | undefined>(undefined);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    storeKey(key.trim());
+    try {
+      await api('GET', '/v1/tokens');
+      onKey(key.trim());
+    } catch (err) {
+      storeKey(null);
+      setError(message(err));
+    }
+  };
+  return (
+    <main id="main" class="signin">
+      <h1>ferry console</h1>
+      <form onSubmit={submit}>
+        <label for="key">API key</label>
+        <input
+          id="key"
+          type="password"
+          autocomplete="off"
+          required
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+          aria-describedby="key-help"
+        />
+        <p id="key-help" class="help">
+          Paste a key (fry_…). It is kept in this tab only and forgotten when the tab closes.
+        </p>
+        <button type="submit">Sign in</button>
+      </form>
+      <Alert error={error} />
+    </main>
+  );
+}
