@@ -30,6 +30,7 @@ function findTests(dir) {
 
 if (!quick && filters.length === 0) {
   run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']);
+  run('npx', ['tsc', '--noEmit', '-p', 'ui/tsconfig.json']);
   run('npx', ['biome', 'check', '.']);
 }
 
