@@ -18,6 +18,7 @@ import { artifactsDir, browserSkip, launchChromium } from '../support/browser.js
 import { testDatabases } from '../support/databases.js';
 import { freePort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
+import { TestSmtp } from '../support/smtp.js';
 import { createLocation, newWorkspace, readS3, s3Client, seedBucket } from '../support/transfers.js';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
@@ -57,6 +58,7 @@ for (const database of await testDatabases()) {
   describe(`web console in chromium [${database.name}]`, { skip: skip ?? database.skip ?? false }, () => {
     let t: TestApp;
     let s3: S3rverHandle;
+    let smtp: TestSmtp;
     let client: S3Client;
     let browser: Browser;
     let page: Page;
@@ -74,9 +76,10 @@ for (const database of await testDatabases()) {
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
       s3 = await startS3rver();
+      smtp = await new TestSmtp().start();
       client = s3Client(s3.endpoint);
       t = await startTestApp(database, {
-        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base },
+        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
         worker: true,
       });
       await t.app.listen({ host: '127.0.0.1', port });
@@ -101,6 +104,7 @@ for (const database of await testDatabases()) {
       await t?.close();
       client?.destroy();
       await s3?.close();
+      await smtp?.close();
     });
 
     test('the page has a strict Content-Security-Policy and asks nothing of another origin', async () => {
@@ -225,6 +229,16 @@ for (const database of await testDatabases()) {
       assert.deepEqual(await axeViolations(page), []);
       await page.getByRole('link', { name: 'Sends' }).click();
       await page.getByRole('heading', { name: 'Sends' }).waitFor();
+      // A send for later, made here; then the page again, which lists it from GET /v1/sends.
+      await page.getByLabel('File (location/path)').fill(`${label}/${bucket}/in/k0.txt`);
+      await page.getByLabel('To (comma-separated)').fill('later@example.com');
+      await page.getByLabel(/^When/).fill('in 2 days');
+      await page.getByRole('button', { name: 'Send', exact: true }).click();
+      await page.getByRole('row').filter({ hasText: 'scheduled' }).first().waitFor();
+      // A new page load forgets what this tab saw: the row now comes from the list.
+      await page.reload();
+      await page.getByRole('link', { name: 'Sends' }).click();
+      await page.getByRole('row').filter({ hasText: 'scheduled' }).first().waitFor();
       await shot('sends');
       assert.deepEqual(await axeViolations(page), []);
       await page.getByRole('button', { name: 'Sign out' }).click();

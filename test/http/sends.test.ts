@@ -405,4 +405,49 @@ await eachDatabase('send', (database) => {
       await db.deleteFrom('sends').where('id', '=', id).execute();
     }
   });
+
+  test("GET /v1/sends lists the workspace's sends newest first, paged, and never another workspace's", async () => {
+    const { call, label } = await workspace();
+    const other = await workspace();
+    const accept = async (c: Call, l: string) => {
+      const res = await c({
+        method: 'POST',
+        url: '/send',
+        payload: {
+          source: `${l}/${bucket}/out/a2.txt`,
+          to: `${unique('listed')}@example.com`,
+          scheduledAt: 'in 2 days',
+        },
+      });
+      assert.equal(res.statusCode, 202, res.body);
+      return res.json().id as string;
+    };
+    const first = await accept(call, label);
+    clock.advance(1000);
+    const second = await accept(call, label);
+    const foreign = await accept(other.call, other.label);
+    try {
+      const page1 = (await call({ method: 'GET', url: '/v1/sends?limit=1' })).json();
+      assert.deepEqual(
+        page1.sends.map((s: { id: string }) => s.id),
+        [second],
+      );
+      assert.equal(page1.sends[0].status, 'scheduled');
+      const page2 = (
+        await call({ method: 'GET', url: `/v1/sends?limit=1&cursor=${page1.next_cursor}` })
+      ).json();
+      assert.deepEqual(
+        page2.sends.map((s: { id: string }) => s.id),
+        [first],
+      );
+      assert.equal(page2.next_cursor, undefined);
+      const theirs = (await other.call({ method: 'GET', url: '/v1/sends' })).json();
+      assert.deepEqual(
+        theirs.sends.map((s: { id: string }) => s.id),
+        [foreign],
+      );
+    } finally {
+      await t.services.db.kysely.deleteFrom('sends').where('id', 'in', [first, second, foreign]).execute();
+    }
+  });
 });

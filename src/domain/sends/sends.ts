@@ -10,6 +10,7 @@ import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
 import { isUuid, newId } from '../ids.js';
 import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
 import type { SendStatus } from '../states.js';
+import { newestFirst, type Page } from '../transfers/views.js';
 import { checkTimezone, resolveSchedule } from './schedule.js';
 
 export const MAX_TO = 50;
@@ -168,6 +169,15 @@ export class Sends {
     throw new FerryError('rate_limited', `at most ${limit} recipients per hour for this workspace`, {
       retryAfterSeconds: Math.max(1, Math.ceil((waitUntil - now) / 1000)),
     });
+  }
+
+  /** The workspace's sends, newest first (docs/api.md, "Send"). */
+  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<SendView>> {
+    const page = await newestFirst(this.db.kysely, 'sends', workspaceId, limit, cursor);
+    return {
+      items: page.rows.map(sendView),
+      ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
+    };
   }
 
   async get(workspaceId: string, id: string): Promise<SendView> {

@@ -122,7 +122,7 @@ function pageOf<R extends { created_at: number; id: string }>(
 }
 
 /** The tables listed newest first per workspace (transfers, jobs, shares). */
-type Listed = 'transfers' | 'jobs' | 'shares';
+type Listed = 'transfers' | 'jobs' | 'shares' | 'sends';
 
 /** One page of a workspace's rows of `table`, newest first, after `cursor`. */
 export async function newestFirst<T extends Listed>(

@@ -6,9 +6,10 @@ import { Type } from 'typebox';
 import { MAX_OTHER, MAX_TO, MESSAGE_MAX, type Sends } from '../../domain/sends/sends.js';
 import { PASSWORD_MAX } from '../../domain/shares/shares.js';
 import { SEND_STATES } from '../../domain/states.js';
+import { parseLimit } from '../../domain/transfers/views.js';
 import { workspaceOf } from '../auth.js';
 import { errors, oneOf, Timestamp } from '../schemas.js';
-import { Id } from './transfers.js';
+import { Id, Paging } from './transfers.js';
 
 const Addresses = (max: number) =>
   Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { maxItems: max })]);
@@ -72,6 +73,29 @@ export const sendRoutes =
         const send = await sends.accept(workspaceOf(request), request.body);
         added();
         return reply.code(202).send(send);
+      },
+    );
+
+    app.get(
+      '/v1/sends',
+      {
+        schema: {
+          summary: "List the workspace's sends, newest first",
+          tags: ['sends'],
+          querystring: Paging,
+          response: {
+            200: Type.Object({ sends: Type.Array(SendSchema), next_cursor: Type.Optional(Type.String()) }),
+            ...errors(400, 401),
+          },
+        },
+      },
+      async (request) => {
+        const page = await sends.list(
+          workspaceOf(request),
+          parseLimit(request.query.limit),
+          request.query.cursor,
+        );
+        return { sends: page.items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
       },
     );
 

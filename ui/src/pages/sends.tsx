@@ -1,17 +1,25 @@
-// Sends (docs/api.md, "Send"): e-mail a link to a file, now or later, and the status of the sends this
-// tab has seen (made here, or changing on the event stream), or looked up by id.
+// Sends (docs/api.md, "Send"): e-mail a link to a file, now or later, and the workspace's sends, newest
+// first, with their status as the event stream changes it.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time } from '../format.js';
 import type { Live, Send } from '../live.js';
-import { Alert, message } from './common.js';
+import { Alert, message, useLoad } from './common.js';
 
 export function Sends({ live }: { live: Live }) {
   const [source, setSource] = useState('');
   const [to, setTo] = useState('');
   const [text, setText] = useState('');
   const [when, setWhen] = useState('');
-  const [lookup, setLookup] = useState('');
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const listed = useLoad(
+    () =>
+      api<{ sends: Send[]; next_cursor?: string }>(
+        'GET',
+        `/v1/sends?limit=50${cursor ? `&cursor=${cursor}` : ''}`,
+      ),
+    [cursor],
+  );
   const [error, setError] = useState<string | undefined>(undefined);
   const [, setTick] = useState(0);
   const keep = (s: Send) => {
@@ -32,19 +40,14 @@ export function Sends({ live }: { live: Live }) {
       });
       keep(s);
       setError(undefined);
+      listed.reload();
     } catch (err) {
       setError(message(err));
     }
   };
-  const find = async (e: Event) => {
-    e.preventDefault();
-    try {
-      keep(await api<Send>('GET', `/v1/sends/${encodeURIComponent(lookup.trim())}`));
-      setError(undefined);
-    } catch (err) {
-      setError(message(err));
-    }
-  };
+  // The page's rows, each in its latest state: what the stream brought wins over what was listed.
+  const rows = listed.data?.sends.map((s) => live.sends.get(s.id) ?? s) ?? [];
+  const fresh = [...live.sends.values()].filter((s) => !rows.some((r) => r.id === s.id));
   return (
     <section aria-labelledby="h-sends">
       <h1 id="h-sends">Sends</h1>
@@ -60,13 +63,9 @@ export function Sends({ live }: { live: Live }) {
         <input id="send-when" value={when} onInput={(e) => setWhen(e.currentTarget.value)} />
         <button type="submit">Send</button>
       </form>
-      <form onSubmit={find} class="row">
-        <label for="send-id">Send id</label>
-        <input id="send-id" required value={lookup} onInput={(e) => setLookup(e.currentTarget.value)} />
-        <button type="submit">Look up</button>
-      </form>
+      <Alert error={listed.error} />
       <table>
-        <caption class="sr-only">Sends seen in this tab</caption>
+        <caption class="sr-only">The workspace's sends, newest first</caption>
         <thead>
           <tr>
             <th scope="col">Id</th>
@@ -77,7 +76,7 @@ export function Sends({ live }: { live: Live }) {
           </tr>
         </thead>
         <tbody>
-          {[...live.sends.values()].map((s) => (
+          {[...(cursor ? [] : fresh), ...rows].map((s) => (
             <tr key={s.id}>
               <th scope="row">{s.id}</th>
               <td>
@@ -93,6 +92,11 @@ export function Sends({ live }: { live: Live }) {
           ))}
         </tbody>
       </table>
+      {listed.data?.next_cursor && (
+        <button type="button" onClick={() => setCursor(listed.data?.next_cursor)}>
+          Older sends
+        </button>
+      )}
     </section>
   );
 }
