@@ -100,14 +100,19 @@ test('usage errors exit 2 with a message: an unknown command, an unknown option,
   }
 });
 
-/** The source modules a run resolves (through a loader hook that reports each to stderr). */
+/**
+ * The source modules a run resolves (through a loader hook that reports each to stderr). The hook runs
+ * on the loader's own thread, whose process.stderr reaches the main thread asynchronously and can be
+ * lost when the process exits: it writes to the file descriptor directly.
+ */
 async function modulesLoaded(args: string[]): Promise<string[]> {
   const hook = `data:text/javascript,${encodeURIComponent(`
     import { register } from 'node:module';
     register('data:text/javascript,' + encodeURIComponent(\`
+      import { writeSync } from 'node:fs';
       export async function resolve(s, c, next) {
         const r = await next(s, c);
-        if (r.url.startsWith('file:')) process.stderr.write('LOADED ' + r.url + '\\\\n');
+        if (r.url.startsWith('file:')) writeSync(2, 'LOADED ' + r.url + '\\\\n');
         return r;
       }\`));`)}`;
   const cli = new URL('../../src/cli.ts', import.meta.url).pathname;
