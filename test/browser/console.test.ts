@@ -7,21 +7,19 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/http/routes/console.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { artifactsDir, browserSkip, launchChromium } from '../support/browser.js';
+import { artifactsDir, axeViolations, browserSkip, launchChromium } from '../support/browser.js';
 import { testDatabases } from '../support/databases.js';
 import { freePort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
 import { createLocation, newWorkspace, readS3, s3Client, seedBucket } from '../support/transfers.js';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const skip = browserSkip();
 
 // The console as the source is now, not as some earlier build left it.
@@ -29,23 +27,6 @@ const built = spawnSync(process.execPath, [new URL('../../scripts/build-ui.mjs',
   encoding: 'utf8',
 });
 if (built.status !== 0) throw new Error(`scripts/build-ui.mjs failed: ${built.stderr}`);
-
-async function axeViolations(page: Page): Promise<string[]> {
-  // axe is injected as a file the test reads: the console's CSP allows no inline script, so it is
-  // evaluated through the DevTools protocol, which the policy does not govern.
-  await page.evaluate(readFileSync(AXE, 'utf8'));
-  const result = await page.evaluate(
-    async () =>
-      (
-        await (
-          globalThis as unknown as {
-            axe: { run(): Promise<{ violations: Array<{ id: string; impact: string }> }> };
-          }
-        ).axe.run()
-      ).violations,
-  );
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
-}
 
 test('the first load is under 100 KiB of script, gzipped', () => {
   const gz = readdirSync(CONSOLE_DIR).filter((f) => f.endsWith('.js.gz'));

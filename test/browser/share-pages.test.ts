@@ -6,37 +6,19 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { artifactsDir, browserSkip, launchChromium } from '../support/browser.js';
+import { artifactsDir, axeViolations, browserSkip, launchChromium } from '../support/browser.js';
 import { testDatabases } from '../support/databases.js';
 import { freePort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const FILE = randomBytes(120_000);
 const skip = browserSkip();
-
-/** Serious and critical axe-core violations of the page, by rule id. */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE });
-  const result = await page.evaluate(
-    async () =>
-      (
-        await (
-          globalThis as unknown as {
-            axe: { run(): Promise<{ violations: Array<{ id: string; impact: string }> }> };
-          }
-        ).axe.run()
-      ).violations,
-  );
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
-}
 
 for (const database of await testDatabases()) {
   describe(`share pages in chromium [${database.name}]`, { skip: skip ?? database.skip ?? false }, () => {

@@ -2,9 +2,10 @@
 // profile per launch, and the flags that keep it off a network it cannot reach. Without
 // /usr/bin/chromium a local run skips with a message; in CI (CI=true) that is a failure (.ci/run
 // installs the package).
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -37,4 +38,26 @@ export function artifactsDir(name: string): string {
   const dir = join(new URL('../..', import.meta.url).pathname, 'test-artifacts', name);
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/**
+ * Serious and critical axe-core violations of the page, by rule id. axe is evaluated through the
+ * DevTools protocol, which a page's Content-Security-Policy does not govern (the console allows no
+ * inline script).
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(readFileSync(AXE, 'utf8'));
+  const result = await page.evaluate(
+    async () =>
+      (
+        await (
+          globalThis as unknown as {
+            axe: { run(): Promise<{ violations: Array<{ id: string; impact: string }> }> };
+          }
+        ).axe.run()
+      ).violations,
+  );
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
 }
