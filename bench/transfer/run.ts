@@ -14,7 +14,8 @@
 // that a noisy moment falls on all of them alike; the tables show the median of the runs, after one
 // warm-up run of each tool that is not counted.
 //   npm run bench:transfer [-- --runs 3 --only a,b,c,d,e --tools ferry,rclone,aws --skip-build
-//                              --cpu-prof DIR --manifest-keys 100000]
+//                              --cpu-prof DIR --manifest-keys 100000 --node-args="--flag …"]
+// --node-args: options for the ferry server's node (a V8 heap setting, say), split at spaces.
 // s3rver is a bottleneck of every item and shares the two cores with the tool: compare ratios within
 // one run, never absolute times across machines.
 import { existsSync } from 'node:fs';
@@ -61,6 +62,7 @@ const { values } = parseArgs({
     'manifest-keys': { type: 'string', default: '100000' },
     'skip-build': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    'node-args': { type: 'string', default: '' },
   },
 });
 const runs = Number(values.runs);
@@ -121,7 +123,10 @@ async function withFerry<T>(work: (ferry: FerryProcess, loc: Locations) => Promi
       FERRY_WORKER_CONCURRENCY: String(CONCURRENCY),
       FERRY_LOCATION_CONCURRENCY: String(CONCURRENCY),
     },
-    nodeArgs: cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : [],
+    nodeArgs: [
+      ...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []),
+      ...values['node-args'].split(' ').filter(Boolean),
+    ],
   });
   try {
     return await work(ferry, await createLocations(ferry, s3.endpoint, azurite.endpoint));
