@@ -5,11 +5,13 @@
 import { type Background, startBackground } from './background.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
 import type { Config } from './config.js';
+import { limitHeapGrowth } from './heap.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './log.js';
 import { createServices } from './services.js';
 
 export async function serve(config: Config, logger: Logger): Promise<void> {
+  limitHeapGrowth();
   const services = await createServices(config, { logger });
   await bootstrapIfEmpty(services);
   const app = config.role === 'worker' ? undefined : await buildApp(services, { defaultMetrics: true });

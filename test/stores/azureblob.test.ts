@@ -9,6 +9,7 @@ import { isFerryError } from '../../src/errors.js';
 import { createEgress } from '../../src/net/egress.js';
 import { Secret } from '../../src/secret.js';
 import { type AzureTuning, open } from '../../src/stores/azureblob/index.js';
+import { blockSizeFor, MAX_BLOCKS } from '../../src/stores/azureblob/upload.js';
 import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../../src/stores/context.js';
 import type { Store } from '../../src/stores/contract.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
@@ -30,6 +31,16 @@ function location(endpoint: string | undefined, key = AZURITE_KEY, account = AZU
     secret: new Secret({ access_key_id: account, secret_access_key: key }),
   };
 }
+
+test('blocks: an object of a few blocks is cut in four, a large one in the configured size, a huge one in as few as 50,000 hold', () => {
+  const tuning = { partSize: 4 * MiB, concurrency: 8 };
+  assert.equal(blockSizeFor(undefined, tuning), 4 * MiB, 'unknown size: the configured block');
+  assert.equal(blockSizeFor(8 * MiB, tuning), 2 * MiB, 'a quarter of 8 MiB');
+  assert.equal(blockSizeFor(5 * MiB, tuning), 2 * MiB, 'a quarter, rounded up to whole MiB');
+  assert.equal(blockSizeFor(3 * MiB, tuning), 1 * MiB, 'never under 1 MiB');
+  assert.equal(blockSizeFor(100 * MiB, tuning), 4 * MiB, 'never over the configured block');
+  assert.equal(blockSizeFor(MAX_BLOCKS * 6 * MiB, tuning), 6 * MiB, 'grown so 50,000 blocks hold it');
+});
 
 let azurite: AzuriteHandle;
 let proxy: FaultProxy;

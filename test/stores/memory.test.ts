@@ -85,6 +85,23 @@ test('an abandoned wait leaves the line and lets the next one in', async () => {
   assert.equal(budget.waiting, 0);
 });
 
+test('tryAcquire takes room only below its mark and never ahead of a part waiting in line', async () => {
+  const budget = new MemoryBudget(10);
+  const a = budget.tryAcquire(3, 4);
+  assert.ok(a, '3 of 10 held, below the mark of 4');
+  assert.equal(budget.tryAcquire(2, 4), undefined, '5 would pass the mark of 4');
+  const b = budget.tryAcquire(1, 4);
+  assert.ok(b, '4 is at the mark');
+  const big = budget.acquire(7); // does not fit: waits
+  await Promise.resolve();
+  assert.equal(budget.waiting, 1);
+  assert.equal(budget.tryAcquire(1, 10), undefined, 'a part waits in line, so nothing goes ahead of it');
+  a();
+  b();
+  (await big)();
+  assert.equal(budget.used, 0);
+});
+
 test('FERRY_TRANSFER_MEMORY sets the budget the stores get, in bytes or binary units; a bad value says what is allowed', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'ferry-memory-'));
   try {
@@ -234,4 +251,58 @@ test('s3: six multipart uploads of 20 MiB at once, 4 parts in flight each, hold 
     );
   }
   admin.destroy();
+});
+
+/** Uploads of `size` (8 MiB) into azurite in 1 MiB parts, 4 in flight each, against a 16 MiB budget. */
+async function azureUploads(count: number, size = 8 * MiB): Promise<MemoryBudget> {
+  const memory = new MemoryBudget(16 * MiB);
+  const container = `ferry-${randomBytes(6).toString('hex')}`;
+  const admin = new BlobServiceClient(
+    azurite.endpoint,
+    new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY),
+  );
+  await admin.createContainer(container);
+  const store = openAzure(
+    {
+      id: 'loc-azureblob',
+      provider: 'azureblob',
+      metadata: { endpoint: azurite.endpoint },
+      secret: new Secret({ access_key_id: AZURITE_ACCOUNT, secret_access_key: AZURITE_KEY }),
+    },
+    { egress: createEgress(['127.0.0.1']), oauthApps: DEFAULT_OAUTH_APPS, memory },
+    { partSize: 1 * MiB, concurrency: 4 },
+  );
+  const bodies = Array.from({ length: count }, () => randomBytes(size));
+  await Promise.all(
+    bodies.map((body, i) =>
+      store.write(`${container}/object-${i}`, Readable.from([body]), { size: body.length }),
+    ),
+  );
+  for (const [i, body] of bodies.entries()) {
+    const got = await admin.getContainerClient(container).getBlobClient(`object-${i}`).downloadToBuffer();
+    assert.equal(md5(got), md5(body));
+  }
+  return memory;
+}
+
+test('a lone upload sends its parts several at once', async () => {
+  const memory = await azureUploads(1);
+  assert.equal(memory.peak, 4 * MiB, '4 parts of 1 MiB in flight: a quarter of the budget');
+});
+
+test('many uploads at once hold about one part each, not as many as each could send', async () => {
+  // Eight uploads could hold 4 parts each (32 MiB, so the whole 16 MiB budget). A part beyond an
+  // upload's first is taken only while at most a quarter of the budget (4 MiB) is held: at most one
+  // part each plus those 4 MiB, whatever order they start in.
+  const memory = await azureUploads(8);
+  assert.ok(memory.peak <= 12 * MiB, `peak ${(memory.peak / MiB).toFixed(0)} MiB`);
+  assert.equal(memory.used, 0);
+});
+
+test('uploads with less than a window of parts left take a part beyond their first only while the process holds very little', async () => {
+  // 3 MiB objects: after the first part, 2 parts are left, fewer than the 4 an upload may send at
+  // once. Such a part is taken only while a sixteenth of the budget (1 MiB) is held, so two uploads
+  // go one part at a time each; as long uploads they would have held up to 4 MiB.
+  const memory = await azureUploads(2, 3 * MiB);
+  assert.equal(memory.peak, 2 * MiB);
 });

@@ -42,12 +42,18 @@ export function uploadLimits(tuning: UploadTuning): UploadLimits {
   };
 }
 
-/** The block size for a body: the configured one, grown (in whole MiB) so 50,000 blocks hold `size`. */
+/**
+ * The block size for a body: the configured one, grown (in whole MiB) so 50,000 blocks hold `size`.
+ * A body of known size under four blocks is cut in four (whole MiB, at least 1 MiB): while many uploads
+ * run, each holds one block at a time (uploadParts), so an 8 MiB object holds 2 MiB rather than 4
+ * (docs/performance.md, "Memory").
+ */
 export function blockSizeFor(size: number | undefined, tuning: UploadTuning): number {
   if (size === undefined) return tuning.partSize;
   if (size > MAX_BLOB_SIZE) throw invalid(`azureblob: ${size} bytes is more than a block blob can hold`);
   const needed = Math.ceil(size / MAX_BLOCKS / MiB) * MiB;
-  return Math.max(tuning.partSize, needed);
+  const quarter = Math.max(MiB, Math.ceil(size / 4 / MiB) * MiB);
+  return Math.max(Math.min(tuning.partSize, quarter), needed);
 }
 
 export interface UploadResult {

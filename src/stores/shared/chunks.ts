@@ -161,6 +161,10 @@ function takeBlock(size: number): Buffer {
   return block;
 }
 
+function poolLimit(memory: MemoryBudget | undefined): number {
+  return Math.max(POOL_BYTES, memory?.capacity ?? 0);
+}
+
 /** Keeps an idle full-size block for the next part, up to `limit` bytes in all; the rest go to the collector. */
 function giveBlock(block: Buffer, partSize: number, limit: number): void {
   if (block.length !== partSize || pooledBytes + block.length > limit) return;
@@ -170,10 +174,43 @@ function giveBlock(block: Buffer, partSize: number, limit: number): void {
   pooledBytes += block.length;
 }
 
+/**
+ * The budget for one more part of an upload. Its only part in flight waits its turn like any other
+ * upload's. A further one would only make this one upload faster, so it is taken only while the
+ * process holds little: at most EXTRA_PARTS_SHARE of the budget for an upload with at least a full
+ * window (`concurrency` parts) still to read, at most SHORT_EXTRA_PARTS_SHARE for a shorter one, whose
+ * parts the other uploads running beside it keep the connection busy for as well. Otherwise the upload
+ * waits for one of its own parts to be sent and goes on one part at a time. Many uploads at once then
+ * hold about one part each instead of `concurrency` parts each, while a long upload, or a short one on
+ * its own, still sends several parts at once (docs/performance.md, "Memory").
+ */
+async function partMemory(
+  memory: MemoryBudget,
+  size: number,
+  long: boolean,
+  inFlight: ReadonlySet<Promise<void>>,
+  signal: AbortSignal | undefined,
+): Promise<Release> {
+  const below = memory.capacity * (long ? EXTRA_PARTS_SHARE : SHORT_EXTRA_PARTS_SHARE);
+  for (;;) {
+    if (inFlight.size === 0) return memory.acquire(size, signal);
+    const extra = memory.tryAcquire(size, below);
+    if (extra) return extra;
+    await Promise.race(inFlight); // the tasks never reject: they record a failure instead
+    signal?.throwIfAborted();
+  }
+}
+
+/** The share of the transfer memory budget below which a long upload may have more than one part in flight. */
+export const EXTRA_PARTS_SHARE = 1 / 4;
+/** The same for an upload with less than a window of parts left. */
+export const SHORT_EXTRA_PARTS_SHARE = 1 / 16;
+
 /** Reads and uploads every remaining part; resolves with the part count and total size. */
 export async function uploadParts(options: UploadPartsOptions): Promise<{ parts: number; size: number }> {
   const { reader, partSize, signal, memory } = options;
-  const permits = new Semaphore(Math.max(1, options.concurrency ?? 1));
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const permits = new Semaphore(concurrency);
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   let first = options.first;
@@ -200,7 +237,9 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
         // The part's size: the part size, or what is left of a body of declared size (0 at its end:
         // the read then only checks that nothing more comes).
         const size = Math.min(partSize, reader.remaining ?? partSize);
-        held = await memory?.acquire(size, signal);
+        const long = (reader.remaining ?? Number.POSITIVE_INFINITY) >= concurrency * partSize;
+        held = memory && (await partMemory(memory, size, long, inFlight, signal));
+        if (failure !== undefined) throw (failure as { error: unknown }).error;
         if (size === 0) data = await reader.read(1);
         else {
           block = takeBlock(size);
@@ -239,7 +278,7 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
       )
       .finally(() => {
         inFlight.delete(task);
-        if (block) giveBlock(block, partSize, Math.max(POOL_BYTES, memory?.capacity ?? 0));
+        if (block) giveBlock(block, partSize, poolLimit(memory));
         held?.();
         release();
       });
@@ -258,7 +297,13 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
 /**
  * Reads the first part of a body (up to `partSize`, fewer when it ends), after taking its size from
  * the budget: the part that decides between one request and a session of parts. Give `release` to
- * uploadParts() as `firstRelease`, or call it once a single request is sent.
+ * uploadParts() as `firstRelease`, or call it once a single request is sent: it gives back the budget
+ * and the part's buffer.
+ *
+ * A full-size first part is read into a pooled block like every later part. Read into a buffer of its
+ * own (the concatenation of the stream's chunks), every object of more than one part left a part-size
+ * allocation to the C heap, which keeps the pages of freed ones (docs/performance.md, "Memory"). A
+ * shorter one (the whole of a small object) is read as the stream gives it, mostly a single chunk.
  */
 export async function readFirst(
   reader: PartReader,
@@ -266,10 +311,18 @@ export async function readFirst(
   memory: MemoryBudget | undefined,
   signal?: AbortSignal,
 ): Promise<{ data: Buffer; release: Release }> {
-  const release =
-    (await memory?.acquire(Math.min(partSize, reader.remaining ?? partSize), signal)) ?? (() => {});
+  const size = Math.min(partSize, reader.remaining ?? partSize);
+  const held = (await memory?.acquire(size, signal)) ?? (() => {});
+  const block = size === partSize && size > 0 ? takeBlock(partSize) : undefined;
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    if (block) giveBlock(block, partSize, poolLimit(memory));
+    held();
+  };
   try {
-    return { data: await reader.read(partSize), release };
+    return { data: await reader.read(partSize, block), release };
   } catch (err) {
     release();
     throw err;

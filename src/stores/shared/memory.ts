@@ -73,6 +73,23 @@ export class MemoryBudget {
     };
   }
 
+  /**
+   * Takes `bytes` at once if no part is waiting and the budget would then hold at most `below` bytes;
+   * undefined otherwise. For a part that only speeds one upload up (one beyond its first in flight).
+   */
+  tryAcquire(bytes: number, below: number): Release | undefined {
+    const size = Math.min(Math.max(0, bytes), this.capacity);
+    if (this.#waiting.length > 0 || this.#used + size > Math.min(below, this.capacity)) return undefined;
+    this.#take(size);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#used -= size;
+      this.#grant();
+    };
+  }
+
   #fits(bytes: number): boolean {
     return this.#used + bytes <= this.capacity;
   }
