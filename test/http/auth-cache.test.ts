@@ -230,10 +230,11 @@ await eachDatabase('authentication cache across instances', (database) => {
       try {
         const before = b.services.signals.generation();
         assert.notEqual(before, undefined);
-        // B's listening connection: the one of B's whose last statement was a LISTEN or the barrier.
+        // B's listening connection: the one of B's whose last statement was a LISTEN or the barrier
+        // (an empty query).
         const killed = await admin.query(
           `select pg_terminate_backend(pid) from pg_stat_activity
-            where application_name = $1 and (query like 'listen %' or query = 'select 1')`,
+            where application_name = $1 and (query like 'listen %' or query = '')`,
           [bName],
         );
         assert.equal(killed.rowCount, 1);
