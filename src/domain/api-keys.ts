@@ -172,7 +172,7 @@ export class ApiKeys {
    * locations_version: an answer built from it could be stale (reading it throws).
    */
   early(token: string): { principal: Principal; confirmed: Promise<Principal> } | undefined {
-    if (!this.cache || !token.startsWith(TOKEN_PREFIX)) return undefined;
+    if (!this.cache?.overlaps || !token.startsWith(TOKEN_PREFIX)) return undefined;
     const now = this.clock.now();
     const hash = hashToken(token);
     const early = this.cache.early(hash);

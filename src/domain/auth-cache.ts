@@ -17,6 +17,8 @@ export interface Invalidations {
    * when that cannot be known.
    */
   barrier(): Promise<boolean> | boolean;
+  /** Whether barrier() can take a wait (a round trip) worth overlapping with other work. */
+  readonly barrierWaits: boolean;
 }
 
 export function invalidationsFor(db: Db, signals: Signals): Invalidations {
@@ -27,11 +29,13 @@ export function invalidationsFor(db: Db, signals: Signals): Invalidations {
       epoch: () => rows.dataVersion(),
       subscribe: (listener) => rows.subscribe(listener),
       barrier: () => true,
+      barrierWaits: false,
     };
   }
   return {
     epoch: () => signals.generation(),
     barrier: () => signals.barrier(),
+    barrierWaits: true,
     subscribe: (listener) =>
       signals.listen('auth', (payload) => {
         const colon = payload.indexOf(':');
@@ -89,6 +93,11 @@ export class AuthCache {
     if (found) this.hits++;
     else this.misses++;
     return found;
+  }
+
+  /** False where early() never answers (SQLite), so a caller need not hash the token for it. */
+  get overlaps(): boolean {
+    return this.source.barrierWaits;
   }
 
   /**
