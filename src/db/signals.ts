@@ -152,8 +152,12 @@ class PgSignals extends LocalSignals {
   #roundTrip(): Promise<boolean> {
     const client = this.#client;
     if (!client) return Promise.resolve(false);
+    // An empty query: nothing to parse or plan, and it still ends with ReadyForQuery, before which
+    // the server sends every notification it has received (postgres.c, PostgresMain: "if any
+    // notifies were received during the just-finished transaction, they'll be seen by the client
+    // before ReadyForQuery is"; while idle it sends them at once). 20-70 µs less than `select 1` here.
     const trip: Promise<boolean> = client
-      .query('select 1')
+      .query('')
       .then(
         () => this.#client === client,
         () => false,

@@ -160,8 +160,37 @@ export class ApiKeys {
   async authenticate(token: string): Promise<Principal> {
     const now = this.clock.now();
     if (!token.startsWith(TOKEN_PREFIX)) throw new FerryError('unauthenticated', 'the API key is not valid');
+    return this.#authenticate(hashToken(token), now, undefined);
+  }
+
+  /**
+   * For a request that changes nothing (src/http/auth.ts): the principal of a cached key at once,
+   * unconfirmed, and `confirmed`, which is what authenticate() would answer for this request: it
+   * waits for the barrier started now, falls back to the database if the key was forgotten meanwhile,
+   * and only then writes last_used_at. Undefined when the key is not cached, has expired, or there is
+   * nothing to overlap (SQLite); then authenticate() answers. The unconfirmed principal has no
+   * locations_version: an answer built from it could be stale (reading it throws).
+   */
+  early(token: string): { principal: Principal; confirmed: Promise<Principal> } | undefined {
+    if (!this.cache?.overlaps || !token.startsWith(TOKEN_PREFIX)) return undefined;
+    const now = this.clock.now();
     const hash = hashToken(token);
-    const hit = await this.cache?.lookup(hash);
+    const early = this.cache.early(hash);
+    if (!early) return undefined;
+    const { key, barrier } = early;
+    if (key.expiresAt !== null && key.expiresAt <= now) return undefined;
+    const principal: Principal = {
+      workspaceId: key.workspaceId,
+      keyId: key.keyId,
+      get locationsVersion(): number {
+        throw new FerryError('internal', 'locations_version of an unconfirmed key (route needs authFirst)');
+      },
+    };
+    return { principal, confirmed: this.#authenticate(hash, now, barrier) };
+  }
+
+  async #authenticate(hash: string, now: number, barrier: Promise<boolean> | undefined): Promise<Principal> {
+    const hit = await this.cache?.lookup(hash, barrier);
     if (hit) {
       const { key, version } = hit;
       if (key.expiresAt !== null && key.expiresAt <= now) {

@@ -17,6 +17,8 @@ export interface Invalidations {
    * when that cannot be known.
    */
   barrier(): Promise<boolean> | boolean;
+  /** Whether barrier() can take a wait (a round trip) worth overlapping with other work. */
+  readonly barrierWaits: boolean;
 }
 
 export function invalidationsFor(db: Db, signals: Signals): Invalidations {
@@ -27,11 +29,13 @@ export function invalidationsFor(db: Db, signals: Signals): Invalidations {
       epoch: () => rows.dataVersion(),
       subscribe: (listener) => rows.subscribe(listener),
       barrier: () => true,
+      barrierWaits: false,
     };
   }
   return {
     epoch: () => signals.generation(),
     barrier: () => signals.barrier(),
+    barrierWaits: true,
     subscribe: (listener) =>
       signals.listen('auth', (payload) => {
         const colon = payload.indexOf(':');
@@ -77,18 +81,44 @@ export class AuthCache {
 
   /**
    * The key behind a token hash and its workspace's locations_version, while both are exact. A hit
-   * first waits for the barrier: every change committed before this call, by any process, has then
-   * been heard, so a key revoked before this request arrived is never answered from here.
+   * first waits for the barrier (the one `early` started as the request arrived, if given): every
+   * change committed before it began, by any process, has then been heard, so a key revoked before
+   * this request arrived is never answered from here.
    */
-  async lookup(tokenHash: string): Promise<{ key: CachedKey; version: number } | undefined> {
-    const found = this.#keys.has(tokenHash) ? await this.#find(tokenHash) : undefined;
+  async lookup(
+    tokenHash: string,
+    barrier?: Promise<boolean>,
+  ): Promise<{ key: CachedKey; version: number } | undefined> {
+    const found = this.#keys.has(tokenHash) ? await this.#find(tokenHash, barrier) : undefined;
     if (found) this.hits++;
     else this.misses++;
     return found;
   }
 
-  async #find(tokenHash: string): Promise<{ key: CachedKey; version: number } | undefined> {
-    if (!(await this.source.barrier())) {
+  /** False where early() never answers (SQLite), so a caller need not hash the token for it. */
+  get overlaps(): boolean {
+    return this.source.barrierWaits;
+  }
+
+  /**
+   * For a request that may start before its key is confirmed (src/http/auth.ts): the key cached now,
+   * unconfirmed, and the barrier started now, which `lookup(tokenHash, barrier)` then waits for.
+   * Undefined when the key is not cached, and where the barrier costs no wait (SQLite): there
+   * `lookup` answers at once and there is nothing to overlap.
+   */
+  early(tokenHash: string): { key: CachedKey; barrier: Promise<boolean> } | undefined {
+    const key = this.#keys.get(tokenHash);
+    if (!key) return undefined;
+    const barrier = this.source.barrier();
+    if (typeof barrier === 'boolean') return undefined;
+    return this.#current() ? { key, barrier } : undefined;
+  }
+
+  async #find(
+    tokenHash: string,
+    started: Promise<boolean> | undefined,
+  ): Promise<{ key: CachedKey; version: number } | undefined> {
+    if (!(await (started ?? this.source.barrier()))) {
       this.#clear();
       return undefined;
     }

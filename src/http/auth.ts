@@ -1,14 +1,30 @@
 // Bearer authentication (docs/api.md, "Authentication"). Every route checks the API key first unless it is
 // declared public (config.public), and so does the 404/405 handler: without a valid key every other path
 // answers 401.
+//
+// A read (GET, HEAD) whose key is in the cache does not wait for the cache's barrier (docs/engine.md,
+// "Authentication cache") before its handler: the handler runs with the cached principal while the
+// barrier's round trip is in flight, and the answer waits for the confirmation in onSend, before any of
+// its bytes leave. Unconfirmed, it is replaced whole by the error authentication would have answered
+// (a stream is destroyed). So a read's handler may run for a key revoked a moment before, but nothing it
+// found is sent, and it must change nothing: the authenticated GET routes only read. Writes, and routes
+// that set config.authFirst, start only once the key is confirmed, as do routes that bypass onSend
+// (reply.hijack(), writing reply.raw): they must set authFirst.
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeys, Principal } from '../domain/api-keys.js';
 import { FerryError } from '../errors.js';
+import { errorAnswer } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** No API key needed (health, metrics, OpenAPI, share links). */
     public?: boolean;
+    /**
+     * A GET whose handler starts only once the key is confirmed: it holds something beyond its answer
+     * (an event stream's slot), or uses the principal's locations_version.
+     */
+    authFirst?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -23,16 +39,37 @@ export function bearerToken(header: string | undefined): string {
   return match[1];
 }
 
+type Confirmation = { principal: Principal } | { err: unknown };
+
 export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
   app.decorateRequest('principal', null);
+  /** The reads that started before their key was confirmed, and the confirmation each awaits. */
+  const pending = new WeakMap<FastifyRequest, Promise<Confirmation>>();
   // A callback hook, not an async one: public routes (health, share links) pass without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (request.routeOptions.config?.public === true) return done();
+    const config = request.routeOptions.config;
+    if (config?.public === true) return done();
     let token: string;
     try {
       token = bearerToken(request.headers.authorization);
     } catch (err) {
       return done(err as Error);
+    }
+    const read = request.method === 'GET' || request.method === 'HEAD';
+    const early =
+      read && config?.authFirst !== true && request.routeOptions.url !== undefined
+        ? apiKeys.early(token)
+        : undefined;
+    if (early) {
+      request.principal = early.principal;
+      pending.set(
+        request,
+        early.confirmed.then(
+          (principal) => ({ principal }),
+          (err: unknown) => ({ err }),
+        ),
+      );
+      return done();
     }
     apiKeys.authenticate(token).then(
       (principal) => {
@@ -41,6 +78,33 @@ export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
       },
       (err: Error) => done(err),
     );
+  });
+  // Before the first byte of a read that started early: its key confirmed, or its answer replaced.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const confirmation = pending.get(request);
+    if (confirmation === undefined) return done(null, payload);
+    pending.delete(request);
+    confirmation.then((result) => {
+      const early = request.principal;
+      if ('principal' in result) {
+        const { principal } = result;
+        if (principal.keyId === early?.keyId && principal.workspaceId === early.workspaceId) {
+          request.principal = principal;
+          return done(null, payload);
+        }
+      }
+      const err =
+        'err' in result
+          ? result.err
+          : new FerryError('unavailable', 'the API key changed during the request; retry', {
+              retryAfterSeconds: 1,
+            });
+      const answer = errorAnswer(err, request);
+      if (typeof (payload as Readable | null)?.destroy === 'function') (payload as Readable).destroy();
+      for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name);
+      reply.code(answer.status).headers(answer.headers).type('application/json; charset=utf-8');
+      done(null, JSON.stringify(answer.body));
+    });
   });
 }
 

@@ -69,7 +69,19 @@ function sendBody(reply: FastifyReply, status: number, body: unknown, headers: R
     .send(body);
 }
 
-export function errorHandler(err: FastifyError | FerryError, request: FastifyRequest, reply: FastifyReply) {
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** What an error answers: errorHandler sends it, and src/http/auth.ts sends it in place of an answer. */
+export function errorAnswer(err: unknown, request: FastifyRequest): ErrorAnswer {
+  const plain = (status: number, message: string, headers: Record<string, string> = {}) => ({
+    status,
+    headers,
+    body: { error: status, message },
+  });
   if (err instanceof FerryError) {
     const status = STATUS[err.kind];
     const headers: Record<string, string> = {};
@@ -79,8 +91,8 @@ export function errorHandler(err: FastifyError | FerryError, request: FastifyReq
     if (retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfter)));
     if (err.kind === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
     if (status >= 500) request.log.error({ err }, 'request failed');
-    if (err.body) return sendBody(reply, status, err.body, headers);
-    return send(reply, status, status === 500 ? 'internal error' : err.message, headers);
+    if (err.body) return { status, headers, body: err.body };
+    return plain(status, status === 500 ? 'internal error' : err.message, headers);
   }
   const fastifyError = err as FastifyError & { validationContext?: string };
   if (fastifyError.validation) {
@@ -88,14 +100,19 @@ export function errorHandler(err: FastifyError | FerryError, request: FastifyReq
     const message = first
       ? describeValidation(fastifyError.validationContext, first)
       : 'the request is not valid';
-    return send(reply, 400, message);
+    return plain(400, message);
   }
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
-    return send(reply, status, fastifyError.message);
+    return plain(status, fastifyError.message);
   }
   request.log.error({ err }, 'request failed');
-  return send(reply, 500, 'internal error');
+  return plain(500, 'internal error');
+}
+
+export function errorHandler(err: FastifyError | FerryError, request: FastifyRequest, reply: FastifyReply) {
+  const answer = errorAnswer(err, request);
+  return sendBody(reply, answer.status, answer.body, answer.headers);
 }
 
 /**

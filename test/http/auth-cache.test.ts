@@ -2,11 +2,15 @@
 // database, each with its own connections and its own cache, on both databases: B answers from its
 // cache, and a key revoked or expired, or a location added, through A is seen by B's very next
 // request, every time. On PostgreSQL, while B's listening connection is down nothing is answered from
-// its cache, even for a change no trigger reported.
+// its cache, even for a change no trigger reported; a read that B starts before its barrier has
+// answered sends nothing if the key turns out revoked; a write never starts before it.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
+import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { deferred } from '../support/deferred.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -95,7 +99,129 @@ await eachDatabase('authentication cache across instances', (database) => {
     }
   });
 
+  /** B's barriers wait until `release()`; `entered` resolves when the first one is asked for. */
+  const holdBarriers = () => {
+    const signals = b.services.signals;
+    const real = signals.barrier;
+    const entered = deferred();
+    const gate = deferred();
+    signals.barrier = () => {
+      entered.resolve();
+      return gate.promise.then(() => real.call(signals));
+    };
+    return {
+      entered: entered.promise,
+      release: () => {
+        signals.barrier = real;
+        gate.resolve();
+      },
+    };
+  };
+  /** A job (never run: no worker) in the workspace of a key. */
+  const jobOf = async (keyId: string) => {
+    const db = a.services.db.kysely;
+    const { workspace_id } = await db
+      .selectFrom('api_keys')
+      .select('workspace_id')
+      .where('id', '=', keyId)
+      .executeTakeFirstOrThrow();
+    const ref = JSON.stringify({ location_id: randomUUID(), path: 'b/p/' });
+    const job = { id: randomUUID(), workspaceId: workspace_id, source: ref, destination: ref };
+    return (await jobs.create(db, { ...job, overwrite: 'always', manifest: undefined }, Date.now())).job_id;
+  };
+
+  test('a key revoked through A while its write waits at B changes nothing', {
+    timeout: 60_000,
+  }, async () => {
+    const key = await newKey();
+    await warm(key.token);
+    const label = unique('loc');
+    // On PostgreSQL the write waits for B's barrier, held until the key is revoked; on SQLite the
+    // barrier is the write itself, so the revoke simply comes first.
+    const hold = database.name === 'postgres' ? holdBarriers() : undefined;
+    try {
+      const create = () =>
+        b.request({
+          method: 'POST',
+          url: '/v1/locations',
+          token: key.token,
+          payload: { provider: 's3', label, secret: { access_key_id: 'AK', secret_access_key: 'SK' } },
+        });
+      const pending = hold ? create() : undefined;
+      await hold?.entered;
+      assert.equal((await a.request({ method: 'DELETE', url: `/v1/tokens/${key.id}` })).statusCode, 204);
+      hold?.release();
+      const res = await (pending ?? create());
+      assert.equal(res.statusCode, 401, res.body);
+    } finally {
+      hold?.release();
+    }
+    const labels = (
+      (await a.request({ method: 'GET', url: '/v1/locations' })).json() as Array<{ label: string }>
+    ).map((l) => l.label);
+    assert.ok(!labels.includes(label), 'the location was not created');
+  });
+
   if (database.name === 'postgres') {
+    test('a read B starts before its barrier answers sends nothing for a key revoked through A meanwhile', {
+      timeout: 60_000,
+    }, async () => {
+      const views = b.services.transferViews;
+      const job = views.job;
+      try {
+        for (const method of ['GET', 'HEAD'] as const) {
+          const key = await newKey();
+          await warm(key.token);
+          const jobId = await jobOf(key.id);
+          // The handler's read, seen as it starts.
+          const read = deferred();
+          views.job = (...args) => {
+            read.resolve();
+            return job.apply(views, args);
+          };
+          const get = () => b.request({ method, url: `/v1/jobs/${jobId}`, token: key.token });
+
+          // Confirmed: the answer, and one more authentication answered from the cache.
+          let hits = await cacheHits();
+          let hold = holdBarriers();
+          let pending = get();
+          await Promise.all([hold.entered, read.promise]);
+          hold.release();
+          const ok = await pending;
+          assert.equal(ok.statusCode, 200, ok.body);
+          if (method === 'GET') assert.equal((ok.json() as { job_id: string }).job_id, jobId);
+          assert.equal(await cacheHits(), hits + 1);
+
+          // Revoked while the handler ran and the barrier had not answered: 401, none of the job.
+          hits = await cacheHits();
+          const again = deferred();
+          views.job = (...args) => {
+            again.resolve();
+            return job.apply(views, args);
+          };
+          hold = holdBarriers();
+          pending = get();
+          try {
+            await Promise.all([hold.entered, again.promise]);
+            const revoked = await a.request({ method: 'DELETE', url: `/v1/tokens/${key.id}` });
+            assert.equal(revoked.statusCode, 204);
+          } finally {
+            hold.release();
+          }
+          const res = await pending;
+          assert.equal(res.statusCode, 401, res.body);
+          assert.equal(res.headers['www-authenticate'], 'Bearer');
+          if (method === 'GET') {
+            assert.deepEqual(res.json(), { error: 401, message: 'the API key has been revoked' });
+          } else assert.equal(res.body, '');
+          assert.ok(!res.body.includes(jobId));
+          assert.equal(await cacheHits(), hits, 'the revoked key was not answered from the cache');
+        }
+      } finally {
+        views.job = job;
+      }
+    });
+
     test("while B's listening connection is down, B answers nothing from its cache", async () => {
       const key = await newKey();
       await warm(key.token);
@@ -104,10 +230,11 @@ await eachDatabase('authentication cache across instances', (database) => {
       try {
         const before = b.services.signals.generation();
         assert.notEqual(before, undefined);
-        // B's listening connection: the one of B's whose last statement was a LISTEN or the barrier.
+        // B's listening connection: the one of B's whose last statement was a LISTEN or the barrier
+        // (an empty query).
         const killed = await admin.query(
           `select pg_terminate_backend(pid) from pg_stat_activity
-            where application_name = $1 and (query like 'listen %' or query = 'select 1')`,
+            where application_name = $1 and (query like 'listen %' or query = '')`,
           [bName],
         );
         assert.equal(killed.rowCount, 1);

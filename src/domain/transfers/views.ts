@@ -187,6 +187,10 @@ export class TransferViews {
 
   /** A job as the API shows it: its counters (one row), and the bytes of the objects running now. */
   async jobView(row: JobRow): Promise<JobView> {
+    return this.#jobView(row, await objects.runningBytes(this.db, row.id));
+  }
+
+  #jobView(row: JobRow, runningBytes: number): JobView {
     const counts: JobCounts = {
       total: Number(row.objects_total),
       pending: Number(row.objects_pending),
@@ -194,7 +198,7 @@ export class TransferViews {
       skipped: Number(row.objects_skipped),
       failed: Number(row.objects_failed),
     };
-    const bytesDone = Number(row.bytes_finished) + (await objects.runningBytes(this.db, row.id));
+    const bytesDone = Number(row.bytes_finished) + runningBytes;
     const source = decodeRef(row.source);
     const destination = decodeRef(row.destination);
     return {
@@ -210,8 +214,23 @@ export class TransferViews {
     };
   }
 
+  /**
+   * One statement, so one round trip (docs/performance.md, "Reading a job"), and the row and the
+   * running bytes from one snapshot.
+   */
   async job(workspaceId: string, id: string): Promise<JobView> {
-    return this.jobView(await this.findJob(workspaceId, id));
+    const row = isUuid(id)
+      ? await this.db
+          .selectFrom('jobs')
+          .selectAll('jobs')
+          .select(objects.runningBytesOf('jobs.id').as('running_bytes'))
+          .where('jobs.id', '=', id)
+          .where('jobs.workspace_id', '=', workspaceId)
+          .executeTakeFirst()
+      : undefined;
+    if (!row) throw notFound(`job ${id} was not found`);
+    const { running_bytes, ...job } = row;
+    return this.#jobView(job, Number(running_bytes));
   }
 
   async jobs(workspaceId: string, limit: number, cursor?: string): Promise<Page<JobView>> {

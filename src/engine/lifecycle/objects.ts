@@ -360,6 +360,12 @@ export async function runningBytes(q: Queryable, jobId: string): Promise<number>
   return Number(row?.bytes ?? 0);
 }
 
+/** runningBytes as a scalar subquery of the job whose id is the column `jobId`, for one statement. */
+export function runningBytesOf(jobId: string) {
+  return sql<number | string>`(select coalesce(sum(o.bytes_done), 0) from job_objects o
+    where o.job_id = ${sql.ref(jobId)} and o.status = 'running')`;
+}
+
 /** When the next pending object waiting out a backoff is due (parked ones never are); undefined: none. */
 export async function nextDue(q: Queryable, now: number): Promise<number | undefined> {
   const row = await q

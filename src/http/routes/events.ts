@@ -128,6 +128,9 @@ export const eventRoutes =
     app.get(
       '/v1/events',
       {
+        // A stream takes one of the workspace's slots and listens from the handler on: only for a
+        // confirmed key (src/http/auth.ts).
+        config: { authFirst: true },
         schema: {
           summary: 'Stream the changes of your jobs, transfers and sends (Server-Sent Events)',
           tags: ['transfers'],

@@ -54,6 +54,9 @@ export const locationRoutes =
     app.get(
       '/v1/locations',
       {
+        // The cached list is chosen by the principal's locations_version, which only a confirmed key
+        // carries (src/http/auth.ts).
+        config: { authFirst: true },
         schema: {
           summary: 'List locations',
           tags: ['locations'],
