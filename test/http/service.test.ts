@@ -139,6 +139,12 @@ await eachDatabase('service rules', (database) => {
     const res = await other.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(res.statusCode, 503);
     assert.equal(res.json().error, 503);
+    // Logged through request.log (made on first use): the line carries the request's id.
+    const warning = other.logs.lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'database not reachable');
+    assert.match(String(warning?.reqId), /^req-/);
+    assert.equal(warning?.level, 40);
     await other.app.close();
     // Its database is closed already; what else it holds (the listening connection) is closed here.
     await other.services.signals.close();
