@@ -2,7 +2,8 @@
 // writes everything, the current turn's lines too, when the process exits.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger, TurnBatch } from '../src/log.js';
+import { pino } from 'pino';
+import { createLogger, isoTime, TurnBatch } from '../src/log.js';
 
 class Recorder {
   readonly writes: string[] = [];
@@ -43,4 +44,14 @@ test('flushSync writes the lines of the current turn before flushing what it wri
   assert.equal(out.writes.length, 1);
   assert.match(out.writes[0] ?? '', /"msg":"before exit"/);
   assert.equal(out.flushed, 1);
+});
+
+test("each line's time is the millisecond it was written, as pino's isoTime writes it", (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-11-25T22:00:00.000Z') });
+  assert.equal(isoTime(), pino.stdTimeFunctions.isoTime());
+  assert.equal(isoTime(), ',"time":"2026-11-25T22:00:00.000Z"');
+  t.mock.timers.tick(1);
+  assert.equal(isoTime(), ',"time":"2026-11-25T22:00:00.001Z"');
+  t.mock.timers.tick(59_999);
+  assert.equal(isoTime(), ',"time":"2026-11-25T22:01:00.000Z"');
 });
