@@ -85,7 +85,8 @@ try {
       stdio: ['ignore', openSync(log, 'a'), 'inherit'],
     });
     procs.push(s);
-    for (;;) {
+    for (let i = 0; ; i++) {
+      if (i === 100 || s.exitCode !== null) throw new Error(`${name}: the server did not start`);
       try {
         if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) break;
       } catch {}
