@@ -5,6 +5,11 @@
 // a line is queued and written with the lines after it once the previous write is done, so a busy
 // server makes one write for many lines instead of one blocking write per request. What is queued is
 // written out before the process exits (flushSync on 'exit', which process.exit() also runs).
+//
+// The lines of one turn of the event loop are handed to sonic-boom together, once the turn's I/O
+// callbacks have run (setImmediate): a write to a file finishes in microseconds, so sonic-boom alone
+// found one or two lines waiting each time and paid a thread-pool write per request (10% of the
+// server's CPU serving /healthz; docs/performance.md, "bench/api").
 import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger };
@@ -25,18 +30,33 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   const options = {
     level,
     base: { service: 'ferry' },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTime,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
   return pino(options, destination ?? stdoutDestination());
 }
 
-let stdout: ReturnType<typeof pino.destination> | undefined;
+/**
+ * pino's isoTime, with the text kept while the millisecond is the same: a busy server writes many
+ * lines per millisecond, and formatting the date for each was 1.8% of its CPU serving /healthz.
+ */
+export function isoTime(): string {
+  const now = Date.now();
+  if (now !== timeAt) {
+    timeAt = now;
+    timeText = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return timeText;
+}
+let timeAt = Number.NaN;
+let timeText = '';
+
+let stdout: TurnBatch | undefined;
 
 /** One asynchronous stdout destination per process, flushed when the process exits. */
 function stdoutDestination(): DestinationStream {
   if (stdout) return stdout;
-  const destination = pino.destination({ dest: 1, sync: false });
+  const destination = new TurnBatch(pino.destination({ dest: 1, sync: false }));
   process.on('exit', () => {
     try {
       destination.flushSync();
@@ -46,4 +66,33 @@ function stdoutDestination(): DestinationStream {
   });
   stdout = destination;
   return destination;
+}
+
+/** Collects the lines written during one turn of the event loop and passes them on as one write. */
+export class TurnBatch implements DestinationStream {
+  private pending = '';
+  private scheduled = false;
+
+  constructor(private readonly out: { write(text: string): unknown; flushSync(): void }) {}
+
+  write(line: string): void {
+    this.pending += line;
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.pass);
+    }
+  }
+
+  /** Writes out everything, this turn's lines too, before returning (the process is exiting). */
+  flushSync(): void {
+    this.pass();
+    this.out.flushSync();
+  }
+
+  private readonly pass = (): void => {
+    this.scheduled = false;
+    const text = this.pending;
+    this.pending = '';
+    if (text !== '') this.out.write(text);
+  };
 }

@@ -8,6 +8,7 @@ import { addProcessMetrics } from '../metrics.js';
 import type { Services } from '../services.js';
 import { registerAuth } from './auth.js';
 import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
+import { LazyChildLogger } from './lazy-logger.js';
 import { requestMetrics } from './metrics.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
@@ -37,6 +38,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     loggerInstance,
     // One line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
+    // request.log is made when a route or Fastify first logs through it (src/http/lazy-logger.ts).
+    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, options),
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Validation must not coerce or drop: a mistyped or unknown field is a 400 (docs/api.md, "Errors").
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },

@@ -139,6 +139,12 @@ await eachDatabase('service rules', (database) => {
     const res = await other.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(res.statusCode, 503);
     assert.equal(res.json().error, 503);
+    // Logged through request.log (made on first use): the line carries the request's id.
+    const warning = other.logs.lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'database not reachable');
+    assert.match(String(warning?.reqId), /^req-/);
+    assert.equal(warning?.level, 40);
     await other.app.close();
     // Its database is closed already; what else it holds (the listening connection) is closed here.
     await other.services.signals.close();
@@ -192,6 +198,21 @@ await eachDatabase('service rules', (database) => {
       .filter((l) => l.msg === 'request');
     assert.equal(lines.length, 1);
     const line = lines[0] ?? {};
+    // Exactly these fields: a change that drops one, or adds one per request, fails here.
+    assert.deepEqual(Object.keys(line).sort(), [
+      'level',
+      'method',
+      'ms',
+      'msg',
+      'reqId',
+      'route',
+      'service',
+      'status',
+      'time',
+    ]);
+    assert.equal(line.level, 30);
+    assert.equal(line.service, 'ferry');
+    assert.match(String(line.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.equal(line.method, 'GET');
     assert.equal(line.route, '/v1/transfers/:id');
     assert.equal(line.status, 404);
@@ -203,5 +224,26 @@ await eachDatabase('service rules', (database) => {
       metrics,
       /ferry_http_requests_total\{method="GET",route="\/v1\/transfers\/:id",status="404"\} [1-9]/,
     );
+    assert.match(
+      metrics,
+      /ferry_http_request_duration_seconds_count\{method="GET",route="\/v1\/transfers\/:id"\} [1-9]/,
+    );
+    assert.match(
+      metrics,
+      /ferry_http_request_duration_seconds_bucket\{le="\+Inf",method="GET",route="\/v1\/transfers\/:id"\} [1-9]/,
+    );
+  });
+
+  test('every answer is counted once by method, route and status, and timed once by method and route', async () => {
+    const count = (body: string, pattern: RegExp) => Number(pattern.exec(body)?.[1] ?? 0);
+    const total = /ferry_http_requests_total\{method="GET",route="\/healthz",status="200"\} (\d+)/;
+    const timed = /ferry_http_request_duration_seconds_count\{method="GET",route="\/healthz"\} (\d+)/;
+    const slow = /ferry_http_request_duration_seconds_bucket\{le="5",method="GET",route="\/healthz"\} (\d+)/;
+    const first = (await t.request({ method: 'GET', url: '/metrics', token: null })).body;
+    for (let i = 0; i < 3; i++) await t.request({ method: 'GET', url: '/healthz', token: null });
+    const second = (await t.request({ method: 'GET', url: '/metrics', token: null })).body;
+    assert.equal(count(second, total) - count(first, total), 3);
+    assert.equal(count(second, timed) - count(first, timed), 3);
+    assert.equal(count(second, slow) - count(first, slow), 3, 'each answer took less than 5 s');
   });
 });
