@@ -201,8 +201,11 @@ async function partMemory(
   }
 }
 
-/** The share of the transfer memory budget below which a long upload may have more than one part in flight. */
-export const EXTRA_PARTS_SHARE = 1 / 4;
+/**
+ * The share of the transfer memory budget below which a long upload may have more than one part in
+ * flight: with the default budget, 48 MiB, which a lone upload of 8 parts of 4 MiB stays within.
+ */
+export const EXTRA_PARTS_SHARE = 3 / 16;
 /** The same for an upload with less than a window of parts left. */
 export const SHORT_EXTRA_PARTS_SHARE = 1 / 16;
 
