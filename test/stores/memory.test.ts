@@ -179,10 +179,8 @@ async function sixAtOnce(
   return { mostHeld, bodies };
 }
 
-const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
-
-test('azureblob: six uploads of 8 MiB at once, 3 parts in flight each, hold at most the 2 MiB budget and all arrive intact', async () => {
-  const memory = new MemoryBudget(2 * MiB);
+/** A fresh azurite container and an azureblob store on it, in 1 MiB parts, with `memory` as its budget. */
+async function azureStore(memory: MemoryBudget, concurrency: number) {
   const container = `ferry-${randomBytes(6).toString('hex')}`;
   const admin = new BlobServiceClient(
     azurite.endpoint,
@@ -197,8 +195,16 @@ test('azureblob: six uploads of 8 MiB at once, 3 parts in flight each, hold at m
       secret: new Secret({ access_key_id: AZURITE_ACCOUNT, secret_access_key: AZURITE_KEY }),
     },
     { egress: createEgress(['127.0.0.1']), oauthApps: DEFAULT_OAUTH_APPS, memory },
-    { partSize: 1 * MiB, concurrency: 3 },
+    { partSize: 1 * MiB, concurrency },
   );
+  return { admin, container, store };
+}
+
+const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
+
+test('azureblob: six uploads of 8 MiB at once, 3 parts in flight each, hold at most the 2 MiB budget and all arrive intact', async () => {
+  const memory = new MemoryBudget(2 * MiB);
+  const { admin, container, store } = await azureStore(memory, 3);
   const { mostHeld, bodies } = await sixAtOnce(store, container, 8 * MiB);
   assert.equal(memory.peak, 2 * MiB, 'the budget was used to the full and never beyond');
   assert.equal(memory.used, 0, 'every part gave its bytes back');
@@ -256,22 +262,7 @@ test('s3: six multipart uploads of 20 MiB at once, 4 parts in flight each, hold 
 /** Uploads of `size` (8 MiB) into azurite in 1 MiB parts, 4 in flight each, against a 32 MiB budget. */
 async function azureUploads(count: number, size = 8 * MiB): Promise<MemoryBudget> {
   const memory = new MemoryBudget(32 * MiB);
-  const container = `ferry-${randomBytes(6).toString('hex')}`;
-  const admin = new BlobServiceClient(
-    azurite.endpoint,
-    new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY),
-  );
-  await admin.createContainer(container);
-  const store = openAzure(
-    {
-      id: 'loc-azureblob',
-      provider: 'azureblob',
-      metadata: { endpoint: azurite.endpoint },
-      secret: new Secret({ access_key_id: AZURITE_ACCOUNT, secret_access_key: AZURITE_KEY }),
-    },
-    { egress: createEgress(['127.0.0.1']), oauthApps: DEFAULT_OAUTH_APPS, memory },
-    { partSize: 1 * MiB, concurrency: 4 },
-  );
+  const { admin, container, store } = await azureStore(memory, 4);
   const bodies = Array.from({ length: count }, () => randomBytes(size));
   await Promise.all(
     bodies.map((body, i) =>
