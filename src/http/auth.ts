@@ -11,7 +11,7 @@
 // that set config.authFirst, start only once the key is confirmed, as do routes that bypass onSend
 // (reply.hijack(), writing reply.raw): they must set authFirst.
 import type { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { ApiKeys, Principal } from '../domain/api-keys.js';
 import { FerryError } from '../errors.js';
 import { errorAnswer } from './errors.js';
@@ -25,6 +25,8 @@ declare module 'fastify' {
      * (an event stream's slot), or uses the principal's locations_version.
      */
     authFirst?: boolean;
+    /** Set by registerAuth on the routes whose reads may start early (they carry its onSend hook). */
+    earlyRead?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -56,10 +58,7 @@ export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
       return done(err as Error);
     }
     const read = request.method === 'GET' || request.method === 'HEAD';
-    const early =
-      read && config?.authFirst !== true && request.routeOptions.url !== undefined
-        ? apiKeys.early(token)
-        : undefined;
+    const early = read && config?.earlyRead === true ? apiKeys.early(token) : undefined;
     if (early) {
       request.principal = early.principal;
       pending.set(
@@ -80,7 +79,7 @@ export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
     );
   });
   // Before the first byte of a read that started early: its key confirmed, or its answer replaced.
-  app.addHook('onSend', (request, reply, payload, done) => {
+  const holdAnswer: onSendHookHandler = (request, reply, payload, done) => {
     const confirmation = pending.get(request);
     if (confirmation === undefined) return done(null, payload);
     pending.delete(request);
@@ -105,6 +104,16 @@ export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
       reply.code(answer.status).headers(answer.headers).type('application/json; charset=utf-8');
       done(null, JSON.stringify(answer.body));
     });
+  };
+  // Only the routes a read may start early on carry the hook, and only they take the early path: a
+  // public route's answer (/healthz's) runs no onSend hook at all.
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat();
+    if (route.config?.public === true || route.config?.authFirst === true) return;
+    if (!methods.some((method) => method === 'GET' || method === 'HEAD')) return;
+    const onSend = [route.onSend ?? []].flat();
+    if (!onSend.includes(holdAnswer)) route.onSend = [...onSend, holdAnswer];
+    route.config = { ...route.config, earlyRead: true };
   });
 }
 
