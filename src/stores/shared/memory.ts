@@ -42,7 +42,7 @@ export class MemoryBudget {
 
   /** Takes `bytes` (capped at the capacity), waiting in line for room; resolves with its release. */
   async acquire(bytes: number, signal?: AbortSignal): Promise<Release> {
-    const size = Math.min(Math.max(0, bytes), this.capacity);
+    const size = this.#clamp(bytes);
     signal?.throwIfAborted();
     if (this.#waiting.length === 0 && this.#fits(size)) this.#take(size);
     else {
@@ -64,13 +64,7 @@ export class MemoryBudget {
         this.#waiting.push(entry);
       });
     }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.#used -= size;
-      this.#grant();
-    };
+    return this.#releaser(size);
   }
 
   /**
@@ -78,9 +72,18 @@ export class MemoryBudget {
    * undefined otherwise. For a part that only speeds one upload up (one beyond its first in flight).
    */
   tryAcquire(bytes: number, below: number): Release | undefined {
-    const size = Math.min(Math.max(0, bytes), this.capacity);
+    const size = this.#clamp(bytes);
     if (this.#waiting.length > 0 || this.#used + size > Math.min(below, this.capacity)) return undefined;
     this.#take(size);
+    return this.#releaser(size);
+  }
+
+  #clamp(bytes: number): number {
+    return Math.min(Math.max(0, bytes), this.capacity);
+  }
+
+  /** Gives `size` back once, however often it is called, and lets the parts waiting in. */
+  #releaser(size: number): Release {
     let released = false;
     return () => {
       if (released) return;
