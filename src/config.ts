@@ -34,6 +34,25 @@ export interface Config {
     /** Bytes of object data all transfers of the process may hold in memory at once. */
     memoryBytes: number;
   };
+  /** The HTTP server's own defences (docs/api.md, "HTTP connections and bodies"). */
+  http: HttpLimits;
+}
+
+export interface HttpLimits {
+  /** Headers must arrive whole within this long of a request's first byte (or of the connection). */
+  headersTimeoutMs: number;
+  /** After the headers, the body must arrive whole within this long. */
+  bodyTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this long. */
+  keepAliveTimeoutMs: number;
+  /** Requests one connection may carry before the server closes it. */
+  maxRequestsPerConnection: number;
+  /** Open connections in all, across every client. */
+  maxConnections: number;
+  /** Open connections from one client address (an IPv6 /64 counts as one); 0 is no limit. */
+  connectionsPerAddress: number;
+  /** Request line (the URL) and headers together. */
+  maxHeaderBytes: number;
 }
 
 export type Role = 'all' | 'api' | 'worker';
@@ -64,6 +83,18 @@ const UNITS: Record<string, number> = {
   gib: 1024 ** 3,
 };
 
+/** 16777216 → "16 MiB", 1536 → "1536 bytes". */
+function describeSize(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
 /** A size in bytes, or with a binary unit: "268435456", "256MiB", "1GiB", "512m". */
 function byteSize(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -73,10 +104,22 @@ function byteSize(env: Env, name: string, fallback: number, min: number, max: nu
   const value = match && unit !== undefined ? Number(match[1]) * unit : Number.NaN;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
     throw new ConfigError(
-      `${name} must be a size from ${min / 1024 ** 2} MiB to ${max / 1024 ** 3} GiB (bytes, or with KiB, MiB or GiB), got "${raw}"`,
+      `${name} must be a size from ${describeSize(min)} to ${describeSize(max)} (bytes, or with KiB, MiB or GiB), got "${raw}"`,
     );
   }
   return value;
+}
+
+function httpLimits(env: Env): HttpLimits {
+  return {
+    headersTimeoutMs: integer(env, 'FERRY_HTTP_HEADERS_TIMEOUT_SECONDS', 20, 1, 3600) * 1000,
+    bodyTimeoutMs: integer(env, 'FERRY_HTTP_BODY_TIMEOUT_SECONDS', 60, 1, 86400) * 1000,
+    keepAliveTimeoutMs: integer(env, 'FERRY_HTTP_KEEPALIVE_TIMEOUT_SECONDS', 65, 1, 3600) * 1000,
+    maxRequestsPerConnection: integer(env, 'FERRY_HTTP_MAX_REQUESTS_PER_CONNECTION', 1000, 1, 1_000_000),
+    maxConnections: integer(env, 'FERRY_HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000),
+    connectionsPerAddress: integer(env, 'FERRY_HTTP_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
+    maxHeaderBytes: byteSize(env, 'FERRY_HTTP_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 ** 2),
+  };
 }
 
 function optionalSecret(env: Env, name: string): Secret | undefined {
@@ -169,6 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
         64 * 1024 ** 3,
       ),
     },
+    http: httpLimits(env),
     refresh: {
       pollSeconds: integer(env, 'FERRY_REFRESH_POLL_SECONDS', 30, 1, 86400),
       aheadSeconds: integer(env, 'FERRY_REFRESH_AHEAD_SECONDS', 600, 0, 86400),

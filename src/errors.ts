@@ -64,3 +64,30 @@ export function isFerryError(err: unknown, kind?: ErrorKind): err is FerryError 
 export const invalid = (message: string, cause?: unknown) => new FerryError('invalid', message, { cause });
 export const notFound = (message: string, cause?: unknown) => new FerryError('not_found', message, { cause });
 export const conflict = (message: string, cause?: unknown) => new FerryError('conflict', message, { cause });
+
+/** How much of one value sent by a caller an error message quotes (docs/api.md, "Errors"). */
+export const QUOTE_LIMIT = 100;
+/** The longest error message, whatever it holds. */
+export const MESSAGE_LIMIT = 400;
+
+/** The first `limit` code points of text (a surrogate pair is never split) and "…". */
+function prefix(text: string, limit: number): string {
+  return `${[...text.slice(0, limit + 1)].slice(0, limit).join('')}…`;
+}
+
+const LONG_QUOTE = new RegExp(`"([^"]{${QUOTE_LIMIT + 1},})"`, 'g');
+const LONG_RUN = new RegExp(`[^\\s"]{${QUOTE_LIMIT + 1},}`, 'g');
+
+/**
+ * A message bounded for a response: messages quote what the caller sent (a name, a path, a field), and a
+ * caller can send a megabyte. Every quoted value ("…") and every run without a space longer than
+ * QUOTE_LIMIT keeps its first QUOTE_LIMIT characters and "…"; the whole message is cut at MESSAGE_LIMIT.
+ * Applied where errors become answers (src/http/errors.ts), so no message builder has to remember it.
+ */
+export function boundMessage(message: string): string {
+  if (message.length <= QUOTE_LIMIT) return message;
+  const bounded = message
+    .replace(LONG_QUOTE, (_all, inner: string) => `"${prefix(inner, QUOTE_LIMIT)}"`)
+    .replace(LONG_RUN, (run) => prefix(run, QUOTE_LIMIT));
+  return bounded.length <= MESSAGE_LIMIT ? bounded : prefix(bounded, MESSAGE_LIMIT);
+}

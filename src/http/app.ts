@@ -6,8 +6,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { ChangeReader } from '../domain/transfers/changes.js';
 import { addProcessMetrics } from '../metrics.js';
 import type { Services } from '../services.js';
-import { registerAuth } from './auth.js';
-import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
+import { bearerToken, registerAuth } from './auth.js';
+import { parseJsonBody, refuseOtherBodies } from './bodies.js';
+import { clientErrorHandler, guardConnections, serverOptions } from './connections.js';
+import { errorHandler, frameworkErrorHandler, MethodTable, notFoundHandler } from './errors.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { requestMetrics } from './metrics.js';
 import { consoleRoutes } from './routes/console.js';
@@ -34,7 +36,14 @@ export interface AppOptions {
 
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const loggerInstance: FastifyBaseLogger = services.logger;
+  const limits = services.config.http;
+  const methods = new MethodTable();
   const app = Fastify({
+    ...serverOptions(limits),
+    clientErrorHandler: clientErrorHandler(limits),
+    frameworkErrors: frameworkErrorHandler(methods, async (header) =>
+      services.apiKeys.authenticate(bearerToken(header)),
+    ),
     loggerInstance,
     // One line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
@@ -47,19 +56,19 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const methods = new MethodTable();
-  app.addHook('onRoute', (route) => methods.add(route.method, route.url));
+  guardConnections(app.server, limits, { registry: services.metrics, logger: services.logger });
+  app.addHook('onRoute', (route) =>
+    methods.add(route.method, route.url, { public: route.config?.public === true }),
+  );
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler(methods));
   app.addSchema(ErrorBody);
-  // JSON as usual, except that an empty body is no body (job retry and cancel take none: docs/api.md,
-  // "Polling").
+  // Bodies are JSON, and an empty body is no body (job retry and cancel take none: docs/api.md,
+  // "Polling"); any other body is 415 (docs/api.md, "Errors").
   const json = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    else json(request, body as string, done);
-  });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody(json));
+  app.addContentTypeParser('*', refuseOtherBodies);
 
   // One hook after each answer: the request's log line, then its metrics. The route is its pattern,
   // never the raw URL: paths can carry share tokens and ids without bound.

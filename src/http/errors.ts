@@ -3,7 +3,7 @@
 // ambiguous-name 409, whose body travels on the error. 5xx details are logged, never sent.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import { type ErrorKind, FerryError } from '../errors.js';
+import { boundMessage, type ErrorKind, FerryError } from '../errors.js';
 
 const STATUS: Record<ErrorKind, number> = {
   invalid: 400,
@@ -56,10 +56,14 @@ export function send(
   message: string,
   headers: Record<string, string> = {},
 ) {
-  return sendBody(reply, status, { error: status, message }, headers);
+  return sendBody(reply, status, { error: status, message: boundMessage(message) }, headers);
 }
 
 function sendBody(reply: FastifyReply, status: number, body: unknown, headers: Record<string, string> = {}) {
+  // A request refused before its body was read (no key, an unknown path, a wrong content type) ends its
+  // connection: otherwise Node reads the unread body to reuse the connection, at whatever pace the
+  // client sends it (docs/api.md, "HTTP connections and bodies").
+  if (reply.request.raw.complete === false) reply.header('connection', 'close');
   // Error bodies bypass the route's response serializer: the shape is fixed here, for every route.
   return reply
     .code(status)
@@ -80,7 +84,7 @@ export function errorAnswer(err: unknown, request: FastifyRequest): ErrorAnswer 
   const plain = (status: number, message: string, headers: Record<string, string> = {}) => ({
     status,
     headers,
-    body: { error: status, message },
+    body: { error: status, message: boundMessage(message) },
   });
   if (err instanceof FerryError) {
     const status = STATUS[err.kind];
@@ -89,7 +93,12 @@ export function errorAnswer(err: unknown, request: FastifyRequest): ErrorAnswer 
     const retryAfter =
       err.retryAfterSeconds ?? (err.kind === 'throttled' ? DEFAULT_RETRY_AFTER_SECONDS : undefined);
     if (retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfter)));
-    if (err.kind === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
+    if (err.kind === 'unauthenticated') {
+      headers['www-authenticate'] = 'Bearer';
+      // Nothing of a refused request's body is read: the connection ends with the answer, so a client
+      // without a key cannot hold it open (docs/api.md, "HTTP connections and bodies").
+      headers.connection = 'close';
+    }
     if (status >= 500) request.log.error({ err }, 'request failed');
     if (err.body) return { status, headers, body: err.body };
     return plain(status, status === 500 ? 'internal error' : err.message, headers);
@@ -120,20 +129,55 @@ export function errorHandler(err: FastifyError | FerryError, request: FastifyReq
  * own router answers 404 for both, so the routes are mirrored here to tell them apart.
  */
 export class MethodTable {
-  readonly #router = FindMyWay();
+  // No length limit on a parameter here: the table also answers for paths Fastify's router refused.
+  readonly #router = FindMyWay({ maxParamLength: Number.MAX_SAFE_INTEGER });
   readonly #methods = new Set<HTTPMethod>();
 
-  add(method: string | string[], url: string): void {
+  add(method: string | string[], url: string, options: { public?: boolean } = {}): void {
     for (const m of Array.isArray(method) ? method : [method]) {
       const upper = m.toUpperCase() as HTTPMethod;
       this.#methods.add(upper);
-      this.#router.on(upper, url, () => {});
+      this.#router.on(upper, url, () => {}, { public: options.public === true });
     }
   }
 
   allowed(path: string): HTTPMethod[] {
     return [...this.#methods].filter((m) => this.#router.find(m, path) !== null);
   }
+
+  /**
+   * Whether the route a path would take needs no API key. Percent signs are read as plain characters,
+   * so a path whose encoding is broken still finds its route.
+   */
+  isPublic(method: string, path: string): boolean {
+    const found = this.#router.find(method.toUpperCase() as HTTPMethod, path.replaceAll('%', '_'));
+    return (found?.store as { public?: boolean } | undefined)?.public === true;
+  }
+}
+
+/**
+ * Fastify's frameworkErrors: a path the router refused before any hook ran. Broken percent-encoding
+ * is 400 and a path parameter longer than any id or token can be is 404, both after the API key is
+ * checked where the path needs one, as every other answer is (docs/api.md, "Errors").
+ */
+export function frameworkErrorHandler(
+  table: MethodTable,
+  authenticate: (header: string | undefined) => Promise<unknown>,
+) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const answer = () => {
+      if (err.code === 'FST_ERR_BAD_URL') {
+        return send(reply, 400, `the path "${path}" is not valid percent-encoded UTF-8`);
+      }
+      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return send(reply, 404, `nothing is at ${path}`);
+      return errorHandler(err, request, reply);
+    };
+    if (table.isPublic(request.method, path)) return answer();
+    authenticate(request.headers.authorization).then(answer, (failure: unknown) =>
+      errorHandler(failure as FerryError, request, reply),
+    );
+  };
 }
 
 export function notFoundHandler(table: MethodTable) {
