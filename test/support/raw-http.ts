@@ -67,8 +67,12 @@ export class RawConnection {
     return true;
   }
 
-  /** The next complete answer after `skip` of them, or undefined if the connection closes first. */
-  async answer(skip = 0): Promise<RawAnswer | undefined> {
+  /**
+   * The next complete answer after `skip` of them, or undefined if the connection closes first. Fails
+   * after `timeoutMs`, so that a server that never answers fails the test instead of hanging it.
+   */
+  async answer(skip = 0, timeoutMs = 10_000): Promise<RawAnswer | undefined> {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       let rest = this.received;
       let found: RawAnswer | undefined;
@@ -80,7 +84,16 @@ export class RawConnection {
       }
       if (found) return found;
       if (this.socket.destroyed) return undefined;
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+      const left = deadline - Date.now();
+      if (left <= 0)
+        throw new Error(`no answer within ${timeoutMs} ms; received: ${this.received.slice(0, 200)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     }
   }
 
