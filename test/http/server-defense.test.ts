@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../../src/config.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 import { type RawAnswer, RawConnection, rawRequest } from '../support/raw-http.js';
@@ -42,6 +43,30 @@ await eachDatabase('HTTP server defences', (database) => {
     port = (t.app.server.address() as AddressInfo).port;
   });
   after(() => t.close());
+
+  test('the FERRY_HTTP_ settings are what the listening server has', () => {
+    const server = t.app.server;
+    assert.equal(server.headersTimeout, HEADERS_SECONDS * 1000);
+    assert.equal(server.requestTimeout, (HEADERS_SECONDS + BODY_SECONDS) * 1000);
+    assert.equal(server.keepAliveTimeout, 65_000);
+    assert.equal(server.maxRequestsPerSocket, 1000);
+    assert.equal(server.maxConnections, TOTAL);
+    assert.equal((server as unknown as { maxHeaderSize: number }).maxHeaderSize, 16 * 1024);
+    const custom = loadConfig({
+      FERRY_HTTP_KEEPALIVE_TIMEOUT_SECONDS: '5',
+      FERRY_HTTP_MAX_REQUESTS_PER_CONNECTION: '10',
+      FERRY_HTTP_MAX_HEADER_BYTES: '32KiB',
+      FERRY_HTTP_CONNECTIONS_PER_ADDRESS: '0',
+    }).http;
+    assert.equal(custom.keepAliveTimeoutMs, 5000);
+    assert.equal(custom.maxRequestsPerConnection, 10);
+    assert.equal(custom.maxHeaderBytes, 32 * 1024);
+    assert.equal(custom.connectionsPerAddress, 0);
+    assert.throws(
+      () => loadConfig({ FERRY_HTTP_MAX_HEADER_BYTES: '512' }),
+      /FERRY_HTTP_MAX_HEADER_BYTES must be a size from 1 KiB to 1 MiB/,
+    );
+  });
 
   const get = (path: string, headers = '') =>
     rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`);
