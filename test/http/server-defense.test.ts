@@ -5,10 +5,12 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { loadConfig } from '../../src/config.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { eachDatabase } from '../support/fixtures.js';
+import { eachDatabase, unique } from '../support/fixtures.js';
 import { type RawAnswer, RawConnection, rawRequest } from '../support/raw-http.js';
+import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { waitUntil } from '../support/wait.js';
 
 const HEADERS_SECONDS = 1;
@@ -211,10 +213,50 @@ await eachDatabase('HTTP server defences', (database) => {
 
 await eachDatabase('error messages and bodies', (database) => {
   let t: TestApp;
+  let s3: S3rverHandle;
   before(async () => {
-    t = await startTestApp(database);
+    s3 = await startS3rver();
+    t = await startTestApp(database, { env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' } });
   });
-  after(() => t.close());
+  after(async () => {
+    await t.close();
+    await s3.close();
+  });
+
+  test('a lone surrogate in a list path is 400 before it reaches the store (it was a 502)', async () => {
+    const bucket = unique('surrogate').toLowerCase();
+    const client = new S3Client({
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'seed', secretAccessKey: 'seed' },
+    });
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    client.destroy();
+    const created = await t.request({
+      method: 'POST',
+      url: '/v1/locations',
+      payload: {
+        provider: 's3',
+        label: unique('s3'),
+        secret: { access_key_id: 'AKIDFERRY', secret_access_key: unique('secret') },
+        metadata: { endpoint: s3.endpoint },
+      },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const list = (path: string) =>
+      t.request({
+        method: 'POST',
+        url: '/v1/list',
+        headers: { 'content-type': 'application/json' },
+        payload: `{"id":"${created.json().id}","path":"${bucket}/${path}"}`,
+      });
+    const lone = await list('a\\ud800');
+    assert.equal(lone.statusCode, 400, lone.body);
+    assert.match(lone.json().message, /surrogate/);
+    // A pair is an ordinary character: the empty bucket holds no such folder.
+    assert.equal((await list('a\\ud83d\\ude00')).statusCode, 404);
+  });
 
   test('a lone surrogate anywhere in a JSON body is 400; a pair is text like any other', async () => {
     for (const payload of ['{"name":"\\ud800"}', '{"name":"a\\udfffb"}', '{"path":"x","\\ud83d":1}']) {
