@@ -235,5 +235,31 @@ for (const database of await testDatabases()) {
       const foreign = requests.filter((u) => !u.startsWith(`${base}/`));
       assert.deepEqual(foreign, []);
     });
+
+    for (const width of [1280, 390]) {
+      test(`at ${width} px, revoking the signed-in key returns the console to sign-in with the reason, at once`, async () => {
+        const call = await newWorkspace(t);
+        const made = await call({ method: 'POST', url: '/v1/tokens', payload: { name: `tab ${width}` } });
+        const tab = await browser.newPage({ viewport: { width, height: 844 } });
+        try {
+          await tab.goto(`${base}/`);
+          await tab.getByLabel('API key').fill(made.json().token);
+          await tab.getByRole('button', { name: 'Sign in' }).click();
+          await tab.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+          // Nothing else happens in the tab: only the event stream can bring the news.
+          const revoked = await call({ method: 'DELETE', url: `/v1/tokens/${made.json().id}` });
+          assert.equal(revoked.statusCode, 204);
+          await tab
+            .getByRole('alert')
+            .filter({ hasText: 'The API key was refused (the API key has been revoked). Sign in again.' })
+            .waitFor({ timeout: 5000 });
+          await tab.getByLabel('API key').waitFor();
+          assert.equal(await tab.evaluate('sessionStorage.length'), 0);
+          assert.deepEqual(await axeViolations(tab), []);
+        } finally {
+          await tab.close();
+        }
+      });
+    }
   });
 }
