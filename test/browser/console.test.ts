@@ -111,6 +111,8 @@ for (const database of await testDatabases()) {
         .getByRole('row', { name: new RegExp(label) })
         .getByText('active')
         .waitFor();
+      // An s3 location has static keys: nothing to refresh, so no Refresh button.
+      assert.equal(await page.getByRole('button', { name: `Refresh ${label}` }).count(), 0);
       await shot('locations');
       assert.deepEqual(await axeViolations(page), []);
       await page.getByRole('link', { name: label }).click();
@@ -135,6 +137,7 @@ for (const database of await testDatabases()) {
       const job = page.locator('li.job').filter({ hasText: `${bucket}/in/ → ${bucket}/out/` });
       await job.getByText('complete', { exact: true }).waitFor();
       assert.equal(await job.getByRole('progressbar').getAttribute('value'), '100');
+      assert.equal(await job.locator('.bar').getAttribute('class'), 'bar');
       assert.match(await job.innerText(), /6 of 6 objects \(6 copied, 0 skipped, 0 failed\)/);
       await shot('activity');
       assert.deepEqual(await axeViolations(page), []);
@@ -155,6 +158,8 @@ for (const database of await testDatabases()) {
       await page.getByRole('link', { name: 'See progress' }).click();
       const job = page.locator('li.job').filter({ hasText: `${bucket}/in/ → ${bucket}/again/` });
       await job.getByText('partial', { exact: true }).waitFor();
+      // Not a plain full bar: the partial tone and the count of failures beside it.
+      await job.locator('.bar.partial').getByText('100% · 1 failed').waitFor();
       await job.getByRole('button', { name: 'Show 1 failure' }).click();
       await job.getByRole('row', { name: /late\.txt/ }).waitFor();
       await shot('failure');
@@ -164,6 +169,7 @@ for (const database of await testDatabases()) {
       await job.getByRole('button', { name: 'Retry failed objects' }).click();
       await job.getByText('complete', { exact: true }).waitFor();
       assert.equal(await job.getByRole('progressbar').getAttribute('value'), '100');
+      assert.equal(await job.locator('.bar').getAttribute('class'), 'bar');
       assert.equal((await readS3(client, bucket, 'again/late.txt'))?.toString(), 'late');
     });
 
