@@ -26,6 +26,23 @@ export const REDACT_PATHS = [
   '*.secret_access_key',
 ];
 
+/**
+ * Process warnings (deprecations, a library's notice that it will soon need a newer Node) as log
+ * lines instead of Node's plain text on stderr, so that everything `ferry serve` writes is JSON.
+ * Node prints a warning through the 'warning' listener it installs at start; that listener is
+ * replaced here.
+ */
+export function logProcessWarnings(logger: Logger): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    const code = (warning as Error & { code?: unknown }).code;
+    logger.warn(
+      { warning: warning.name, ...(typeof code === 'string' ? { code } : {}) },
+      warning.message.replace(/\s+/g, ' ').trim(),
+    );
+  });
+}
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   const options = {
     level,

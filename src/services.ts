@@ -9,6 +9,7 @@ import { type Db, migrateToLatest, openDatabase } from './db/database.js';
 import { createSignals, type Signals } from './db/signals.js';
 import { ApiKeys } from './domain/api-keys.js';
 import { AuthCache, invalidationsFor } from './domain/auth-cache.js';
+import { KeyWatch } from './domain/key-watch.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { Locations } from './domain/locations/locations.js';
 import { AccessTokens } from './domain/refresher/access-tokens.js';
@@ -39,6 +40,8 @@ export interface Services {
   metrics: Registry;
   keyring: Keyring;
   apiKeys: ApiKeys;
+  /** Ends live answers (event streams) when their key is revoked or expires. */
+  keyWatch: KeyWatch;
   locations: Locations;
   storage: Storage;
   stores: StoreContext;
@@ -84,7 +87,9 @@ export async function createServices(config: Config, options: ServicesOptions): 
     throw err;
   }
   const signals = createSignals(db, config.databaseUrl, options.logger);
-  const authCache = new AuthCache(invalidationsFor(db, signals));
+  const invalidations = invalidationsFor(db, signals);
+  const authCache = new AuthCache(invalidations);
+  const keyWatch = new KeyWatch(db.kysely, clock, invalidations);
   const locations = new Locations(db.kysely, keyring, clock, (workspaceId) =>
     authCache.forgetWorkspace(workspaceId),
   );
@@ -125,6 +130,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     metrics,
     keyring,
     apiKeys: new ApiKeys(db.kysely, clock, authCache),
+    keyWatch,
     locations,
     storage,
     stores,
@@ -145,6 +151,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     workQueued: () => signals.notify('work'),
     close: async () => {
       mailer?.close();
+      keyWatch.close();
       authCache.close();
       await signals.close();
       await db.close();

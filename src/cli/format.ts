@@ -41,9 +41,26 @@ export interface Column<T> {
   right?: boolean;
 }
 
+/**
+ * Text from the server (a file name, a label) as one safe line: control characters (a newline in a
+ * name would split a table row; an escape sequence would drive the terminal) and the bidirectional
+ * controls that make a name display reversed ("…\u202Etxt.exe" shown as "…exe.txt") are written as
+ * `\n`, `\t` or `\u{…}` escapes.
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => {
+    if (c === '\n') return '\\n';
+    if (c === '\t') return '\\t';
+    if (c === '\r') return '\\r';
+    return `\\u{${(c.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`;
+  });
+}
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
 /** A table with a header row, columns separated by two spaces, the last column not padded. */
 export function table<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
-  const cells = rows.map((row) => columns.map((c) => c.value(row)));
+  const cells = rows.map((row) => columns.map((c) => printable(c.value(row))));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)));
   const line = (values: string[]) =>
     values
@@ -61,7 +78,7 @@ export function table<T>(rows: readonly T[], columns: readonly Column<T>[]): str
 export function fields(pairs: ReadonlyArray<readonly [string, string | undefined]>): string {
   const present = pairs.filter((p): p is readonly [string, string] => p[1] !== undefined);
   const width = Math.max(...present.map(([k]) => k.length));
-  return present.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${v}`).join('\n');
+  return present.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${printable(v)}`).join('\n');
 }
 
 /** "1 file", "2 files". */

@@ -47,7 +47,9 @@ function explain(
     );
     return `the name "${String(body.name)}" matches ${lines.length} locations; use the id of one in place of the name:\n${lines.join('\n')}`;
   }
-  if ((status === 429 || status === 503) && retryAfter) return `${server} (try again in ${retryAfter} s)`;
+  // The server's message may say when already ("retry in 59 s"): then once is enough.
+  if ((status === 429 || status === 503) && retryAfter && !/\b(retry|try again) in\b/i.test(server))
+    return `${server} (try again in ${retryAfter} s)`;
   if (status >= 500 && status !== 502 && status !== 503)
     return `${server} (the server's log has the details)`;
   return server;

@@ -8,7 +8,7 @@ import { ApiKeys } from '../domain/api-keys.js';
 import { parseRfc3339, systemClock } from '../domain/clock.js';
 import { ensureWorkspace } from '../domain/workspaces.js';
 import { FerryError } from '../errors.js';
-import { createLogger } from '../log.js';
+import { createLogger, logProcessWarnings } from '../log.js';
 
 export interface LocalKeyOptions {
   workspace: string;
@@ -56,8 +56,10 @@ export async function migrate(): Promise<void> {
 
 export async function serve(): Promise<void> {
   const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  logProcessWarnings(logger);
   const { serve: run } = await import('../server.js');
-  return run(config, createLogger(config.logLevel));
+  return run(config, logger);
 }
 
 /** `serve` and `migrate` take no arguments; anything after them is a mistake, not something to ignore. */

@@ -3,6 +3,8 @@
 // share and send (docs/api.md, "Copy" and "Move, remove, pull"), so each command converts. A location is
 // its label, or its id when the text is a UUID (docs/api.md, "Addressing a location").
 
+import { CliError, EXIT } from './exit.js';
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Place {
@@ -10,8 +12,23 @@ export interface Place {
   path: string;
 }
 
+/**
+ * A path on this computer rather than a place in a location: `.`, `..`, or starting with `./`, `../`,
+ * `/` or `~`. The client works on locations only, so these are refused with advice, never sent to the
+ * API as a location named "." (docs/cli.md, "Places").
+ */
+export function isLocalPath(arg: string): boolean {
+  return arg === '.' || arg === '..' || /^(\.\.?\/|\/|~)/.test(arg);
+}
+
 /** Splits at the first `:`, or else at the first `/`; a bare word is the location's root. */
 export function parsePlace(arg: string): Place {
+  if (isLocalPath(arg)) {
+    throw new CliError(
+      `"${arg}" is a path on this computer; ferry works on locations, written location:bucket/path (ferry locations lists them); files on this computer cannot be copied yet`,
+      EXIT.usage,
+    );
+  }
   const colon = arg.indexOf(':');
   if (colon >= 0) return { location: arg.slice(0, colon), path: arg.slice(colon + 1) };
   const slash = arg.indexOf('/');

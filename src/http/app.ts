@@ -131,6 +131,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       signals: services.signals,
       clock: services.clock,
       logger: services.logger,
+      keyWatch: services.keyWatch,
     }),
   );
   await app.register(shareRoutes(services.shares));

@@ -119,6 +119,11 @@ export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
 
 /** The caller's workspace; routes behind auth always have one. */
 export function workspaceOf(request: FastifyRequest): string {
+  return principalOf(request).workspaceId;
+}
+
+/** The caller's key and workspace; routes behind auth always have them. */
+export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new FerryError('unauthenticated', 'no API key');
-  return request.principal.workspaceId;
+  return request.principal;
 }

@@ -111,6 +111,8 @@ for (const database of await testDatabases()) {
         .getByRole('row', { name: new RegExp(label) })
         .getByText('active')
         .waitFor();
+      // An s3 location has static keys: nothing to refresh, so no Refresh button.
+      assert.equal(await page.getByRole('button', { name: `Refresh ${label}` }).count(), 0);
       await shot('locations');
       assert.deepEqual(await axeViolations(page), []);
       await page.getByRole('link', { name: label }).click();
@@ -135,6 +137,7 @@ for (const database of await testDatabases()) {
       const job = page.locator('li.job').filter({ hasText: `${bucket}/in/ → ${bucket}/out/` });
       await job.getByText('complete', { exact: true }).waitFor();
       assert.equal(await job.getByRole('progressbar').getAttribute('value'), '100');
+      assert.equal(await job.locator('.bar').getAttribute('class'), 'bar');
       assert.match(await job.innerText(), /6 of 6 objects \(6 copied, 0 skipped, 0 failed\)/);
       await shot('activity');
       assert.deepEqual(await axeViolations(page), []);
@@ -155,6 +158,8 @@ for (const database of await testDatabases()) {
       await page.getByRole('link', { name: 'See progress' }).click();
       const job = page.locator('li.job').filter({ hasText: `${bucket}/in/ → ${bucket}/again/` });
       await job.getByText('partial', { exact: true }).waitFor();
+      // Not a plain full bar: the partial tone and the count of failures beside it.
+      await job.locator('.bar.partial').getByText('100% · 1 failed').waitFor();
       await job.getByRole('button', { name: 'Show 1 failure' }).click();
       await job.getByRole('row', { name: /late\.txt/ }).waitFor();
       await shot('failure');
@@ -164,6 +169,7 @@ for (const database of await testDatabases()) {
       await job.getByRole('button', { name: 'Retry failed objects' }).click();
       await job.getByText('complete', { exact: true }).waitFor();
       assert.equal(await job.getByRole('progressbar').getAttribute('value'), '100');
+      assert.equal(await job.locator('.bar').getAttribute('class'), 'bar');
       assert.equal((await readS3(client, bucket, 'again/late.txt'))?.toString(), 'late');
     });
 
@@ -235,5 +241,31 @@ for (const database of await testDatabases()) {
       const foreign = requests.filter((u) => !u.startsWith(`${base}/`));
       assert.deepEqual(foreign, []);
     });
+
+    for (const width of [1280, 390]) {
+      test(`at ${width} px, revoking the signed-in key returns the console to sign-in with the reason, at once`, async () => {
+        const call = await newWorkspace(t);
+        const made = await call({ method: 'POST', url: '/v1/tokens', payload: { name: `tab ${width}` } });
+        const tab = await browser.newPage({ viewport: { width, height: 844 } });
+        try {
+          await tab.goto(`${base}/`);
+          await tab.getByLabel('API key').fill(made.json().token);
+          await tab.getByRole('button', { name: 'Sign in' }).click();
+          await tab.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+          // Nothing else happens in the tab: only the event stream can bring the news.
+          const revoked = await call({ method: 'DELETE', url: `/v1/tokens/${made.json().id}` });
+          assert.equal(revoked.statusCode, 204);
+          await tab
+            .getByRole('alert')
+            .filter({ hasText: 'The API key was refused (the API key has been revoked). Sign in again.' })
+            .waitFor({ timeout: 5000 });
+          await tab.getByLabel('API key').waitFor();
+          assert.equal(await tab.evaluate('sessionStorage.length'), 0);
+          assert.deepEqual(await axeViolations(tab), []);
+        } finally {
+          await tab.close();
+        }
+      });
+    }
   });
 }

@@ -99,3 +99,48 @@ test('the past, unreadable words, more than a year ahead and an unknown zone are
     );
   }
 });
+
+/** The 400 resolveSchedule gives for `words`, or a failure when it accepts them. */
+function refusal(words: string, timezone?: string): string {
+  try {
+    resolveSchedule(words, NOW, timezone);
+  } catch (err) {
+    assert.ok(isFerryError(err, 'invalid'), String(err));
+    return err.message;
+  }
+  assert.fail(`"${words}" was accepted as ${at(words, timezone)}`);
+}
+
+test('words are taken only when all of them are understood; the 400 names the part that was not', () => {
+  assert.match(refusal('not tomorrow'), /"not" is not understood/);
+  assert.match(refusal('the day after never'), /"never" is not understood/);
+  assert.match(refusal('tomorrow-ish'), /"ish" is not understood/);
+  assert.match(
+    refusal('9am on the 31st of february', 'Europe/Paris'),
+    /"31st of february" is not understood/,
+  );
+  assert.match(refusal('tomorrow and friday'), /names more than one time/);
+  assert.match(refusal('whenever'), /is not a time ferry can read/);
+  // Each refusal suggests forms that work.
+  assert.match(
+    refusal('not tomorrow'),
+    /like "tomorrow at 9am", "next friday 17:00", "in 2 hours", or ISO 8601/,
+  );
+});
+
+test('phrases people write, with filler words and punctuation, in a zone and across a daylight-saving change', () => {
+  const table: Array<[string, string | undefined, string]> = [
+    ['tomorrow at 9am', undefined, '2026-11-25T09:00:00.000Z'],
+    ['Tomorrow, 9 a.m.', undefined, '2026-11-25T09:00:00.000Z'],
+    ['at 5pm tomorrow', undefined, '2026-11-25T17:00:00.000Z'],
+    ['on monday at 10', 'Europe/Paris', '2026-11-30T09:00:00.000Z'],
+    ['the 3rd of march at noon', undefined, '2027-03-03T12:00:00.000Z'],
+    ['dec 24 at 18:00', 'America/New_York', '2026-12-24T23:00:00.000Z'],
+    ['in 3 days', undefined, '2026-11-27T09:00:00.000Z'], // a bare day: 09:00
+    // After the spring change in Europe (2027-03-28) Paris is UTC+2; in New York (2027-03-14) UTC-4.
+    ['april 2 at 9am', 'Europe/Paris', '2027-04-02T07:00:00.000Z'],
+    ['march 20 at 9:30', 'America/New_York', '2027-03-20T13:30:00.000Z'],
+    ['march 10 at 9:30', 'America/New_York', '2027-03-10T14:30:00.000Z'],
+  ];
+  for (const [words, timezone, expected] of table) assert.equal(at(words, timezone), expected, words);
+});

@@ -56,6 +56,13 @@ test('an unknown file under /ui/ is 404 without a key; other paths still need on
   assert.equal((await t.request({ method: 'GET', url: '/v1/jobs', token: null })).statusCode, 401);
 });
 
+test('/favicon.ico answers 204 without a key, so no page of ferry logs a 401 for it in the browser', async () => {
+  const res = await t.request({ method: 'GET', url: '/favicon.ico', token: null });
+  assert.equal(res.statusCode, 204);
+  assert.equal(res.body, '');
+  assert.equal(res.headers['cache-control'], 'public, max-age=86400');
+});
+
 test('/openapi.json describes GET /v1/events and not the console files', async () => {
   const doc = (await t.request({ method: 'GET', url: '/openapi.json', token: null })).json();
   assert.ok(doc.paths['/v1/events']?.get);

@@ -131,6 +131,74 @@ await eachDatabase('event stream', (database) => {
     });
   });
 
+  /** Resolves with how long the stream took to end after `since`, or rejects after `limitMs`. */
+  async function endsWithin(stream: EventClient, since: number, limitMs: number): Promise<number> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the stream was still open after ${limitMs} ms`)), limitMs);
+    });
+    try {
+      await Promise.race([stream.ended, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+    return Date.now() - since;
+  }
+
+  const endEvent = (stream: EventClient) => stream.events.find((e) => e.event === 'end')?.data;
+
+  test('revoking the key ends its open stream within a second, with an end event saying why; other keys stream on', async () => {
+    const w = await workspace();
+    const workspaceId = (await t.services.apiKeys.authenticate(w.token)).workspaceId;
+    const [ws] = await t.services.apiKeys.list(workspaceId);
+    assert.ok(ws);
+    const other = await t.services.apiKeys.create(workspaceId, { name: 'other' });
+    const doomed = await events(w.token);
+    const staying = await events(other.token);
+    await waitUntil(() => doomed.comments.includes('open') && staying.comments.includes('open'), {
+      what: 'both streams open',
+    });
+    const res = await t.request({ method: 'DELETE', url: `/v1/tokens/${ws.id}`, token: other.token });
+    assert.equal(res.statusCode, 204, res.body);
+    const took = await endsWithin(doomed, Date.now(), 1500);
+    assert.deepEqual(
+      endEvent(doomed),
+      { error: 401, message: 'the API key has been revoked' },
+      `after ${took} ms`,
+    );
+    // The same key opens no new stream; the other key's stream is untouched.
+    assert.equal((await events(w.token)).status, 401);
+    assert.equal(endEvent(staying), undefined);
+    assert.equal((await t.request({ method: 'GET', url: '/v1/jobs', token: other.token })).statusCode, 200);
+  });
+
+  test('a key that expires while streaming ends its stream within a second of expiring', async () => {
+    const w = await workspace();
+    const workspaceId = (await t.services.apiKeys.authenticate(w.token)).workspaceId;
+    const expiresAt = Date.now() + 1500;
+    const short = await t.services.apiKeys.create(workspaceId, { name: 'short', expiresAt });
+    const stream = await events(short.token);
+    assert.equal(stream.status, 200);
+    await endsWithin(stream, Date.now(), 4000);
+    assert.ok(Date.now() >= expiresAt, 'not before the expiry');
+    assert.ok(Date.now() - expiresAt < 1500, `ended ${Date.now() - expiresAt} ms after the expiry`);
+    assert.deepEqual(endEvent(stream), { error: 401, message: 'the API key has expired' });
+  });
+
+  test('a key revoked through another process ends the stream open on this one', async () => {
+    const second = await startTestApp(database, { shareWith: t });
+    after(() => second.close());
+    const w = await workspace();
+    const workspaceId = (await t.services.apiKeys.authenticate(w.token)).workspaceId;
+    const [key] = await t.services.apiKeys.list(workspaceId);
+    assert.ok(key);
+    const stream = await events(w.token);
+    await waitUntil(() => stream.comments.includes('open'), { what: 'the opening comment' });
+    await second.services.apiKeys.revoke(workspaceId, key.id);
+    await endsWithin(stream, Date.now(), 1500);
+    assert.deepEqual(endEvent(stream), { error: 401, message: 'the API key has been revoked' });
+  });
+
   test('the stream ends when the server closes, and close does not wait for the client', async () => {
     const other = await startTestApp(database);
     const port = await freePort();

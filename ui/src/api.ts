@@ -20,6 +20,18 @@ export class ApiError extends Error {
   }
 }
 
+let keyRefused: ((reason: string) => void) | undefined;
+
+/**
+ * Called with a sentence when ferry refuses the key (a 401, or the event stream ending because the key
+ * was revoked or expired): the console then returns to sign-in with that reason (docs/console.md).
+ */
+export function onKeyRefused(handler: (reason: string) => void): void {
+  keyRefused = handler;
+}
+
+const refusedSentence = (why: string) => `The API key was refused (${why}). Sign in again.`;
+
 /** A readable sentence for an answer that is not 2xx. */
 async function errorOf(res: Response): Promise<ApiError> {
   let message = `${res.status} ${res.statusText}`;
@@ -30,7 +42,10 @@ async function errorOf(res: Response): Promise<ApiError> {
   } catch {
     // Not JSON: the status line says enough.
   }
-  if (res.status === 401) message = `The API key was refused (${message}). Sign in again.`;
+  if (res.status === 401) {
+    message = refusedSentence(message);
+    keyRefused?.(message);
+  }
   if (res.status === 429) message += ` Try again in ${res.headers.get('retry-after') ?? 'a few'} seconds.`;
   return new ApiError(res.status, message);
 }
@@ -94,6 +109,14 @@ export async function followEvents(
           }
           if ((event === 'job' || event === 'transfer' || event === 'send') && data)
             onEvent({ event, data: JSON.parse(data) as Record<string, unknown> });
+          // The key was revoked or expired while the stream was open (docs/api.md, "Live progress").
+          if (event === 'end' && data) {
+            const end = JSON.parse(data) as { error?: unknown; message?: unknown };
+            if (end.error === 401) {
+              keyRefused?.(refusedSentence(String(end.message)));
+              return;
+            }
+          }
         }
       }
     } catch {

@@ -1,8 +1,8 @@
 // The web console (docs/console.md): sign-in, navigation by the address's hash, one live-progress
 // stream for every page, and the pages themselves in pages/.
 import { render } from 'preact';
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { followEvents, storedKey, storeKey } from './api.js';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { followEvents, onKeyRefused, storedKey, storeKey } from './api.js';
 import { Live } from './live.js';
 import { Activity } from './pages/activity.js';
 import { Browser } from './pages/browser.js';
@@ -36,6 +36,23 @@ function App() {
   const live = useMemo(() => new Live(), []);
   const [, setTick] = useState(0);
   const [streaming, setStreaming] = useState(false);
+  // Why the console returned to sign-in by itself (the key was refused), shown there.
+  const [refused, setRefused] = useState<string | undefined>(undefined);
+  const signedIn = useRef(key !== null);
+  signedIn.current = key !== null;
+
+  useEffect(
+    () =>
+      onKeyRefused((reason) => {
+        // A wrong key typed at sign-in is that form's own error, not a reason to show twice.
+        if (!signedIn.current) return;
+        storeKey(null);
+        setKey(null);
+        setStreaming(false);
+        setRefused(reason);
+      }),
+    [],
+  );
 
   useEffect(() => {
     if (!key) return;
@@ -59,8 +76,10 @@ function App() {
   if (!key)
     return (
       <SignIn
+        reason={refused}
         onKey={(k) => {
           storeKey(k);
+          setRefused(undefined);
           setKey(k);
         }}
       />

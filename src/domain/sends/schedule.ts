@@ -35,14 +35,49 @@ export function resolveSchedule(scheduledAt: string, now: number, timezone?: str
       `scheduledAt "${scheduledAt}" is not a time ferry can read: use ISO 8601 or words like "tomorrow at 9am"`,
     );
   }
+  if (!Number.isFinite(at)) throw invalid(`scheduledAt "${scheduledAt}" is not a date that exists`);
   if (at <= now) throw invalid(`scheduledAt "${scheduledAt}" is in the past (${new Date(at).toISOString()})`);
   if (at > now + MAX_AHEAD_MS) throw invalid('scheduledAt must be at most a year ahead');
   return at;
 }
 
+/**
+ * Words are taken only when chrono read all of them as one moment: what it left out may be only
+ * filler (`at`, `on`, `the`, punctuation). "not tomorrow", "tomorrow-ish" or "the day after never"
+ * would otherwise be read as the part chrono understood (docs/api.md, "Send").
+ */
+const FILLER = new Set(['at', 'on', 'the']);
+
+function notUnderstood(text: string, results: chrono.ParsedResult[]): string | undefined {
+  let rest = '';
+  let from = 0;
+  for (const result of results) {
+    rest += `${text.slice(from, result.index)} `;
+    from = result.index + result.text.length;
+  }
+  rest += text.slice(from);
+  const words = rest.split(/[\s,.;:!?()"'-]+/).filter((w) => w !== '' && !FILLER.has(w.toLowerCase()));
+  return words.length === 0 ? undefined : words.join(' ');
+}
+
+const EXAMPLES = '"tomorrow at 9am", "next friday 17:00", "in 2 hours", or ISO 8601 like "2026-12-01T09:00"';
+
 function fromWords(text: string, now: number, zone: string): number | undefined {
-  const first = readWords(text, now, DateTime.fromMillis(now, { zone }).offset);
+  const results = chrono.parse(
+    text,
+    { instant: new Date(now), timezone: DateTime.fromMillis(now, { zone }).offset },
+    { forwardDate: true },
+  );
+  const first = results[0]?.start;
   if (!first) return undefined;
+  const leftOver = results.length > 1 ? text : notUnderstood(text, results);
+  if (leftOver !== undefined) {
+    throw invalid(
+      results.length > 1
+        ? `scheduledAt "${text}" names more than one time; give one, like ${EXAMPLES}`
+        : `scheduledAt "${text}": "${leftOver}" is not understood; write one time, like ${EXAMPLES}`,
+    );
+  }
   let start = first;
   let where: Zone | string = zone;
   if (start.isCertain('timezoneOffset')) {

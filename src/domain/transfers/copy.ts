@@ -77,7 +77,7 @@ export class Copies {
       throw invalid(
         bulk
           ? 'a prefix copy needs a prefix destination: "to" must end with "/"'
-          : '"to" must not end with "/" for a single-object copy',
+          : '"to" ends with "/" (a prefix) but "from" names one object: end "from" with "/" to copy every object under it, or give "to" the full name of the object to write',
       );
     }
     if (request.manifest !== undefined) checkManifest(request.manifest);

@@ -6,7 +6,7 @@ import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
 import type { Queued } from '../../engine/lifecycle/transfers.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
-import { conflict, invalid } from '../../errors.js';
+import { conflict, invalid, isFerryError, notFound } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost, checkPullUrl } from '../../objects/fetch-url.js';
 import { expandSources, isPattern, splitPattern } from '../../objects/patterns.js';
@@ -33,6 +33,21 @@ function list(value: string | string[], field: string): string[] {
   return items;
 }
 
+/**
+ * A location not found under a name holding `:` is most likely the copy grammar (`location:path`) sent
+ * to a route that takes `location/path` (docs/api.md, "Addressing a location"): the error says so and
+ * shows the value rewritten. Anything else passes unchanged.
+ */
+function teachSlashForm(err: unknown, value: string, field: string): unknown {
+  const colon = value.indexOf(':');
+  const slash = value.indexOf('/');
+  if (!isFerryError(err, 'not_found') || colon <= 0 || (slash >= 0 && slash < colon)) return err;
+  const rewritten = `${value.slice(0, colon)}/${value.slice(colon + 1).replace(/^\/+/, '')}`;
+  return notFound(
+    `${err.message}; ${field} takes "<location>/<path>" here (the "<location>:<path>" form is for /v1/copy): did you mean "${rewritten}"?`,
+  );
+}
+
 export class Operations {
   constructor(
     private readonly db: Db,
@@ -48,11 +63,15 @@ export class Operations {
     const location = slash < 0 ? value : value.slice(0, slash);
     const path = slash < 0 ? '' : value.slice(slash + 1);
     if (location === '') throw invalid(`${field} must start with the location: "<location>/<path>"`);
-    const row = await this.locations.resolve(
-      workspaceId,
-      isUuid(location) ? { id: location } : { name: location },
-    );
-    return { row, path };
+    try {
+      const row = await this.locations.resolve(
+        workspaceId,
+        isUuid(location) ? { id: location } : { name: location },
+      );
+      return { row, path };
+    } catch (err) {
+      throw teachSlashForm(err, value, field);
+    }
   }
 
   /** A source or removal path: a file, or a pattern below the bucket on bucket stores. */

@@ -18,7 +18,15 @@ export interface Target {
 export function parseTarget(input: TargetInput, field: 'from' | 'to'): Target {
   if (typeof input === 'string') {
     const colon = input.indexOf(':');
-    if (colon <= 0) throw invalid(`${field} must be "<location>:<path>" or {name|id, path}`);
+    if (colon <= 0) {
+      // `location/path` is the grammar of move, remove, pull, share and send: say so, rewritten.
+      const slash = input.indexOf('/');
+      const hint =
+        colon < 0 && slash > 0
+          ? ` (the "<location>/<path>" form is for move, remove, pull, share and send): did you mean "${input.slice(0, slash)}:${input.slice(slash + 1)}"?`
+          : '';
+      throw invalid(`${field} must be "<location>:<path>" or {name|id, path}${hint}`);
+    }
     const location = input.slice(0, colon);
     const path = input.slice(colon + 1);
     return { ref: isUuid(location) ? { id: location } : { name: location }, path };

@@ -83,6 +83,12 @@ export const consoleRoutes =
       return send(request, reply, index, 'no-cache');
     });
 
+    // Browsers ask every origin for /favicon.ico; without this it was a 401 in the console of every
+    // page ferry serves (docs/api.md, "Service endpoints"). No icon: 204, cached for a day.
+    app.get('/favicon.ico', open, async (_request, reply) =>
+      reply.code(204).header('cache-control', 'public, max-age=86400').send(),
+    );
+
     app.get('/ui/*', open, async (request, reply) => {
       const name = (request.params as { '*': string })['*'];
       const asset = name === 'index.html' ? undefined : (await load()).get(name);

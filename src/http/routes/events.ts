@@ -8,10 +8,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Channel, Signals } from '../../db/signals.js';
 import type { Clock } from '../../domain/clock.js';
+import type { KeyWatch } from '../../domain/key-watch.js';
 import type { ChangeReader } from '../../domain/transfers/changes.js';
 import { FerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf } from '../auth.js';
 import { errors } from '../schemas.js';
 
 /** Open streams one workspace may hold in one process. */
@@ -32,6 +33,7 @@ export interface EventRouteDeps {
   signals: Signals;
   clock: Clock;
   logger: Logger;
+  keyWatch: KeyWatch;
 }
 
 /** One client's stream: what it was sent (to send only what changed) and since when it has read. */
@@ -153,7 +155,7 @@ export const eventRoutes =
         },
       },
       async (request, reply) => {
-        const workspaceId = workspaceOf(request);
+        const { workspaceId, keyId } = principalOf(request);
         const streams = open.get(workspaceId) ?? new Set<PassThrough>();
         if (streams.size >= STREAMS_PER_WORKSPACE) {
           throw new FerryError(
@@ -174,9 +176,16 @@ export const eventRoutes =
           feed.write(': heartbeat\n\n');
           feed.wake();
         }, HEARTBEAT_MS);
+        // The stream ends with its key (docs/api.md, "Live progress"): a last `end` event says why, in
+        // the shape of the 401 the next request with that key gets.
+        const unwatch = deps.keyWatch.watch(keyId, (reason) => {
+          feed.write(`event: end\ndata: ${JSON.stringify({ error: 401, message: reason })}\n\n`);
+          out.end();
+        });
         const stop = () => {
           if (feed.closed) return;
           feed.close();
+          unwatch();
           clearInterval(heartbeat);
           for (const off of unlisten) off();
           streams.delete(out);

@@ -13,12 +13,30 @@ interface Failure {
   last_attempt_at?: string;
 }
 
-function Bar({ label, value, max }: { label: string; value: number; max: number }) {
+/**
+ * Progress as a bar and a percentage. Work that ended with failures is not shown as a plain full bar:
+ * `failed` (red) or `partial` (amber), and the words say how many objects failed.
+ */
+function Bar({
+  label,
+  value,
+  max,
+  status,
+  failed = 0,
+}: {
+  label: string;
+  value: number;
+  max: number;
+  status: string;
+  failed?: number;
+}) {
   const pct = max > 0 ? Math.min(100, Math.round((value / max) * 100)) : 0;
+  const tone = status === 'failed' || status === 'partial' || status === 'canceled' ? status : '';
+  const words = failed > 0 ? `${pct}% · ${failed} failed` : tone ? `${pct}% · ${status}` : `${pct}%`;
   return (
-    <div class="bar">
-      <progress max={100} value={pct} aria-label={label} />
-      <span>{pct}%</span>
+    <div class={`bar ${tone}`.trim()}>
+      <progress max={100} value={pct} aria-label={label} aria-valuetext={words} />
+      <span>{words}</span>
     </div>
   );
 }
@@ -83,7 +101,7 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
       <div class="head">
         <strong>{name}</strong> <span class={`badge ${job.status}`}>{job.status}</span>
       </div>
-      <Bar label={`Progress of ${name}`} value={done} max={c.total} />
+      <Bar label={`Progress of ${name}`} value={done} max={c.total} status={job.status} failed={c.failed} />
       <div class="small">
         {done} of {c.total} objects ({c.succeeded} copied, {c.skipped} skipped, {c.failed} failed) ·{' '}
         {bytes(job.bytes_done)} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} · ETA{' '}
@@ -125,7 +143,7 @@ function TransferRow({ t, live }: { t: Transfer; live: Live }) {
         </strong>{' '}
         <span class={`badge ${t.status}`}>{t.status}</span>
       </div>
-      <Bar label={`Progress of ${t.kind} ${t.id.slice(0, 8)}`} value={value} max={max} />
+      <Bar label={`Progress of ${t.kind} ${t.id.slice(0, 8)}`} value={value} max={max} status={t.status} />
       <div class="small">
         {bytes(t.bytes_done)} of {bytes(t.bytes_total)} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} ·
         ETA {t.status === 'running' ? left : '—'} · {time(t.created_at)}

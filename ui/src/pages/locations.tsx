@@ -32,6 +32,9 @@ async function load(): Promise<Array<Summary & { health: Status }>> {
   );
 }
 
+/** The providers whose credentials are OAuth tokens the refresher renews; the others are static keys. */
+const OAUTH = new Set(['dropbox', 'drive', 'onedrive', 'box']);
+
 export function Locations() {
   const { data, error, loading, reload } = useLoad(load, []);
   const [notice, setNotice] = useState<string | undefined>(undefined);
@@ -89,9 +92,12 @@ export function Locations() {
                   {l.health.refresh_requested ? ' (requested)' : ''}
                 </td>
                 <td>
-                  <button type="button" onClick={() => refresh(l)} aria-label={`Refresh ${l.label}`}>
-                    Refresh
-                  </button>
+                  {/* Only OAuth credentials have a token to refresh (docs/api.md, "Location health"). */}
+                  {OAUTH.has(l.provider) ? (
+                    <button type="button" onClick={() => refresh(l)} aria-label={`Refresh ${l.label}`}>
+                      Refresh
+                    </button>
+                  ) : null}
                 </td>
               </tr>
             ))}

@@ -3,9 +3,10 @@ import { useState } from 'preact/hooks';
 import { api, storeKey } from '../api.js';
 import { Alert, message } from './common.js';
 
-export function SignIn({ onKey }: { onKey: (key: string) => void }) {
+export function SignIn({ onKey, reason }: { onKey: (key: string) => void; reason?: string | undefined }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<string | undefined>(undefined);
+  // Why the console came back here by itself (the key was revoked or expired), until the next try.
+  const [error, setError] = useState<string | undefined>(reason);
   const submit = async (e: Event) => {
     e.preventDefault();
     storeKey(key.trim());
