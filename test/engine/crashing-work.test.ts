@@ -7,7 +7,7 @@
 // content the runner cannot handle, as a bug or an older version could have written them (a spec that
 // is not JSON, a path that is not a string, recipients that are not JSON), and, for a process that died,
 // rows leased by a process that no longer exists, as a SIGKILL leaves them (test/engine/
-// crash-restart.test.ts kills real processes).
+// poison-restart.test.ts kills real processes).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { newId } from '../../src/domain/ids.js';
