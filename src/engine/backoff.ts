@@ -66,12 +66,15 @@ export function crashMessage(err: unknown): string {
 /** What a row's error says when the work is failed for crashing (docs/api.md, "Background work that keeps failing"). */
 export function crashReason(crashes: number, message: string): string {
   const [before, after] = crashReasonAround(message);
-  return `${before}${crashes}${after}`;
+  return `${before}${crashes} ${crashes === 1 ? 'time' : 'times'}${after}`;
 }
 
-/** crashReason's words before and after the count, for a statement that writes each row's own count. */
+/**
+ * crashReason's words before the count and after "time(s)", for a statement that writes each row's
+ * own count.
+ */
 export function crashReasonAround(message: string): [string, string] {
-  return ['the worker crashed ', ` times on this work: ${message}`];
+  return ['the worker crashed ', ` on this work: ${message}`];
 }
 
 /** The message of a crash that nobody saw: the process died or froze while it held the lease. */

@@ -40,5 +40,6 @@ export function changed(result: { numUpdatedRows?: bigint; numDeletedRows?: bigi
 /** The error of work given up when its lease ran out (giveUp), with the row's own count of crashes. */
 export function crashedError() {
   const [before, after] = crashReasonAround(LEASE_RAN_OUT);
-  return sql<string>`${before} || cast(crashes as text) || ${after}`;
+  return sql<string>`${before} || cast(crashes as text)
+    || case when crashes = 1 then ${' time'} else ${' times'} end || ${after}`;
 }
