@@ -45,6 +45,7 @@ function createWorker(services: Services, options: Partial<WorkerOptions> = {}):
       owner: workerId(),
       egress: stores.egress,
       changed: changed(services),
+      crashes: { max: config.crashedWork.maxCrashes },
     },
     {
       concurrency: config.worker.concurrency,
@@ -74,6 +75,7 @@ export function startBackground(services: Services, options: BackgroundOptions =
           from: services.config.mail.from,
           registry: services.metrics,
           changed: changed(services),
+          crashes: { max: services.config.crashedWork.maxCrashes },
         },
         { pollMs: options.sendPollMs ?? 30_000 },
       )

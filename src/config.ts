@@ -36,6 +36,11 @@ export interface Config {
   };
   /** The HTTP server's own defences (docs/api.md, "HTTP connections and bodies"). */
   http: HttpLimits;
+  /** Work that keeps crashing (docs/api.md, "Background work that keeps failing"). */
+  crashedWork: {
+    /** Claims of one transfer, job object or send that may end in a crash before it is failed. */
+    maxCrashes: number;
+  };
 }
 
 export interface HttpLimits {
@@ -217,6 +222,12 @@ export function loadConfig(env: Env = process.env): Config {
       pollSeconds: integer(env, 'FERRY_REFRESH_POLL_SECONDS', 30, 1, 86400),
       aheadSeconds: integer(env, 'FERRY_REFRESH_AHEAD_SECONDS', 600, 0, 86400),
       maxFailures: integer(env, 'FERRY_REFRESH_MAX_FAILURES', 5, 1, 1000),
+    },
+    crashedWork: {
+      // Three: a crash that is not the work's fault (a deploy's SIGKILL, a neighbour's out-of-memory
+      // kill) rarely lands on the same row three times, while work that crashes every process that
+      // claims it costs at most three crashes (each a lease plus a restart) before it is failed.
+      maxCrashes: integer(env, 'FERRY_WORK_MAX_CRASHES', 3, 1, 100),
     },
   };
 }

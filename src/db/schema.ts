@@ -74,6 +74,11 @@ export interface TransfersTable {
   bytes_done: Generated<number>;
   error: string | null;
   attempts: Generated<number>;
+  /**
+   * Claims that ended without a settlement (the worker crashed on the row, or its process died holding
+   * the lease): counted at the claim, uncounted when the attempt settles or is handed back.
+   */
+  crashes: Generated<number>;
   /** Not claimed before this time (backoff). */
   run_after: Generated<number>;
   lease_owner: string | null;
@@ -133,6 +138,11 @@ export interface JobObjectsTable {
   source_etag: string | null;
   bytes_done: Generated<number>;
   attempts: Generated<number>;
+  /**
+   * Claims that ended without a settlement (the worker crashed on the row, or its process died holding
+   * the lease): counted at the claim, uncounted when the attempt settles or is handed back.
+   */
+  crashes: Generated<number>;
   error: string | null;
   last_attempt_at: number | null;
   run_after: Generated<number>;
@@ -210,6 +220,11 @@ export interface SendsTable {
   /** JSON array of the addresses the SMTP server refused. */
   refused: string | null;
   attempts: Generated<number>;
+  /**
+   * Claims that ended without a settlement (the worker crashed on the row, or its process died holding
+   * the lease): counted at the claim, uncounted when the attempt settles or is handed back.
+   */
+  crashes: Generated<number>;
   /** Not delivered before this time (the schedule, then backoff). */
   run_after: number;
   lease_owner: string | null;

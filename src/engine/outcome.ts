@@ -1,17 +1,39 @@
 // How an attempt at a piece of work (an object, a transfer, a job's planning) ends, decided in one
 // place for all of them: done; again later, after a backoff, when the failure is passing and attempts
-// are left; or failed for good. The lifecycle modules write what is decided here.
+// are left; or failed for good. An exception that is not a classified failure is a crash: counted,
+// tried again after a backoff, and failed once the work has crashed FERRY_WORK_MAX_CRASHES times
+// (docs/api.md, "Background work that keeps failing"). The lifecycle modules write what is decided here.
 import type { Clock } from '../domain/clock.js';
-import { backoffMs, describe, MAX_ATTEMPTS, retryable } from './backoff.js';
+import { isFerryError } from '../errors.js';
+import {
+  backoffMs,
+  type CrashPolicy,
+  crashMessage,
+  crashReason,
+  describe,
+  MAX_ATTEMPTS,
+  retryable,
+} from './backoff.js';
 import { ProgressWriter } from './progress.js';
 
 export type Settlement =
   | { kind: 'done'; bytes: number; bytesTotal?: number; skipped?: boolean }
-  | { kind: 'again'; error: string; runAfter: number }
+  /** `crashed`: the attempt crashed, and the row keeps the crash its claim counted. */
+  | { kind: 'again'; error: string; runAfter: number; crashed?: boolean }
   | { kind: 'failed'; error: string };
 
-/** What follows a failed attempt number `attempts` (counted from 1). */
-export function afterFailure(err: unknown, attempts: number, clock: Clock): Settlement {
+/** The crashes of the work being settled: how many its claims counted (this one included), and the limit. */
+export interface Crashes {
+  count: number;
+  policy: CrashPolicy;
+}
+
+/**
+ * What follows a failed attempt number `attempts` (counted from 1). Without `crashes` (planning, which
+ * has no count of them), an unclassified exception fails the work at once.
+ */
+export function afterFailure(err: unknown, attempts: number, clock: Clock, crashes?: Crashes): Settlement {
+  if (crashes !== undefined && !isFerryError(err)) return afterCrash(crashMessage(err), crashes, clock);
   const error = describe(err);
   if (retryable(err) && attempts < MAX_ATTEMPTS) {
     return { kind: 'again', error, runAfter: clock.now() + backoffMs(attempts, err) };
@@ -19,11 +41,26 @@ export function afterFailure(err: unknown, attempts: number, clock: Clock): Sett
   return { kind: 'failed', error };
 }
 
+/** What follows a crash with `message` (crashMessage): again after a backoff, or failed at the limit. */
+export function afterCrash(message: string, crashes: Crashes, clock: Clock): Settlement {
+  if (crashes.count >= crashes.policy.max) {
+    return { kind: 'failed', error: crashReason(crashes.count, message) };
+  }
+  return {
+    kind: 'again',
+    error: `the worker crashed on this work: ${message}`,
+    runAfter: clock.now() + backoffMs(crashes.count, {}),
+    crashed: true,
+  };
+}
+
 export interface AttemptArgs<T> {
   clock: Clock;
   signal: AbortSignal;
   /** This attempt's number, counted from 1 (the claim counted it). */
   attempts: number;
+  /** The work's crashes, this attempt counted as one until it settles. */
+  crashes: Crashes;
   /** The work; it reports cumulative bytes as it goes. */
   work: (report: (bytes: number) => void) => Promise<T>;
   /** What the work's result settles as. */
@@ -45,6 +82,6 @@ export async function attempt<T>(args: AttemptArgs<T>): Promise<Settlement | und
   } catch (err) {
     progress.stop();
     if (args.signal.aborted) return undefined;
-    return afterFailure(err, args.attempts, args.clock);
+    return afterFailure(err, args.attempts, args.clock, args.crashes);
   }
 }

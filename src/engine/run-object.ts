@@ -8,6 +8,7 @@ import { decodeRef, type ObjectRef } from '../domain/transfers/specs.js';
 import type { Logger } from '../log.js';
 import { copyObject } from '../objects/object-copy.js';
 import type { ObjectInfo } from '../stores/contract.js';
+import { type CrashPolicy, DEFAULT_CRASH_POLICY } from './backoff.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
 import type { ObjectSettlement } from './lifecycle/objects.js';
 import * as objects from './lifecycle/objects.js';
@@ -26,6 +27,8 @@ export interface EngineContext {
    * or ended): wakes the event streams (docs/api.md, "Live progress"). Throttled by whoever passes it.
    */
   changed?: () => void;
+  /** When work that keeps crashing is failed (FERRY_WORK_MAX_CRASHES); DEFAULT_CRASH_POLICY without it. */
+  crashes?: CrashPolicy;
 }
 
 interface JobPlan {
@@ -79,6 +82,7 @@ export async function runObject(
     clock,
     signal,
     attempts: object.attempts,
+    crashes: { count: object.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
     progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.changed?.()),
     work: (report) =>
       ctx.stores.use(plan.source.location_id, (source) =>

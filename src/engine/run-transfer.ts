@@ -11,6 +11,7 @@ import { copyObject, type UploadCheckpoint } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
 import { expandSources, isPattern, splitPattern } from '../objects/patterns.js';
 import type { Entry } from '../stores/contract.js';
+import { DEFAULT_CRASH_POLICY } from './backoff.js';
 import { abandonUpload, checkpointOf, type Work } from './checkpoints.js';
 import * as transfers from './lifecycle/transfers.js';
 import { attempt } from './outcome.js';
@@ -164,6 +165,7 @@ export async function runTransfer(
     clock,
     signal,
     attempts: transfer.attempts,
+    crashes: { count: transfer.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
     progress: (bytes) =>
       transfers.progress(db.kysely, owner, transfer.id, bytes, clock.now()).then(() => ctx.changed?.()),
     work: (report) => execute(ctx, spec, transfer.attempts, signal, report, checkpoint),

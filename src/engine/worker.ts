@@ -2,13 +2,17 @@
 // fair-share.ts) and jobs to plan, runs them within its concurrency (per worker, and per location),
 // renews its leases at a third of their length, and gives up work whose job was canceled. On stop it
 // claims nothing more, lets running work finish until a deadline, then aborts the rest and hands it
-// back to the queue for another worker. It writes no state itself: src/engine/lifecycle/ does.
+// back to the queue for another worker. Work it crashes on (an exception outside the attempt, such as
+// a settlement the database refused) is settled as a crash, counted towards FERRY_WORK_MAX_CRASHES,
+// and work whose lease ran out on its last crash allowed is failed rather than taken back (docs/api.md,
+// "Background work that keeps failing"). It writes no state itself: src/engine/lifecycle/ does.
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
 import { decodeSpec } from '../domain/transfers/specs.js';
 import { Semaphore } from '../util/semaphore.js';
+import { type CrashPolicy, crashMessage, DEFAULT_CRASH_POLICY } from './backoff.js';
 import { JOB_CANCELED } from './checkpoints.js';
 import { FairShare } from './fair-share.js';
 import * as jobs from './lifecycle/jobs.js';
@@ -50,6 +54,9 @@ interface Running {
   jobId?: string;
 }
 
+/** What a crash happened on, for its settlement. */
+type Crashed = { object: JobObjectRow } | { transfer: TransferRow };
+
 /** How often a worker takes back work whose lease ran out. */
 const MAINTENANCE_MS = 5000;
 
@@ -78,6 +85,8 @@ export class Worker {
   #lookForPlanning = true;
   #lastMaintenance = 0;
   #lastHeartbeat = 0;
+  /** Crashes whose settlement could not be written yet (the database refused it): tried again at each heartbeat. */
+  #unrecorded: Array<{ work: Crashed; message: string }> = [];
 
   constructor(
     private readonly ctx: TransferContext,
@@ -90,6 +99,10 @@ export class Worker {
 
   get owner(): string {
     return this.ctx.owner;
+  }
+
+  get #crashPolicy(): CrashPolicy {
+    return this.ctx.crashes ?? DEFAULT_CRASH_POLICY;
   }
 
   /** The options this worker runs with (its settings and the defaults). */
@@ -195,13 +208,54 @@ export class Worker {
       await transfers.renew(q, this.ctx.owner, until);
       await jobs.renew(q, this.ctx.owner, until);
       await this.abortCanceled();
+      await this.recordCrashes();
     }
     if (now - this.#lastMaintenance >= MAINTENANCE_MS) {
       this.#lastMaintenance = now;
-      const reclaimed =
-        (await objects.reclaim(this.ctx.db.kysely, now)) + (await transfers.reclaim(this.ctx.db.kysely, now));
+      const q = this.ctx.db.kysely;
+      const policy = this.#crashPolicy;
+      // Work on which every process died or froze, as many times as allowed, first: it is failed,
+      // not taken back (docs/api.md, "Background work that keeps failing").
+      const failedJobs = await objects.giveUp(q, now, policy);
+      for (const jobId of failedJobs) await jobs.finishIfDone(q, jobId, now);
+      const failed = failedJobs.length + (await transfers.giveUp(q, now, policy));
+      if (failed > 0) this.ctx.logger.warn({ failed }, 'failed work that kept crashing the worker');
+      const reclaimed = (await objects.reclaim(q, now, policy)) + (await transfers.reclaim(q, now, policy));
       if (reclaimed > 0) this.ctx.logger.info({ reclaimed }, 'took back work whose lease ran out');
     }
+  }
+
+  /**
+   * Settles a crash of work this worker holds: tried again after a backoff, or failed on the last
+   * crash allowed (the lifecycle decides). When the database refuses that too, the crash waits in
+   * #unrecorded for the next heartbeat (the lease is renewed meanwhile, so nobody else runs it).
+   */
+  private async recordCrash(work: Crashed, message: string): Promise<void> {
+    const { db, owner, clock } = this.ctx;
+    try {
+      if ('transfer' in work) {
+        await transfers.crashed(db.kysely, owner, work.transfer.id, message, this.#crashPolicy, clock);
+      } else {
+        const settlement = await objects.crashed(
+          db.kysely,
+          owner,
+          work.object,
+          message,
+          this.#crashPolicy,
+          clock,
+        );
+        if (settlement) await this.#settler.settle({ object: work.object, settlement });
+      }
+    } catch (err) {
+      this.ctx.logger.error({ err }, 'could not record a crash; trying again at the next heartbeat');
+      this.#unrecorded.push({ work, message });
+    }
+  }
+
+  private async recordCrashes(): Promise<void> {
+    const waiting = this.#unrecorded;
+    this.#unrecorded = [];
+    for (const { work, message } of waiting) await this.recordCrash(work, message);
   }
 
   /** In-flight objects of jobs canceled meanwhile are stopped; their rows wait as pending. */
@@ -285,10 +339,16 @@ export class Worker {
     }
   }
 
-  private track(key: string, jobId: string | undefined, work: (signal: AbortSignal) => Promise<void>): void {
+  private track(on: Crashed, work: (signal: AbortSignal) => Promise<void>): void {
+    const key = 'object' in on ? `${on.object.job_id}/${on.object.seq}` : on.transfer.id;
+    const jobId = 'object' in on ? on.object.job_id : undefined;
     const controller = new AbortController();
     const done = work(controller.signal)
-      .catch((err: unknown) => this.ctx.logger.error({ err, work: key }, 'work crashed'))
+      .catch(async (err: unknown) => {
+        // The whole error goes to the log; the row keeps a short, clean message (crashMessage).
+        this.ctx.logger.error({ err, work: key }, 'work crashed');
+        await this.recordCrash(on, crashMessage(err));
+      })
       .finally(() => {
         this.#running.delete(key);
         this.ctx.changed?.();
@@ -298,7 +358,7 @@ export class Worker {
   }
 
   private runObject(object: JobObjectRow): void {
-    this.track(`${object.job_id}/${object.seq}`, object.job_id, async (signal) => {
+    this.track({ object }, async (signal) => {
       const plan = await planOf(this.ctx, object.job_id);
       const ids = [plan.source.location_id, plan.destination.location_id];
       await this.withLocations(ids, () =>
@@ -308,18 +368,19 @@ export class Worker {
   }
 
   private runTransfer(transfer: TransferRow): void {
-    const spec = decodeSpec(transfer.spec);
-    const ids =
-      spec.kind === 'copy'
-        ? [spec.source.location_id, spec.destination.location_id]
-        : spec.kind === 'move'
-          ? [...spec.sources.map((s) => s.location_id), spec.destination.location_id]
-          : spec.kind === 'remove'
-            ? spec.paths.map((p) => p.location_id)
-            : [spec.destination.location_id];
-    this.track(transfer.id, undefined, (signal) =>
-      this.withLocations(ids, () => runTransfer(this.ctx, transfer, signal)),
-    );
+    this.track({ transfer }, async (signal) => {
+      // Read inside the tracked work: a spec that cannot be read is a crash of this transfer.
+      const spec = decodeSpec(transfer.spec);
+      const ids =
+        spec.kind === 'copy'
+          ? [spec.source.location_id, spec.destination.location_id]
+          : spec.kind === 'move'
+            ? [...spec.sources.map((s) => s.location_id), spec.destination.location_id]
+            : spec.kind === 'remove'
+              ? spec.paths.map((p) => p.location_id)
+              : [spec.destination.location_id];
+      await this.withLocations(ids, () => runTransfer(this.ctx, transfer, signal));
+    });
   }
 
   /** Stop claiming; wait up to `deadlineMs` for running work, abort the rest and hand it back. */

@@ -2,12 +2,24 @@
 // RETURNING, FOR UPDATE SKIP LOCKED on PostgreSQL, like transfer claims), make the send's share link,
 // and mail it. A 5xx answer ends the send `failed` with the server's words; 4xx answers and connection
 // failures are tried again with backoff. The mail is handed to the server before the database records
-// it: a crash in between delivers it again (same Message-ID), never not at all.
+// it: a crash in between delivers it again (same Message-ID), never not at all. Any other exception is
+// a crash, and so is a process that dies or freezes holding a send's lease: each claim counts one in
+// `crashes` until its outcome is written, and a send that crashed FERRY_WORK_MAX_CRASHES times is
+// failed instead of claimed again (docs/api.md, "Background work that keeps failing").
 import { sql, type Updateable } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
 import type { Db } from '../../db/database.js';
 import type { SendRow, SendsTable } from '../../db/schema.js';
-import { type BackoffPolicy, backoffMs } from '../../engine/backoff.js';
+import {
+  type BackoffPolicy,
+  backoffMs,
+  type CrashPolicy,
+  crashMessage,
+  crashReason,
+  DEFAULT_CRASH_POLICY,
+} from '../../engine/backoff.js';
+import { crashedError } from '../../engine/lifecycle/moves.js';
+import { isFerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { MailError, type Mailer } from '../../mail/mailer.js';
 import type { Clock } from '../clock.js';
@@ -35,6 +47,8 @@ export interface DispatcherDeps {
   random?: () => number;
   /** Called after a send's state was written: wakes the event streams (docs/api.md, "Live progress"). */
   changed?: () => void;
+  /** When a send that keeps crashing is failed (FERRY_WORK_MAX_CRASHES); DEFAULT_CRASH_POLICY without it. */
+  crashes?: CrashPolicy;
 }
 
 export class SendDispatcher {
@@ -120,11 +134,80 @@ export class SendDispatcher {
   }
 
   async #deliverDue(): Promise<void> {
+    await this.#giveUp();
     for (;;) {
       const claimed = await this.#claim();
       if (claimed.length === 0) return;
-      await Promise.all(claimed.map((row) => this.#deliver(row)));
+      await Promise.all(claimed.map((row) => this.#attempt(row)));
     }
+  }
+
+  get #crashPolicy(): CrashPolicy {
+    return this.deps.crashes ?? DEFAULT_CRASH_POLICY;
+  }
+
+  /**
+   * Sends whose lease ran out on their last crash allowed (the process died or froze while delivering
+   * them, or crashed and could not even record it) are failed, not claimed again.
+   */
+  async #giveUp(): Promise<void> {
+    const { db, clock } = this.deps;
+    const now = clock.now();
+    const failed = await db.kysely.transaction().execute(async (trx) => {
+      const rows = await trx
+        .updateTable('sends')
+        .set({
+          status: 'failed',
+          error: crashedError(),
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: now,
+        })
+        .where('status', 'in', ['scheduled', 'queued'])
+        .where('lease_owner', 'is not', null)
+        .where('lease_expires_at', '<', now)
+        .where('crashes', '>=', this.#crashPolicy.max)
+        .returningAll()
+        .execute();
+      for (const row of rows) {
+        await emit(trx, { workspaceId: row.workspace_id, type: 'send.failed', data: sendView(row), at: now });
+      }
+      return rows;
+    });
+    if (failed.length === 0) return;
+    this.#sent.inc({ outcome: 'failed' }, failed.length);
+    this.deps.changed?.();
+    this.deps.logger.warn({ sends: failed.map((r) => r.id) }, 'failed sends that kept crashing');
+  }
+
+  /** One send's attempt; a crash that even its record did not survive is recorded as a crash. */
+  async #attempt(row: SendRow): Promise<void> {
+    try {
+      await this.#deliver(row);
+    } catch (err) {
+      this.deps.logger.error({ err, send: row.id }, 'send crashed');
+      // If this is refused too, the lease runs out and the crash its claim counted stays counted.
+      await this.#crashed(row, crashMessage(err)).catch((again: unknown) =>
+        this.deps.logger.error({ err: again, send: row.id }, 'could not record a crash of a send'),
+      );
+    }
+  }
+
+  /** A crash: tried again after a backoff with the crash kept, or failed on the last crash allowed. */
+  async #crashed(row: SendRow, message: string): Promise<void> {
+    const now = this.deps.clock.now();
+    const final = row.crashes >= this.#crashPolicy.max;
+    await this.#record(row, now, {
+      status: final ? 'failed' : 'queued',
+      error: final ? crashReason(row.crashes, message) : `the worker crashed on this send: ${message}`,
+      refused: null,
+      run_after: final ? row.run_after : now + backoffMs(row.crashes, {}, this.deps.random, SEND_BACKOFF),
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: now,
+    });
+    this.#sent.inc({ outcome: final ? 'failed' : 'retried' });
+    this.deps.changed?.();
   }
 
   async #claim(): Promise<SendRow[]> {
@@ -134,7 +217,7 @@ export class SendDispatcher {
     const result = await sql<SendRow>`
       update sends
       set status = 'queued', lease_owner = ${owner}, lease_expires_at = ${now + LEASE_MS},
-          attempts = attempts + 1, updated_at = ${now}
+          attempts = attempts + 1, crashes = crashes + 1, updated_at = ${now}
       where id in (
         select id from sends
         where status in ('scheduled', 'queued') and run_after <= ${now}
@@ -213,15 +296,18 @@ export class SendDispatcher {
       );
     } catch (err) {
       if (shareId !== undefined) await shares.revokeUnsent(shareId);
-      const failure =
-        err instanceof MailError
-          ? err
-          : new MailError(err instanceof Error ? err.message : String(err), false);
+      // Anything but the mail's own failure or a classified one (a store's) is a crash (#attempt
+      // records it); a classified failure is tried again as a passing one, as the mail's are.
+      if (!(err instanceof MailError || isFerryError(err))) throw err;
+      const failure = err instanceof MailError ? err : new MailError(err.message, false);
       const now = clock.now();
       const final = failure.permanent || row.attempts >= SEND_MAX_ATTEMPTS;
       await this.#record(row, now, {
         status: final ? 'failed' : 'queued',
-        error: failure.message,
+        // The SMTP server's words: a NUL in them could not be stored on PostgreSQL.
+        error: failure.message.replaceAll('\u0000', '\ufffd'),
+        // The attempt ended without crashing: its claim's crash is taken back.
+        crashes: row.crashes - 1,
         refused: failure.refused.length > 0 ? JSON.stringify(failure.refused) : null,
         run_after: final ? row.run_after : now + backoffMs(row.attempts, {}, this.deps.random, SEND_BACKOFF),
         lease_owner: null,

@@ -132,6 +132,7 @@ export class Sends {
       error: null,
       refused: null,
       attempts: 0,
+      crashes: 0,
       run_after: scheduledAt ?? now,
       lease_owner: null,
       lease_expires_at: null,

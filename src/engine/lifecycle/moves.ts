@@ -3,8 +3,9 @@
 // its `from` and `to` from that table, so the table is the whole truth about the lifecycle: no other
 // module writes a status. docs/engine.md draws the three tables; test/engine/lifecycle.test.ts checks
 // the drawing against them.
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { crashReasonAround, LEASE_RAN_OUT } from '../backoff.js';
 
 export interface Move<S extends string> {
   /** The states a row may be in for the move to apply (empty: the move creates the row). */
@@ -34,4 +35,11 @@ export const NEVER = Number.MAX_SAFE_INTEGER;
 /** Rows changed by an UPDATE or DELETE, as a number (Kysely gives a bigint). */
 export function changed(result: { numUpdatedRows?: bigint; numDeletedRows?: bigint }): number {
   return Number(result.numUpdatedRows ?? result.numDeletedRows ?? 0n);
+}
+
+/** The error of work given up when its lease ran out (giveUp), with the row's own count of crashes. */
+export function crashedError() {
+  const [before, after] = crashReasonAround(LEASE_RAN_OUT);
+  return sql<string>`${before} || cast(crashes as text)
+    || case when crashes = 1 then ${' time'} else ${' times'} end || ${after}`;
 }

@@ -2,15 +2,17 @@
 // A row is created pending by the planner, claimed (running, with a lease), and settles as succeeded,
 // skipped or failed, or goes back to pending to be tried again. Every write by a worker checks it
 // still holds the lease (graphile-worker's rule), so a worker that lost its lease cannot overwrite
-// whoever took the object over.
+// whoever took the object over. Each claim counts a crash in `crashes`, which the claim's settlement
+// or hand-back takes back, so an object on which processes keep dying or freezing is failed once its
+// lease runs out on the last crash allowed (FERRY_WORK_MAX_CRASHES).
 
-import type { Updateable } from 'kysely';
-import { sql } from 'kysely';
+import { sql, type UpdateObject } from 'kysely';
 import type { Dialect } from '../../db/database.js';
-import type { JobObjectRow, JobObjectsTable } from '../../db/schema.js';
+import type { Database, JobObjectRow } from '../../db/schema.js';
 import type { ObjectStatus } from '../../domain/states.js';
-import type { Settlement } from '../outcome.js';
-import { changed, type Lease, type Moves, NEVER, type Queryable } from './moves.js';
+import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../backoff.js';
+import { afterCrash, type Settlement } from '../outcome.js';
+import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from './moves.js';
 
 export const OBJECT_MOVES = {
   plan: { from: [], to: ['pending'], by: 'the planner, a batch at a time' },
@@ -20,10 +22,15 @@ export const OBJECT_MOVES = {
   fail: {
     from: ['running'],
     to: ['failed'],
-    by: 'the lease holder, after a lasting failure or the last attempt',
+    by: 'the lease holder, after a lasting failure, the last attempt or the last crash',
   },
   handBack: { from: ['running'], to: ['pending'], by: 'a stopping worker (the attempt is not counted)' },
   reclaim: { from: ['running'], to: ['pending'], by: 'any worker, when the lease ran out' },
+  giveUp: {
+    from: ['running'],
+    to: ['failed'],
+    by: 'any worker, when the lease ran out on the last crash allowed',
+  },
   park: { from: ['pending', 'running'], to: ['pending'], by: 'cancel: never claimed again' },
   retry: { from: ['failed'], to: ['pending'], by: 'retrying the job (attempts start again)' },
 } as const satisfies Moves<ObjectStatus>;
@@ -116,7 +123,7 @@ export async function claim(
     )
     update job_objects
     set status = ${OBJECT_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
-        attempts = attempts + 1, last_attempt_at = ${lease.now}
+        attempts = attempts + 1, crashes = crashes + 1, last_attempt_at = ${lease.now}
     where job_id = ${jobId} and seq in (select seq from picked)
     returning *`.execute(q);
   return result.rows;
@@ -171,12 +178,14 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
         done.set(object.job_id, [...(done.get(object.job_id) ?? []), i]);
         continue;
       }
-      const set: Updateable<JobObjectsTable> =
+      const set: UpdateObject<Database, 'job_objects'> =
         settlement.kind === 'again'
           ? {
               status: OBJECT_MOVES.retryLater.to[0],
               error: settlement.error,
               run_after: settlement.runAfter,
+              // The attempt ended without crashing: its claim's crash is taken back.
+              ...(settlement.crashed ? {} : { crashes: sql<number>`crashes - 1` }),
               ...released,
             }
           : { status: OBJECT_MOVES.fail.to[0], error: settlement.error, ...released };
@@ -248,6 +257,30 @@ export async function settle(
   return written === true;
 }
 
+/**
+ * The worker crashed on an object it holds (outside the attempt, or while settling it): the
+ * settlement that follows (afterCrash), or undefined when the lease was lost meanwhile. The caller
+ * writes it as any other (settleMany, then the job's end).
+ */
+export async function crashed(
+  q: Queryable,
+  owner: string,
+  object: Pick<JobObjectRow, 'job_id' | 'seq'>,
+  message: string,
+  policy: CrashPolicy,
+  clock: { now(): number },
+): Promise<Settlement | undefined> {
+  const row = await q
+    .selectFrom('job_objects')
+    .select('crashes')
+    .where('job_id', '=', object.job_id)
+    .where('seq', '=', object.seq)
+    .where('lease_owner', '=', owner)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return row ? afterCrash(message, { count: row.crashes, policy }, clock) : undefined;
+}
+
 /** Extends the leases of every object this worker holds. */
 export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
   await q
@@ -258,16 +291,50 @@ export async function renew(q: Queryable, owner: string, until: number): Promise
     .execute();
 }
 
-/** reclaim: objects whose lease ran out (their worker died or stalled) go back to pending. */
-export async function reclaim(q: Queryable, now: number): Promise<number> {
+/** reclaim: objects whose lease ran out (their worker died, froze or stalled) go back to pending. */
+export async function reclaim(
+  q: Queryable,
+  now: number,
+  policy: CrashPolicy = DEFAULT_CRASH_POLICY,
+): Promise<number> {
   return changed(
     await q
       .updateTable('job_objects')
       .set({ status: OBJECT_MOVES.reclaim.to[0], lease_owner: null, lease_expires_at: null })
       .where('status', 'in', OBJECT_MOVES.reclaim.from)
       .where('lease_expires_at', '<', now)
+      .where('crashes', '<', policy.max)
       .executeTakeFirst(),
   );
+}
+
+/**
+ * giveUp: objects whose lease ran out on the last crash allowed (every claim of them but the ones
+ * that settled crashed, or its process died or froze) are failed rather than reclaimed, so that an
+ * object that kills or freezes every process that takes it is not taken again; counted on their jobs
+ * in the same transaction. Returns the jobs that had objects failed, which the caller finishes if
+ * nothing else is left of them.
+ */
+export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Promise<string[]> {
+  return q.transaction().execute(async (trx) => {
+    const given = await trx
+      .updateTable('job_objects')
+      .set({
+        status: OBJECT_MOVES.giveUp.to[0],
+        error: crashedError(),
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .where('status', 'in', OBJECT_MOVES.giveUp.from)
+      .where('lease_expires_at', '<', now)
+      .where('crashes', '>=', policy.max)
+      .returning('job_id')
+      .execute();
+    const perJob = new Map<string, number>();
+    for (const { job_id } of given) perJob.set(job_id, (perJob.get(job_id) ?? 0) + 1);
+    for (const [jobId, n] of perJob) await count(trx, jobId, { objects_pending: -n, objects_failed: n });
+    return [...perJob.keys()];
+  });
 }
 
 /** handBack: a stopping worker returns what it holds, without counting the interrupted attempt. */
@@ -279,6 +346,7 @@ export async function handBack(q: Queryable, owner: string): Promise<void> {
       lease_owner: null,
       lease_expires_at: null,
       attempts: eb('attempts', '-', 1),
+      crashes: eb('crashes', '-', 1),
     }))
     .where('lease_owner', '=', owner)
     .where('status', 'in', OBJECT_MOVES.handBack.from)
@@ -315,6 +383,7 @@ export async function retry(q: Queryable, jobId: string): Promise<void> {
     .set({
       status: OBJECT_MOVES.retry.to[0],
       attempts: 0,
+      crashes: 0,
       // What the listing said may be stale by now: the retried objects are stat'ed afresh.
       size: null,
       source_etag: null,

@@ -2,6 +2,9 @@
 // and every write of one. A transfer is queued when accepted, claimed (running, with a lease), and
 // ends complete or failed, or is queued again after a passing failure. A transfer that runs again
 // after a crash starts over (each kind is written so that a second run finishes what the first began).
+// Work that keeps crashing (an exception outside the classified failures, or a process that dies or
+// freezes holding the lease) is failed after FERRY_WORK_MAX_CRASHES claims that ended so: each claim
+// counts a crash in `crashes`, which the claim's settlement or hand-back takes back.
 import { sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { TransferRow } from '../../db/schema.js';
@@ -10,8 +13,9 @@ import type { TransferStatus } from '../../domain/states.js';
 import { encodeSpec, type TransferSpec } from '../../domain/transfers/specs.js';
 import { transferView } from '../../domain/transfers/views.js';
 import { emit } from '../../domain/webhooks/outbox.js';
-import type { Settlement } from '../outcome.js';
-import { changed, type Lease, type Moves, type Queryable } from './moves.js';
+import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../backoff.js';
+import { afterCrash, type Settlement } from '../outcome.js';
+import { changed, crashedError, type Lease, type Moves, type Queryable } from './moves.js';
 
 export const TRANSFER_MOVES = {
   enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },
@@ -21,10 +25,15 @@ export const TRANSFER_MOVES = {
   fail: {
     from: ['running'],
     to: ['failed'],
-    by: 'the lease holder, after a lasting failure or the last attempt',
+    by: 'the lease holder, after a lasting failure, the last attempt or the last crash',
   },
   handBack: { from: ['running'], to: ['queued'], by: 'a stopping worker (the attempt is not counted)' },
   reclaim: { from: ['running'], to: ['queued'], by: 'any worker, when the lease ran out' },
+  giveUp: {
+    from: ['running'],
+    to: ['failed'],
+    by: 'any worker, when the lease ran out on the last crash allowed',
+  },
 } as const satisfies Moves<TransferStatus>;
 
 export interface Queued {
@@ -83,7 +92,7 @@ export async function claim(
     )
     update transfers
     set status = ${TRANSFER_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
-        attempts = attempts + 1, started_at = coalesce(started_at, ${lease.now}), updated_at = ${lease.now}
+        attempts = attempts + 1, crashes = crashes + 1, started_at = coalesce(started_at, ${lease.now}), updated_at = ${lease.now}
     where id in (select id from picked)
     returning *`.execute(q);
   return result.rows;
@@ -131,6 +140,8 @@ export async function settle(
           status: TRANSFER_MOVES.retryLater.to[0],
           error: settlement.error,
           run_after: settlement.runAfter,
+          // The attempt ended without crashing: its claim's crash is taken back.
+          ...(settlement.crashed ? {} : { crashes: sql<number>`crashes - 1` }),
         };
       case 'failed':
         return { status: TRANSFER_MOVES.fail.to[0], error: settlement.error, finished_at: now };
@@ -155,6 +166,31 @@ export async function settle(
   });
 }
 
+/**
+ * The worker crashed on a transfer it holds (outside the attempt, or while settling it): queued again
+ * after a backoff with the crash kept, or failed on the last crash allowed (retryLater or fail). False
+ * when the lease was lost meanwhile.
+ */
+export async function crashed(
+  q: Queryable,
+  owner: string,
+  id: string,
+  message: string,
+  policy: CrashPolicy,
+  clock: { now(): number },
+): Promise<boolean> {
+  const row = await q
+    .selectFrom('transfers')
+    .select('crashes')
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  if (!row) return false;
+  const settlement = afterCrash(message, { count: row.crashes, policy }, clock);
+  return settle(q, owner, id, settlement, clock.now());
+}
+
 export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
   await q
     .updateTable('transfers')
@@ -164,7 +200,12 @@ export async function renew(q: Queryable, owner: string, until: number): Promise
     .execute();
 }
 
-export async function reclaim(q: Queryable, now: number): Promise<number> {
+/** reclaim: transfers whose lease ran out (their worker died, froze or stalled) are queued again. */
+export async function reclaim(
+  q: Queryable,
+  now: number,
+  policy: CrashPolicy = DEFAULT_CRASH_POLICY,
+): Promise<number> {
   return changed(
     await q
       .updateTable('transfers')
@@ -176,8 +217,44 @@ export async function reclaim(q: Queryable, now: number): Promise<number> {
       })
       .where('status', 'in', TRANSFER_MOVES.reclaim.from)
       .where('lease_expires_at', '<', now)
+      .where('crashes', '<', policy.max)
       .executeTakeFirst(),
   );
+}
+
+/**
+ * giveUp: transfers whose lease ran out on the last crash allowed (every claim of them but the ones
+ * that settled crashed, or its process died or froze) are failed rather than reclaimed, so that work
+ * that kills or freezes every process that takes it is not taken again. How many.
+ */
+export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Promise<number> {
+  return q.transaction().execute(async (trx) => {
+    const given = await trx
+      .updateTable('transfers')
+      .set({
+        status: TRANSFER_MOVES.giveUp.to[0],
+        error: crashedError(),
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+        finished_at: now,
+      })
+      .where('status', 'in', TRANSFER_MOVES.giveUp.from)
+      .where('lease_expires_at', '<', now)
+      .where('crashes', '>=', policy.max)
+      .returningAll()
+      .execute();
+    // As every end of a transfer, with its webhook event (docs/webhooks.md).
+    for (const row of given) {
+      await emit(trx, {
+        workspaceId: row.workspace_id,
+        type: 'transfer.failed',
+        data: transferView(row),
+        at: now,
+      });
+    }
+    return given.length;
+  });
 }
 
 export async function handBack(q: Queryable, owner: string, now: number): Promise<void> {
@@ -188,6 +265,7 @@ export async function handBack(q: Queryable, owner: string, now: number): Promis
       lease_owner: null,
       lease_expires_at: null,
       attempts: eb('attempts', '-', 1),
+      crashes: eb('crashes', '-', 1),
       updated_at: now,
     }))
     .where('lease_owner', '=', owner)

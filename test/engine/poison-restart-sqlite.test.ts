@@ -1,0 +1,4 @@
+// test/engine/poison-restart.ts on SQLite.
+import { poisonRestart } from './poison-restart.js';
+
+await poisonRestart('sqlite');
