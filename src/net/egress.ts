@@ -24,6 +24,13 @@ export interface Egress {
   httpAgent: http.Agent;
   httpsAgent: https.Agent;
   dispatcher: Dispatcher;
+  /**
+   * The connect function of an undici Agent of the caller's own (a store's). Connections to the
+   * `trusted` origins, which operator settings name (an OAuth provider's API and content hosts), are
+   * made as they are; a connection to any other origin (a redirect's, an upload session's) is checked
+   * like the guard's own dispatcher's (docs/api.md, "Outbound calls").
+   */
+  connect(trusted: readonly string[]): buildConnector.connector;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -327,16 +334,26 @@ export function createEgress(allow: readonly string[]): Egress {
   }
 
   const connector = buildConnector({ lookup } as buildConnector.BuildOptions);
-  const dispatcher = new Agent({
-    connect: (options, callback) => {
-      const refused = literalRefusal(options.hostname);
-      if (refused) {
-        callback(refused, null);
-        return;
-      }
-      connector(options, callback);
-    },
-  });
+  const guardedConnect: buildConnector.connector = (options, callback) => {
+    const refused = literalRefusal(options.hostname);
+    if (refused) {
+      callback(refused, null);
+      return;
+    }
+    connector(options, callback);
+  };
+  const dispatcher = new Agent({ connect: guardedConnect });
+
+  function connect(trusted: readonly string[]): buildConnector.connector {
+    const origins = new Set(trusted.map((url) => new URL(url).origin));
+    if (origins.size === 0) return guardedConnect;
+    const plain = buildConnector({});
+    return (options, callback) => {
+      const origin = options.host === undefined ? '' : `${options.protocol}//${options.host}`;
+      if (origins.has(origin)) plain(options, callback);
+      else guardedConnect(options, callback);
+    };
+  }
 
   return {
     assertAllowed,
@@ -344,5 +361,6 @@ export function createEgress(allow: readonly string[]): Egress {
     httpAgent: new GuardedHttpAgent(AGENT_OPTIONS),
     httpsAgent: new GuardedHttpsAgent(AGENT_OPTIONS),
     dispatcher,
+    connect,
   };
 }

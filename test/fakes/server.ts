@@ -1,7 +1,8 @@
 // The server plumbing every provider fake shares: loopback listeners on ephemeral ports (one per host
 // the provider has: Dropbox and Box have two), one log of the requests received, one queue of forced
-// answers (faults: throttling, server errors, any recorded fixture), and the JSON/text/range helpers
-// the fakes answer with. What a provider says lives in its own folder; how bytes get on the wire here.
+// answers (faults: throttling, server errors, any recorded fixture, or one aimed at a given request),
+// and the JSON/text/range helpers the fakes answer with. What a provider says lives in its own folder;
+// how bytes get on the wire here.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Fixture } from './fixtures.js';
@@ -27,6 +28,7 @@ export class FakeServer {
   /** Every request received, on every host, in order. */
   readonly requests: RecordedRequest[] = [];
   readonly #faults: Fault[] = [];
+  readonly #aimed: { match: (request: RecordedRequest) => boolean; fault: Exclude<Fault, 'pass'> }[] = [];
   readonly #servers: http.Server[] = [];
 
   /**
@@ -56,6 +58,14 @@ export class FakeServer {
     for (let i = 0; i < count; i++) this.#faults.push(fault);
   }
 
+  /**
+   * The next request for which `match` holds gets `fault`, whatever requests come before it (the
+   * queue of inject() is left alone for that request).
+   */
+  injectWhen(match: (request: RecordedRequest) => boolean, fault: Exclude<Fault, 'pass'>): void {
+    this.#aimed.push({ match, fault });
+  }
+
   /** Queues a recorded fixture as the next answer, as the provider wrote it. */
   injectFixture(recorded: Fixture, count = 1): void {
     this.inject({ status: recorded.status, headers: recorded.headers, body: recorded.body }, count);
@@ -64,6 +74,7 @@ export class FakeServer {
   /** Drops the forced answers not taken yet. */
   clearFaults(): void {
     this.#faults.length = 0;
+    this.#aimed.length = 0;
   }
 
   /**
@@ -71,7 +82,9 @@ export class FakeServer {
    * the point of its request handling where its provider would refuse (before or after the token check).
    */
   takeFault(req: IncomingMessage, res: ServerResponse): boolean {
-    const fault = this.#faults.shift();
+    const seen = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers };
+    const aimed = this.#aimed.findIndex((a) => a.match(seen));
+    const fault = aimed >= 0 ? this.#aimed.splice(aimed, 1)[0]?.fault : this.#faults.shift();
     if (fault === undefined || fault === 'pass') return false;
     req.resume();
     if (fault.text !== undefined) {

@@ -6,7 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { fetch, request } from 'undici';
+import { Agent, fetch, request } from 'undici';
 import { isFerryError } from '../../src/errors.js';
 import { classifyAddress, createEgress, type Egress } from '../../src/net/egress.js';
 import { waitUntil } from '../support/wait.js';
@@ -251,6 +251,51 @@ describe('guarded connections', () => {
       fetch(`http://localhost:${port}/redirect`, { dispatcher: egress.dispatcher }),
       (err: unknown) => isRefusal((err as Error).cause),
     );
+  });
+});
+
+describe("a store's own connections (connect with trusted origins)", () => {
+  let server: http.Server;
+  let port: number;
+
+  before(async () => {
+    server = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const isRefusal = (err: unknown) => isFerryError(err, 'invalid') && /is not allowed/.test(err.message);
+
+  test('a trusted origin is reached whatever its address; another port or name of that host is checked', async () => {
+    const egress = createEgress([]);
+    const agent = new Agent({ connect: egress.connect([`http://127.0.0.1:${port}/api`]) });
+    try {
+      const res = await request(`http://127.0.0.1:${port}/x`, { dispatcher: agent });
+      assert.equal(await res.body.text(), 'ok');
+      await assert.rejects(request(`http://localhost:${port}/x`, { dispatcher: agent }), isRefusal);
+      await assert.rejects(request(`http://127.0.0.1:${port + 1}/x`, { dispatcher: agent }), isRefusal);
+      await assert.rejects(request(`https://127.0.0.1:${port}/x`, { dispatcher: agent }), isRefusal);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  test('without trusted origins every connection is checked, the allow list applying', async () => {
+    const agent = new Agent({ connect: createEgress(['127.0.0.1']).connect([]) });
+    try {
+      assert.equal(
+        await (await request(`http://127.0.0.1:${port}/`, { dispatcher: agent })).body.text(),
+        'ok',
+      );
+      await assert.rejects(request(`http://127.0.0.2:${port}/`, { dispatcher: agent }), isRefusal);
+    } finally {
+      await agent.close();
+    }
   });
 });
 

@@ -14,6 +14,7 @@ import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../..
 import type { Store } from '../../src/stores/contract.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { ForbiddenServer } from '../support/forbidden-server.js';
 import { describeConformance } from './conformance.js';
 
 const MiB = 1024 * 1024;
@@ -274,5 +275,61 @@ describe('azureblob specifics', () => {
       await kinds(store.write(`${missing}/a`, Readable.from([Buffer.from('x')]), { size: 1 })),
       'not_found',
     );
+  });
+});
+
+describe('azureblob redirects (docs/api.md, "Outbound calls")', () => {
+  // azurite behind the fault proxy (127.0.0.1, allowed); the forbidden server is on 127.0.0.2, which
+  // the guard does not allow. The SDK's redirect policy is off: no redirect is followed, on the
+  // endpoint or off it; a block upload has no session URL (blocks go to the blob's own URL).
+  let forbidden: ForbiddenServer;
+  let store: Store;
+  let container: string;
+
+  before(async () => {
+    forbidden = await ForbiddenServer.start();
+    store = open(location(`${proxy.url}/${AZURITE_ACCOUNT}`), ctx, TUNING);
+    container = await newContainer();
+    await store.write(`${container}/here.txt`, Readable.from([Buffer.from('here')]), { size: 4 });
+  });
+
+  after(async () => {
+    proxy.reset();
+    await store?.close();
+    await forbidden?.close();
+  });
+
+  const blob = (name: string) => `/${AZURITE_ACCOUNT}/${container}/${name}`;
+
+  test('a download answered with a redirect to a refused address is not followed', async () => {
+    proxy.failWhen((r) => r.method === 'GET' && r.url.startsWith(blob('here.txt')), {
+      status: 302,
+      headers: { location: forbidden.url(blob('here.txt')) },
+    });
+    await assert.rejects(store.read(`${container}/here.txt`), (err) => isFerryError(err));
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
+  });
+
+  test('a redirect that stays on the endpoint is not followed either', async () => {
+    proxy.failWhen((r) => r.method === 'GET' && r.url.startsWith(blob('here.txt')), {
+      status: 307,
+      headers: { location: `${proxy.url}${blob('here.txt')}?redirected=1` },
+    });
+    await assert.rejects(store.read(`${container}/here.txt`), (err) => isFerryError(err));
+    assert.equal(proxy.seen.filter((r) => r.url.includes('redirected=1')).length, 0, 'not followed');
+  });
+
+  test('a block upload answered with a redirect to a refused address is not followed', async () => {
+    proxy.failWhen((r) => r.method === 'PUT' && r.url.includes('comp=block'), {
+      status: 307,
+      headers: { location: forbidden.url(blob('blocks.bin')) },
+    });
+    const size = 3 * MiB;
+    await assert.rejects(
+      store.write(`${container}/blocks.bin`, Readable.from([randomBytes(size)]), { size }),
+      (err) => isFerryError(err),
+    );
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
+    await assert.rejects(store.stat(`${container}/blocks.bin`), (err) => isFerryError(err, 'not_found'));
   });
 });

@@ -10,6 +10,7 @@ import { conflictOf, readBoxError } from '../../src/stores/box/errors.js';
 import { type BoxTuning, open } from '../../src/stores/box/index.js';
 import type { Store } from '../../src/stores/contract.js';
 import { FakeBox } from '../fakes/box/server.js';
+import { ForbiddenServer } from '../support/forbidden-server.js';
 import { describeConformance } from './conformance.js';
 import { oauthContext, oauthLocation } from './oauth-harness.js';
 
@@ -286,5 +287,69 @@ describe('box specifics', () => {
     const other = open(locationWith(token), contextFor(fake), TUNING);
     assert.match(other.account, /^box:location:loc-box-/);
     await other.close();
+  });
+});
+
+describe('box redirects and upload sessions (docs/api.md, "Outbound calls")', () => {
+  // The store trusts the fake (its configured API and upload origins); the forbidden server is on
+  // 127.0.0.2.
+  let fake: FakeBox;
+  let forbidden: ForbiddenServer;
+  let store: Store;
+
+  before(async () => {
+    fake = await new FakeBox(fakeOptions()).start();
+    forbidden = await ForbiddenServer.start();
+    store = open(locationWith(fake.oauth.issue('user-fenced').access_token), contextFor(fake), TUNING);
+  });
+
+  after(async () => {
+    await store?.close();
+    await forbidden?.close();
+    await fake?.close();
+  });
+
+  test('a download redirect to a refused address is checked by the egress guard, unfollowed', async () => {
+    await store.write('fenced/file.txt', Readable.from([Buffer.from('file')]), { size: 4 });
+    fake.server.injectWhen((r) => r.method === 'GET' && /\/files\/\w+\/content/.test(r.url), {
+      status: 302,
+      headers: { location: forbidden.url('/dl/token') },
+    });
+    await assert.rejects(store.read('fenced/file.txt'), (err) => {
+      assert.ok(isFerryError(err, 'invalid'), String(err));
+      assert.match(err.message, /egress to 127\.0\.0\.2 .*not allowed: loopback/);
+      return true;
+    });
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
+  });
+
+  test("an upload session's endpoints are never used: parts go to the configured upload host", async () => {
+    const elsewhere = (what: string) => forbidden.url(`/2.0/files/upload_sessions/F00/${what}`);
+    fake.server.injectWhen((r) => r.method === 'POST' && r.url.endsWith('/2.0/files/upload_sessions'), {
+      status: 201,
+      body: {
+        id: 'F00',
+        type: 'upload_session',
+        part_size: PART_SIZE,
+        total_parts: 5,
+        num_parts_processed: 0,
+        session_expires_at: '2099-01-01T00:00:00Z',
+        session_endpoints: {
+          upload_part: elsewhere(''),
+          commit: elsewhere('commit'),
+          abort: elsewhere(''),
+          list_parts: elsewhere('parts'),
+          status: elsewhere(''),
+          log_event: elsewhere('log'),
+        },
+      },
+    });
+    const size = 5 * PART_SIZE;
+    const before = fake.server.requests.length;
+    // The fake knows no session F00: its first part is refused there, and the session aborted there.
+    await assert.rejects(store.write('fenced/session.bin', Readable.from([randomBytes(size)]), { size }));
+    const sent = fake.server.requests.slice(before).map((r) => `${r.method} ${r.url}`);
+    assert.ok(sent.includes('PUT /api/2.0/files/upload_sessions/F00'), sent.join('\n'));
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
   });
 });

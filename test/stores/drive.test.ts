@@ -10,6 +10,7 @@ import type { Entry, Store } from '../../src/stores/contract.js';
 import { queryString } from '../../src/stores/drive/client.js';
 import { type DriveTuning, open } from '../../src/stores/drive/index.js';
 import { FakeDrive } from '../fakes/drive/index.js';
+import { ForbiddenServer } from '../support/forbidden-server.js';
 import { describeConformance } from './conformance.js';
 import { oauthContext, oauthLocation } from './oauth-harness.js';
 
@@ -221,5 +222,52 @@ describe('drive store specifics', () => {
     fake.mkdir('only-folder/inside');
     await assert.rejects(store.stat('only-folder/inside'), (err) => isFerryError(err, 'not_found'));
     await assert.rejects(store.delete('only-folder/inside'), (err) => isFerryError(err, 'not_found'));
+  });
+});
+
+describe('drive redirects and upload sessions (docs/api.md, "Outbound calls")', () => {
+  // The store trusts the fake (its configured API origin); the forbidden server is on 127.0.0.2.
+  let fake: FakeDrive;
+  let forbidden: ForbiddenServer;
+  let store: Store;
+
+  before(async () => {
+    fake = await FakeDrive.start();
+    forbidden = await ForbiddenServer.start();
+    store = open(locationWith(fake.oauth.issue('drive-user').access_token), contextFor(fake), TUNING);
+  });
+
+  after(async () => {
+    await store?.close();
+    await forbidden?.close();
+    await fake?.close();
+  });
+
+  test('a resumable session URI on another host is refused: no chunk and no token leave ferry', async () => {
+    fake.server.injectWhen((r) => r.url.includes('uploadType=resumable'), {
+      status: 200,
+      headers: { location: forbidden.url('/upload/drive/v3/files?uploadType=resumable&upload_id=x') },
+    });
+    const size = 5 * 1024 * 1024 + 1;
+    await assert.rejects(
+      store.write('fenced/session.bin', Readable.from([randomBytes(size)]), { size }),
+      (err) => {
+        assert.ok(isFerryError(err, 'invalid'), String(err));
+        assert.match(err.message, /http:\/\/127\.0\.0\.2:\d+ is not one of the provider's own hosts/);
+        return true;
+      },
+    );
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
+    assert.equal(fake.read('fenced/session.bin'), undefined);
+  });
+
+  test('a download answered with a redirect is not followed', async () => {
+    await store.write('fenced/file.txt', Readable.from([Buffer.from('file')]), { size: 4 });
+    fake.server.injectWhen((r) => r.url.includes('alt=media'), {
+      status: 302,
+      headers: { location: forbidden.url('/download') },
+    });
+    await assert.rejects(store.read('fenced/file.txt'), (err) => isFerryError(err));
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
   });
 });

@@ -16,6 +16,7 @@ import { PartReader, uploadParts } from '../../src/stores/shared/chunks.js';
 import { parentAndName, splitPath } from '../../src/stores/shared/paths.js';
 import { FakeDropbox } from '../fakes/dropbox/server.js';
 import { contentHash } from '../fakes/dropbox/state.js';
+import { ForbiddenServer } from '../support/forbidden-server.js';
 import { describeConformance } from './conformance.js';
 import { oauthContext, oauthLocation } from './oauth-harness.js';
 
@@ -349,5 +350,48 @@ describe('stores/shared', () => {
     await assert.rejects(uploadParts({ reader: shorter, partSize: 16, uploadPart: async () => {} }), (err) =>
       isFerryError(err, 'invalid'),
     );
+  });
+});
+
+describe('dropbox redirects and upload sessions (docs/api.md, "Outbound calls")', () => {
+  // The store trusts the fake (its configured API and content origins); the forbidden server is on
+  // 127.0.0.2. Upload sessions are ids on the content host: there is no session URL to follow.
+  let fake: FakeDropbox;
+  let forbidden: ForbiddenServer;
+  let store: Store;
+
+  before(async () => {
+    fake = await new FakeDropbox({}).start();
+    forbidden = await ForbiddenServer.start();
+    store = open(locationWith(fake.oauth.issue('dbid:fenced').access_token), contextFor(fake), TUNING);
+  });
+
+  after(async () => {
+    await store?.close();
+    await forbidden?.close();
+    await fake?.close();
+  });
+
+  test('a download answered with a redirect is not followed', async () => {
+    await store.write('fenced/file.txt', Readable.from([Buffer.from('file')]), { size: 4 });
+    fake.server.injectWhen((r) => r.url.startsWith('/2/files/download'), {
+      status: 302,
+      headers: { location: forbidden.url('/download') },
+    });
+    await assert.rejects(store.read('fenced/file.txt'), (err) => isFerryError(err));
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
+  });
+
+  test('an upload session append answered with a redirect is not followed', async () => {
+    fake.server.injectWhen((r) => r.url.startsWith('/2/files/upload_session/append'), {
+      status: 307,
+      headers: { location: forbidden.url('/upload_session/append_v2') },
+    });
+    const size = 3 * 64 * 1024;
+    await assert.rejects(
+      store.write('fenced/session.bin', Readable.from([randomBytes(size)]), { size }),
+      (err) => isFerryError(err),
+    );
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
   });
 });

@@ -15,6 +15,7 @@ import type { Entry, Store } from '../../src/stores/contract.js';
 import { startGateway } from '../../src/stores/gcs/gateway.js';
 import { type GcsTuning, open } from '../../src/stores/gcs/index.js';
 import { FakeGcs } from '../fakes/gcs/index.js';
+import { FAKES_ONLY, ForbiddenServer } from '../support/forbidden-server.js';
 import { describeConformance } from './conformance.js';
 
 const PAGE_SIZE = 5;
@@ -403,5 +404,71 @@ describe('gcs specifics', () => {
     } finally {
       await none.close();
     }
+  });
+});
+
+describe('gcs redirects and session URLs (docs/api.md, "Outbound calls")', () => {
+  // The guard admits the fake (127.0.0.1) only; the forbidden server listens on 127.0.0.2.
+  const fenced: StoreContext = { egress: createEgress(FAKES_ONLY), oauthApps: DEFAULT_OAUTH_APPS };
+  let forbidden: ForbiddenServer;
+  let store: Store;
+  let bucket: string;
+
+  before(async () => {
+    forbidden = await ForbiddenServer.start();
+    store = open(location(keyFile(good.privateKey)), fenced, TUNING);
+    bucket = await newBucket(store);
+    await store.write(`${bucket}/here.txt`, Readable.from([Buffer.from('here')]), { size: 4 });
+  });
+
+  after(async () => {
+    fake.server.clearFaults();
+    await store?.close();
+    await forbidden?.close();
+  });
+
+  async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
+    await assert.rejects(promise, (err) => {
+      assert.ok(isFerryError(err, 'invalid'), String(err));
+      assert.match((err as Error).message, pattern);
+      assert.doesNotMatch((err as Error).message, /Bearer|BEGIN/);
+      return true;
+    });
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
+  }
+
+  test('an object download answered with a redirect to a refused address is refused, unfollowed', async () => {
+    fake.server.inject({ status: 302, headers: { location: forbidden.url('/object') } });
+    await refused(
+      store.read(`${bucket}/here.txt`).then(readAll),
+      new RegExp(`redirect to ${forbidden.origin}`),
+    );
+  });
+
+  test('a metadata call answered with a redirect to a refused address is refused, unfollowed', async () => {
+    fake.server.inject({ status: 307, headers: { location: forbidden.url('/metadata') } });
+    await refused(store.stat(`${bucket}/here.txt`), new RegExp(`redirect to ${forbidden.origin}`));
+  });
+
+  test('a resumable session URL on another host is refused before any chunk is sent', async () => {
+    // The session start answers with a session URL off the endpoint.
+    fake.server.inject({
+      status: 200,
+      headers: { location: forbidden.url('/upload/storage/v1/b/x/o?upload_id=stolen') },
+    });
+    const data = randomBytes(2 * 256 * 1024 + 10);
+    await refused(
+      store.write(`${bucket}/session.bin`, Readable.from([data]), { size: data.length }),
+      new RegExp(`session URL on ${forbidden.origin}`),
+    );
+    assert.equal(await kindOf(store.stat(`${bucket}/session.bin`)), 'not_found');
+  });
+
+  test('a redirect that stays on the endpoint is followed, through the guard', async () => {
+    fake.server.inject({
+      status: 302,
+      headers: { location: `${fake.url}/storage/v1/b/${bucket}/o/here.txt?alt=media` },
+    });
+    assert.equal((await readAll(await store.read(`${bucket}/here.txt`))).toString(), 'here');
   });
 });

@@ -10,6 +10,7 @@ import type { Entry, Store } from '../../src/stores/contract.js';
 import { encodePath } from '../../src/stores/onedrive/client.js';
 import { type OneDriveTuning, open } from '../../src/stores/onedrive/index.js';
 import { FakeOneDrive, quickXorBase64 } from '../fakes/onedrive/index.js';
+import { ForbiddenServer } from '../support/forbidden-server.js';
 import { describeConformance } from './conformance.js';
 import { oauthContext, oauthLocation } from './oauth-harness.js';
 
@@ -228,5 +229,54 @@ describe('onedrive store specifics', () => {
     await assert.rejects(store.stat('keep/inside'), (err) => isFerryError(err, 'not_found'));
     await assert.rejects(store.delete('keep/inside'), (err) => isFerryError(err, 'not_found'));
     assert.equal(fake.read('keep/inside/file.txt')?.toString(), 'f');
+  });
+});
+
+describe('onedrive redirects and upload sessions (docs/api.md, "Outbound calls")', () => {
+  // The store trusts the fake (its configured API origin); the forbidden server is on 127.0.0.2.
+  let fake: FakeOneDrive;
+  let forbidden: ForbiddenServer;
+  let store: Store;
+
+  before(async () => {
+    fake = await FakeOneDrive.start();
+    forbidden = await ForbiddenServer.start();
+    store = open(locationWith(fake.oauth.issue('onedrive-user').access_token), contextFor(fake), TUNING);
+  });
+
+  after(async () => {
+    await store?.close();
+    await forbidden?.close();
+    await fake?.close();
+  });
+
+  function refusedByTheGuard(err: unknown): true {
+    assert.ok(isFerryError(err, 'invalid'), String(err));
+    assert.match(err.message, /egress to 127\.0\.0\.2 .*not allowed: loopback/);
+    return true;
+  }
+
+  test('an upload session uploadUrl on a refused address is checked by the egress guard: no fragment sent', async () => {
+    fake.server.injectWhen((r) => r.url.includes('createUploadSession'), {
+      status: 200,
+      body: { uploadUrl: forbidden.url('/upload/session'), expirationDateTime: '2099-01-01T00:00:00Z' },
+    });
+    const size = 4 * 1024 * 1024 + 1;
+    await assert.rejects(
+      store.write('fenced/session.bin', Readable.from([randomBytes(size)]), { size }),
+      refusedByTheGuard,
+    );
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
+    assert.equal(fake.read('fenced/session.bin'), undefined);
+  });
+
+  test('a download redirect to a refused address is checked by the egress guard, unfollowed', async () => {
+    await store.write('fenced/file.txt', Readable.from([Buffer.from('file')]), { size: 4 });
+    fake.server.injectWhen((r) => r.method === 'GET' && r.url.includes(':/content'), {
+      status: 302,
+      headers: { location: forbidden.url('/download/pre-authenticated') },
+    });
+    await assert.rejects(store.read('fenced/file.txt'), refusedByTheGuard);
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
   });
 });

@@ -27,6 +27,7 @@ import { createS3Store, open, type S3Tuning } from '../../src/stores/s3/index.js
 import { copySource } from '../../src/stores/s3/paths.js';
 import { partSizeFor, S3_UPLOAD_LIMITS } from '../../src/stores/s3/upload.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { FAKES_ONLY, ForbiddenServer } from '../support/forbidden-server.js';
 import { REJECTED_ACCESS_KEY_ID, type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { describeConformance } from './conformance.js';
 
@@ -533,5 +534,51 @@ describe('s3 error mapping', () => {
   test('the message keeps the provider words and says what was being done', () => {
     const err = s3Error(sdkError('NoSuchKey', 404), 'stat b/k');
     assert.equal(err.message, 'stat b/k: NoSuchKey: NoSuchKey message (HTTP 404)');
+  });
+});
+
+describe('s3 redirects (docs/api.md, "Outbound calls")', () => {
+  // s3rver behind the fault proxy (127.0.0.1, allowed); the forbidden server is on 127.0.0.2, which
+  // this guard does not allow. The SDK's HTTP handler follows no redirect; multipart uploads have no
+  // session URL (parts go to the endpoint with the upload id).
+  const fenced: StoreContext = { egress: createEgress(FAKES_ONLY), oauthApps: DEFAULT_OAUTH_APPS };
+  let forbidden: ForbiddenServer;
+  let store: Store;
+  let bucket: string;
+
+  before(async () => {
+    forbidden = await ForbiddenServer.start();
+    store = createS3Store(location('s3', { endpoint: proxy.url }), fenced, TUNING);
+    bucket = await newBucket();
+    await store.write(`${bucket}/here.txt`, Readable.from([Buffer.from('here')]), { size: 4 });
+  });
+
+  after(async () => {
+    proxy.reset();
+    await store?.close();
+    await forbidden?.close();
+  });
+
+  test('an object read answered with a redirect to a refused address is not followed', async () => {
+    proxy.failWhen((r) => r.method === 'GET' && r.url.startsWith(`/${bucket}/here.txt`), {
+      status: 307,
+      headers: { location: forbidden.url(`/${bucket}/here.txt`) },
+    });
+    await assert.rejects(store.read(`${bucket}/here.txt`), (err) => isFerryError(err));
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
+  });
+
+  test('a multipart part answered with a redirect to a refused address is not followed', async () => {
+    proxy.failWhen((r) => r.method === 'PUT' && r.url.includes('partNumber=2'), {
+      status: 307,
+      headers: { location: forbidden.url(`/${bucket}/multi.bin`) },
+    });
+    const size = 11 * MiB;
+    await assert.rejects(
+      store.write(`${bucket}/multi.bin`, Readable.from([randomBytes(size)]), { size }),
+      (err) => isFerryError(err),
+    );
+    assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
+    await assert.rejects(store.stat(`${bucket}/multi.bin`), (err) => isFerryError(err, 'not_found'));
   });
 });

@@ -1,6 +1,6 @@
 // Builds the @azure/storage-blob service client for one location: shared-key credentials from the
-// secret, the endpoint from metadata (or the public one for the account), SDK retries off, and every
-// connection made through the egress guard.
+// secret, the endpoint from metadata (or the public one for the account), SDK retries and redirects
+// off, and every connection made through the egress guard.
 import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
@@ -42,6 +42,9 @@ export function createClient(location: StoreLocation, egress: Egress): AzureClie
   const pipeline = new Pipeline([credential, agentFactory(agents)], {
     // Stores never retry; the operations layer owns retries.
     retryOptions: { maxTries: 1 },
+    // No redirect is followed, on the endpoint or off it: an answer that sends the client elsewhere
+    // fails the call (docs/api.md, "Outbound calls").
+    redirectOptions: { maxRetries: 0 },
   } as Pipeline['options']);
   return {
     service: new BlobServiceClient(serviceUrl, pipeline),

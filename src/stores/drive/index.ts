@@ -96,6 +96,8 @@ class DriveStore implements Store {
       secret: location.secret,
       tokens: location.tokens,
       readError: readDriveError,
+      egress: ctx.egress,
+      origins: [apiUrl],
     });
     this.#api = new DriveApi(this.#http, apiUrl);
     this.#resolver = new DriveResolver(this.#api);

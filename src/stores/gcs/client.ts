@@ -1,6 +1,7 @@
 // Builds the @google-cloud/storage client for one location: the service-account key from the secret
-// (its token_uri honoured by auth.ts), the API base from metadata `endpoint` (through the egress
-// gateway) or Google's, the project from metadata `project_id` or the key, and no retries.
+// (its token_uri honoured by auth.ts), the API base from metadata `endpoint` or Google's, always
+// reached through the egress gateway (gateway.ts), the project from metadata `project_id` or the key,
+// and no retries.
 import type http from 'node:http';
 import { Storage } from '@google-cloud/storage';
 import { invalid } from '../../errors.js';
@@ -43,12 +44,12 @@ export function readSettings(location: StoreLocation): GcsSettings {
 }
 
 export async function createClient(settings: GcsSettings, egress: Egress): Promise<GcsClient> {
-  // Only a caller-supplied endpoint needs the gateway; Google's own is reached directly.
-  const gateway: Gateway | undefined = settings.endpoint
-    ? await startGateway(settings.endpoint, egress)
-    : undefined;
+  // Google's own endpoint goes through the gateway too: the library would otherwise connect, and
+  // follow redirects, with agents of its own (docs/api.md, "Outbound calls").
+  const gateway: Gateway = await startGateway(settings.endpoint ?? DEFAULT_ENDPOINT, egress);
   const agentFor = (url: URL): http.Agent | undefined => {
-    if (gateway && url.href.startsWith(gateway.url)) return undefined; // our own loopback gateway
+    if (url.href.startsWith(`${gateway.url}/`)) return undefined; // our own loopback gateway
+    // The gateway hands the library no other URL; should one appear, the guard still checks it.
     return url.protocol === 'https:' ? egress.httpsAgent : egress.httpAgent;
   };
   const auth = new ServiceAccountAuth({
@@ -59,7 +60,8 @@ export async function createClient(settings: GcsSettings, egress: Egress): Promi
   });
   if (settings.projectId) auth.projectId = settings.projectId;
   const storage = new Storage({
-    ...(gateway ? { apiEndpoint: gateway.url, useAuthWithCustomEndpoint: true } : {}),
+    apiEndpoint: gateway.url,
+    useAuthWithCustomEndpoint: true,
     ...(settings.projectId ? { projectId: settings.projectId } : {}),
     authClient: auth,
     // Stores never retry: one attempt, every failure reported as it came.
@@ -68,7 +70,7 @@ export async function createClient(settings: GcsSettings, egress: Egress): Promi
   return {
     storage,
     async close() {
-      await gateway?.close();
+      await gateway.close();
     },
   };
 }

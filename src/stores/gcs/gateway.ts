@@ -1,15 +1,20 @@
-// A loopback gateway that puts the egress guard under @google-cloud/storage when a location names its
-// own endpoint (metadata `endpoint`). The library's JSON API transport (teeny-request over node-fetch)
-// picks its own agents and offers no way to pass one in, so the store points the library at this
-// gateway instead, and the gateway makes every upstream connection through the guard's agents (the
-// check runs on each connection's resolved address; docs/api.md, "Metadata").
+// A loopback gateway that puts the egress guard under @google-cloud/storage. The library's JSON API
+// transport (teeny-request over node-fetch) picks its own agents, offers no way to pass one in, and
+// follows redirects by itself, so the store points the library at this gateway instead (for Google's
+// own endpoint too), and the gateway makes every upstream connection through the guard's agents (the
+// check runs on each connection's resolved address; docs/api.md, "Metadata" and "Outbound calls").
 //
 // - It listens on 127.0.0.1 at an ephemeral port, under a random path prefix: only the store that
 //   started it knows the prefix, so no other local process can use it as a relay.
-// - Requests and answers stream through untouched except Host, hop-by-hop headers, and Location
-//   (a resumable upload's session URI on the endpoint is rewritten to come back through here).
-// - A connection the guard refuses is answered 502 with a Google-shaped error body whose reason is
-//   EGRESS_REFUSED_REASON, which errors.ts reads as `invalid`; other failed connections get 502.
+// - Requests and answers stream through untouched except Host, hop-by-hop headers, and Location.
+// - A Location on the endpoint (a resumable upload's session URI, a redirect that stays on the
+//   endpoint) is rewritten to come back through here, so the library's next request is guarded too.
+//   A Location anywhere else (a redirect, or a session URL, to another host) is never handed to the
+//   library: the answer is replaced by a refusal, so neither the library nor the location's bearer
+//   token ever reaches that host (docs/api.md, "Outbound calls").
+// - A connection the guard refuses, and a refused Location, are answered 502 with a Google-shaped
+//   error body whose reason is EGRESS_REFUSED_REASON, which errors.ts reads as `invalid`; other failed
+//   connections get 502.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -55,18 +60,30 @@ export async function startGateway(endpoint: string, egress: Egress): Promise<Ga
     for (const [name, value] of Object.entries(req.headers)) {
       if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
     }
-    const forward = upstream.request(`${targetBase}${path.slice(prefix.length)}`, {
+    const upstreamUrl = `${targetBase}${path.slice(prefix.length)}`;
+    const forward = upstream.request(upstreamUrl, {
       method: req.method,
       headers,
       agent,
     });
     forward.on('response', (answer) => {
+      const status = answer.statusCode ?? 502;
       const out: http.OutgoingHttpHeaders = {};
       for (const [name, value] of Object.entries(answer.headers)) {
-        if (HOP_BY_HOP.has(name) || value === undefined) continue;
-        out[name] = name === 'location' && typeof value === 'string' ? relocate(value) : value;
+        if (HOP_BY_HOP.has(name) || value === undefined || name === 'location') continue;
+        out[name] = value;
       }
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, out);
+      const location = answer.headers.location;
+      if (location !== undefined) {
+        const through = relocate(location, upstreamUrl);
+        if (through === undefined) {
+          answer.resume();
+          refuse(res, offEndpoint(status, location, upstreamUrl), true);
+          return;
+        }
+        out.location = through;
+      }
+      res.writeHead(status, answer.statusMessage, out);
       answer.pipe(res);
       answer.on('error', () => res.destroy());
     });
@@ -76,16 +93,11 @@ export async function startGateway(endpoint: string, egress: Egress): Promise<Ga
         return;
       }
       const refused = isFerryError(err);
-      const message = refused ? err.message : `gateway: ${(err as { code?: string }).code ?? err.message}`;
-      const body = JSON.stringify({
-        error: {
-          code: 502,
-          message,
-          errors: [{ domain: 'ferry', reason: refused ? EGRESS_REFUSED_REASON : 'gatewayFailure', message }],
-        },
-      });
-      res.writeHead(502, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
+      refuse(
+        res,
+        refused ? err.message : `gateway: ${(err as { code?: string }).code ?? err.message}`,
+        refused,
+      );
     });
     req.on('error', () => forward.destroy());
     res.on('close', () => {
@@ -94,9 +106,14 @@ export async function startGateway(endpoint: string, egress: Egress): Promise<Ga
     req.pipe(forward);
   });
 
-  /** A URL on the endpoint, as one through the gateway; anything else unchanged. */
-  function relocate(location: string): string {
-    return location.startsWith(`${targetBase}/`) ? `${base}${location.slice(targetBase.length)}` : location;
+  /**
+   * A Location on the endpoint (absolute, or relative to the request it answers), as a URL through
+   * the gateway; undefined for one anywhere else, or one that is not a URL.
+   */
+  function relocate(location: string | string[], requested: string): string | undefined {
+    const resolved = resolve(location, requested);
+    if (resolved === undefined) return undefined;
+    return resolved.startsWith(`${targetBase}/`) ? `${base}${resolved.slice(targetBase.length)}` : undefined;
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -114,4 +131,40 @@ export async function startGateway(endpoint: string, egress: Egress): Promise<Ga
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function resolve(location: string | string[], requested: string): string | undefined {
+  if (typeof location !== 'string') return undefined;
+  try {
+    return new URL(location, requested).href;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why an answer's Location is refused. Only the origin is named: a session URL's path and query are
+ * its credential.
+ */
+function offEndpoint(status: number, location: string | string[], requested: string): string {
+  const resolved = resolve(location, requested);
+  const where = resolved === undefined ? 'a location that is not a URL' : new URL(resolved).origin;
+  const what = status >= 300 && status < 400 ? `a redirect to ${where}` : `a session URL on ${where}`;
+  return (
+    `the endpoint answered with ${what}; ferry follows no redirect or upload session off the ` +
+    "location's endpoint"
+  );
+}
+
+/** A Google-shaped 502: reason EGRESS_REFUSED_REASON (read as `invalid`) when `refused`. */
+function refuse(res: http.ServerResponse, message: string, refused: boolean): void {
+  const body = JSON.stringify({
+    error: {
+      code: 502,
+      message,
+      errors: [{ domain: 'ferry', reason: refused ? EGRESS_REFUSED_REASON : 'gatewayFailure', message }],
+    },
+  });
+  res.writeHead(502, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }

@@ -110,6 +110,8 @@ class OneDriveStore implements Store {
       secret: location.secret,
       tokens: location.tokens,
       readError: readGraphError,
+      egress: ctx.egress,
+      origins: [apiUrl],
     });
     this.#api = new GraphApi(this.#http, apiUrl, driveId);
     const hashes: HashKind[] = ['quickxor', 'sha1'];

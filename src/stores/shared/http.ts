@@ -4,10 +4,15 @@
 // content, AbortSignal, and one attempt per call (stores never retry), with one exception: a 401 has
 // the token renewed once and the call repeated once, since an access token can expire or be replaced
 // between two requests. A non-2xx answer is read (at most 64 KiB) and handed to the provider's
-// errors.ts, which alone knows the provider's error shapes.
+// errors.ts, which alone knows the provider's error shapes. Every connection goes through the egress
+// guard, which trusts only the provider's own origins (the operator's settings): a URL a provider
+// hands back (a redirect's Location, an upload session) is checked like any caller's, and the token
+// is sent to the provider's own origins only (docs/api.md, "Outbound calls"). Redirects are never
+// followed here; a store that expects one reads it (`accept`) and decides.
 import { PassThrough, type Readable } from 'node:stream';
 import { Agent, type Dispatcher, request } from 'undici';
 import { FerryError, invalid } from '../../errors.js';
+import type { Egress } from '../../net/egress.js';
 import { networkFailure, parseRetryAfter } from '../../net/failures.js';
 import type { ProviderSecret } from '../../providers.js';
 import { Secret } from '../../secret.js';
@@ -63,8 +68,13 @@ export interface OAuthHttpOptions {
   /** The live token (the location's AccessTokenSource); without it, the secret's access_token. */
   tokens?: AccessTokenSource | undefined;
   readError: ErrorReader;
-  /** Defaults to a private keep-alive Agent that close() ends. */
-  dispatcher?: Dispatcher;
+  /** Every connection of the store's private keep-alive Agent (which close() ends) is made through it. */
+  egress: Egress;
+  /**
+   * The provider's own URLs, from the operator's settings (its API and content hosts): reached whatever
+   * their address, and the only origins the access token is sent to.
+   */
+  origins: readonly string[];
 }
 
 const ERROR_BODY_LIMIT = 64 * 1024;
@@ -74,15 +84,19 @@ export class OAuthHttp {
   readonly #tokens: AccessTokenSource;
   readonly #readError: ErrorReader;
   readonly #dispatcher: Dispatcher;
-  readonly #ownsDispatcher: boolean;
+  readonly #origins: Set<string>;
   #closed = false;
 
   constructor(options: OAuthHttpOptions) {
     this.provider = options.provider;
     this.#tokens = options.tokens ?? fixedToken(options.provider, options.secret);
     this.#readError = options.readError;
-    this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+    this.#origins = new Set(options.origins.map((url) => new URL(url).origin));
+    this.#dispatcher = new Agent({
+      keepAliveTimeout: 10_000,
+      connections: 16,
+      connect: options.egress.connect(options.origins),
+    });
   }
 
   /**
@@ -115,6 +129,15 @@ export class OAuthHttp {
   }
 
   async #attempt(req: CallRequest, token: Secret | undefined): Promise<CallResponse> {
+    const url = withQuery(req.url, req.query);
+    const origin = new URL(url).origin;
+    if (token !== undefined && !this.#origins.has(origin)) {
+      // A session URL or redirect target the provider handed back, on a host that is not its own.
+      throw invalid(
+        `${this.provider}: ${req.operation}: ${origin} is not one of the provider's own hosts; ` +
+          'the access token is sent to those only',
+      );
+    }
     const headers: Record<string, string> = { ...req.headers };
     if (token !== undefined) headers.authorization = `Bearer ${token.reveal()}`;
     let body: Buffer | string | Readable | undefined = req.body;
@@ -124,7 +147,7 @@ export class OAuthHttp {
     }
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(withQuery(req.url, req.query), {
+      response = await request(url, {
         method: req.method,
         headers,
         body: body ?? null,
@@ -165,7 +188,7 @@ export class OAuthHttp {
 
   /** Ends the private Agent's sockets. Safe to call more than once. */
   async close(): Promise<void> {
-    if (this.#ownsDispatcher && !this.#closed) {
+    if (!this.#closed) {
       this.#closed = true;
       await this.#dispatcher.close();
     }
