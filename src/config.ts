@@ -1,6 +1,7 @@
 // Settings from the environment (README, "Settings"). Read once at start; everything else takes
 // a Config, so tests build one without touching process.env.
 import { resolve } from 'node:path';
+import { DEFAULT_PATTERN_LIMITS, PATTERN_LIMIT_CEILINGS, type PatternLimits } from './objects/glob.js';
 import { OAUTH_PROVIDERS } from './providers.js';
 import { Secret } from './secret.js';
 import { DEFAULT_OAUTH_APPS, type OAuthApp } from './stores/context.js';
@@ -34,6 +35,8 @@ export interface Config {
     /** Bytes of object data all transfers of the process may hold in memory at once. */
     memoryBytes: number;
   };
+  /** Glob patterns in source paths (docs/api.md, "Limits"): checked when a request is validated. */
+  patterns: PatternLimits;
 }
 
 export type Role = 'all' | 'api' | 'worker';
@@ -173,6 +176,29 @@ export function loadConfig(env: Env = process.env): Config {
       pollSeconds: integer(env, 'FERRY_REFRESH_POLL_SECONDS', 30, 1, 86400),
       aheadSeconds: integer(env, 'FERRY_REFRESH_AHEAD_SECONDS', 600, 0, 86400),
       maxFailures: integer(env, 'FERRY_REFRESH_MAX_FAILURES', 5, 1, 1000),
+    },
+    patterns: {
+      maxLength: integer(
+        env,
+        'FERRY_PATTERN_MAX_LENGTH',
+        DEFAULT_PATTERN_LIMITS.maxLength,
+        1,
+        PATTERN_LIMIT_CEILINGS.maxLength,
+      ),
+      maxWildcards: integer(
+        env,
+        'FERRY_PATTERN_MAX_WILDCARDS',
+        DEFAULT_PATTERN_LIMITS.maxWildcards,
+        0,
+        PATTERN_LIMIT_CEILINGS.maxWildcards,
+      ),
+      maxAlternatives: integer(
+        env,
+        'FERRY_PATTERN_MAX_ALTERNATIVES',
+        DEFAULT_PATTERN_LIMITS.maxAlternatives,
+        0,
+        PATTERN_LIMIT_CEILINGS.maxAlternatives,
+      ),
     },
   };
 }

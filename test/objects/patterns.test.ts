@@ -1,4 +1,4 @@
-// Glob patterns in source paths: the dialect (isPattern, splitting, picomatch translation) as units,
+// Glob patterns in source paths: isPattern and splitting as units (the matcher itself: glob.test.ts),
 // and expandSources against s3rver with nested folders, dot files and awkward names, plus a folder
 // store (in memory) for patterns at the root.
 import assert from 'node:assert/strict';
@@ -85,8 +85,8 @@ describe('isPattern and splitPattern', () => {
     assert.deepEqual(splitPattern('b/logs/*/x.gz'), { base: 'b/logs', glob: '*/x.gz', recursive: true });
     assert.deepEqual(splitPattern('b/**'), { base: 'b', glob: '**', recursive: true });
     assert.deepEqual(splitPattern('*.txt'), { base: '', glob: '*.txt', recursive: false });
-    // Escapes in the literal part resolve; picomatch's own syntax in the glob part is escaped.
-    assert.deepEqual(splitPattern('b/a\\*b/x(1)*'), { base: 'b/a*b', glob: 'x\\(1\\)*', recursive: false });
+    // Escapes in the literal part resolve; the glob part is kept as written, escapes and all.
+    assert.deepEqual(splitPattern('b/a\\*b/x(1)\\?*'), { base: 'b/a*b', glob: 'x(1)\\?*', recursive: false });
   });
 });
 

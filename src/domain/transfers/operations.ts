@@ -6,10 +6,11 @@ import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
 import type { Queued } from '../../engine/lifecycle/transfers.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
-import { conflict, invalid } from '../../errors.js';
+import { conflict, invalid, isFerryError } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost, checkPullUrl } from '../../objects/fetch-url.js';
-import { expandSources, isPattern, splitPattern } from '../../objects/patterns.js';
+import type { PatternLimits } from '../../objects/glob.js';
+import { checkPattern, expandSources, isPattern, splitPattern } from '../../objects/patterns.js';
 import { hasBuckets } from '../../providers.js';
 import type { Entry } from '../../stores/contract.js';
 import type { Clock } from '../clock.js';
@@ -40,6 +41,7 @@ export class Operations {
     private readonly storage: Storage,
     private readonly egress: Egress,
     private readonly clock: Clock,
+    private readonly patternLimits: PatternLimits,
   ) {}
 
   /** `<location>/<path>`: the location by label or UUID (docs/api.md, "Addressing a location"), the rest verbatim. */
@@ -62,11 +64,22 @@ export class Operations {
       throw invalid(`${field} must name a file or a pattern, not a folder`);
     if (path.startsWith('/')) throw invalid(`${field} has an empty segment after the location`);
     if (path.split('/').includes('..')) throw invalid(`${field} must not contain a ".." segment`);
+    if (isPattern(path)) this.checkPattern(path, field);
     if (isPattern(path) && hasBuckets(row.provider) && !splitPattern(path).base) {
       throw invalid(`${field}: a pattern must start below the bucket ("bucket/*.txt")`);
     }
     if (!isPattern(path) && hasBuckets(row.provider) && !path.includes('/')) {
       throw invalid(`${field} needs a bucket and a key: "<location>/bucket/key"`);
+    }
+  }
+
+  /** A pattern within the limits of docs/api.md, "Limits" (400 naming the limit otherwise). */
+  private checkPattern(path: string, field: string): void {
+    try {
+      checkPattern(path, this.patternLimits);
+    } catch (err) {
+      if (isFerryError(err, 'invalid')) throw invalid(`${field}: ${err.message}`);
+      throw err;
     }
   }
 
