@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import picomatch from 'picomatch';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { isFerryError } from '../../src/errors.js';
 import {
   compileGlob,
@@ -126,8 +127,23 @@ describe('limits', () => {
     assert.equal(refusal('b/\\*\\*\\*\\?/[ab]'), undefined);
   });
 
-  test('the defaults: 1024 characters, 32 wildcards, 256 brace alternatives', () => {
+  test('the settings: 1024 characters, 32 wildcards, 256 brace alternatives unless set, up to the ceilings', () => {
     assert.deepEqual(DEFAULT_PATTERN_LIMITS, { maxLength: 1024, maxWildcards: 32, maxAlternatives: 256 });
+    assert.deepEqual(loadConfig({}).patterns, DEFAULT_PATTERN_LIMITS);
+    const set = loadConfig({
+      FERRY_PATTERN_MAX_LENGTH: '200',
+      FERRY_PATTERN_MAX_WILDCARDS: '4',
+      FERRY_PATTERN_MAX_ALTERNATIVES: '4096',
+    }).patterns;
+    assert.deepEqual(set, { maxLength: 200, maxWildcards: 4, maxAlternatives: 4096 });
+    for (const [name, value] of [
+      ['FERRY_PATTERN_MAX_LENGTH', '8193'],
+      ['FERRY_PATTERN_MAX_LENGTH', '0'],
+      ['FERRY_PATTERN_MAX_WILDCARDS', '1025'],
+      ['FERRY_PATTERN_MAX_ALTERNATIVES', 'many'],
+    ] as const) {
+      assert.throws(() => loadConfig({ [name]: value }), ConfigError, `${name}=${value}`);
+    }
   });
 });
 
