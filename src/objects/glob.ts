@@ -76,6 +76,11 @@ type Item =
   | { kind: 'alt'; branches: Item[][] };
 
 const SLASH = 0x2f;
+/**
+ * How deep alternatives may nest: parsing and building recurse once per level. A fixed bound, not a
+ * setting: no pattern a person writes comes near it, and it keeps the recursion far from the stack's end.
+ */
+export const MAX_BRACE_DEPTH = 32;
 /** Numeric range endpoints longer than this are literal text (they stay exact as JS numbers). */
 const RANGE_DIGITS = 15;
 
@@ -90,6 +95,8 @@ class Parser {
   private readonly stop: Int32Array;
   wildcards = 0;
   alternatives = 0;
+  /** Alternatives open around the part being parsed. */
+  private depth = 0;
 
   constructor(
     pattern: string,
@@ -262,6 +269,9 @@ class Parser {
     }
     if (commas.length > 0) {
       this.addAlternatives(commas.length + 1);
+      if (++this.depth > MAX_BRACE_DEPTH) {
+        throw invalid(`a pattern's braces may nest at most ${MAX_BRACE_DEPTH} deep`);
+      }
       const bounds = [start, ...commas, end];
       const branches: Item[][] = [];
       for (let k = 0; k + 1 < bounds.length; k++) {
@@ -269,8 +279,12 @@ class Parser {
           this.sequence((bounds[k] as number) + 1, bounds[k + 1] as number, before, boundaryAfter),
         );
       }
+      this.depth--;
       return { kind: 'alt', branches };
     }
+    // Three numbers of at most RANGE_DIGITS + 1 characters and two `..`: anything longer is no range
+    // (and is not copied out, so that nested literal braces cost nothing more than their characters).
+    if (end - start - 1 > 3 * (RANGE_DIGITS + 1) + 4) return undefined;
     const values = this.range(this.cs.slice(start + 1, end).join(''));
     if (values === undefined) return undefined;
     return { kind: 'alt', branches: values.map((v) => Array.from(v, char)) };

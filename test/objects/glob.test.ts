@@ -121,6 +121,21 @@ describe('limits', () => {
     assert.equal(compileGlob('{1..99999999999999999}').test('{1..99999999999999999}'), true);
   });
 
+  test('braces nest at most 32 deep, whatever the limits; long literal braces cost their characters only', () => {
+    const nested = (depth: number) => `${'{a,'.repeat(depth)}b${'}'.repeat(depth)}`;
+    assert.equal(compileGlob(nested(32), PATTERN_LIMIT_CEILINGS).test('a'), true);
+    assert.throws(
+      () => compileGlob(nested(33), PATTERN_LIMIT_CEILINGS),
+      (err: unknown) => isFerryError(err, 'invalid') && /nest at most 32 deep/.test(err.message),
+    );
+    // Thousands deep would overflow the stack of a recursive parser: refused all the same.
+    assert.throws(() => compileGlob(nested(2000), PATTERN_LIMIT_CEILINGS), /nest at most 32 deep/);
+    const literal = `${'{'.repeat(4000)}*${'}'.repeat(4000)}`;
+    const matcher = compileGlob(literal, PATTERN_LIMIT_CEILINGS);
+    assert.ok(matcher.size <= literal.length + 1);
+    assert.equal(matcher.test(`${'{'.repeat(4000)}x${'}'.repeat(4000)}`), true);
+  });
+
   test('a run of stars, ** and each class count once; the literal base counts towards the length only', () => {
     assert.equal(refusal('b/***/**/[ab]'), undefined);
     assert.match(refusal('b/**/*/[ab]/?') ?? '', /at most 3 wildcards/);
