@@ -16,9 +16,9 @@
 // expandSources lists only the deepest folder the pattern fixes (its literal leading segments), and
 // recursively only when the rest needs it (it has a `/` or a `**`), yielding matching files as the
 // listing streams them, in listing order. On bucket stores the bucket segment must be literal.
-import { setImmediate as turn } from 'node:timers/promises';
 import { FerryError } from '../errors.js';
 import type { Entry, Store } from '../stores/contract.js';
+import { slicer } from '../util/slicer.js';
 import { checkPatternLength, compileGlob, type PatternLimits } from './glob.js';
 
 const GLOB_CHARS = new Set(['*', '?', '[', '{']);
@@ -64,8 +64,6 @@ export function checkPattern(pattern: string, limits: PatternLimits): void {
   compileGlob(splitPattern(pattern).glob, limits);
 }
 
-/** How long expansion may keep the event loop before letting it run (docs/api.md, "Limits"). */
-const SLICE_MS = 4;
 /** State steps of the matcher between looks at the clock (well under a millisecond of work). */
 const WORK_PER_LOOK = 20_000;
 
@@ -99,13 +97,8 @@ export async function* expandSources(store: Store, path: string, signal?: AbortS
   const matcher = compileGlob(glob);
   const prefix = base === '' ? '' : `${base}/`;
   // A page of a listing arrives at once and its entries follow each other without the event loop
-  // running: every SLICE_MS of matching, it is let run before the next entry (or the rest of a name).
-  let since = performance.now();
-  const pause = async () => {
-    if (performance.now() - since < SLICE_MS) return;
-    await turn();
-    since = performance.now();
-  };
+  // running: every slice of matching, it is let run before the next entry (or the rest of a name).
+  const pause = slicer();
   for await (const entry of store.list(base, { recursive, ...opts })) {
     await pause();
     if (entry.isDir || !entry.path.startsWith(prefix)) continue;

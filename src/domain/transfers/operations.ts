@@ -13,6 +13,7 @@ import type { PatternLimits } from '../../objects/glob.js';
 import { checkPattern, expandSources, isPattern, splitPattern } from '../../objects/patterns.js';
 import { hasBuckets } from '../../providers.js';
 import type { Entry } from '../../stores/contract.js';
+import { slicer } from '../../util/slicer.js';
 import type { Clock } from '../clock.js';
 import { isUuid } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
@@ -118,7 +119,10 @@ export class Operations {
   async move(workspaceId: string, from: string | string[], to: string): Promise<Queued> {
     const sources: ObjectRef[] = [];
     const items = list(from, 'from');
+    // Up to MAX_SOURCES checks, each compiling a pattern: the event loop runs between slices of them.
+    const pause = slicer();
     for (const item of items) {
+      await pause();
       const resolved = await this.resolvePath(workspaceId, item, 'from');
       this.checkSource(resolved, 'from');
       this.checkActive(resolved.row);
@@ -136,7 +140,9 @@ export class Operations {
 
   private async removalPaths(workspaceId: string, path: string | string[]): Promise<Resolved[]> {
     const out: Resolved[] = [];
+    const pause = slicer();
     for (const item of list(path, 'path')) {
+      await pause();
       const resolved = await this.resolvePath(workspaceId, item, 'path');
       this.checkSource(resolved, 'path');
       out.push(resolved);
