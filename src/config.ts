@@ -1,6 +1,7 @@
 // Settings from the environment (README, "Settings"). Read once at start; everything else takes
 // a Config, so tests build one without touching process.env.
 import { resolve } from 'node:path';
+import { DEFAULT_PATTERN_LIMITS, PATTERN_LIMIT_CEILINGS, type PatternLimits } from './objects/glob.js';
 import { OAUTH_PROVIDERS } from './providers.js';
 import { Secret } from './secret.js';
 import { DEFAULT_OAUTH_APPS, type OAuthApp } from './stores/context.js';
@@ -41,6 +42,8 @@ export interface Config {
     /** Claims of one transfer, job object or send that may end in a crash before it is failed. */
     maxCrashes: number;
   };
+  /** Glob patterns in source paths (docs/api.md, "Limits"): checked when a request is validated. */
+  patterns: PatternLimits;
 }
 
 export interface HttpLimits {
@@ -228,6 +231,29 @@ export function loadConfig(env: Env = process.env): Config {
       // kill) rarely lands on the same row three times, while work that crashes every process that
       // claims it costs at most three crashes (each a lease plus a restart) before it is failed.
       maxCrashes: integer(env, 'FERRY_WORK_MAX_CRASHES', 3, 1, 100),
+    },
+    patterns: {
+      maxLength: integer(
+        env,
+        'FERRY_PATTERN_MAX_LENGTH',
+        DEFAULT_PATTERN_LIMITS.maxLength,
+        1,
+        PATTERN_LIMIT_CEILINGS.maxLength,
+      ),
+      maxWildcards: integer(
+        env,
+        'FERRY_PATTERN_MAX_WILDCARDS',
+        DEFAULT_PATTERN_LIMITS.maxWildcards,
+        0,
+        PATTERN_LIMIT_CEILINGS.maxWildcards,
+      ),
+      maxAlternatives: integer(
+        env,
+        'FERRY_PATTERN_MAX_ALTERNATIVES',
+        DEFAULT_PATTERN_LIMITS.maxAlternatives,
+        0,
+        PATTERN_LIMIT_CEILINGS.maxAlternatives,
+      ),
     },
   };
 }

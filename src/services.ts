@@ -118,7 +118,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     clientErrorsLogged: new Set(),
   };
   const storage = new Storage(locations, stores, new AccessTokens(refresh));
-  const operations = new Operations(db, locations, storage, stores.egress, clock);
+  const operations = new Operations(db, locations, storage, stores.egress, clock, config.patterns);
   const shares = new Shares(db, operations, storage, clock, config.publicUrl);
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl) : undefined;
   const transferViews = new TransferViews(db.kysely);

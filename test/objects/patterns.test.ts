@@ -1,4 +1,4 @@
-// Glob patterns in source paths: the dialect (isPattern, splitting, picomatch translation) as units,
+// Glob patterns in source paths: isPattern and splitting as units (the matcher itself: glob.test.ts),
 // and expandSources against s3rver with nested folders, dot files and awkward names, plus a folder
 // store (in memory) for patterns at the root.
 import assert from 'node:assert/strict';
@@ -85,8 +85,8 @@ describe('isPattern and splitPattern', () => {
     assert.deepEqual(splitPattern('b/logs/*/x.gz'), { base: 'b/logs', glob: '*/x.gz', recursive: true });
     assert.deepEqual(splitPattern('b/**'), { base: 'b', glob: '**', recursive: true });
     assert.deepEqual(splitPattern('*.txt'), { base: '', glob: '*.txt', recursive: false });
-    // Escapes in the literal part resolve; picomatch's own syntax in the glob part is escaped.
-    assert.deepEqual(splitPattern('b/a\\*b/x(1)*'), { base: 'b/a*b', glob: 'x\\(1\\)*', recursive: false });
+    // Escapes in the literal part resolve; the glob part is kept as written, escapes and all.
+    assert.deepEqual(splitPattern('b/a\\*b/x(1)\\?*'), { base: 'b/a*b', glob: 'x(1)\\?*', recursive: false });
   });
 });
 
@@ -221,5 +221,56 @@ describe('expandSources on a folder store', () => {
     assert.deepEqual(await expand('*.txt', folderStore), ['a.txt']);
     assert.deepEqual(lists, [{ path: '', recursive: false }]);
     assert.deepEqual(await expand('**/*.txt', folderStore), files);
+  });
+});
+
+describe('expansion lets the event loop run', () => {
+  // 8 names of 4096 `a`s against `*` and 4000 `a`s then `b` (a pattern accepted under raised limits,
+  // as the worker compiles under the ceilings): the worst a match can be, about 16 million automaton
+  // steps per name, so each name takes many milliseconds. Timers must keep firing meanwhile:
+  // expansion pauses between names and inside a name. Time is CPU time (this process's), so that a
+  // loaded machine, which delays every tick, cannot fail the test.
+  const names = Array.from({ length: 8 }, (_, i) => `${String(i).padStart(3, '0')}${'a'.repeat(4093)}`);
+  const worst = `dir/*${'a'.repeat(4000)}`;
+  const bigStore = {
+    provider: 'dropbox',
+    account: 'memory',
+    features: {
+      bucketListing: false,
+      hashes: [],
+      upload: { minPartSize: 1, maxPartSize: 1, maxParts: 1, singleRequestMax: 1 },
+    },
+    // One page holding everything: the entries follow each other without the event loop running.
+    async *list(): AsyncIterable<Entry> {
+      for (const name of names) yield { name, path: `dir/${name}`, size: 1, isDir: false };
+    },
+  } as unknown as Store;
+  const cpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
+
+  test('the most CPU time between two timer ticks stays short while a worst-case pattern expands', async () => {
+    // Once first, so that compiling the matcher's code to machine code (whose threads count too) is done.
+    await expand(`${worst}b`, bigStore);
+    let longest = 0;
+    let last = cpuMs();
+    const ticker = setInterval(() => {
+      const now = cpuMs();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 1);
+    const started = cpuMs();
+    try {
+      assert.deepEqual(await expand(`${worst}b`, bigStore), []);
+      assert.equal((await expand(worst, bigStore)).length, names.length);
+    } finally {
+      clearInterval(ticker);
+    }
+    // The stretch since the last tick counts too (with no pause at all, it is the whole expansion).
+    longest = Math.max(longest, cpuMs() - last);
+    const took = cpuMs() - started;
+    assert.ok(took > 100, `expansion took ${took.toFixed(0)} ms of CPU: not the worst case it should be`);
+    assert.ok(longest < 40, `the event loop was held for ${longest.toFixed(0)} ms of CPU at once`);
   });
 });

@@ -9,9 +9,11 @@ import * as transfers from '../../engine/lifecycle/transfers.js';
 import { conflict, invalid, isFerryError, notFound } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost, checkPullUrl } from '../../objects/fetch-url.js';
-import { expandSources, isPattern, splitPattern } from '../../objects/patterns.js';
+import type { PatternLimits } from '../../objects/glob.js';
+import { checkPattern, expandSources, isPattern, splitPattern } from '../../objects/patterns.js';
 import { hasBuckets } from '../../providers.js';
 import type { Entry } from '../../stores/contract.js';
+import { slicer } from '../../util/slicer.js';
 import type { Clock } from '../clock.js';
 import { isUuid } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
@@ -55,6 +57,7 @@ export class Operations {
     private readonly storage: Storage,
     private readonly egress: Egress,
     private readonly clock: Clock,
+    private readonly patternLimits: PatternLimits,
   ) {}
 
   /** `<location>/<path>`: the location by label or UUID (docs/api.md, "Addressing a location"), the rest verbatim. */
@@ -81,11 +84,22 @@ export class Operations {
       throw invalid(`${field} must name a file or a pattern, not a folder`);
     if (path.startsWith('/')) throw invalid(`${field} has an empty segment after the location`);
     if (path.split('/').includes('..')) throw invalid(`${field} must not contain a ".." segment`);
+    if (isPattern(path)) this.checkPattern(path, field);
     if (isPattern(path) && hasBuckets(row.provider) && !splitPattern(path).base) {
       throw invalid(`${field}: a pattern must start below the bucket ("bucket/*.txt")`);
     }
     if (!isPattern(path) && hasBuckets(row.provider) && !path.includes('/')) {
       throw invalid(`${field} needs a bucket and a key: "<location>/bucket/key"`);
+    }
+  }
+
+  /** A pattern within the limits of docs/api.md, "Limits" (400 naming the limit otherwise). */
+  private checkPattern(path: string, field: string): void {
+    try {
+      checkPattern(path, this.patternLimits);
+    } catch (err) {
+      if (isFerryError(err, 'invalid')) throw invalid(`${field}: ${err.message}`);
+      throw err;
     }
   }
 
@@ -124,7 +138,10 @@ export class Operations {
   async move(workspaceId: string, from: string | string[], to: string): Promise<Queued> {
     const sources: ObjectRef[] = [];
     const items = list(from, 'from');
+    // Up to MAX_SOURCES checks, each compiling a pattern: the event loop runs between slices of them.
+    const pause = slicer();
     for (const item of items) {
+      await pause();
       const resolved = await this.resolvePath(workspaceId, item, 'from');
       this.checkSource(resolved, 'from');
       this.checkActive(resolved.row);
@@ -142,7 +159,9 @@ export class Operations {
 
   private async removalPaths(workspaceId: string, path: string | string[]): Promise<Resolved[]> {
     const out: Resolved[] = [];
+    const pause = slicer();
     for (const item of list(path, 'path')) {
+      await pause();
       const resolved = await this.resolvePath(workspaceId, item, 'path');
       this.checkSource(resolved, 'path');
       out.push(resolved);
