@@ -8,6 +8,7 @@ import { addProcessMetrics } from '../metrics.js';
 import type { Services } from '../services.js';
 import { registerAuth } from './auth.js';
 import { errorHandler, MethodTable, notFoundHandler } from './errors.js';
+import { checkInput } from './input.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { requestMetrics } from './metrics.js';
 import { consoleRoutes } from './routes/console.js';
@@ -50,6 +51,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   const methods = new MethodTable();
   app.addHook('onRoute', (route) => methods.add(route.method, route.url));
   app.setErrorHandler(errorHandler);
+  // Lone surrogates and deep nesting anywhere in a request, before any schema (docs/api.md, "Input").
+  app.addHook('preValidation', checkInput);
   app.setNotFoundHandler(notFoundHandler(methods));
   app.addSchema(ErrorBody);
   // JSON as usual, except that an empty body is no body (job retry and cancel take none: docs/api.md,
