@@ -78,15 +78,12 @@ const SINGLE_LINE = '^[^\\u0000-\\u001f\\u007f]*$';
 const MULTI_LINE = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$';
 /** Every character a store may hold in a name, except U+0000, which PostgreSQL text cannot: paths. */
 const NO_NUL = '^[^\\u0000]*$';
-/** No control character and no space: e-mail addresses. */
-const NO_SPACE = '^[^\\u0000-\\u0020\\u007f]*$';
 
 /** What a failed `pattern` says (src/http/errors.ts), by pattern. */
 export const PATTERN_RULES: Readonly<Record<string, string>> = {
   [SINGLE_LINE]: 'must not contain control characters (U+0000 to U+001F, U+007F)',
   [MULTI_LINE]: 'must not contain control characters other than tab and line breaks',
   [NO_NUL]: 'must not contain U+0000 (NUL)',
-  [NO_SPACE]: 'must not contain spaces or control characters',
   '^[0-9]+$': 'must be a whole number',
 };
 
@@ -103,8 +100,8 @@ export const Path = text(INPUT_MAX.path, NO_NUL, 1);
 export const Url = text(INPUT_MAX.url, SINGLE_LINE, 1);
 /** Free text written by a person: a message. */
 export const Text = text(INPUT_MAX.text, MULTI_LINE, 0);
-/** An e-mail address (the domain checks its form: src/domain/sends/sends.ts). */
-export const Address = text(INPUT_MAX.address, NO_SPACE, 1);
+/** An e-mail address (the domain checks its form, spaces too: src/domain/sends/sends.ts). */
+export const Address = text(INPUT_MAX.address, SINGLE_LINE, 1);
 /** A share or send password: hashed, never stored as text, so any character but a lone surrogate. */
 export const Password = (options: TStringOptions = {}) =>
   Type.String({ minLength: 1, maxLength: INPUT_MAX.password, ...options });
