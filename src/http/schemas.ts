@@ -7,6 +7,7 @@ import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH } from '../domain/locations/meta
 import { SCHEDULED_AT_MAX } from '../domain/sends/schedule.js';
 import { ADDRESS_MAX, MESSAGE_MAX } from '../domain/sends/sends.js';
 import { PASSWORD_MAX } from '../domain/shares/shares.js';
+import { MAX_SOURCES } from '../domain/transfers/operations.js';
 import { PROVIDERS, type Provider as ProviderName } from '../providers.js';
 
 export const ErrorBody = Type.Object(
@@ -67,7 +68,7 @@ export const INPUT_MAX = {
   /** Closed-list words checked by the domain (webhook event types). */
   word: 64,
   /** Sources of one move, pull or remove. */
-  sources: 1000,
+  sources: MAX_SOURCES,
   metadataBytes: METADATA_MAX_BYTES,
   metadataDepth: METADATA_MAX_DEPTH,
 } as const;
