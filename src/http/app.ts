@@ -10,6 +10,7 @@ import { bearerToken, registerAuth } from './auth.js';
 import { parseJsonBody, refuseOtherBodies } from './bodies.js';
 import { clientErrorHandler, guardConnections, serverOptions } from './connections.js';
 import { errorHandler, frameworkErrorHandler, MethodTable, notFoundHandler } from './errors.js';
+import { checkInput } from './input.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { requestMetrics } from './metrics.js';
 import { consoleRoutes } from './routes/console.js';
@@ -61,6 +62,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     methods.add(route.method, route.url, { public: route.config?.public === true }),
   );
   app.setErrorHandler(errorHandler);
+  // Lone surrogates and deep nesting anywhere in a request, before any schema (docs/api.md, "Input").
+  app.addHook('preValidation', checkInput);
   app.setNotFoundHandler(notFoundHandler(methods));
   app.addSchema(ErrorBody);
   // Bodies are JSON, and an empty body is no body (job retry and cancel take none: docs/api.md,

@@ -1,51 +1,20 @@
 // What a request body may be (docs/api.md, "Errors"): JSON sent as application/json, or nothing. An
 // empty body is no body (job retry and cancel take none); any other content type is 415, refused before
-// a byte of the body is read; JSON text holding a lone UTF-16 surrogate (an unpaired "\ud800" escape,
-// which no store, database or e-mail can hold) is 400.
+// a byte of the body is read. What the JSON holds is checked by src/http/input.ts.
 import type { FastifyBodyParser, FastifyRequest } from 'fastify';
-import { invalid } from '../errors.js';
 
 type Done = (err: Error | null, body?: unknown) => void;
 
-/** The JSON parser: Fastify's own (with its prototype-poisoning checks), then the surrogate check. */
+/**
+ * The JSON parser: Fastify's own (with its prototype-poisoning checks), with an empty body as no body.
+ * A lone surrogate in what it parsed is refused by src/http/input.ts, which names the field.
+ */
 export function parseJsonBody(json: FastifyBodyParser<string>) {
   return (request: FastifyRequest, body: string | Buffer, done: Done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text === '') {
-      done(null, undefined);
-      return;
-    }
-    json(request, text, (err, value) => {
-      if (err) done(err);
-      else if (SURROGATE_ESCAPE.test(text) && holdsLoneSurrogate(value)) {
-        done(invalid('the body holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)'));
-      } else done(null, value);
-    });
+    if (text === '') done(null, undefined);
+    else json(request, text, done);
   };
-}
-
-/** Any escape of a surrogate: only then can the parsed value hold a lone one (UTF-8 text cannot). */
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-/** In a /u expression a pair is one code point: only a surrogate standing alone matches. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-/** Walks the value without recursion, so no nesting depth can overflow the stack. */
-function holdsLoneSurrogate(value: unknown): boolean {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const item = stack.pop();
-    if (typeof item === 'string') {
-      if (LONE_SURROGATE.test(item)) return true;
-    } else if (Array.isArray(item)) {
-      for (const inner of item) stack.push(inner);
-    } else if (item !== null && typeof item === 'object') {
-      for (const [key, inner] of Object.entries(item)) {
-        if (LONE_SURROGATE.test(key)) return true;
-        stack.push(inner);
-      }
-    }
-  }
-  return false;
 }
 
 /** Every content type without a parser of its own: an empty body is no body, anything else is 415. */

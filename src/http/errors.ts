@@ -4,6 +4,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { boundMessage, type ErrorKind, FerryError } from '../errors.js';
+import { PATTERN_RULES } from './schemas.js';
 
 const STATUS: Record<ErrorKind, number> = {
   invalid: 400,
@@ -45,9 +46,25 @@ function describeValidation(context: string | undefined, issue: AjvIssue): strin
       return `${where} is missing the field "${String(issue.params.missingProperty)}"`;
     case 'minLength':
       return issue.params.limit === 1 ? `${where} must not be empty` : `${where} ${issue.message}`;
+    case 'pattern':
+      return `${where} ${PATTERN_RULES[String(issue.params.pattern)] ?? issue.message}`;
     default:
       return `${where} ${issue.message ?? 'is not valid'}`;
   }
+}
+
+/**
+ * The issue to report. Each branch of a union (a string or a list of them) fails on its own: the deepest
+ * issue names the field, and at equal depth a branch's `type` issue only says that branch does not apply.
+ */
+function mostSpecific(issues: AjvIssue[]): AjvIssue | undefined {
+  const rank = (issue: AjvIssue) => issue.instancePath.length * 2 + (issue.keyword === 'type' ? 0 : 1);
+  let best: AjvIssue | undefined;
+  for (const issue of issues) {
+    if (issue.keyword === 'anyOf') continue;
+    if (best === undefined || rank(issue) > rank(best)) best = issue;
+  }
+  return best ?? issues[0];
 }
 
 export function send(
@@ -105,7 +122,7 @@ export function errorAnswer(err: unknown, request: FastifyRequest): ErrorAnswer 
   }
   const fastifyError = err as FastifyError & { validationContext?: string };
   if (fastifyError.validation) {
-    const [first] = fastifyError.validation as unknown as AjvIssue[];
+    const first = mostSpecific(fastifyError.validation as unknown as AjvIssue[]);
     const message = first
       ? describeValidation(fastifyError.validationContext, first)
       : 'the request is not valid';

@@ -90,6 +90,9 @@ test('the past, unreadable words, more than a year ahead and an unknown zone are
     ['2026-11-24T14:59:00Z', undefined],
     ['when pigs fly', undefined],
     ['in 2 years', undefined],
+    ['in 366 days', undefined],
+    ['+275760-09-13T00:00:00Z', undefined],
+    ['2027-11-24T15:00:01Z', undefined],
     ['tomorrow', 'Mars/Olympus'],
   ] as const) {
     assert.throws(
@@ -143,4 +146,28 @@ test('phrases people write, with filler words and punctuation, in a zone and acr
     ['march 10 at 9:30', 'America/New_York', '2027-03-10T14:30:00.000Z'],
   ];
   for (const [words, timezone, expected] of table) assert.equal(at(words, timezone), expected, words);
+});
+
+test('365 days ahead is the last moment accepted, in words and in ISO 8601 with an expanded year', () => {
+  assert.equal(at('in 365 days'), '2027-11-24T09:00:00.000Z');
+  assert.equal(at('2027-11-24T15:00:00Z'), '2027-11-24T15:00:00.000Z');
+  assert.equal(at('+002027-01-01'), '2027-01-01T09:00:00.000Z');
+});
+
+test('a text over 100 characters is refused before the words are read, at once', () => {
+  const long = 'tomorrow at 9am '.repeat(6250);
+  const started = performance.now();
+  for (let i = 0; i < 100; i++) {
+    assert.throws(
+      () => resolveSchedule(long, NOW),
+      (err: unknown) => isFerryError(err, 'invalid') && /at most 100 characters/.test(err.message),
+    );
+  }
+  assert.ok(performance.now() - started < 100, `${(performance.now() - started).toFixed(0)} ms for 100`);
+  // The longest text accepted is read quickly too (chrono-node's cost grows with the text).
+  const longest = ` ${'on the '.repeat(12)}tomorrow at 9am`;
+  const readAt = performance.now();
+  assert.equal(longest.length, 100);
+  resolveSchedule(longest, NOW);
+  assert.ok(performance.now() - readAt < 100, `${(performance.now() - readAt).toFixed(0)} ms`);
 });

@@ -10,6 +10,10 @@ import {
   secretGroup,
 } from '../../providers.js';
 import { parseRfc3339 } from '../clock.js';
+import { METADATA_MAX_DEPTH, nestedDeeperThan } from './metadata.js';
+
+/** Longest secret field: OAuth access tokens (JWTs) run to a few KiB, a key file to about 2 KiB. */
+export const SECRET_FIELD_MAX = 16 * 1024;
 
 const FIELDS: Record<SecretGroup, readonly string[]> = {
   'access-key': ['access_key_id', 'secret_access_key'],
@@ -26,6 +30,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function serviceAccountKey(provider: Provider, raw: unknown): ServiceAccountKey {
   let key: unknown = raw;
   if (typeof raw === 'string') {
+    if (raw.length > SECRET_FIELD_MAX) {
+      throw unprocessable(`secret.service_account_json must be at most ${SECRET_FIELD_MAX} characters`);
+    }
     try {
       key = JSON.parse(raw);
     } catch {
@@ -36,6 +43,12 @@ function serviceAccountKey(provider: Provider, raw: unknown): ServiceAccountKey 
   }
   if (!isObject(key)) {
     throw unprocessable(`secret.service_account_json for ${provider} must be a JSON object or a JSON string`);
+  }
+  // The secret is serialized to be encrypted; JSON.stringify overflows the stack on deep nesting.
+  if (nestedDeeperThan(key, METADATA_MAX_DEPTH)) {
+    throw unprocessable(
+      `secret.service_account_json must be nested at most ${METADATA_MAX_DEPTH} levels deep`,
+    );
   }
   if (key.type !== 'service_account') {
     throw unprocessable('secret.service_account_json must have "type": "service_account"');
@@ -74,6 +87,9 @@ export function checkSecret(provider: Provider, raw: unknown): ProviderSecret {
     const value = raw[field];
     if (typeof value !== 'string' || value === '') {
       throw unprocessable(`secret.${field} for ${provider} must be a non-empty string`);
+    }
+    if (value.length > SECRET_FIELD_MAX) {
+      throw unprocessable(`secret.${field} must be at most ${SECRET_FIELD_MAX} characters`);
     }
   }
   if (group === 'oauth') {

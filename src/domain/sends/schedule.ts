@@ -2,12 +2,19 @@
 // by chrono-node ("in 2 hours", "tomorrow at 9am", "next friday 17:00", "tomorrow 9am PST"). Words are
 // read in UTC unless they name a zone or offset themselves (then wholly in it: its "tomorrow") or
 // `timezone` names an IANA zone (luxon); a bare day means 09:00 there. The result must lie in the
-// future and at most a year ahead.
+// future and at most a year (365 days) ahead. The text is at most 100 characters, checked before
+// chrono-node reads it: its cost grows with the text.
 import * as chrono from 'chrono-node';
 import { DateTime, FixedOffsetZone, IANAZone, type Zone } from 'luxon';
 import { invalid } from '../../errors.js';
 
-export const MAX_AHEAD_MS = 366 * 24 * 3600_000;
+/** A year ahead: 365 days, so "in 366 days" is always too far, leap year or not. */
+export const MAX_AHEAD_MS = 365 * 24 * 3600_000;
+/** Longest `scheduledAt` text: "next friday at 5:30pm" is 21 characters, a full ISO time 35. */
+export const SCHEDULED_AT_MAX = 100;
+
+/** ISO 8601 as ferry reads it: a date, optionally a time and a zone; the year may be expanded (±YYYYYY). */
+const ISO = /^(\d{4}|[+-]\d{6})-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
 export function checkTimezone(timezone: string | undefined): string {
   if (timezone === undefined) return 'UTC';
@@ -19,14 +26,18 @@ export function checkTimezone(timezone: string | undefined): string {
 
 /** Epoch ms of `scheduledAt`, read at `now` in `timezone`; 400 when unreadable, past or too far. */
 export function resolveSchedule(scheduledAt: string, now: number, timezone?: string): number {
+  if (scheduledAt.length > SCHEDULED_AT_MAX) {
+    throw invalid(`scheduledAt must be at most ${SCHEDULED_AT_MAX} characters`);
+  }
   const zone = checkTimezone(timezone);
   const text = scheduledAt.trim();
   let at: number | undefined;
-  if (/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.test(text)) {
+  const iso = ISO.exec(text);
+  if (iso) {
     const parsed = DateTime.fromISO(text.replace(' ', 'T'), { zone });
     if (!parsed.isValid) throw invalid(`scheduledAt "${scheduledAt}" is not a valid ISO 8601 time`);
     // A date alone is a bare day: 09:00 in the zone.
-    at = (text.length === 10 ? parsed.set({ hour: 9 }) : parsed).toMillis();
+    at = (iso[2] === undefined ? parsed.set({ hour: 9 }) : parsed).toMillis();
   } else {
     at = fromWords(text, now, zone);
   }

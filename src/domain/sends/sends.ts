@@ -50,16 +50,23 @@ export interface SendView {
   refused?: string[];
 }
 
-/** An address as a mail server takes it: local@domain, no spaces, angle brackets or commas. */
+/** RFC 5321's limit on a forward path. */
+export const ADDRESS_MAX = 254;
+
+/**
+ * An address as a mail server takes it: local@domain, no spaces, control characters, angle brackets or
+ * commas. Control characters matter: nodemailer drops a NUL, so "a\u0000@example.com" would be mailed
+ * to a@example.com.
+ */
 const ADDRESS =
-  /^[^\s@<>(),;:"[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+  /^[^\s\p{Cc}@<>(),;:"[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/u;
 
 function addresses(value: Addresses | undefined, field: string, min: number, max: number): string[] {
   const list = value === undefined ? [] : Array.isArray(value) ? value : [value];
   if (list.length < min) throw invalid(`${field} needs at least ${min} address`);
   if (list.length > max) throw invalid(`${field} may hold at most ${max} addresses, got ${list.length}`);
   for (const address of list) {
-    if (address.length > 254 || !ADDRESS.test(address))
+    if (address.length > ADDRESS_MAX || !ADDRESS.test(address))
       throw invalid(`${field}: "${address}" is not an e-mail address`);
   }
   return list;

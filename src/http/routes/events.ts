@@ -13,7 +13,7 @@ import type { ChangeReader } from '../../domain/transfers/changes.js';
 import { FerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { principalOf } from '../auth.js';
-import { errors } from '../schemas.js';
+import { errors, TimestampText } from '../schemas.js';
 
 /** Open streams one workspace may hold in one process. */
 export const STREAMS_PER_WORKSPACE = 8;
@@ -138,9 +138,7 @@ export const eventRoutes =
           tags: ['transfers'],
           querystring: Type.Object(
             {
-              since: Type.Optional(
-                Type.String({ format: 'date-time', description: 'also send what changed since then' }),
-              ),
+              since: Type.Optional(TimestampText({ description: 'also send what changed since then' })),
             },
             { additionalProperties: false },
           ),

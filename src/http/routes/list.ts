@@ -9,7 +9,7 @@ import type { Locations } from '../../domain/locations/locations.js';
 import type { Storage } from '../../domain/storage.js';
 import type { Entry } from '../../stores/contract.js';
 import { workspaceOf } from '../auth.js';
-import { errors, locationRefFields, Timestamp } from '../schemas.js';
+import { errors, locationRefFields, Path, Timestamp } from '../schemas.js';
 
 export const EntrySchema = Type.Object({
   name: Type.String(),
@@ -61,7 +61,7 @@ export const listRoutes =
             {
               ...locationRefFields,
               path: Type.Optional(
-                Type.String({ description: 'Folder, or bucket/folder; empty lists buckets' }),
+                Path({ minLength: 0, description: 'Folder, or bucket/folder; empty lists buckets' }),
               ),
               recurse: Type.Optional(Type.Boolean({ default: false })),
             },

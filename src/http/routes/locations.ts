@@ -5,7 +5,16 @@ import { Type } from 'typebox';
 import type { Locations } from '../../domain/locations/locations.js';
 import { LOCATION_STATES } from '../../domain/states.js';
 import { workspaceOf } from '../auth.js';
-import { errors, locationRefFields, Metadata, NoContent, oneOf, Provider, Timestamp } from '../schemas.js';
+import {
+  errors,
+  Label,
+  locationRefFields,
+  Metadata,
+  NoContent,
+  oneOf,
+  Provider,
+  Timestamp,
+} from '../schemas.js';
 
 const Projection = Type.Object(
   {
@@ -86,7 +95,7 @@ export const locationRoutes =
           body: Type.Object(
             {
               provider: Provider,
-              label: Type.String({ minLength: 1 }),
+              label: Label(),
               secret: SecretInput,
               metadata: Type.Optional(Metadata),
             },
@@ -148,10 +157,7 @@ export const locationRoutes =
         schema: {
           summary: "Update a location's label",
           tags: ['locations'],
-          body: Type.Object(
-            { ...locationRefFields, label: Type.String({ minLength: 1 }) },
-            { additionalProperties: false },
-          ),
+          body: Type.Object({ ...locationRefFields, label: Label() }, { additionalProperties: false }),
           response: { 200: Projection, ...errors(400, 401, 404, 409) },
         },
       },

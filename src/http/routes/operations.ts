@@ -5,13 +5,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Operations } from '../../domain/transfers/operations.js';
 import { workspaceOf } from '../auth.js';
-import { errors } from '../schemas.js';
+import { errors, INPUT_MAX, Path, Url } from '../schemas.js';
 import { EntrySchema, listingJson } from './list.js';
 
-const Paths = Type.Union([
-  Type.String({ minLength: 1 }),
-  Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
-]);
+const Paths = Type.Union([Path(), Type.Array(Path(), { minItems: 1, maxItems: INPUT_MAX.sources })]);
+const Urls = Type.Union([Url(), Type.Array(Url(), { minItems: 1, maxItems: INPUT_MAX.sources })]);
 const Queued = Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') });
 const RemoveBody = Type.Object({ path: Paths }, { additionalProperties: false });
 
@@ -24,10 +22,7 @@ export const operationRoutes =
         schema: {
           summary: 'Fetch files from http(s) URLs into a location',
           tags: ['transfers'],
-          body: Type.Object(
-            { from: Paths, to: Type.String({ minLength: 1 }) },
-            { additionalProperties: false },
-          ),
+          body: Type.Object({ from: Urls, to: Path() }, { additionalProperties: false }),
           response: {
             200: Type.Object({
               id: Type.String(),
@@ -50,10 +45,7 @@ export const operationRoutes =
         schema: {
           summary: 'Move files; afterwards they exist only at the destination',
           tags: ['transfers'],
-          body: Type.Object(
-            { from: Paths, to: Type.String({ minLength: 1 }) },
-            { additionalProperties: false },
-          ),
+          body: Type.Object({ from: Paths, to: Path() }, { additionalProperties: false }),
           response: { 202: Queued, ...errors(400, 401, 404, 409) },
         },
       },

@@ -3,16 +3,26 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { MAX_OTHER, MAX_TO, MESSAGE_MAX, type Sends } from '../../domain/sends/sends.js';
-import { PASSWORD_MAX } from '../../domain/shares/shares.js';
+import { MAX_OTHER, MAX_TO, type Sends } from '../../domain/sends/sends.js';
 import { SEND_STATES } from '../../domain/states.js';
 import { parseLimit } from '../../domain/transfers/views.js';
 import { workspaceOf } from '../auth.js';
-import { errors, oneOf, Timestamp } from '../schemas.js';
-import { Id, Paging } from './transfers.js';
+import {
+  Address,
+  errors,
+  IdParam,
+  oneOf,
+  Paging,
+  Password,
+  Path,
+  ScheduleText,
+  Text,
+  Timestamp,
+  TimestampText,
+  Timezone,
+} from '../schemas.js';
 
-const Addresses = (max: number) =>
-  Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { maxItems: max })]);
+const Addresses = (max: number) => Type.Union([Address(), Type.Array(Address(), { maxItems: max })]);
 
 const SendSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -38,31 +48,22 @@ export const sendRoutes =
           tags: ['sends'],
           body: Type.Object(
             {
-              source: Type.String({
-                minLength: 1,
+              source: Path({
                 description: '<location>/<path>; a pattern must match exactly one file',
               }),
-              to: Type.Union([
-                Type.String({ minLength: 1 }),
-                Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: MAX_TO }),
-              ]),
+              to: Type.Union([Address(), Type.Array(Address(), { minItems: 1, maxItems: MAX_TO })]),
               cc: Type.Optional(Addresses(MAX_OTHER)),
               bcc: Type.Optional(Addresses(MAX_OTHER)),
               replyTo: Type.Optional(Addresses(MAX_OTHER)),
-              text: Type.Optional(Type.String({ maxLength: MESSAGE_MAX })),
-              password: Type.Optional(Type.String({ minLength: 1, maxLength: PASSWORD_MAX })),
+              text: Type.Optional(Text()),
+              password: Type.Optional(Password()),
               scheduledAt: Type.Optional(
-                Type.String({
-                  minLength: 1,
-                  description: 'ISO 8601, or words: "in 2 hours", "tomorrow at 9am"',
-                }),
+                ScheduleText({ description: 'ISO 8601, or words: "in 2 hours", "tomorrow at 9am"' }),
               ),
               timezone: Type.Optional(
-                Type.String({ minLength: 1, description: 'IANA zone for words without one; default UTC' }),
+                Timezone({ description: 'IANA zone for words without one; default UTC' }),
               ),
-              expires_at: Type.Optional(
-                Type.String({ format: 'date-time', description: 'when the link stops working' }),
-              ),
+              expires_at: Type.Optional(TimestampText({ description: 'when the link stops working' })),
             },
             { additionalProperties: false },
           ),
@@ -105,7 +106,7 @@ export const sendRoutes =
         schema: {
           summary: 'Read the state of a send',
           tags: ['sends'],
-          params: Id,
+          params: IdParam,
           response: { 200: SendSchema, ...errors(401, 404) },
         },
       },

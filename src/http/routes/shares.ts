@@ -2,11 +2,10 @@
 // prefix, as move and remove; the list and revoke are under /v1. The links themselves: links.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { PASSWORD_MAX, type Shares } from '../../domain/shares/shares.js';
+import type { Shares } from '../../domain/shares/shares.js';
 import { parseLimit } from '../../domain/transfers/views.js';
 import { workspaceOf } from '../auth.js';
-import { errors, NoContent, Timestamp } from '../schemas.js';
-import { Id, Paging } from './transfers.js';
+import { errors, IdParam, NoContent, Paging, Password, Path, Timestamp } from '../schemas.js';
 
 const ShareSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -39,12 +38,11 @@ export const shareRoutes =
           tags: ['shares'],
           body: Type.Object(
             {
-              file: Type.String({
-                minLength: 1,
+              file: Path({
                 description: '<location>/<path>; a pattern must match exactly one file',
               }),
-              password: Type.Optional(Type.String({ minLength: 1, maxLength: PASSWORD_MAX })),
-              expires_at: Type.Optional(Type.String({ format: 'date-time' })),
+              password: Type.Optional(Password()),
+              expires_at: Type.Optional(Timestamp),
               max_downloads: Type.Optional(
                 Type.Integer({
                   minimum: 1,
@@ -98,7 +96,7 @@ export const shareRoutes =
         schema: {
           summary: 'Revoke a share link at once',
           tags: ['shares'],
-          params: Id,
+          params: IdParam,
           response: { 204: NoContent, ...errors(401, 404) },
         },
       },

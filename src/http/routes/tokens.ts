@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { ApiKeys } from '../../domain/api-keys.js';
 import { parseRfc3339 } from '../../domain/clock.js';
 import { workspaceOf } from '../auth.js';
-import { errors, NoContent, Timestamp } from '../schemas.js';
+import { errors, IdParam, Label, NoContent, Timestamp } from '../schemas.js';
 
 const KeyView = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -23,10 +23,6 @@ const Created = Type.Object({
   token: Type.String({ description: 'The bearer token, shown only in this response' }),
 });
 
-const Id = Type.Object({ id: Type.String() });
-
-const KEY_NAME_MAX = 256;
-
 export const tokenRoutes =
   (apiKeys: ApiKeys): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -38,7 +34,7 @@ export const tokenRoutes =
           tags: ['api keys'],
           body: Type.Object(
             {
-              name: Type.String({ minLength: 1, maxLength: KEY_NAME_MAX }),
+              name: Label(),
               expires_at: Type.Optional(Timestamp),
             },
             { additionalProperties: false },
@@ -74,10 +70,10 @@ export const tokenRoutes =
         schema: {
           summary: 'Rename an API key or change its expiry',
           tags: ['api keys'],
-          params: Id,
+          params: IdParam,
           body: Type.Object(
             {
-              name: Type.Optional(Type.String({ minLength: 1, maxLength: KEY_NAME_MAX })),
+              name: Type.Optional(Label()),
               expires_at: Type.Optional(Timestamp),
             },
             { additionalProperties: false },
@@ -101,7 +97,7 @@ export const tokenRoutes =
         schema: {
           summary: 'Revoke an API key',
           tags: ['api keys'],
-          params: Id,
+          params: IdParam,
           response: { 204: NoContent, ...errors(401, 404) },
         },
       },

@@ -11,20 +11,20 @@ import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
 import { parseLimit, type TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
 import { workspaceOf } from '../auth.js';
-import { errors, oneOf, Timestamp } from '../schemas.js';
+import { errors, IdParam, IdText, Label, oneOf, Paging, Path, Timestamp } from '../schemas.js';
 
 /** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
 export const COPY_BODY_LIMIT = 8 * 1024 * 1024;
 
 const TargetObject = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1 })),
-    id: Type.Optional(Type.String()),
-    path: Type.String(),
+    name: Type.Optional(Label()),
+    id: Type.Optional(IdText()),
+    path: Path({ minLength: 0 }),
   },
   { additionalProperties: false, required: ['path'] },
 );
-const Target = Type.Union([Type.String({ description: '<location>:<path>' }), TargetObject]);
+const Target = Type.Union([Path({ minLength: 0, description: '<location>:<path>' }), TargetObject]);
 
 export const TransferSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -60,12 +60,6 @@ const JobSchema = Type.Object({
   error: Type.Optional(Type.String()),
 });
 
-export const Paging = Type.Object(
-  { limit: Type.Optional(Type.String({ pattern: '^[0-9]+$' })), cursor: Type.Optional(Type.String()) },
-  { additionalProperties: false },
-);
-export const Id = Type.Object({ id: Type.String() });
-
 /** Job retry and cancel take no body: nothing, or {} (docs/api.md, "Polling"). */
 function noBody(request: FastifyRequest): void {
   const body = request.body;
@@ -98,7 +92,7 @@ export const transferRoutes =
             {
               from: Target,
               to: Target,
-              manifest: Type.Optional(Type.Array(Type.String(), { maxItems: MANIFEST_MAX_KEYS })),
+              manifest: Type.Optional(Type.Array(Path({ minLength: 0 }), { maxItems: MANIFEST_MAX_KEYS })),
               overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
             },
             { additionalProperties: false, required: ['from', 'to'] },
@@ -131,7 +125,7 @@ export const transferRoutes =
         schema: {
           summary: 'Poll a transfer',
           tags: ['transfers'],
-          params: Id,
+          params: IdParam,
           response: { 200: TransferSchema, ...errors(401, 404) },
         },
       },
@@ -170,7 +164,7 @@ export const transferRoutes =
         schema: {
           summary: 'Poll a bulk job',
           tags: ['jobs'],
-          params: Id,
+          params: IdParam,
           response: { 200: JobSchema, ...errors(401, 404) },
         },
       },
@@ -206,7 +200,7 @@ export const transferRoutes =
         schema: {
           summary: "A job's failed objects",
           tags: ['jobs'],
-          params: Id,
+          params: IdParam,
           querystring: Paging,
           response: {
             200: Type.Object({
@@ -239,7 +233,7 @@ export const transferRoutes =
         schema: {
           summary: 'Re-plan the failed objects of a partial or failed job',
           tags: ['jobs'],
-          params: Id,
+          params: IdParam,
           response: {
             202: Type.Object({ job_id: Type.String(), status: Type.Literal('planning') }),
             ...errors(400, 401, 404, 409),
@@ -260,7 +254,7 @@ export const transferRoutes =
         schema: {
           summary: 'Stop a job that has not finished',
           tags: ['jobs'],
-          params: Id,
+          params: IdParam,
           response: {
             202: Type.Object({ job_id: Type.String(), status: Type.Literal('canceled') }),
             ...errors(400, 401, 404, 409),

@@ -6,11 +6,10 @@ import { parseLimit } from '../../domain/transfers/views.js';
 import { WEBHOOK_EVENTS } from '../../domain/webhooks/events.js';
 import { URL_MAX, type Webhooks } from '../../domain/webhooks/webhooks.js';
 import { workspaceOf } from '../auth.js';
-import { errors, NoContent, oneOf, Timestamp } from '../schemas.js';
-import { Id, Paging } from './transfers.js';
+import { errors, IdParam, NoContent, oneOf, Paging, Timestamp, Url as UrlText, Word } from '../schemas.js';
 
-const Url = Type.String({ minLength: 1, maxLength: URL_MAX, description: 'http or https' });
-const Events = Type.Array(Type.String({ minLength: 1 }), {
+const Url = UrlText({ maxLength: URL_MAX, description: 'http or https' });
+const Events = Type.Array(Word(), {
   minItems: 1,
   maxItems: WEBHOOK_EVENTS.length,
   description: `Event types: ${WEBHOOK_EVENTS.join(', ')}`,
@@ -83,7 +82,7 @@ export const webhookRoutes =
         schema: {
           summary: 'Read a webhook endpoint',
           tags: ['webhooks'],
-          params: Id,
+          params: IdParam,
           response: { 200: WebhookSchema, ...errors(401, 404) },
         },
       },
@@ -96,7 +95,7 @@ export const webhookRoutes =
         schema: {
           summary: 'Change the URL or events of a webhook endpoint, or enable or disable it',
           tags: ['webhooks'],
-          params: Id,
+          params: IdParam,
           body: Type.Object(
             {
               url: Type.Optional(Url),
@@ -117,7 +116,7 @@ export const webhookRoutes =
         schema: {
           summary: 'Delete a webhook endpoint, its queued messages and its delivery log',
           tags: ['webhooks'],
-          params: Id,
+          params: IdParam,
           response: { 204: NoContent, ...errors(401, 404) },
         },
       },
@@ -133,7 +132,7 @@ export const webhookRoutes =
         schema: {
           summary: "A webhook endpoint's delivery attempts, newest first",
           tags: ['webhooks'],
-          params: Id,
+          params: IdParam,
           querystring: Paging,
           response: {
             200: Type.Object({ deliveries: Type.Array(Delivery), next_cursor: Type.Optional(Type.String()) }),
