@@ -281,15 +281,21 @@ await eachDatabase('error messages and bodies', (database) => {
 
   test('a message quotes at most a short prefix of a huge value', async () => {
     const huge = 'x'.repeat(500_000);
-    const missing = await t.request({ method: 'POST', url: '/v1/locations/get', payload: { name: huge } });
+    // The longest location a path may name (docs/api.md, "Input"): its 404 quotes a prefix of it.
+    const missing = await t.request({
+      method: 'POST',
+      url: '/remove',
+      payload: { path: `${'x'.repeat(4000)}/bucket/key` },
+    });
     assert.equal(missing.statusCode, 404);
     assert.ok(missing.json().message.length <= 200, missing.json().message.slice(0, 300));
     assert.match(missing.json().message, /x{100}…/);
     const spaced = await t.request({
       method: 'POST',
-      url: '/v1/locations/get',
-      payload: { name: 'ab '.repeat(100_000) },
+      url: '/remove',
+      payload: { path: `${'ab '.repeat(1300)}/bucket/key` },
     });
+    assert.equal(spaced.statusCode, 404);
     assert.ok(spaced.json().message.length <= 401, spaced.json().message.slice(0, 500));
     const unknown = await t.request({
       method: 'POST',
