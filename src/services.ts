@@ -11,6 +11,7 @@ import { ApiKeys } from './domain/api-keys.js';
 import { AuthCache, invalidationsFor } from './domain/auth-cache.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { Locations } from './domain/locations/locations.js';
+import { RateLimits } from './domain/rate-limit.js';
 import { AccessTokens } from './domain/refresher/access-tokens.js';
 import { refreshMetrics } from './domain/refresher/metrics.js';
 import type { RefreshDeps } from './domain/refresher/refresh.js';
@@ -47,6 +48,8 @@ export interface Services {
   /** Called when a refresh is requested: wakes the refreshers of every process. */
   refreshRequested: () => void;
   copies: Copies;
+  /** The per-workspace rate limit of every route that costs (docs/api.md, "Rate limits and caps"). */
+  rateLimits: RateLimits;
   operations: Operations;
   shares: Shares;
   sends: Sends;
@@ -117,6 +120,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const shares = new Shares(db, operations, storage, clock, config.publicUrl);
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl) : undefined;
   const transferViews = new TransferViews(db.kysely);
+  const rateLimits = new RateLimits(db, clock, config.rateLimits.perMinute);
   return {
     config,
     db,
@@ -131,7 +135,8 @@ export async function createServices(config: Config, options: ServicesOptions): 
     refresh,
     signals,
     refreshRequested: () => signals.notify('refresh'),
-    copies: new Copies(db, locations, clock),
+    copies: new Copies(locations, clock, rateLimits),
+    rateLimits,
     operations,
     shares,
     sends: new Sends(db, shares, clock, {

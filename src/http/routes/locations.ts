@@ -80,6 +80,7 @@ export const locationRoutes =
     app.post(
       '/v1/locations',
       {
+        config: { rateLimit: 'locations' },
         schema: {
           summary: 'Create a location',
           tags: ['locations'],
@@ -123,6 +124,7 @@ export const locationRoutes =
     app.put(
       '/v1/locations',
       {
+        config: { rateLimit: 'locations' },
         schema: {
           summary: "Replace a location's secret",
           tags: ['locations'],
@@ -145,6 +147,7 @@ export const locationRoutes =
     app.patch(
       '/v1/locations',
       {
+        config: { rateLimit: 'locations' },
         schema: {
           summary: "Update a location's label",
           tags: ['locations'],
@@ -164,6 +167,7 @@ export const locationRoutes =
     app.delete(
       '/v1/locations',
       {
+        config: { rateLimit: 'locations' },
         schema: {
           summary: 'Delete a location',
           tags: ['locations'],
@@ -180,6 +184,7 @@ export const locationRoutes =
     app.post(
       '/v1/locations/refresh',
       {
+        config: { rateLimit: 'locations' },
         schema: {
           summary: 'Queue a credential refresh',
           tags: ['locations'],

@@ -21,6 +21,7 @@ export const operationRoutes =
     app.post(
       '/pull',
       {
+        config: { rateLimit: 'transfer' },
         schema: {
           summary: 'Fetch files from http(s) URLs into a location',
           tags: ['transfers'],
@@ -47,6 +48,7 @@ export const operationRoutes =
     app.post(
       '/move',
       {
+        config: { rateLimit: 'transfer' },
         schema: {
           summary: 'Move files; afterwards they exist only at the destination',
           tags: ['transfers'],
@@ -67,6 +69,7 @@ export const operationRoutes =
     app.post(
       '/remove',
       {
+        config: { rateLimit: 'transfer' },
         schema: {
           summary: 'Remove files (unrecoverable); POST /remove/preview first',
           tags: ['transfers'],
@@ -84,6 +87,7 @@ export const operationRoutes =
     app.post(
       '/remove/preview',
       {
+        config: { rateLimit: 'preview' },
         schema: {
           summary: 'What /remove would remove, without removing anything',
           tags: ['transfers'],

@@ -33,6 +33,7 @@ export const tokenRoutes =
     app.post(
       '/v1/tokens',
       {
+        config: { rateLimit: 'tokens' },
         schema: {
           summary: 'Create an API key',
           tags: ['api keys'],
@@ -71,6 +72,7 @@ export const tokenRoutes =
     app.patch(
       '/v1/tokens/:id',
       {
+        config: { rateLimit: 'tokens' },
         schema: {
           summary: 'Rename an API key or change its expiry',
           tags: ['api keys'],
@@ -98,6 +100,7 @@ export const tokenRoutes =
     app.delete(
       '/v1/tokens/:id',
       {
+        config: { rateLimit: 'tokens' },
         schema: {
           summary: 'Revoke an API key',
           tags: ['api keys'],

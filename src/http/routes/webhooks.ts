@@ -54,6 +54,7 @@ export const webhookRoutes =
     app.post(
       '/v1/webhooks',
       {
+        config: { rateLimit: 'webhooks' },
         schema: {
           summary: 'Register a webhook endpoint; the answer holds its signing secret, once',
           tags: ['webhooks'],
@@ -93,6 +94,7 @@ export const webhookRoutes =
     app.patch(
       '/v1/webhooks/:id',
       {
+        config: { rateLimit: 'webhooks' },
         schema: {
           summary: 'Change the URL or events of a webhook endpoint, or enable or disable it',
           tags: ['webhooks'],
@@ -114,6 +116,7 @@ export const webhookRoutes =
     app.delete(
       '/v1/webhooks/:id',
       {
+        config: { rateLimit: 'webhooks' },
         schema: {
           summary: 'Delete a webhook endpoint, its queued messages and its delivery log',
           tags: ['webhooks'],
