@@ -88,8 +88,13 @@ export async function createServices(config: Config, options: ServicesOptions): 
   }
   const signals = createSignals(db, config.databaseUrl, options.logger);
   const authCache = new AuthCache(invalidationsFor(db, signals));
-  const locations = new Locations(db.kysely, keyring, clock, (workspaceId) =>
-    authCache.forgetWorkspace(workspaceId),
+  const caps = config.rateLimits.caps;
+  const locations = new Locations(
+    db.kysely,
+    keyring,
+    clock,
+    (workspaceId) => authCache.forgetWorkspace(workspaceId),
+    caps.locations,
   );
   const metrics = createRegistry();
   authCacheMetrics(metrics, authCache);
@@ -117,7 +122,10 @@ export async function createServices(config: Config, options: ServicesOptions): 
   };
   const storage = new Storage(locations, stores, new AccessTokens(refresh));
   const operations = new Operations(db, locations, storage, stores.egress, clock);
-  const shares = new Shares(db, operations, storage, clock, config.publicUrl);
+  const shares = new Shares(db, operations, storage, clock, config.publicUrl, {
+    openShares: caps.openShares,
+    guesses: config.rateLimits.shareGuesses,
+  });
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl) : undefined;
   const transferViews = new TransferViews(db.kysely);
   const rateLimits = new RateLimits(db, clock, config.rateLimits.perMinute);
@@ -128,7 +136,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     logger: options.logger,
     metrics,
     keyring,
-    apiKeys: new ApiKeys(db.kysely, clock, authCache),
+    apiKeys: new ApiKeys(db.kysely, clock, authCache, caps.keys),
     locations,
     storage,
     stores,
@@ -142,11 +150,12 @@ export async function createServices(config: Config, options: ServicesOptions): 
     sends: new Sends(db, shares, clock, {
       smtpConfigured: mailer !== undefined,
       recipientsPerHour: config.mail.recipientsPerHour,
+      openShares: caps.openShares,
     }),
     mailer,
     transferViews,
     jobControl: new JobControl(db.kysely, transferViews, clock, () => signals.notify('cancel')),
-    webhooks: new Webhooks(db.kysely, keyring, stores.egress, clock),
+    webhooks: new Webhooks(db.kysely, keyring, stores.egress, clock, caps.webhooks),
     workQueued: () => signals.notify('work'),
     close: async () => {
       mailer?.close();
