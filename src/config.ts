@@ -23,6 +23,8 @@ export interface Config {
   logLevel: string;
   oauthApps: Record<(typeof OAUTH_PROVIDERS)[number], OAuthApp>;
   refresh: { pollSeconds: number; aheadSeconds: number; maxFailures: number };
+  /** Rate limits and caps per workspace (docs/api.md, "Rate limits and caps"). */
+  rateLimits: RateLimitSettings;
   /** api: HTTP only; worker: transfers and background work only; all: both. */
   role: Role;
   worker: {
@@ -64,6 +66,29 @@ export interface HttpLimits {
 }
 
 export type Role = 'all' | 'api' | 'worker';
+
+/** The named buckets of the per-workspace rate limit; each route that costs takes a place in one. */
+export const RATE_BUCKETS = [
+  'copy',
+  'list',
+  'preview',
+  'transfer',
+  'share',
+  'send',
+  'tokens',
+  'locations',
+  'webhooks',
+] as const;
+export type RateBucket = (typeof RATE_BUCKETS)[number];
+
+export interface RateLimitSettings {
+  /** Accepted requests per bucket per workspace in any rolling minute, across processes. */
+  perMinute: Record<RateBucket, number>;
+  /** Most of each resource a workspace may hold. */
+  caps: { locations: number; keys: number; webhooks: number; openShares: number };
+  /** Share passwords (docs/api.md, "Share links"): wrong guesses in any rolling minute. */
+  shareGuesses: { perAddress: number; perLink: number; perLinkMax: number };
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -162,6 +187,47 @@ function role(value: string | undefined): Role {
   throw new ConfigError(`FERRY_ROLE must be api, worker or all, got "${value}"`);
 }
 
+// Rate limits and caps (docs/api.md, "Rate limits and caps"): one block of settings, defaults generous
+// enough for a team working by hand and for scripts that pace themselves.
+const PER_MINUTE_DEFAULTS: Record<RateBucket, number> = {
+  copy: 30,
+  list: 600,
+  preview: 120,
+  transfer: 60,
+  share: 60,
+  send: 60,
+  tokens: 60,
+  locations: 60,
+  webhooks: 60,
+};
+
+function rateLimitSettings(env: Env): RateLimitSettings {
+  const perMinute = {} as Record<RateBucket, number>;
+  for (const bucket of RATE_BUCKETS) {
+    const name = `FERRY_RATE_${bucket.toUpperCase()}_PER_MINUTE`;
+    perMinute[bucket] = integer(env, name, PER_MINUTE_DEFAULTS[bucket], 1, 1_000_000);
+  }
+  const perLink = integer(env, 'FERRY_SHARE_GUESSES_PER_LINK', 20, 1, 100_000);
+  const perLinkMax = integer(env, 'FERRY_SHARE_GUESSES_PER_LINK_MAX', 100, 1, 100_000);
+  if (perLinkMax < perLink) {
+    throw new ConfigError('FERRY_SHARE_GUESSES_PER_LINK_MAX must be at least FERRY_SHARE_GUESSES_PER_LINK');
+  }
+  return {
+    perMinute,
+    caps: {
+      locations: integer(env, 'FERRY_MAX_LOCATIONS', 1000, 1, 10_000_000),
+      keys: integer(env, 'FERRY_MAX_KEYS', 1000, 1, 10_000_000),
+      webhooks: integer(env, 'FERRY_MAX_WEBHOOKS', 20, 1, 10_000),
+      openShares: integer(env, 'FERRY_MAX_OPEN_SHARES', 10_000, 1, 10_000_000),
+    },
+    shareGuesses: {
+      perAddress: integer(env, 'FERRY_SHARE_GUESSES_PER_ADDRESS', 5, 1, 100_000),
+      perLink,
+      perLinkMax,
+    },
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = env.FERRY_HOST || '127.0.0.1';
   const port = integer(env, 'FERRY_PORT', 8080, 0, 65535);
@@ -221,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     http: httpLimits(env),
+    rateLimits: rateLimitSettings(env),
     refresh: {
       pollSeconds: integer(env, 'FERRY_REFRESH_POLL_SECONDS', 30, 1, 86400),
       aheadSeconds: integer(env, 'FERRY_REFRESH_AHEAD_SECONDS', 600, 0, 86400),

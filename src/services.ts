@@ -12,6 +12,7 @@ import { AuthCache, invalidationsFor } from './domain/auth-cache.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { KeyWatch } from './domain/key-watch.js';
 import { Locations } from './domain/locations/locations.js';
+import { RateLimits } from './domain/rate-limit.js';
 import { AccessTokens } from './domain/refresher/access-tokens.js';
 import { refreshMetrics } from './domain/refresher/metrics.js';
 import type { RefreshDeps } from './domain/refresher/refresh.js';
@@ -50,6 +51,8 @@ export interface Services {
   /** Called when a refresh is requested: wakes the refreshers of every process. */
   refreshRequested: () => void;
   copies: Copies;
+  /** The per-workspace rate limit of every route that costs (docs/api.md, "Rate limits and caps"). */
+  rateLimits: RateLimits;
   operations: Operations;
   shares: Shares;
   sends: Sends;
@@ -90,8 +93,13 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const invalidations = invalidationsFor(db, signals);
   const authCache = new AuthCache(invalidations);
   const keyWatch = new KeyWatch(db.kysely, clock, invalidations);
-  const locations = new Locations(db.kysely, keyring, clock, (workspaceId) =>
-    authCache.forgetWorkspace(workspaceId),
+  const caps = config.rateLimits.caps;
+  const locations = new Locations(
+    db.kysely,
+    keyring,
+    clock,
+    (workspaceId) => authCache.forgetWorkspace(workspaceId),
+    caps.locations,
   );
   const metrics = createRegistry();
   authCacheMetrics(metrics, authCache);
@@ -119,9 +127,13 @@ export async function createServices(config: Config, options: ServicesOptions): 
   };
   const storage = new Storage(locations, stores, new AccessTokens(refresh));
   const operations = new Operations(db, locations, storage, stores.egress, clock, config.patterns);
-  const shares = new Shares(db, operations, storage, clock, config.publicUrl);
+  const shares = new Shares(db, operations, storage, clock, config.publicUrl, {
+    openShares: caps.openShares,
+    guesses: config.rateLimits.shareGuesses,
+  });
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl) : undefined;
   const transferViews = new TransferViews(db.kysely);
+  const rateLimits = new RateLimits(db, clock, config.rateLimits.perMinute);
   return {
     config,
     db,
@@ -129,7 +141,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     logger: options.logger,
     metrics,
     keyring,
-    apiKeys: new ApiKeys(db.kysely, clock, authCache),
+    apiKeys: new ApiKeys(db.kysely, clock, authCache, caps.keys),
     keyWatch,
     locations,
     storage,
@@ -137,17 +149,19 @@ export async function createServices(config: Config, options: ServicesOptions): 
     refresh,
     signals,
     refreshRequested: () => signals.notify('refresh'),
-    copies: new Copies(db, locations, clock),
+    copies: new Copies(locations, clock, rateLimits),
+    rateLimits,
     operations,
     shares,
     sends: new Sends(db, shares, clock, {
       smtpConfigured: mailer !== undefined,
       recipientsPerHour: config.mail.recipientsPerHour,
+      openShares: caps.openShares,
     }),
     mailer,
     transferViews,
     jobControl: new JobControl(db.kysely, transferViews, clock, () => signals.notify('cancel')),
-    webhooks: new Webhooks(db.kysely, keyring, stores.egress, clock),
+    webhooks: new Webhooks(db.kysely, keyring, stores.egress, clock, caps.webhooks),
     workQueued: () => signals.notify('work'),
     close: async () => {
       mailer?.close();

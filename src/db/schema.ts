@@ -150,9 +150,12 @@ export interface JobObjectsTable {
   lease_expires_at: number | null;
 }
 
-export interface CopyAcceptsTable {
+/** One accepted request of a rate-limited bucket, kept until its window has passed. */
+export interface RateAcceptsTable {
   workspace_id: string;
+  bucket: string;
   accepted_at: number;
+  expires_at: number;
 }
 
 export interface SharesTable {
@@ -314,7 +317,7 @@ export interface Database {
   jobs: JobsTable;
   job_manifests: JobManifestsTable;
   job_objects: JobObjectsTable;
-  copy_accepts: CopyAcceptsTable;
+  rate_accepts: RateAcceptsTable;
   shares: SharesTable;
   share_grants: ShareGrantsTable;
   share_guesses: ShareGuessesTable;

@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { ApiKeyRow, Database } from '../db/schema.js';
 import { FerryError, invalid, notFound } from '../errors.js';
 import type { AuthCache, CachedKey } from './auth-cache.js';
+import { checkCap } from './caps.js';
 import { type Clock, toRfc3339 } from './clock.js';
 import { isUuid, newId } from './ids.js';
 
@@ -65,6 +66,8 @@ export class ApiKeys {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly cache?: AuthCache,
+    /** The most keys (not revoked) a workspace may hold (docs/api.md, "Rate limits and caps"). */
+    private readonly cap = Number.POSITIVE_INFINITY,
   ) {}
 
   async create(workspaceId: string, input: { name: string; expiresAt?: number }): Promise<CreatedApiKey> {
@@ -84,7 +87,10 @@ export class ApiKeys {
       revoked_at: null,
       last_used_at: null,
     };
-    await this.db.insertInto('api_keys').values(row).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await checkCap(trx, 'api_keys', workspaceId, this.cap, now);
+      await trx.insertInto('api_keys').values(row).execute();
+    });
     const { last_used_at: _unused, revoked_at: _none, ...shown } = view(row);
     return { ...shown, token };
   }

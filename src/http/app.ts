@@ -13,6 +13,7 @@ import { errorHandler, frameworkErrorHandler, MethodTable, notFoundHandler } fro
 import { checkInput } from './input.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { requestMetrics } from './metrics.js';
+import { registerRateLimits } from './rate-limits.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
 import { linkRoutes } from './routes/links.js';
@@ -113,6 +114,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
 
   registerAuth(app, services.apiKeys);
+  registerRateLimits(app, services.rateLimits);
   if (options.defaultMetrics) addProcessMetrics(services.metrics);
   serviceRoutes(app, { db: services.db, registry: services.metrics });
   await app.register(locationRoutes(services.locations, () => services.refreshRequested()));

@@ -4,12 +4,14 @@
 // per-workspace limit; workspaces do not see each other's endpoints; and /openapi.json lists the routes.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { WEBHOOKS_PER_WORKSPACE } from '../../src/domain/webhooks/webhooks.js';
+import { loadConfig } from '../../src/config.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 import { type Call, newWorkspace } from '../support/transfers.js';
 
 const URL = 'http://127.0.0.1:9/hook';
+/** FERRY_MAX_WEBHOOKS's default. */
+const WEBHOOKS_PER_WORKSPACE = loadConfig({}).rateLimits.caps.webhooks;
 
 await eachDatabase('webhook endpoints', (database) => {
   let t: TestApp;

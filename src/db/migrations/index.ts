@@ -14,6 +14,7 @@ import * as uploadCheckpoints from './2026-11-25-upload-checkpoints.js';
 import * as authInvalidation from './2026-11-26-auth-invalidation.js';
 import * as webhooks from './2026-11-26-webhooks.js';
 import * as workCrashes from './2026-11-26-work-crashes.js';
+import * as rateLimits from './2026-11-26-workspace-rate-limits.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-22-foundation': foundation,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-auth-invalidation': authInvalidation,
   '2026-11-26-webhooks': webhooks,
   '2026-11-26-work-crashes': workCrashes,
+  '2026-11-26-workspace-rate-limits': rateLimits,
 };

@@ -14,6 +14,7 @@ import {
 } from '../../providers.js';
 import { Secret } from '../../secret.js';
 import type { StoreLocation } from '../../stores/context.js';
+import { checkCap } from '../caps.js';
 import { type Clock, toRfc3339 } from '../clock.js';
 import { newId } from '../ids.js';
 import type { LocationStatus } from '../states.js';
@@ -135,6 +136,8 @@ export class Locations {
      * others hear it from the database's triggers: src/domain/auth-cache.ts).
      */
     private readonly changed: (workspaceId: string) => void = () => {},
+    /** The most locations a workspace may hold (docs/api.md, "Rate limits and caps"). */
+    private readonly cap = Number.POSITIVE_INFINITY,
   ) {}
 
   async #reported(workspaceId: string, write: () => Promise<unknown>): Promise<void> {
@@ -177,7 +180,12 @@ export class Locations {
       created_at: now,
       updated_at: now,
     };
-    await this.#reported(workspaceId, () => this.db.insertInto('locations').values(row).execute());
+    await this.#reported(workspaceId, () =>
+      this.db.transaction().execute(async (trx) => {
+        await checkCap(trx, 'locations', workspaceId, this.cap, now);
+        await trx.insertInto('locations').values(row).execute();
+      }),
+    );
     return projection(row);
   }
 

@@ -6,6 +6,7 @@ import { hash } from '@node-rs/argon2';
 import type { Db } from '../../db/database.js';
 import type { SendRow } from '../../db/schema.js';
 import { FerryError, invalid, notFound } from '../../errors.js';
+import { capReached, countHeld } from '../caps.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
 import { isUuid, newId } from '../ids.js';
 import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
@@ -86,7 +87,7 @@ export class Sends {
     private readonly db: Db,
     private readonly shares: Shares,
     private readonly clock: Clock,
-    private readonly settings: { smtpConfigured: boolean; recipientsPerHour: number },
+    private readonly settings: { smtpConfigured: boolean; recipientsPerHour: number; openShares?: number },
   ) {}
 
   async accept(workspaceId: string, input: SendInput): Promise<SendView> {
@@ -119,6 +120,12 @@ export class Sends {
     }
     const count = recipients.to.length + recipients.cc.length + recipients.bcc.length;
     await this.checkLimit(workspaceId, count, now);
+    // The link goes out with the mail, made then and not refused: a workspace at its cap of open links
+    // is refused here (docs/api.md, "Rate limits and caps").
+    const openShares = this.settings.openShares ?? Number.POSITIVE_INFINITY;
+    if ((await countHeld(this.db.kysely, 'shares', workspaceId, now)) >= openShares) {
+      throw capReached('shares', openShares);
+    }
     const { row: location, entry } = await this.shares.resolveFile(workspaceId, input.source, 'source');
     const status: SendStatus = scheduledAt === null ? 'queued' : 'scheduled';
     const row: SendRow = {

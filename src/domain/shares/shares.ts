@@ -14,6 +14,7 @@ import type { Database, LocationRow, ShareRow } from '../../db/schema.js';
 import { invalid, notFound } from '../../errors.js';
 import { expandSources, isPattern } from '../../objects/patterns.js';
 import type { Entry } from '../../stores/contract.js';
+import { checkCap } from '../caps.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
 import { isUuid, newId } from '../ids.js';
 import type { Storage } from '../storage.js';
@@ -52,9 +53,15 @@ export type LinkState = 'open' | 'unknown' | 'expired' | 'used_up';
 /** What a password attempt comes to: 429 with the seconds to wait when no guess is left. */
 export type PasswordAnswer = 'right' | 'wrong' | { retryAfterSeconds: number };
 
-/** Refused passwords allowed per link and client address, and per link, in any rolling minute. */
-export const GUESSES_PER_CLIENT = 5;
-export const GUESSES_PER_LINK = 20;
+/**
+ * The cap on open links per workspace, and the password guesses allowed in any rolling minute
+ * (docs/api.md, "Share links" and "Rate limits and caps"): per client address; per link for addresses
+ * that guessed wrong; and per link for everyone.
+ */
+export interface ShareSettings {
+  openShares: number;
+  guesses: { perAddress: number; perLink: number; perLinkMax: number };
+}
 const GUESS_WINDOW_MS = 60_000;
 /**
  * How long the link's cookie lets a browser download without the password again, and resume ranges
@@ -92,6 +99,7 @@ export class Shares {
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly publicUrl: string,
+    private readonly settings: ShareSettings,
   ) {}
 
   /**
@@ -131,6 +139,7 @@ export class Shares {
     }
     const { row, entry } = await this.resolveFile(workspaceId, input.file, 'file');
     return this.insert(workspaceId, row, entry.path, {
+      capped: true,
       expiresAt,
       ...(input.password === undefined ? {} : { password: input.password }),
       ...(input.max_downloads === undefined ? {} : { maxDownloads: input.max_downloads }),
@@ -142,7 +151,14 @@ export class Shares {
     workspaceId: string,
     location: LocationRow,
     path: string,
-    options: { expiresAt: number | null; password?: string; passwordHash?: string; maxDownloads?: number },
+    options: {
+      expiresAt: number | null;
+      password?: string;
+      passwordHash?: string;
+      maxDownloads?: number;
+      /** Refuse with 409 when the workspace holds its cap of open links (POST /share). */
+      capped?: boolean;
+    },
   ): Promise<CreatedShare> {
     const token = newToken();
     const row: ShareRow = {
@@ -161,7 +177,14 @@ export class Shares {
       revoked_at: null,
       created_at: this.clock.now(),
     };
-    await this.db.kysely.insertInto('shares').values(row).execute();
+    if (options.capped) {
+      await this.db.kysely.transaction().execute(async (trx) => {
+        await checkCap(trx, 'shares', workspaceId, this.settings.openShares, row.created_at);
+        await trx.insertInto('shares').values(row).execute();
+      });
+    } else {
+      await this.db.kysely.insertInto('shares').values(row).execute();
+    }
     const created: CreatedShare = { id: row.id, url: `${this.publicUrl}/s/${token}` };
     if (row.expires_at !== null) created.expires_at = toRfc3339(row.expires_at);
     return created;
@@ -297,11 +320,14 @@ export class Shares {
   }
 
   /**
-   * Tries a password on a link. The attempt is recorded before the password is checked, by a statement
-   * that records it only while `client` and the link are under their limits (GUESSES_PER_CLIENT,
-   * GUESSES_PER_LINK in a rolling minute), so that guesses at the same moment, in any process, cannot
-   * pass the limit together: each takes a place or none is left. A right password gives its place
-   * back; a wrong one keeps it for the minute. argon2 compares in constant time.
+   * Tries a password on a link (docs/api.md, "Share links"). The attempt is recorded before the password
+   * is checked, by a statement that records it only while there is room, so that guesses at the same
+   * moment, in any process, cannot pass the limits together: each takes a place or none is left. Within
+   * a rolling minute: an address may have `perAddress` attempts; an address that has guessed wrong on
+   * the link may try only while the link has had fewer than `perLink`; an address that has not may try
+   * while the link has had fewer than `perLinkMax`, so that guessers from many addresses do not lock
+   * the right password out, while the link still sees at most `perLinkMax` attempts a minute. A right
+   * password gives its place back; a wrong one keeps it for the minute. argon2 compares in constant time.
    */
   async tryPassword(row: ShareRow, password: string, client: string): Promise<PasswordAnswer> {
     if (row.password_hash === null) return 'right';
@@ -321,8 +347,9 @@ export class Shares {
     return 'wrong';
   }
 
-  /** The id of the attempt recorded, or undefined when `client` or the link has no guess left. */
+  /** The id of the attempt recorded, or undefined when `client` has no guess left on the link. */
   async #recordAttempt(row: ShareRow, client: string): Promise<string | undefined> {
+    const { perAddress, perLink, perLinkMax } = this.settings.guesses;
     const id = newId();
     const now = this.clock.now();
     const since = now - GUESS_WINDOW_MS;
@@ -331,10 +358,13 @@ export class Shares {
         await sql<{ id: string }>`
           insert into share_guesses (id, share_id, client, at)
           select cast(${id} as text), cast(${row.id} as text), cast(${client} as text), cast(${now} as bigint)
-          where (select count(*) from share_guesses
-                 where share_id = ${row.id} and client = ${client} and at > ${since}) < ${GUESSES_PER_CLIENT}
-            and (select count(*) from share_guesses
-                 where share_id = ${row.id} and at > ${since}) < ${GUESSES_PER_LINK}
+          from (select
+                  (select count(*) from share_guesses
+                    where share_id = ${row.id} and client = ${client} and at > ${since}) as mine,
+                  (select count(*) from share_guesses
+                    where share_id = ${row.id} and at > ${since}) as everyone) counts
+          where mine < ${perAddress}
+            and (everyone < ${perLink} or (mine = 0 and everyone < ${perLinkMax}))
           returning id`.execute(db)
       ).rows[0]?.id;
     // SQLite runs a writing statement under the database's write lock from its first read, so the
@@ -349,26 +379,35 @@ export class Shares {
     });
   }
 
-  /** Seconds until `client` may try a password again (at least 1). */
+  /** Seconds until `client` may try a password again (at least 1), by the rules of #recordAttempt. */
   async #guessWait(row: ShareRow, client: string): Promise<number> {
-    const since = this.clock.now() - GUESS_WINDOW_MS;
+    const { perAddress, perLink, perLinkMax } = this.settings.guesses;
+    const now = this.clock.now();
     const guesses = await this.db.kysely
       .selectFrom('share_guesses')
       .select(['client', 'at'])
       .where('share_id', '=', row.id)
-      .where('at', '>', since)
+      .where('at', '>', now - GUESS_WINDOW_MS)
       .orderBy('at', 'asc')
       .execute();
     const mine = guesses.filter((g) => g.client === client);
-    const blocking =
-      mine.length >= GUESSES_PER_CLIENT
-        ? mine[mine.length - GUESSES_PER_CLIENT]
-        : guesses.length >= GUESSES_PER_LINK
-          ? guesses[guesses.length - GUESSES_PER_LINK]
-          : undefined;
+    // When the link has fewer than `n` attempts in the minute again.
+    const below = (n: number) =>
+      guesses.length < n ? now : (guesses[guesses.length - n]?.at ?? now) + GUESS_WINDOW_MS;
+    let until: number;
+    if (mine.length === 0) {
+      until = below(perLinkMax);
+    } else {
+      // A guesser may try again once the link is below perLink, or once its own guesses have aged out
+      // and the link is below perLinkMax, whichever comes first; and never before it is below perAddress.
+      const ownClear = (mine[mine.length - 1]?.at ?? now) + GUESS_WINDOW_MS;
+      until = Math.min(below(perLink), Math.max(ownClear, below(perLinkMax)));
+      if (mine.length >= perAddress) {
+        until = Math.max(until, (mine[mine.length - perAddress]?.at ?? now) + GUESS_WINDOW_MS);
+      }
+    }
     // No longer blocked by the time this was read: the client may try again at once.
-    if (!blocking) return 1;
-    return Math.max(1, Math.ceil((blocking.at + GUESS_WINDOW_MS - this.clock.now()) / 1000));
+    return Math.max(1, Math.ceil((until - now) / 1000));
   }
 
   /**

@@ -2,7 +2,6 @@
 // against the limit), then take a place in the workspace's limit and queue a transfer (one object)
 // or a job (a prefix).
 import { createHash } from 'node:crypto';
-import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
@@ -11,7 +10,7 @@ import { hasBuckets, rotationClass } from '../../providers.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
-import { withinCopyLimit } from './rate-limit.js';
+import type { RateLimits } from '../rate-limit.js';
 import {
   checkManifest,
   checkObjectPath,
@@ -60,9 +59,9 @@ function checkUsable(row: LocationRow, now: number): void {
 
 export class Copies {
   constructor(
-    private readonly db: Db,
     private readonly locations: Locations,
     private readonly clock: Clock,
+    private readonly limits: RateLimits,
   ) {}
 
   async accept(workspaceId: string, request: CopyRequest): Promise<CopyAccepted> {
@@ -102,7 +101,7 @@ export class Copies {
     checkUsable(source, now);
     checkUsable(destination, now);
 
-    return withinCopyLimit(this.db.kysely, this.db.dialect, workspaceId, now, async (trx) => {
+    return this.limits.within(workspaceId, 'copy', async (trx) => {
       if (!bulk) {
         return transfers.enqueue(
           trx,

@@ -2,21 +2,20 @@
 // secret that is answered once and kept sealed like a location secret (src/crypto/envelope.ts, bound
 // to the webhook's id), listed and read without it, changed, re-enabled and deleted; and the log of
 // delivery attempts. A URL must be http(s) and resolve only to addresses the egress guard allows.
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Database, WebhookAttemptRow, WebhookRow } from '../../db/schema.js';
-import { conflict, FerryError, invalid, notFound } from '../../errors.js';
+import { FerryError, invalid, notFound } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost } from '../../objects/fetch-url.js';
 import type { Secret } from '../../secret.js';
+import { checkCap } from '../caps.js';
 import { type Clock, toRfc3339 } from '../clock.js';
 import { isUuid, newId } from '../ids.js';
 import type { WebhookStatus } from '../states.js';
 import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from './events.js';
 import { newSigningSecret } from './signing.js';
 
-/** Endpoints per workspace (docs/webhooks.md, "Limits"). */
-export const WEBHOOKS_PER_WORKSPACE = 20;
 export const URL_MAX = 2048;
 
 export interface WebhookView {
@@ -115,6 +114,8 @@ export class Webhooks {
     private readonly keyring: Keyring,
     private readonly egress: Egress,
     private readonly clock: Clock,
+    /** Endpoints per workspace (docs/api.md, "Rate limits and caps"). */
+    private readonly cap: number,
   ) {}
 
   /** The URL checks of creation and change; the host's addresses are checked again at every delivery. */
@@ -150,24 +151,7 @@ export class Webhooks {
     const secret: Secret = newSigningSecret();
     const now = this.clock.now();
     const row = await this.db.transaction().execute(async (trx) => {
-      // Writing the workspace row first makes creations in one workspace wait for each other, so two
-      // at once cannot both pass the count (the statement is a row lock on PostgreSQL; SQLite writes
-      // one transaction at a time anyway).
-      await trx
-        .updateTable('workspaces')
-        .set((eb) => ({ name: eb.ref('name') }))
-        .where('id', '=', workspaceId)
-        .execute();
-      const count = await trx
-        .selectFrom('webhooks')
-        .select(sql<number>`count(*)`.as('n'))
-        .where('workspace_id', '=', workspaceId)
-        .executeTakeFirstOrThrow();
-      if (Number(count.n) >= WEBHOOKS_PER_WORKSPACE) {
-        throw conflict(
-          `a workspace may have at most ${WEBHOOKS_PER_WORKSPACE} webhooks; delete one (DELETE /v1/webhooks/{id}) first`,
-        );
-      }
+      await checkCap(trx, 'webhooks', workspaceId, this.cap, now);
       return trx
         .insertInto('webhooks')
         .values({

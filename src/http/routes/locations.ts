@@ -89,6 +89,7 @@ export const locationRoutes =
     app.post(
       '/v1/locations',
       {
+        config: { rateLimit: 'locations' },
         schema: {
           summary: 'Create a location',
           tags: ['locations'],
@@ -132,6 +133,7 @@ export const locationRoutes =
     app.put(
       '/v1/locations',
       {
+        config: { rateLimit: 'locations' },
         schema: {
           summary: "Replace a location's secret",
           tags: ['locations'],
@@ -154,6 +156,7 @@ export const locationRoutes =
     app.patch(
       '/v1/locations',
       {
+        config: { rateLimit: 'locations' },
         schema: {
           summary: "Update a location's label",
           tags: ['locations'],
@@ -170,6 +173,7 @@ export const locationRoutes =
     app.delete(
       '/v1/locations',
       {
+        config: { rateLimit: 'locations' },
         schema: {
           summary: 'Delete a location',
           tags: ['locations'],
@@ -186,6 +190,7 @@ export const locationRoutes =
     app.post(
       '/v1/locations/refresh',
       {
+        config: { rateLimit: 'locations' },
         schema: {
           summary: 'Queue a credential refresh',
           tags: ['locations'],

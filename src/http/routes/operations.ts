@@ -19,6 +19,7 @@ export const operationRoutes =
     app.post(
       '/pull',
       {
+        config: { rateLimit: 'transfer' },
         schema: {
           summary: 'Fetch files from http(s) URLs into a location',
           tags: ['transfers'],
@@ -42,6 +43,7 @@ export const operationRoutes =
     app.post(
       '/move',
       {
+        config: { rateLimit: 'transfer' },
         schema: {
           summary: 'Move files; afterwards they exist only at the destination',
           tags: ['transfers'],
@@ -59,6 +61,7 @@ export const operationRoutes =
     app.post(
       '/remove',
       {
+        config: { rateLimit: 'transfer' },
         schema: {
           summary: 'Remove files (unrecoverable); POST /remove/preview first',
           tags: ['transfers'],
@@ -76,6 +79,7 @@ export const operationRoutes =
     app.post(
       '/remove/preview',
       {
+        config: { rateLimit: 'preview' },
         schema: {
           summary: 'What /remove would remove, without removing anything',
           tags: ['transfers'],

@@ -43,6 +43,7 @@ export const sendRoutes =
     app.post(
       '/send',
       {
+        config: { rateLimit: 'send' },
         schema: {
           summary: 'E-mail a link to one file, now or at a time given in ISO 8601 or plain words',
           tags: ['sends'],

@@ -31,6 +31,7 @@ export const shareRoutes =
     app.post(
       '/share',
       {
+        config: { rateLimit: 'share' },
         schema: {
           summary: 'Share one file by a link that ferry serves',
           description:

@@ -29,6 +29,7 @@ export const tokenRoutes =
     app.post(
       '/v1/tokens',
       {
+        config: { rateLimit: 'tokens' },
         schema: {
           summary: 'Create an API key',
           tags: ['api keys'],
@@ -67,6 +68,7 @@ export const tokenRoutes =
     app.patch(
       '/v1/tokens/:id',
       {
+        config: { rateLimit: 'tokens' },
         schema: {
           summary: 'Rename an API key or change its expiry',
           tags: ['api keys'],
@@ -94,6 +96,7 @@ export const tokenRoutes =
     app.delete(
       '/v1/tokens/:id',
       {
+        config: { rateLimit: 'tokens' },
         schema: {
           summary: 'Revoke an API key',
           tags: ['api keys'],

@@ -53,6 +53,7 @@ export const webhookRoutes =
     app.post(
       '/v1/webhooks',
       {
+        config: { rateLimit: 'webhooks' },
         schema: {
           summary: 'Register a webhook endpoint; the answer holds its signing secret, once',
           tags: ['webhooks'],
@@ -92,6 +93,7 @@ export const webhookRoutes =
     app.patch(
       '/v1/webhooks/:id',
       {
+        config: { rateLimit: 'webhooks' },
         schema: {
           summary: 'Change the URL or events of a webhook endpoint, or enable or disable it',
           tags: ['webhooks'],
@@ -113,6 +115,7 @@ export const webhookRoutes =
     app.delete(
       '/v1/webhooks/:id',
       {
+        config: { rateLimit: 'webhooks' },
         schema: {
           summary: 'Delete a webhook endpoint, its queued messages and its delivery log',
           tags: ['webhooks'],
