@@ -23,7 +23,7 @@ export interface BackgroundOptions {
   refresher?: Partial<RefresherOptions>;
   /** How often the send dispatcher looks at most (it also wakes when the next send is due). */
   sendPollMs?: number;
-  /** The webhook deliverer's longest sleep and attempt timeout. */
+  /** The webhook deliverer's options over those of the settings (FERRY_WEBHOOK_…). */
   webhooks?: Partial<DelivererOptions>;
 }
 
@@ -88,7 +88,13 @@ export function startBackground(services: Services, options: BackgroundOptions =
       owner: worker.owner,
       registry: services.metrics,
     },
-    options.webhooks,
+    {
+      timeoutMs: services.config.outbound.webhookTimeoutSeconds * 1000,
+      concurrency: services.config.outbound.webhookConcurrency,
+      perEndpoint: services.config.outbound.webhookEndpointConcurrency,
+      maxCrashes: services.config.outbound.workMaxCrashes,
+      ...options.webhooks,
+    },
   );
   const unlisten = [
     services.signals.listen('work', () => {

@@ -34,6 +34,24 @@ export interface Config {
     /** Bytes of object data all transfers of the process may hold in memory at once. */
     memoryBytes: number;
   };
+  /** Time bounds of outbound calls and how webhook attempts share the process (docs/api.md, "Outbound calls"). */
+  outbound: OutboundSettings;
+}
+
+export interface OutboundSettings {
+  /** One webhook attempt, from connecting to the end of the (at most 4 KiB) answer read. */
+  webhookTimeoutSeconds: number;
+  /** Webhook attempts one process makes at once, and at once to any one endpoint. */
+  webhookConcurrency: number;
+  webhookEndpointConcurrency: number;
+  /** Attempts of one delivery that may crash (an exception, not a failed request) before it is failed. */
+  workMaxCrashes: number;
+  /** Waiting for an answer's headers (pull, provider APIs). */
+  headersSeconds: number;
+  /** A streamed body (a pulled file, a download) with no byte for this long has failed. */
+  idleSeconds: number;
+  /** An answer read whole (JSON, token endpoints, error bodies): the whole call. */
+  answerSeconds: number;
 }
 
 export type Role = 'all' | 'api' | 'worker';
@@ -173,6 +191,15 @@ export function loadConfig(env: Env = process.env): Config {
       pollSeconds: integer(env, 'FERRY_REFRESH_POLL_SECONDS', 30, 1, 86400),
       aheadSeconds: integer(env, 'FERRY_REFRESH_AHEAD_SECONDS', 600, 0, 86400),
       maxFailures: integer(env, 'FERRY_REFRESH_MAX_FAILURES', 5, 1, 1000),
+    },
+    outbound: {
+      webhookTimeoutSeconds: integer(env, 'FERRY_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 300),
+      webhookConcurrency: integer(env, 'FERRY_WEBHOOK_CONCURRENCY', 16, 1, 1024),
+      webhookEndpointConcurrency: integer(env, 'FERRY_WEBHOOK_ENDPOINT_CONCURRENCY', 2, 1, 1024),
+      workMaxCrashes: integer(env, 'FERRY_WORK_MAX_CRASHES', 3, 1, 100),
+      headersSeconds: integer(env, 'FERRY_OUTBOUND_HEADERS_SECONDS', 60, 1, 3600),
+      idleSeconds: integer(env, 'FERRY_OUTBOUND_IDLE_SECONDS', 120, 1, 3600),
+      answerSeconds: integer(env, 'FERRY_OUTBOUND_ANSWER_SECONDS', 30, 1, 3600),
     },
   };
 }
