@@ -7,6 +7,7 @@ import { SendDispatcher } from './domain/sends/dispatcher.js';
 import { type DelivererOptions, WebhookDeliverer } from './domain/webhooks/deliverer.js';
 import { StoreCache } from './engine/store-cache.js';
 import { Worker, type WorkerOptions, workerId } from './engine/worker.js';
+import { outboundTimeouts } from './net/time-bounds.js';
 import type { Services } from './services.js';
 
 export interface Background {
@@ -44,6 +45,7 @@ function createWorker(services: Services, options: Partial<WorkerOptions> = {}):
       stores: new StoreCache(db.kysely, storage, clock),
       owner: workerId(),
       egress: stores.egress,
+      outbound: outboundTimeouts(config.outbound),
       changed: changed(services),
     },
     {
