@@ -2,6 +2,7 @@
 // metadata calls on the api host (https://api.box.com/2.0), content uploads on the upload host
 // (https://upload.box.com/api/2.0). Box addresses items by id; paths are resolved in resolve.ts.
 import { createHash, randomBytes } from 'node:crypto';
+import type { OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ProviderSecret } from '../../providers.js';
 import type { Secret } from '../../secret.js';
 import type { AccessTokenSource } from '../context.js';
@@ -51,6 +52,7 @@ export class BoxClient {
     uploadUrl: string;
     secret: Secret<ProviderSecret>;
     tokens?: AccessTokenSource | undefined;
+    timeouts?: OutboundTimeouts | undefined;
   }) {
     this.#api = `${options.apiUrl.replace(/\/+$/, '')}/2.0`;
     this.#upload = `${options.uploadUrl.replace(/\/+$/, '')}/2.0`;
@@ -59,6 +61,7 @@ export class BoxClient {
       secret: options.secret,
       tokens: options.tokens,
       readError: readBoxError,
+      timeouts: options.timeouts,
     });
   }
 

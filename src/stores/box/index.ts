@@ -74,6 +74,7 @@ class BoxStore implements Store {
       uploadUrl: app.contentUrl ?? app.apiUrl,
       secret: location.secret,
       tokens: location.tokens,
+      timeouts: ctx.outbound,
     });
     this.#resolver = new BoxResolver(this.#client, tuning.pageSize);
     // Same Box user (metadata user_id, as recorded at connection time) or, failing that, the same

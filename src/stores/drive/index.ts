@@ -96,6 +96,7 @@ class DriveStore implements Store {
       secret: location.secret,
       tokens: location.tokens,
       readError: readDriveError,
+      timeouts: ctx.outbound,
     });
     this.#api = new DriveApi(this.#http, apiUrl);
     this.#resolver = new DriveResolver(this.#api);

@@ -3,6 +3,7 @@
 // and return JSON bodies; content routes on the content host take their argument in the
 // Dropbox-API-Arg header, as "HTTP header safe" JSON (https://www.dropbox.com/developers/reference/json-encoding).
 import type { Readable } from 'node:stream';
+import type { OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ProviderSecret } from '../../providers.js';
 import type { Secret } from '../../secret.js';
 import type { AccessTokenSource } from '../context.js';
@@ -63,6 +64,7 @@ export class DropboxClient {
     contentUrl: string;
     secret: Secret<ProviderSecret>;
     tokens?: AccessTokenSource | undefined;
+    timeouts?: OutboundTimeouts | undefined;
   }) {
     this.#apiUrl = options.apiUrl.replace(/\/+$/, '');
     this.#contentUrl = options.contentUrl.replace(/\/+$/, '');
@@ -71,6 +73,7 @@ export class DropboxClient {
       secret: options.secret,
       tokens: options.tokens,
       readError: readDropboxError,
+      timeouts: options.timeouts,
     });
   }
 

@@ -65,6 +65,7 @@ class DropboxStore implements Store {
       contentUrl: app.contentUrl ?? app.apiUrl,
       secret: location.secret,
       tokens: location.tokens,
+      timeouts: ctx.outbound,
     });
     // Same Dropbox account (metadata account_id, as recorded at connection time) or, failing that,
     // the same location: the only cases where copy_v2/move_v2 can see both paths.

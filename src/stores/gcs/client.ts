@@ -5,6 +5,7 @@ import type http from 'node:http';
 import { Storage } from '@google-cloud/storage';
 import { invalid } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
+import type { OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ServiceAccountKey, ServiceAccountSecret } from '../../providers.js';
 import { Secret } from '../../secret.js';
 import type { StoreLocation } from '../context.js';
@@ -42,7 +43,11 @@ export function readSettings(location: StoreLocation): GcsSettings {
   };
 }
 
-export async function createClient(settings: GcsSettings, egress: Egress): Promise<GcsClient> {
+export async function createClient(
+  settings: GcsSettings,
+  egress: Egress,
+  timeouts?: OutboundTimeouts,
+): Promise<GcsClient> {
   // Only a caller-supplied endpoint needs the gateway; Google's own is reached directly.
   const gateway: Gateway | undefined = settings.endpoint
     ? await startGateway(settings.endpoint, egress)
@@ -56,6 +61,7 @@ export async function createClient(settings: GcsSettings, egress: Egress): Promi
     tokenUri: settings.tokenUri,
     dispatcher: egress.dispatcher,
     agentFor,
+    timeouts,
   });
   if (settings.projectId) auth.projectId = settings.projectId;
   const storage = new Storage({

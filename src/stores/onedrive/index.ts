@@ -110,6 +110,7 @@ class OneDriveStore implements Store {
       secret: location.secret,
       tokens: location.tokens,
       readError: readGraphError,
+      timeouts: ctx.outbound,
     });
     this.#api = new GraphApi(this.#http, apiUrl, driveId);
     const hashes: HashKind[] = ['quickxor', 'sha1'];
