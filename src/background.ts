@@ -7,6 +7,7 @@ import { SendDispatcher } from './domain/sends/dispatcher.js';
 import { type DelivererOptions, WebhookDeliverer } from './domain/webhooks/deliverer.js';
 import { StoreCache } from './engine/store-cache.js';
 import { Worker, type WorkerOptions, workerId } from './engine/worker.js';
+import { outboundTimeouts } from './net/time-bounds.js';
 import type { Services } from './services.js';
 
 export interface Background {
@@ -23,7 +24,7 @@ export interface BackgroundOptions {
   refresher?: Partial<RefresherOptions>;
   /** How often the send dispatcher looks at most (it also wakes when the next send is due). */
   sendPollMs?: number;
-  /** The webhook deliverer's longest sleep and attempt timeout. */
+  /** The webhook deliverer's options over those of the settings (FERRY_WEBHOOK_…). */
   webhooks?: Partial<DelivererOptions>;
 }
 
@@ -44,6 +45,7 @@ function createWorker(services: Services, options: Partial<WorkerOptions> = {}):
       stores: new StoreCache(db.kysely, storage, clock),
       owner: workerId(),
       egress: stores.egress,
+      outbound: outboundTimeouts(config.outbound),
       changed: changed(services),
       crashes: { max: config.crashedWork.maxCrashes },
     },
@@ -90,7 +92,13 @@ export function startBackground(services: Services, options: BackgroundOptions =
       owner: worker.owner,
       registry: services.metrics,
     },
-    options.webhooks,
+    {
+      timeoutMs: services.config.outbound.webhookTimeoutSeconds * 1000,
+      concurrency: services.config.outbound.webhookConcurrency,
+      perEndpoint: services.config.outbound.webhookEndpointConcurrency,
+      maxCrashes: services.config.crashedWork.maxCrashes,
+      ...options.webhooks,
+    },
   );
   const unlisten = [
     services.signals.listen('work', () => {

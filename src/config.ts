@@ -46,6 +46,8 @@ export interface Config {
   };
   /** Glob patterns in source paths (docs/api.md, "Limits"): checked when a request is validated. */
   patterns: PatternLimits;
+  /** Time bounds of outbound calls and how webhook attempts share the process (docs/api.md, "Outbound calls"). */
+  outbound: OutboundSettings;
 }
 
 export interface HttpLimits {
@@ -63,6 +65,20 @@ export interface HttpLimits {
   connectionsPerAddress: number;
   /** Request line (the URL) and headers together. */
   maxHeaderBytes: number;
+}
+
+export interface OutboundSettings {
+  /** One webhook attempt, from connecting to the end of the (at most 4 KiB) answer read. */
+  webhookTimeoutSeconds: number;
+  /** Webhook attempts one process makes at once, and at once to any one endpoint. */
+  webhookConcurrency: number;
+  webhookEndpointConcurrency: number;
+  /** Waiting for an answer's headers (pull, provider APIs). */
+  headersSeconds: number;
+  /** A streamed body (a pulled file, a download) with no byte for this long has failed. */
+  idleSeconds: number;
+  /** An answer read whole (JSON, token endpoints, error bodies): the whole call. */
+  answerSeconds: number;
 }
 
 export type Role = 'all' | 'api' | 'worker';
@@ -321,6 +337,14 @@ export function loadConfig(env: Env = process.env): Config {
         0,
         PATTERN_LIMIT_CEILINGS.maxAlternatives,
       ),
+    },
+    outbound: {
+      webhookTimeoutSeconds: integer(env, 'FERRY_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 300),
+      webhookConcurrency: integer(env, 'FERRY_WEBHOOK_CONCURRENCY', 16, 1, 1024),
+      webhookEndpointConcurrency: integer(env, 'FERRY_WEBHOOK_ENDPOINT_CONCURRENCY', 2, 1, 1024),
+      headersSeconds: integer(env, 'FERRY_OUTBOUND_HEADERS_SECONDS', 60, 1, 3600),
+      idleSeconds: integer(env, 'FERRY_OUTBOUND_IDLE_SECONDS', 120, 1, 3600),
+      answerSeconds: integer(env, 'FERRY_OUTBOUND_ANSWER_SECONDS', 30, 1, 3600),
     },
   };
 }

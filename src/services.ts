@@ -29,6 +29,7 @@ import type { Logger } from './log.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
 import { authCacheMetrics, createRegistry, transferMemoryMetrics } from './metrics.js';
 import { createEgress } from './net/egress.js';
+import { outboundTimeouts } from './net/time-bounds.js';
 import type { StoreContext } from './stores/context.js';
 import { MemoryBudget } from './stores/shared/memory.js';
 
@@ -109,6 +110,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     egress: createEgress(config.egressAllow),
     oauthApps: config.oauthApps,
     memory,
+    outbound: outboundTimeouts(config.outbound),
   };
   const refresh: RefreshDeps = {
     db,
@@ -122,6 +124,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
       aheadMs: config.refresh.aheadSeconds * 1000,
       maxFailures: config.refresh.maxFailures,
       leaseMs: config.worker.leaseSeconds * 1000,
+      tokenTimeoutMs: config.outbound.answerSeconds * 1000,
     },
     clientErrorsLogged: new Set(),
   };

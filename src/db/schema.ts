@@ -288,6 +288,8 @@ export interface WebhookMessagesTable {
   payload: string;
   status: WebhookMessageStatus;
   attempts: Generated<number>;
+  /** Attempts that crashed (an exception in ferry, or a process that died holding the lease). */
+  crashes: Generated<number>;
   run_after: number;
   lease_owner: string | null;
   lease_expires_at: number | null;

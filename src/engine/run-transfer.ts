@@ -6,6 +6,7 @@ import type { TransferRow } from '../db/schema.js';
 import { type DestinationRef, decodeSpec, type TransferSpec } from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
 import type { Egress } from '../net/egress.js';
+import type { OutboundTimeouts } from '../net/time-bounds.js';
 import { openUrl } from '../objects/fetch-url.js';
 import { copyObject, type UploadCheckpoint } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
@@ -20,6 +21,8 @@ import type { StoreUse } from './store-cache.js';
 
 export interface TransferContext extends EngineContext {
   egress: Egress;
+  /** Time bounds of a pull's GET (FERRY_OUTBOUND_…); defaults when absent. */
+  outbound?: OutboundTimeouts;
 }
 
 interface Outcome {
@@ -135,7 +138,10 @@ async function executeWith(
       let done = 0;
       let total = 0;
       for (const url of spec.urls) {
-        const fetched = await openUrl(url, ctx.egress, { signal });
+        const fetched = await openUrl(url, ctx.egress, {
+          signal,
+          ...(ctx.outbound === undefined ? {} : { timeouts: ctx.outbound }),
+        });
         const path = spec.destination.folder ? spec.destination.path + fetched.name : spec.destination.path;
         const before = done;
         const info = await store.write(path, fetched.body, {

@@ -6,8 +6,10 @@
 // Answers become FerryError kinds: 404 and 410 not_found; 401 and 403 invalid (the server refused);
 // 429 and 503 throttled with Retry-After; 408 and other 5xx transient; other 4xx, a redirect without
 // a Location and too many redirects invalid; refused connections, resets and timeouts transient.
-// The body is a stream whose failures (a cut connection, fewer bytes than Content-Length) surface as
-// FerryError('transient').
+// The body is a stream whose failures (a cut connection, fewer bytes than Content-Length, a body that
+// stalls) surface as FerryError('transient'). Time bounds (docs/api.md, "Outbound calls"): the headers
+// must come within FERRY_OUTBOUND_HEADERS_SECONDS, and the body must never pause longer than
+// FERRY_OUTBOUND_IDLE_SECONDS; there is no bound on the whole body, since a large file takes long.
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Transform, type TransformCallback } from 'node:stream';
@@ -15,6 +17,7 @@ import { request } from 'undici';
 import { FerryError } from '../errors.js';
 import type { Egress } from '../net/egress.js';
 import { isAbort, parseRetryAfter } from '../net/failures.js';
+import { OUTBOUND_DEFAULTS, type OutboundTimeouts, seconds } from '../net/time-bounds.js';
 
 export interface FetchedUrl {
   body: Readable;
@@ -29,12 +32,11 @@ export interface OpenUrlOptions {
   signal?: AbortSignal;
   /** Redirects followed before giving up; default 5. */
   maxRedirects?: number;
+  /** The wait for headers and the longest pause in the body; default OUTBOUND_DEFAULTS. */
+  timeouts?: Pick<OutboundTimeouts, 'headersMs' | 'idleMs'>;
 }
 
 const DEFAULT_MAX_REDIRECTS = 5;
-const HEADERS_TIMEOUT_MS = 60_000;
-/** An idle body for this long is a dead connection. */
-const BODY_TIMEOUT_MS = 120_000;
 
 /**
  * The URL a pull may fetch: http or https, with a host, and no user name or password (they would be
@@ -67,6 +69,7 @@ export async function openUrl(
   options: OpenUrlOptions = {},
 ): Promise<FetchedUrl> {
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const { headersMs, idleMs } = options.timeouts ?? OUTBOUND_DEFAULTS;
   let current = checkPullUrl(url);
   for (let redirects = 0; ; redirects++) {
     const shown = display(current);
@@ -77,12 +80,14 @@ export async function openUrl(
         dispatcher: egress.dispatcher,
         // The bytes as served: a compressed transfer would be stored compressed.
         headers: { 'accept-encoding': 'identity', 'user-agent': 'ferry' },
-        headersTimeout: HEADERS_TIMEOUT_MS,
-        bodyTimeout: BODY_TIMEOUT_MS,
+        headersTimeout: headersMs,
+        // undici's body timeout is the longest pause between two reads of the body, and it does not
+        // run while the body waits for its reader (the destination's upload): a stall, not a total.
+        bodyTimeout: idleMs,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
     } catch (err) {
-      throw connectionFailure(err, shown);
+      throw connectionFailure(err, shown, headersMs);
     }
     const { statusCode: status, headers, body } = answer;
 
@@ -91,7 +96,7 @@ export async function openUrl(
       const size = length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined;
       const mimeType = header(headers['content-type']);
       return {
-        body: guardBody(body, size, shown),
+        body: guardBody(body, size, shown, idleMs),
         ...(size === undefined ? {} : { size }),
         name: nameFrom(current),
         ...(mimeType === undefined ? {} : { mimeType }),
@@ -141,11 +146,16 @@ function statusFailure(
 }
 
 /** A request that got no answer: the egress guard's refusal (invalid) passes through; the rest is transient. */
-function connectionFailure(err: unknown, shown: string): unknown {
+function connectionFailure(err: unknown, shown: string, headersMs: number): unknown {
   if (err instanceof FerryError || isAbort(err)) return err;
   // undici may wrap what the connector reported (the guard's refusal) as the cause.
   const cause = (err as { cause?: unknown } | null)?.cause;
   if (cause instanceof FerryError) return cause;
+  if ((err as { code?: unknown } | null)?.code === 'UND_ERR_HEADERS_TIMEOUT') {
+    return new FerryError('transient', `GET ${shown}: no answer within ${seconds(headersMs)}`, {
+      cause: err,
+    });
+  }
   return new FerryError('transient', `GET ${shown}: connection failed (${describe(err)})`, { cause: err });
 }
 
@@ -159,7 +169,7 @@ function describe(err: unknown): string {
  * The response body, re-emitting its failures as FerryError('transient') and checking the byte count
  * against Content-Length, so a cut connection never passes for a complete file.
  */
-function guardBody(body: Readable, size: number | undefined, shown: string): Readable {
+function guardBody(body: Readable, size: number | undefined, shown: string, idleMs: number): Readable {
   let seen = 0;
   const out = new Transform({
     transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
@@ -181,12 +191,17 @@ function guardBody(body: Readable, size: number | undefined, shown: string): Rea
     },
   });
   body.on('error', (err) => {
+    const stalled = (err as { code?: unknown }).code === 'UND_ERR_BODY_TIMEOUT';
     out.destroy(
       isAbort(err) || err instanceof FerryError
         ? err
-        : new FerryError('transient', `GET ${shown}: reading the body failed (${describe(err)})`, {
-            cause: err,
-          }),
+        : new FerryError(
+            'transient',
+            stalled
+              ? `GET ${shown}: the body stalled (no byte for ${seconds(idleMs)}) after ${seen} bytes`
+              : `GET ${shown}: reading the body failed (${describe(err)})`,
+            { cause: err },
+          ),
     );
   });
   out.on('close', () => {

@@ -1,6 +1,7 @@
 // What a store needs from the process besides the location: the egress guard for caller-supplied
 // endpoints and the OAuth applications' settings (README, "Settings": FERRY_<PROVIDER>_…).
 import type { Egress } from '../net/egress.js';
+import type { OutboundTimeouts } from '../net/time-bounds.js';
 import type { OAuthProvider } from '../providers.js';
 import type { Secret } from '../secret.js';
 import type { MemoryBudget } from './shared/memory.js';
@@ -22,6 +23,8 @@ export interface StoreContext {
    * (some store tests): each upload is bounded by its own part concurrency alone.
    */
   memory?: MemoryBudget;
+  /** Time bounds of provider calls (FERRY_OUTBOUND_…); OUTBOUND_DEFAULTS when absent. */
+  outbound?: OutboundTimeouts;
 }
 
 /** The production endpoints; each can be overridden by FERRY_<PROVIDER>_{TOKEN,API,CONTENT}_URL. */

@@ -76,6 +76,28 @@ function route(req: http.IncomingMessage, res: http.ServerResponse): void {
       res.write(FILE.subarray(0, FILE.length / 2), () => res.socket?.destroy());
       return;
     }
+    case '/stall':
+      // Promises the whole file, sends a little, then neither sends more nor closes.
+      res.writeHead(200, { 'content-length': FILE.length });
+      res.write(FILE.subarray(0, 1000));
+      return;
+    case '/trickle': {
+      // A byte every 50 ms: slow, but never silent for long.
+      res.writeHead(200, { 'content-length': 30 });
+      let sent = 0;
+      const timer = setInterval(() => {
+        res.write('x');
+        if (++sent === 30) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 50);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
+    case '/silent':
+      // Reads the request and never answers.
+      return;
     default: {
       const status = /^\/status\/(\d+)$/.exec(url.pathname);
       if (status) {
@@ -241,6 +263,36 @@ describe('openUrl', () => {
     const fetched = await openUrl(`${base}/cut`, allowed);
     assert.equal(fetched.size, FILE.length);
     await assert.rejects(readAll(fetched.body), (err: unknown) => isFerryError(err, 'transient'));
+  });
+
+  test('a body that stalls mid-way fails as transient after the idle bound, never hangs', async () => {
+    const fetched = await openUrl(`${base}/stall`, allowed, { timeouts: { headersMs: 10_000, idleMs: 300 } });
+    const started = performance.now();
+    await assert.rejects(readAll(fetched.body), (err: unknown) => {
+      assert.ok(isFerryError(err, 'transient'), String(err));
+      assert.match(err.message, /the body stalled \(no byte for 0\.3 s\) after 1000 bytes/);
+      return true;
+    });
+    const took = performance.now() - started;
+    assert.ok(took >= 250 && took < 5000, `took ${Math.round(took)} ms`);
+  });
+
+  test('a slow body that keeps moving is not cut by the idle bound: the bound is a pause, not a total', async () => {
+    const fetched = await openUrl(`${base}/trickle`, allowed, {
+      timeouts: { headersMs: 10_000, idleMs: 500 },
+    });
+    assert.equal((await readAll(fetched.body)).toString(), 'x'.repeat(30));
+  });
+
+  test('a server that never answers fails as transient after the headers bound', async () => {
+    await assert.rejects(
+      openUrl(`${base}/silent`, allowed, { timeouts: { headersMs: 300, idleMs: 10_000 } }),
+      (err: unknown) => {
+        assert.ok(isFerryError(err, 'transient'), String(err));
+        assert.match(err.message, /no answer within 0\.3 s/);
+        return true;
+      },
+    );
   });
 
   test('messages never show the query string (it may hold a signature)', async () => {

@@ -1,6 +1,7 @@
 // A webhook receiver on 127.0.0.1 for the webhook tests: it keeps every request (headers and body as
 // received) and answers as the test says, one answer per request in order (the last repeats), where
-// 'hang' never answers (a timeout for the sender).
+// 'hang' never answers (a timeout for the sender) and 'trickle' answers 200 at once, then sends its
+// body one byte every `trickleMs` and never ends it.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -10,12 +11,14 @@ export interface Received {
   body: string;
 }
 
-export type Answer = number | 'hang';
+export type Answer = number | 'hang' | 'trickle';
 
 export class Receiver {
   readonly received: Received[] = [];
   /** TCP connections accepted, answered or not. */
   connections = 0;
+  /** The pause between two bytes of a 'trickle' answer. */
+  trickleMs = 1000;
   #answers: Answer[] = [204];
   #server: Server | undefined;
   readonly #sockets = new Set<Socket>();
@@ -29,6 +32,13 @@ export class Receiver {
         this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
         const answer = this.#answers.length > 1 ? this.#answers.shift() : this.#answers[0];
         if (answer === 'hang' || answer === undefined) return;
+        if (answer === 'trickle') {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.flushHeaders();
+          const timer = setInterval(() => res.write('.'), this.trickleMs);
+          res.on('close', () => clearInterval(timer));
+          return;
+        }
         res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
       });
     });

@@ -3,8 +3,11 @@
 // takes no time: a 500 is tried again after 5 s, then 5 min; an endpoint that does not answer within
 // the timeout is tried again; one that fails for a day is disabled, says why, gets no new events, and
 // takes them again once re-enabled; an address the allow list no longer admits gets no connection; and
-// two deliverers on two connections to one database deliver each message once. Events are queued
-// through the outbox (src/domain/webhooks/outbox.ts) as the lifecycles queue them.
+// two deliverers on two connections to one database deliver each message once. Attempts are
+// independent: an endpoint that answers 200 and trickles its body is cut off at the attempt's bound
+// (a timeout) while another workspace's endpoint gets its event at once, and a slow endpoint holds only
+// its own slots; an event whose attempts crash is failed after three. Events are queued through the
+// outbox (src/domain/webhooks/outbox.ts) as the lifecycles queue them.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Registry } from 'prom-client';
@@ -38,7 +41,14 @@ await eachDatabase('webhook retries', (database) => {
   });
 
   function deliverer(
-    options: { timeoutMs?: number; egress?: Egress; db?: Db; registry?: Registry } = {},
+    options: {
+      timeoutMs?: number;
+      egress?: Egress;
+      db?: Db;
+      registry?: Registry;
+      concurrency?: number;
+      perEndpoint?: number;
+    } = {},
   ): WebhookDeliverer {
     return new WebhookDeliverer(
       {
@@ -51,9 +61,24 @@ await eachDatabase('webhook retries', (database) => {
         registry: options.registry ?? new Registry(),
         random: () => 0.5,
       },
-      { pollMs: HOUR, timeoutMs: options.timeoutMs ?? 5000 },
+      {
+        pollMs: HOUR,
+        timeoutMs: options.timeoutMs ?? 5000,
+        ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+        ...(options.perEndpoint === undefined ? {} : { perEndpoint: options.perEndpoint }),
+      },
     );
   }
+  const running: WebhookDeliverer[] = [];
+  after(() => Promise.all(running.map((d) => d.stop())));
+
+  /** The message of `hook` (one per test). */
+  const messageOf = (hookId: string) =>
+    t.services.db.kysely
+      .selectFrom('webhook_messages')
+      .select(['status', 'attempts', 'crashes', 'run_after', 'lease_owner'])
+      .where('webhook_id', '=', hookId)
+      .executeTakeFirstOrThrow();
 
   /** A workspace with a webhook on a new receiver for job.complete. */
   async function setup() {
@@ -81,7 +106,10 @@ await eachDatabase('webhook retries', (database) => {
       (await call({ method: 'GET', url: `/v1/webhooks/${hook.id}/deliveries` })).json().deliveries as Array<
         Record<string, unknown>
       >;
-    return { receiver, call, hook, event, get, log, workspace };
+    /** Deletes the endpoint with its queue, so that no later test's tick makes its attempts. */
+    const remove = async () =>
+      assert.equal((await call({ method: 'DELETE', url: `/v1/webhooks/${hook.id}` })).statusCode, 204);
+    return { receiver, call, hook, event, get, log, workspace, remove };
   }
 
   test('a 500 is tried again after 5 s, then after 5 min; the log lists each attempt, newest first', async () => {
@@ -263,5 +291,138 @@ await eachDatabase('webhook retries', (database) => {
     const entries = await log();
     assert.equal(entries.length, 40);
     assert.ok(entries.every((e) => e.attempt === 1));
+  });
+
+  test('an endpoint that answers 200 and trickles its body is cut off at the bound as a timeout; another workspace gets its event at once', async () => {
+    const slow = await setup();
+    const other = await setup();
+    slow.receiver.answer('trickle');
+    slow.receiver.trickleMs = 100; // a byte every 100 ms: no pause between bytes would ever end it
+    const timeoutMs = 3000;
+    const d = deliverer({ timeoutMs });
+    running.push(d);
+    d.start();
+    await slow.event();
+    d.nudge();
+    await waitUntil(() => slow.receiver.received.length === 1, { what: 'the attempt at the slow endpoint' });
+    const queued = performance.now();
+    await other.event();
+    d.nudge();
+    await waitUntil(() => other.receiver.received.length === 1, { what: 'the other endpoint' });
+    const waited = performance.now() - queued;
+    assert.ok(waited < timeoutMs / 2, `the other endpoint waited ${Math.round(waited)} ms`);
+    assert.equal((await slow.log()).length, 0, 'the slow attempt is still running');
+
+    const [cut] = await waitUntil(
+      async () => {
+        const entries = await slow.log();
+        return entries.length > 0 ? entries : undefined;
+      },
+      { what: 'the slow attempt to end' },
+    );
+    assert.equal(cut?.error, 'timeout');
+    assert.equal(cut?.status_code, undefined);
+    const took = Number(cut?.duration_ms);
+    assert.ok(took >= timeoutMs - 50 && took < timeoutMs + 2000, `the attempt took ${took} ms`);
+    const message = await messageOf(slow.hook.id);
+    assert.equal(message.status, 'pending', 'a timeout is tried again');
+    assert.equal(message.run_after, clock.now() + 5_000);
+    assert.equal((await other.log())[0]?.status_code, 204);
+    await d.stop();
+    await slow.remove();
+  });
+
+  test('a slow endpoint holds only its own slots: two slots, one per endpoint, three stalled events leave one for another', async () => {
+    const slow = await setup();
+    const other = await setup();
+    slow.receiver.answer('hang');
+    const timeoutMs = 3000;
+    const d = deliverer({ timeoutMs, concurrency: 2, perEndpoint: 1 });
+    running.push(d);
+    d.start();
+    for (let i = 0; i < 3; i++) await slow.event(i);
+    d.nudge();
+    await waitUntil(() => slow.receiver.received.length === 1, { what: 'the attempt at the slow endpoint' });
+    const queued = performance.now();
+    await other.event();
+    d.nudge();
+    await waitUntil(() => other.receiver.received.length === 1, { what: 'the other endpoint' });
+    const waited = performance.now() - queued;
+    assert.ok(waited < timeoutMs / 2, `the other endpoint waited ${Math.round(waited)} ms`);
+    assert.equal(slow.receiver.received.length, 1, 'one attempt at a time at the slow endpoint');
+    await d.stop();
+    await slow.remove();
+  });
+
+  test('an event whose attempts crash is failed after three; an attempt a dead process held counts as one', async () => {
+    const { receiver, hook, event, log } = await setup();
+    const d = deliverer();
+    // A secret that no longer opens: every attempt throws before any request is made.
+    await t.services.db.kysely
+      .updateTable('webhooks')
+      .set({ secret_envelope: 'v1.not-an-envelope' })
+      .where('id', '=', hook.id)
+      .execute();
+    await event();
+    await d.tick();
+    assert.deepEqual(await messageOf(hook.id), {
+      status: 'pending',
+      attempts: 1,
+      crashes: 1,
+      run_after: clock.now() + 5_000,
+      lease_owner: null,
+    });
+    clock.advance(5_000);
+    await d.tick();
+    clock.advance(300_000);
+    await d.tick();
+    assert.equal((await messageOf(hook.id)).status, 'failed');
+    assert.deepEqual(
+      (await log()).map((e) => [e.attempt, e.error]),
+      [
+        [3, 'crashed'],
+        [2, 'crashed'],
+        [1, 'crashed'],
+      ],
+    );
+    clock.advance(DAY / 2);
+    await d.tick();
+    assert.equal((await log()).length, 3, 'a failed event is not tried again');
+    assert.equal(receiver.connections, 0);
+    assert.match(t.logs.text, /webhook attempt crashed/);
+
+    // Processes that died holding the lease of an event: each lost attempt counts as crashed.
+    const again = await setup();
+    /** The pending message as a process left it that died in its attempt number `attempts`. */
+    const lost = (attempts: number) =>
+      t.services.db.kysely
+        .updateTable('webhook_messages')
+        .set({
+          lease_owner: 'dead-process',
+          lease_expires_at: clock.now() - 1,
+          attempts,
+          crashes: attempts - 1,
+        })
+        .where('webhook_id', '=', again.hook.id)
+        .where('status', '=', 'pending')
+        .execute();
+    await again.event(1);
+    await lost(2);
+    await d.tick();
+    assert.equal(again.receiver.received.length, 1, 'after two lost attempts the third is made');
+    assert.equal((await messageOf(again.hook.id)).crashes, 2);
+    clock.advance(1000);
+    await again.event(2);
+    await lost(3);
+    await d.tick();
+    assert.equal(again.receiver.received.length, 1, 'a third lost attempt ends the event without another');
+    const ended = await t.services.db.kysely
+      .selectFrom('webhook_messages')
+      .select(['status', 'crashes'])
+      .where('webhook_id', '=', again.hook.id)
+      .where('status', '!=', 'delivered')
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(ended, { status: 'failed', crashes: 3 });
+    assert.equal((await again.log())[0]?.error, 'crashed');
   });
 });

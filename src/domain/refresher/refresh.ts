@@ -50,6 +50,8 @@ export interface RefreshSettings {
   maxFailures: number;
   /** How long a refresh lease lasts; the token request times out well within it. */
   leaseMs: number;
+  /** The token request's bound, answer included (FERRY_OUTBOUND_ANSWER_SECONDS); at most half the lease. */
+  tokenTimeoutMs?: number;
 }
 
 export interface RefreshDeps {
@@ -222,7 +224,10 @@ async function refreshHeld(
       app: deps.apps[provider],
       refreshToken: new Secret(secret.refresh_token),
       ...(scope === undefined ? {} : { scope }),
-      timeoutMs: Math.min(TOKEN_TIMEOUT_MAX_MS, Math.floor(deps.settings.leaseMs / 2)),
+      timeoutMs: Math.min(
+        deps.settings.tokenTimeoutMs ?? TOKEN_TIMEOUT_MAX_MS,
+        Math.floor(deps.settings.leaseMs / 2),
+      ),
       now: () => clock.now(),
     });
   } catch (err) {

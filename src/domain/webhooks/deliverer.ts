@@ -7,12 +7,21 @@
 // day; an endpoint that failed for a day is disabled. A crash between the answer and the record
 // delivers the message again, with the same webhook-id, which receivers use to drop duplicates; a
 // process that stops cuts its attempts short and hands their messages back.
-import { sql } from 'kysely';
+//
+// Attempts are independent (docs/api.md, "Outbound calls"): each claimed message is delivered on its
+// own, at most `concurrency` at once in the process and `perEndpoint` at once to one endpoint, and the
+// loop claims again whenever a slot frees, so a slow endpoint holds only its own slots. An attempt is
+// bounded as a whole, reading of the answer included, and reads at most ANSWER_LIMIT bytes of it; one
+// that runs out of time is a failed attempt (`timeout`). An attempt that crashes (an exception in
+// ferry, or a process that died holding the lease) counts in `crashes`; a message that crashed
+// `maxCrashes` times is failed instead of being claimed again forever.
+import type { Readable } from 'node:stream';
+import { type Kysely, sql } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
 import { request } from 'undici';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Db } from '../../db/database.js';
-import type { WebhookMessageRow, WebhookRow } from '../../db/schema.js';
+import type { Database, WebhookMessageRow, WebhookRow } from '../../db/schema.js';
 import { FerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Egress } from '../../net/egress.js';
@@ -37,12 +46,27 @@ export interface DelivererDeps {
 export interface DelivererOptions {
   /** The longest sleep between looks when no wake-up comes. */
   pollMs: number;
-  /** One attempt's limit, from connecting to the end of the answer. */
+  /** One attempt's limit, from connecting to the end of the answer (FERRY_WEBHOOK_TIMEOUT_SECONDS). */
   timeoutMs: number;
+  /** Attempts this process makes at once (FERRY_WEBHOOK_CONCURRENCY). */
+  concurrency: number;
+  /** Attempts this process makes at once to one endpoint (FERRY_WEBHOOK_ENDPOINT_CONCURRENCY). */
+  perEndpoint: number;
+  /** Crashed attempts after which a message is failed (FERRY_WORK_MAX_CRASHES). */
+  maxCrashes: number;
 }
 
-export const DELIVERER_DEFAULTS: DelivererOptions = { pollMs: 30_000, timeoutMs: 15_000 };
-const BATCH = 16;
+export const DELIVERER_DEFAULTS: DelivererOptions = {
+  pollMs: 30_000,
+  timeoutMs: 15_000,
+  concurrency: 16,
+  perEndpoint: 2,
+  maxCrashes: 3,
+};
+/** The bytes of an endpoint's answer that are read; the rest is not (the connection is closed). */
+export const ANSWER_LIMIT = 4096;
+/** The lease outlasts the attempt's bound by this much, for recording it. */
+const LEASE_MARGIN_MS = 60_000;
 
 /** What became of one attempt. */
 type Result = { statusCode: number; error?: undefined } | { statusCode?: undefined; error: string };
@@ -55,6 +79,11 @@ export class WebhookDeliverer {
   #wake: (() => void) | undefined;
   #nudged = false;
   #ticking: Promise<void> | undefined;
+  /** The claim in progress: one at a time, so the slots it counts are the slots there are. */
+  #filling: Promise<void> | undefined;
+  /** Attempts in flight in this process, and how many of them go to each endpoint. */
+  readonly #running = new Set<Promise<void>>();
+  readonly #perEndpoint = new Map<string, number>();
   /** Aborts the attempts in flight when the process stops: they are handed back, not counted. */
   readonly #stopped = new AbortController();
   readonly #onQueued = () => this.nudge();
@@ -72,12 +101,16 @@ export class WebhookDeliverer {
     });
   }
 
+  get options(): Readonly<DelivererOptions> {
+    return this.#options;
+  }
+
   start(): void {
     queuedHere.on('queued', this.#onQueued);
     this.#loop ??= this.#run();
   }
 
-  /** A message was queued somewhere: look at once. */
+  /** A message was queued somewhere, or a slot freed here: look at once. */
   nudge(): void {
     this.#nudged = true;
     this.#wake?.();
@@ -87,11 +120,15 @@ export class WebhookDeliverer {
     while (!this.#stopping) {
       this.#nudged = false;
       try {
-        await this.tick();
+        await this.#fill();
       } catch (err) {
         this.deps.logger.error({ err }, 'webhook deliverer failed');
       }
-      const next = await this.#nextDue().catch(() => undefined);
+      // With every slot taken, the next look comes when an attempt ends (it nudges).
+      const next =
+        this.#running.size >= this.#options.concurrency
+          ? undefined
+          : await this.#nextDue().catch(() => undefined);
       const wait = Math.min(
         this.#options.pollMs,
         next === undefined ? Number.POSITIVE_INFINITY : Math.max(0, next - this.deps.clock.now()),
@@ -110,32 +147,63 @@ export class WebhookDeliverer {
     }
   }
 
+  /** Endpoints that have every slot of theirs in this process taken: not claimed for now. */
+  #fullEndpoints(): string[] {
+    return [...this.#perEndpoint].filter(([, n]) => n >= this.#options.perEndpoint).map(([id]) => id);
+  }
+
   /**
-   * When the next claim can find something: messages of disabled endpoints wait for no one, and one
-   * that another process holds is due when its lease ends (otherwise this loop would spin on it).
+   * When the next claim can find something: messages of disabled endpoints and of endpoints whose
+   * slots are all taken here wait for no one, and one that another process holds is due when its lease
+   * ends (otherwise this loop would spin on it).
    */
   async #nextDue(): Promise<number | undefined> {
     const now = this.deps.clock.now();
+    const full = this.#fullEndpoints();
     const result = await sql<{ next: number | string | null }>`
       select min(case when m.lease_expires_at >= ${now} and m.lease_expires_at > m.run_after
                       then m.lease_expires_at else m.run_after end) as next
       from webhook_messages m join webhooks w on w.id = m.webhook_id
-      where m.status = 'pending' and w.status = 'enabled'`.execute(this.deps.db.kysely);
+      where m.status = 'pending' and w.status = 'enabled'
+        ${full.length === 0 ? sql`` : sql`and m.webhook_id not in (${sql.join(full)})`}`.execute(
+      this.deps.db.kysely,
+    );
     const next = result.rows[0]?.next;
     return next === null || next === undefined ? undefined : Number(next);
   }
 
-  /** Makes every attempt that is due now (tests call it with an injected clock). */
+  /**
+   * Makes every attempt that is due now and waits for them, claiming again as slots free (tests call it
+   * with an injected clock).
+   */
   tick(): Promise<void> {
-    this.#ticking ??= this.#deliverDue().finally(() => {
+    this.#ticking ??= this.#drain().finally(() => {
       this.#ticking = undefined;
     });
     return this.#ticking;
   }
 
-  async #deliverDue(): Promise<void> {
+  async #drain(): Promise<void> {
+    for (;;) {
+      await this.#fill();
+      if (this.#running.size === 0 || this.#stopping) return;
+      await Promise.race(this.#running);
+    }
+  }
+
+  /** Claims what the free slots allow and starts each attempt on its own, without waiting for it. */
+  #fill(): Promise<void> {
+    this.#filling ??= this.#claimAndStart().finally(() => {
+      this.#filling = undefined;
+    });
+    return this.#filling;
+  }
+
+  async #claimAndStart(): Promise<void> {
     while (!this.#stopping) {
-      const claimed = await this.#claim();
+      const room = this.#options.concurrency - this.#running.size;
+      if (room <= 0) return;
+      const claimed = await this.#claim(room);
       if (claimed.length === 0) return;
       const hooks = await this.deps.db.kysely
         .selectFrom('webhooks')
@@ -143,54 +211,126 @@ export class WebhookDeliverer {
         .where('id', 'in', [...new Set(claimed.map((m) => m.webhook_id))])
         .execute();
       const byId = new Map(hooks.map((h) => [h.id, h]));
-      await Promise.all(
-        claimed.map((message) => {
-          const hook = byId.get(message.webhook_id);
-          return hook ? this.#deliver(hook, message) : Promise.resolve();
-        }),
-      );
+      for (const message of claimed) {
+        const hook = byId.get(message.webhook_id);
+        // An endpoint deleted since the claim took its messages with it.
+        if (hook === undefined) continue;
+        if ((this.#perEndpoint.get(hook.id) ?? 0) >= this.#options.perEndpoint) {
+          await this.#handBack(message);
+          continue;
+        }
+        this.#begin(hook, message);
+      }
     }
   }
 
-  async #claim(): Promise<WebhookMessageRow[]> {
+  /** Runs one attempt on its own; its slot frees (and the loop looks again) when it ends. */
+  #begin(hook: WebhookRow, message: WebhookMessageRow): void {
+    this.#perEndpoint.set(hook.id, (this.#perEndpoint.get(hook.id) ?? 0) + 1);
+    const run = (async () => {
+      try {
+        if (message.crashes >= this.#options.maxCrashes) await this.#giveUp(hook, message);
+        else await this.#deliver(hook, message);
+      } catch (err) {
+        await this.#crashed(hook, message, err).catch((again: unknown) =>
+          this.deps.logger.error({ err: again, webhook: hook.id }, 'webhook crash not recorded'),
+        );
+      }
+    })().finally(() => {
+      const left = (this.#perEndpoint.get(hook.id) ?? 1) - 1;
+      if (left <= 0) this.#perEndpoint.delete(hook.id);
+      else this.#perEndpoint.set(hook.id, left);
+      this.#running.delete(run);
+      if (!this.#stopping) this.nudge();
+    });
+    this.#running.add(run);
+  }
+
+  /**
+   * Claims up to `room` due messages, at most `perEndpoint` of one endpoint, none of an endpoint whose
+   * slots are all taken here. A message whose lease ran out was being attempted by a process that died
+   * (or stalled past the lease): that attempt counts as crashed.
+   */
+  async #claim(room: number): Promise<WebhookMessageRow[]> {
     const { db, clock, owner } = this.deps;
+    const { perEndpoint, timeoutMs } = this.#options;
     const now = clock.now();
+    const full = this.#fullEndpoints();
     const lock = db.dialect === 'postgres' ? sql`for update of m skip locked` : sql``;
     const result = await sql<WebhookMessageRow>`
       update webhook_messages
-      set lease_owner = ${owner}, lease_expires_at = ${now + this.#options.timeoutMs + 60_000},
-          attempts = attempts + 1, updated_at = ${now}
+      set lease_owner = ${owner}, lease_expires_at = ${now + timeoutMs + LEASE_MARGIN_MS},
+          attempts = attempts + 1,
+          crashes = crashes + case when lease_owner is null then 0 else 1 end,
+          updated_at = ${now}
       where (webhook_id, event_id) in (
-        select m.webhook_id, m.event_id from webhook_messages m
-        join webhooks w on w.id = m.webhook_id
-        where m.status = 'pending' and m.run_after <= ${now} and w.status = 'enabled'
-          and (m.lease_owner is null or m.lease_expires_at < ${now})
-        order by m.run_after
-        limit ${BATCH}
-        ${lock}
+        select r.webhook_id, r.event_id from (
+          select c.webhook_id, c.event_id, c.run_after,
+                 row_number() over (partition by c.webhook_id order by c.run_after, c.event_id) as n
+          from (
+            select m.webhook_id, m.event_id, m.run_after from webhook_messages m
+            join webhooks w on w.id = m.webhook_id
+            where m.status = 'pending' and m.run_after <= ${now} and w.status = 'enabled'
+              and (m.lease_owner is null or m.lease_expires_at < ${now})
+              ${full.length === 0 ? sql`` : sql`and m.webhook_id not in (${sql.join(full)})`}
+            order by m.run_after
+            limit ${room * perEndpoint}
+            ${lock}
+          ) c
+        ) r
+        where r.n <= ${perEndpoint}
+        order by r.run_after
+        limit ${room}
       )
       returning *`.execute(db.kysely);
     return result.rows;
+  }
+
+  /** A claimed message there is no slot for after all: back to the queue, its claim not counted. */
+  async #handBack(message: WebhookMessageRow): Promise<void> {
+    await this.deps.db.kysely
+      .updateTable('webhook_messages')
+      .set((eb) => ({ lease_owner: null, lease_expires_at: null, attempts: eb('attempts', '-', 1) }))
+      .where('webhook_id', '=', message.webhook_id)
+      .where('event_id', '=', message.event_id)
+      .where('lease_owner', '=', this.deps.owner)
+      .execute();
   }
 
   async #attempt(hook: WebhookRow, message: WebhookMessageRow): Promise<Result> {
     const { egress, keyring, clock } = this.deps;
     const secret = keyring.open(hook.secret_envelope, secretContext(hook.id));
     const headers = signedHeaders(secret, message.event_id, clock.now(), message.payload);
+    const { timeoutMs } = this.#options;
+    // The one bound on the whole attempt: connecting, sending, the headers and the answer's body. A
+    // timer of our own, not AbortSignal.timeout() under AbortSignal.any(): nothing holds such a timeout
+    // signal, and once it is garbage-collected it never fires, which leaves the attempt without a bound.
+    const bound = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      bound.abort(new DOMException('the webhook attempt timed out', 'TimeoutError'));
+    }, timeoutMs);
+    const stop = () => bound.abort(this.#stopped.signal.reason);
+    if (this.#stopped.signal.aborted) stop();
+    else this.#stopped.signal.addEventListener('abort', stop, { once: true });
     try {
       const answer = await request(hook.url, {
         method: 'POST',
         dispatcher: egress.dispatcher,
         headers: { 'content-type': 'application/json', 'user-agent': 'ferry-webhooks', ...headers },
         body: message.payload,
-        headersTimeout: this.#options.timeoutMs,
-        bodyTimeout: this.#options.timeoutMs,
-        signal: AbortSignal.any([AbortSignal.timeout(this.#options.timeoutMs), this.#stopped.signal]),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: bound.signal,
       });
-      await answer.body.dump().catch(() => undefined);
+      await readAnswer(answer.body);
       return { statusCode: answer.statusCode };
     } catch (err) {
-      return { error: failureClass(err) };
+      return { error: timedOut ? 'timeout' : failureClass(err) };
+    } finally {
+      clearTimeout(timer);
+      this.#stopped.signal.removeEventListener('abort', stop);
     }
   }
 
@@ -234,20 +374,7 @@ export class WebhookDeliverer {
         .executeTakeFirst();
       // Another process took the message over (our lease ran out): its record stands.
       if (updated.numUpdatedRows === 0n) return false;
-      await trx
-        .insertInto('webhook_attempts')
-        .values({
-          id: newId(),
-          webhook_id: message.webhook_id,
-          event_id: message.event_id,
-          type: message.type,
-          attempt: message.attempts,
-          status_code: result.statusCode ?? null,
-          error: result.error ?? null,
-          duration_ms: duration,
-          created_at: now,
-        })
-        .execute();
+      await this.#logAttempt(trx, message, result, duration, now);
       if (delivered) {
         await trx
           .updateTable('webhooks')
@@ -291,6 +418,90 @@ export class WebhookDeliverer {
     else logger.warn({ ...fields, final: next === undefined, disabled: disable }, 'webhook not delivered');
   }
 
+  /**
+   * An attempt threw (a bug or a database failure, not the endpoint's answer): counted as crashed and
+   * logged as `crashed`; tried again on the schedule, or failed once it has crashed maxCrashes times.
+   */
+  async #crashed(hook: WebhookRow, message: WebhookMessageRow, err: unknown): Promise<void> {
+    const { db, clock, logger, owner } = this.deps;
+    const now = clock.now();
+    const crashes = message.crashes + 1;
+    const next =
+      crashes >= this.#options.maxCrashes
+        ? undefined
+        : nextAttemptAt(message.attempts, message.created_at, now, this.deps.random);
+    logger.error(
+      { err, webhook: hook.id, event: message.event_id, attempt: message.attempts, crashes },
+      'webhook attempt crashed',
+    );
+    await db.kysely.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('webhook_messages')
+        .set({
+          status: next === undefined ? 'failed' : 'pending',
+          ...(next === undefined ? {} : { run_after: next }),
+          crashes,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: now,
+        })
+        .where('webhook_id', '=', message.webhook_id)
+        .where('event_id', '=', message.event_id)
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) return;
+      await this.#logAttempt(trx, message, { error: 'crashed' }, 0, now);
+    });
+    if (next === undefined) this.#deliveries.inc({ outcome: 'failed' });
+  }
+
+  /** A message whose attempts crashed maxCrashes times: failed without another attempt. */
+  async #giveUp(hook: WebhookRow, message: WebhookMessageRow): Promise<void> {
+    const { db, clock, logger, owner } = this.deps;
+    const now = clock.now();
+    const ended = await db.kysely.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('webhook_messages')
+        .set({ status: 'failed', lease_owner: null, lease_expires_at: null, updated_at: now })
+        .where('webhook_id', '=', message.webhook_id)
+        .where('event_id', '=', message.event_id)
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) return false;
+      await this.#logAttempt(trx, message, { error: 'crashed' }, 0, now);
+      return true;
+    });
+    if (!ended) return;
+    this.#deliveries.inc({ outcome: 'failed' });
+    logger.error(
+      { webhook: hook.id, event: message.event_id, crashes: message.crashes },
+      'webhook event failed: its attempts crashed',
+    );
+  }
+
+  async #logAttempt(
+    q: Kysely<Database>,
+    message: WebhookMessageRow,
+    result: Result,
+    duration: number,
+    now: number,
+  ): Promise<void> {
+    await q
+      .insertInto('webhook_attempts')
+      .values({
+        id: newId(),
+        webhook_id: message.webhook_id,
+        event_id: message.event_id,
+        type: message.type,
+        attempt: message.attempts,
+        status_code: result.statusCode ?? null,
+        error: result.error ?? null,
+        duration_ms: duration,
+        created_at: now,
+      })
+      .execute();
+  }
+
   async stop(): Promise<void> {
     this.#stopping = true;
     queuedHere.off('queued', this.#onQueued);
@@ -298,6 +509,21 @@ export class WebhookDeliverer {
     this.nudge();
     await this.#loop;
     await this.#ticking;
+    await this.#filling;
+    await Promise.all(this.#running);
+  }
+}
+
+/**
+ * Reads at most ANSWER_LIMIT bytes of an answer and closes it: what an endpoint sends back does not
+ * matter beyond its status, and a long or slow body must not hold the attempt. Rejects when the
+ * attempt's signal cuts the body short.
+ */
+async function readAnswer(body: Readable): Promise<void> {
+  let read = 0;
+  for await (const chunk of body) {
+    read += (chunk as Buffer).length;
+    if (read >= ANSWER_LIMIT) break; // leaving the loop destroys the body
   }
 }
 

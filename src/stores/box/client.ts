@@ -3,6 +3,7 @@
 // (https://upload.box.com/api/2.0). Box addresses items by id; paths are resolved in resolve.ts.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Egress } from '../../net/egress.js';
+import type { OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ProviderSecret } from '../../providers.js';
 import type { Secret } from '../../secret.js';
 import type { AccessTokenSource } from '../context.js';
@@ -53,6 +54,7 @@ export class BoxClient {
     secret: Secret<ProviderSecret>;
     tokens?: AccessTokenSource | undefined;
     egress: Egress;
+    timeouts?: OutboundTimeouts | undefined;
   }) {
     this.#api = `${options.apiUrl.replace(/\/+$/, '')}/2.0`;
     this.#upload = `${options.uploadUrl.replace(/\/+$/, '')}/2.0`;
@@ -63,6 +65,7 @@ export class BoxClient {
       readError: readBoxError,
       egress: options.egress,
       origins: [options.apiUrl, options.uploadUrl],
+      timeouts: options.timeouts,
     });
   }
 

@@ -75,6 +75,7 @@ class BoxStore implements Store {
       secret: location.secret,
       tokens: location.tokens,
       egress: ctx.egress,
+      timeouts: ctx.outbound,
     });
     this.#resolver = new BoxResolver(this.#client, tuning.pageSize);
     // Same Box user (metadata user_id, as recorded at connection time) or, failing that, the same

@@ -98,6 +98,7 @@ class DriveStore implements Store {
       readError: readDriveError,
       egress: ctx.egress,
       origins: [apiUrl],
+      timeouts: ctx.outbound,
     });
     this.#api = new DriveApi(this.#http, apiUrl);
     this.#resolver = new DriveResolver(this.#api);

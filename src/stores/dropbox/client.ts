@@ -4,6 +4,7 @@
 // Dropbox-API-Arg header, as "HTTP header safe" JSON (https://www.dropbox.com/developers/reference/json-encoding).
 import type { Readable } from 'node:stream';
 import type { Egress } from '../../net/egress.js';
+import type { OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ProviderSecret } from '../../providers.js';
 import type { Secret } from '../../secret.js';
 import type { AccessTokenSource } from '../context.js';
@@ -65,6 +66,7 @@ export class DropboxClient {
     secret: Secret<ProviderSecret>;
     tokens?: AccessTokenSource | undefined;
     egress: Egress;
+    timeouts?: OutboundTimeouts | undefined;
   }) {
     this.#apiUrl = options.apiUrl.replace(/\/+$/, '');
     this.#contentUrl = options.contentUrl.replace(/\/+$/, '');
@@ -75,6 +77,7 @@ export class DropboxClient {
       readError: readDropboxError,
       egress: options.egress,
       origins: [options.apiUrl, options.contentUrl],
+      timeouts: options.timeouts,
     });
   }
 

@@ -66,6 +66,7 @@ class DropboxStore implements Store {
       secret: location.secret,
       tokens: location.tokens,
       egress: ctx.egress,
+      timeouts: ctx.outbound,
     });
     // Same Dropbox account (metadata account_id, as recorded at connection time) or, failing that,
     // the same location: the only cases where copy_v2/move_v2 can see both paths.

@@ -3,11 +3,14 @@
 // to Google's own token URL (gtoken hard-codes it), so this AuthClient does the JWT-bearer grant itself: an
 // RS256-signed assertion (iss = client_email, aud = token_uri, one hour) exchanged for an access token,
 // cached until shortly before it expires. The token request goes through the egress guard (the key file is
-// caller-supplied); a refusal of the key surfaces as credentials_rejected.
+// caller-supplied); a refusal of the key surfaces as credentials_rejected. The token request is bounded as
+// a whole, answer included (FERRY_OUTBOUND_ANSWER_SECONDS; docs/api.md, "Outbound calls"): a token
+// endpoint that stalls is a transient failure.
 // https://developers.google.com/identity/protocols/oauth2/service-account#authorizingrequests
 import { createSign } from 'node:crypto';
 import { AuthClient, type gaxios } from 'google-auth-library';
 import { type Dispatcher, request } from 'undici';
+import { deadline, OUTBOUND_DEFAULTS, type OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ServiceAccountKey } from '../../providers.js';
 import type { Secret } from '../../secret.js';
 import { answerError, connectionError, keyError, tokenError } from './errors.js';
@@ -27,6 +30,8 @@ export interface ServiceAccountAuthOptions {
   /** The agent for requests the storage library sends through request() (resumable uploads). */
   agentFor: (url: URL) => import('node:http').Agent | undefined;
   now?: () => number;
+  /** FERRY_OUTBOUND_…; OUTBOUND_DEFAULTS when absent. */
+  timeouts?: OutboundTimeouts | undefined;
 }
 
 export class ServiceAccountAuth extends AuthClient {
@@ -86,18 +91,26 @@ export class ServiceAccountAuth extends AuthClient {
   async #fetchToken(): Promise<string> {
     const now = (this.#options.now ?? Date.now)();
     const body = new URLSearchParams({ grant_type: GRANT_TYPE, assertion: this.#assertion(now) }).toString();
+    const timeouts = this.#options.timeouts ?? OUTBOUND_DEFAULTS;
+    const bound = deadline(timeouts.answerMs, 'gcs: token request');
     let answer: Dispatcher.ResponseData;
+    let text: string;
     try {
       answer = await request(this.#options.tokenUri, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body,
         dispatcher: this.#options.dispatcher,
+        signal: bound.signal,
+        headersTimeout: timeouts.headersMs,
+        bodyTimeout: timeouts.idleMs,
       });
+      text = await readLimited(answer.body);
     } catch (err) {
       throw connectionError(err, 'token request');
+    } finally {
+      bound.clear();
     }
-    const text = await readLimited(answer.body);
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -6,6 +6,7 @@ import type http from 'node:http';
 import { Storage } from '@google-cloud/storage';
 import { invalid } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
+import type { OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ServiceAccountKey, ServiceAccountSecret } from '../../providers.js';
 import { Secret } from '../../secret.js';
 import type { StoreLocation } from '../context.js';
@@ -43,7 +44,11 @@ export function readSettings(location: StoreLocation): GcsSettings {
   };
 }
 
-export async function createClient(settings: GcsSettings, egress: Egress): Promise<GcsClient> {
+export async function createClient(
+  settings: GcsSettings,
+  egress: Egress,
+  timeouts?: OutboundTimeouts,
+): Promise<GcsClient> {
   // Google's own endpoint goes through the gateway too: the library would otherwise connect, and
   // follow redirects, with agents of its own (docs/api.md, "Outbound calls").
   const gateway: Gateway = await startGateway(settings.endpoint ?? DEFAULT_ENDPOINT, egress);
@@ -57,6 +62,7 @@ export async function createClient(settings: GcsSettings, egress: Egress): Promi
     tokenUri: settings.tokenUri,
     dispatcher: egress.dispatcher,
     agentFor,
+    timeouts,
   });
   if (settings.projectId) auth.projectId = settings.projectId;
   const storage = new Storage({

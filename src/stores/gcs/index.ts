@@ -166,7 +166,7 @@ class GcsStore implements Store {
 
   /** The client is built on first use: a caller-supplied endpoint needs its gateway listening first. */
   async #storage(): Promise<Storage> {
-    this.#client ??= createClient(this.#settings, this.#ctx.egress);
+    this.#client ??= createClient(this.#settings, this.#ctx.egress, this.#ctx.outbound);
     return (await this.#client).storage;
   }
 }

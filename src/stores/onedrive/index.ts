@@ -112,6 +112,7 @@ class OneDriveStore implements Store {
       readError: readGraphError,
       egress: ctx.egress,
       origins: [apiUrl],
+      timeouts: ctx.outbound,
     });
     this.#api = new GraphApi(this.#http, apiUrl, driveId);
     const hashes: HashKind[] = ['quickxor', 'sha1'];

@@ -9,11 +9,17 @@
 // hands back (a redirect's Location, an upload session) is checked like any caller's, and the token
 // is sent to the provider's own origins only (docs/api.md, "Outbound calls"). Redirects are never
 // followed here; a store that expects one reads it (`accept`) and decides.
+//
+// Time bounds (docs/api.md, "Outbound calls"): every call waits at most `headersMs` for the headers and
+// `idleMs` between two bytes of a body; a call whose answer is read whole (json(), an error answer, a
+// body read with readText()) is also bounded as a whole by `answerMs`, while a body streamed onwards (a
+// download) is not, since a large file legitimately takes long. A call cut off by a bound is transient.
 import { PassThrough, type Readable } from 'node:stream';
 import { Agent, type Dispatcher, request } from 'undici';
 import { FerryError, invalid } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
 import { networkFailure, parseRetryAfter } from '../../net/failures.js';
+import { type Deadline, deadline, OUTBOUND_DEFAULTS, type OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ProviderSecret } from '../../providers.js';
 import { Secret } from '../../secret.js';
 import type { AccessTokenSource } from '../context.js';
@@ -75,9 +81,17 @@ export interface OAuthHttpOptions {
    * their address, and the only origins the access token is sent to.
    */
   origins: readonly string[];
+  /** FERRY_OUTBOUND_…; OUTBOUND_DEFAULTS when absent. */
+  timeouts?: OutboundTimeouts | undefined;
 }
 
 const ERROR_BODY_LIMIT = 64 * 1024;
+
+/**
+ * The bodies send() returned, with the bound readText() puts on reading one whole: a caller that reads
+ * an answer whole (an upload session's JSON) gets the same bound as json() without passing it along.
+ */
+const answerBounds = new WeakMap<Readable, { ms: number; what: string }>();
 
 export class OAuthHttp {
   readonly provider: string;
@@ -85,12 +99,14 @@ export class OAuthHttp {
   readonly #readError: ErrorReader;
   readonly #dispatcher: Dispatcher;
   readonly #origins: Set<string>;
+  readonly #timeouts: OutboundTimeouts;
   #closed = false;
 
   constructor(options: OAuthHttpOptions) {
     this.provider = options.provider;
     this.#tokens = options.tokens ?? fixedToken(options.provider, options.secret);
     this.#readError = options.readError;
+    this.#timeouts = options.timeouts ?? OUTBOUND_DEFAULTS;
     this.#origins = new Set(options.origins.map((url) => new URL(url).origin));
     this.#dispatcher = new Agent({
       keepAliveTimeout: 10_000,
@@ -104,11 +120,16 @@ export class OAuthHttp {
    * FerryError. A 401 renews the token and repeats the call once; a streamed body cannot be sent twice,
    * so then the renewed token waits for the caller's next attempt and the call fails as passing.
    */
-  async send(req: CallRequest): Promise<CallResponse> {
-    if (req.anonymous) return this.#attempt(req, undefined);
+  send(req: CallRequest): Promise<CallResponse> {
+    return this.#send(req, false);
+  }
+
+  /** `whole`: the answer will be read whole, so each attempt is bounded as a whole by answerMs. */
+  async #send(req: CallRequest, whole: boolean): Promise<CallResponse> {
+    if (req.anonymous) return this.#attempt(req, undefined, whole);
     const token = await this.#tokens.current(req.signal ?? undefined);
     try {
-      return await this.#attempt(req, token);
+      return await this.#attempt(req, token, whole);
     } catch (err) {
       if (!(err instanceof Unauthorized)) throw err;
       if (!this.#tokens.renew) throw err.error;
@@ -121,14 +142,14 @@ export class OAuthHttp {
         );
       }
       try {
-        return await this.#attempt(req, await this.#tokens.current(req.signal ?? undefined));
+        return await this.#attempt(req, await this.#tokens.current(req.signal ?? undefined), whole);
       } catch (again) {
         throw again instanceof Unauthorized ? again.error : again;
       }
     }
   }
 
-  async #attempt(req: CallRequest, token: Secret | undefined): Promise<CallResponse> {
+  async #attempt(req: CallRequest, token: Secret | undefined, whole: boolean): Promise<CallResponse> {
     const url = withQuery(req.url, req.query);
     const origin = new URL(url).origin;
     if (token !== undefined && !this.#origins.has(origin)) {
@@ -145,29 +166,37 @@ export class OAuthHttp {
       body = JSON.stringify(req.json);
       headers['content-type'] = 'application/json';
     }
+    const what = `${this.provider}: ${req.operation}`;
+    const bound = whole ? deadline(this.#timeouts.answerMs, what, req.signal) : undefined;
     let response: Dispatcher.ResponseData;
     try {
       response = await request(url, {
         method: req.method,
         headers,
         body: body ?? null,
-        signal: req.signal ?? null,
+        signal: bound?.signal ?? req.signal ?? null,
         dispatcher: this.#dispatcher,
+        headersTimeout: this.#timeouts.headersMs,
+        bodyTimeout: this.#timeouts.idleMs,
       });
     } catch (err) {
+      bound?.clear();
       throw networkFailure(err, this.provider, req.operation);
     }
     const { statusCode: status } = response;
     if ((status >= 200 && status < 300) || req.accept?.includes(status)) {
-      return { status, headers: response.headers, body: this.#guard(response.body, req.operation) };
+      const guarded = this.#guard(response.body, req.operation);
+      if (bound) guarded.once('close', () => bound.clear());
+      else answerBounds.set(guarded, { ms: this.#timeouts.answerMs, what });
+      return { status, headers: response.headers, body: guarded };
     }
-    const failure = await this.#failure(response, req.operation);
+    const failure = await this.#failure(response, req.operation, bound);
     throw status === 401 && token !== undefined ? new Unauthorized(failure) : failure;
   }
 
   /** A call whose answer is JSON (or empty: undefined). */
   async json<T>(req: CallRequest): Promise<T> {
-    const res = await this.send(req);
+    const res = await this.#send(req, true);
     const text = await readText(res.body, Number.POSITIVE_INFINITY);
     try {
       return (text === '' ? undefined : JSON.parse(text)) as T;
@@ -194,12 +223,26 @@ export class OAuthHttp {
     }
   }
 
-  async #failure(response: Dispatcher.ResponseData, operation: string): Promise<unknown> {
+  /** Reads a non-2xx answer (within the call's bound, or one of answerMs from now) into its FerryError. */
+  async #failure(
+    response: Dispatcher.ResponseData,
+    operation: string,
+    bound: Deadline | undefined,
+  ): Promise<unknown> {
     let text = '';
     try {
-      text = await readText(response.body, ERROR_BODY_LIMIT);
+      text = bound
+        ? await readText(response.body, ERROR_BODY_LIMIT)
+        : await readWithin(
+            response.body,
+            ERROR_BODY_LIMIT,
+            this.#timeouts.answerMs,
+            `${this.provider}: ${operation}`,
+          );
     } catch (err) {
       return networkFailure(err, this.provider, operation);
+    } finally {
+      bound?.clear();
     }
     let json: unknown;
     try {
@@ -257,8 +300,29 @@ function withQuery(url: string, query: CallRequest['query']): string {
   return u.toString();
 }
 
-/** Reads a body as UTF-8 text, keeping at most `limit` bytes (the rest is drained). */
-export async function readText(body: Readable, limit: number): Promise<string> {
+/**
+ * Reads a body as UTF-8 text, keeping at most `limit` bytes (the rest is drained). A body OAuthHttp's
+ * send() returned is read within the call's answer bound; a stalled one fails as transient.
+ */
+export function readText(body: Readable, limit: number): Promise<string> {
+  const bounded = answerBounds.get(body);
+  return bounded ? readWithin(body, limit, bounded.ms, bounded.what) : readAll(body, limit);
+}
+
+/** readText with a bound on the whole read: the body is destroyed with FerryError('transient') at `ms`. */
+async function readWithin(body: Readable, limit: number, ms: number, what: string): Promise<string> {
+  const bound = deadline(ms, what);
+  const cut = () => body.destroy(bound.signal.reason as Error);
+  bound.signal.addEventListener('abort', cut, { once: true });
+  try {
+    return await readAll(body, limit);
+  } finally {
+    bound.clear();
+    bound.signal.removeEventListener('abort', cut);
+  }
+}
+
+async function readAll(body: Readable, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let kept = 0;
   for await (const chunk of body) {

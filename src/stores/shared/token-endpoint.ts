@@ -17,7 +17,9 @@
 //   expires_in and a new refresh_token; the one sent is dead from then on.
 //   https://developer.box.com/guides/authentication/tokens/refresh
 import { type Dispatcher, request } from 'undici';
+import { isFerryError } from '../../errors.js';
 import { parseRetryAfter } from '../../net/failures.js';
+import { deadline } from '../../net/time-bounds.js';
 import type { OAuthProvider } from '../../providers.js';
 import { Secret } from '../../secret.js';
 import type { OAuthApp } from '../context.js';
@@ -193,24 +195,37 @@ export function tokenRequest(req: Omit<RefreshRequest, 'timeoutMs' | 'dispatcher
  */
 export async function refreshTokens(req: RefreshRequest): Promise<RefreshedTokens> {
   const { form, headers } = tokenRequest(req);
+  // One bound on the whole request, answer included (docs/api.md, "Outbound calls"): a token endpoint
+  // that stalls, before or during its answer, is a passing failure.
+  const bound = deadline(req.timeoutMs, `${req.provider} token endpoint`);
   let response: Dispatcher.ResponseData;
-  try {
-    response = await request(req.app.tokenUrl, {
-      method: 'POST',
-      headers,
-      body: form.toString(),
-      signal: AbortSignal.timeout(req.timeoutMs),
-      ...(req.dispatcher ? { dispatcher: req.dispatcher } : {}),
-    });
-  } catch (err) {
-    const code = (err as { code?: unknown; name?: unknown }).code ?? (err as { name?: unknown }).name;
-    throw new RefreshFailure('passing', `token endpoint not reached (${String(code ?? 'error')})`);
-  }
   let text: string;
   try {
-    text = await readText(response.body, 64 * 1024);
-  } catch {
-    throw new RefreshFailure('passing', 'the token endpoint answer was cut off');
+    try {
+      response = await request(req.app.tokenUrl, {
+        method: 'POST',
+        headers,
+        body: form.toString(),
+        signal: bound.signal,
+        headersTimeout: req.timeoutMs,
+        bodyTimeout: req.timeoutMs,
+        ...(req.dispatcher ? { dispatcher: req.dispatcher } : {}),
+      });
+    } catch (err) {
+      if (isFerryError(err)) throw new RefreshFailure('passing', err.message);
+      const code = (err as { code?: unknown; name?: unknown }).code ?? (err as { name?: unknown }).name;
+      throw new RefreshFailure('passing', `token endpoint not reached (${String(code ?? 'error')})`);
+    }
+    try {
+      text = await readText(response.body, 64 * 1024);
+    } catch (err) {
+      throw new RefreshFailure(
+        'passing',
+        isFerryError(err) ? err.message : 'the token endpoint answer was cut off',
+      );
+    }
+  } finally {
+    bound.clear();
   }
   let json: unknown;
   try {

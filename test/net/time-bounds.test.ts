@@ -1,0 +1,204 @@
+// Time bounds of provider calls (docs/api.md, "Outbound calls"), against node:http servers of our own
+// on loopback that answer at once and then stall or trickle: the OAuth stores' client (a JSON answer, an
+// error answer and an answer read whole are bounded as a whole; a streamed download only by its longest
+// pause), the OAuth token endpoint and the gcs token request. Every stall is a passing failure, well
+// before anything that would look like a hang. The bounds are set small here; production ones are
+// settings (FERRY_OUTBOUND_…).
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { isFerryError } from '../../src/errors.js';
+import { createEgress } from '../../src/net/egress.js';
+import type { OutboundTimeouts } from '../../src/net/time-bounds.js';
+import type { ServiceAccountKey } from '../../src/providers.js';
+import { Secret } from '../../src/secret.js';
+import { readDropboxError } from '../../src/stores/dropbox/errors.js';
+import { ServiceAccountAuth } from '../../src/stores/gcs/auth.js';
+import { OAuthHttp, readText } from '../../src/stores/shared/http.js';
+import { RefreshFailure, refreshTokens } from '../../src/stores/shared/token-endpoint.js';
+
+const BOUNDS: OutboundTimeouts = { headersMs: 5_000, idleMs: 400, answerMs: 800 };
+
+let server: http.Server;
+let base: string;
+
+/** Answers `status` at once, then sends `first` and a byte every `everyMs` (never, when 0), never ending. */
+function stalling(res: http.ServerResponse, status: number, first: string, everyMs: number): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.write(first);
+  if (everyMs === 0) return;
+  const timer = setInterval(() => res.write(' '), everyMs);
+  res.on('close', () => clearInterval(timer));
+}
+
+before(async () => {
+  server = http.createServer((req, res) => {
+    req.resume();
+    switch (req.url) {
+      case '/stall':
+        return stalling(res, 200, '{"entries": [', 0);
+      case '/trickle':
+        return stalling(res, 200, '{"entries": [', 100);
+      case '/error-stall':
+        return stalling(res, 500, '{"error_summary": "', 0);
+      case '/error-trickle':
+        return stalling(res, 409, '{"error_summary": "', 100);
+      case '/download-trickle': {
+        // 20 bytes, one every 100 ms: slower than the whole-answer bound, never silent for long.
+        res.writeHead(200, { 'content-length': 20 });
+        let sent = 0;
+        const timer = setInterval(() => {
+          res.write('x');
+          if (++sent === 20) {
+            clearInterval(timer);
+            res.end();
+          }
+        }, 100);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
+      default:
+        res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+after(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+async function readAll(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Resolves with what `run` rejected with and how long it took; fails when it resolves. */
+async function failure(run: () => Promise<unknown>): Promise<{ err: unknown; ms: number }> {
+  const started = performance.now();
+  try {
+    await run();
+  } catch (err) {
+    return { err, ms: performance.now() - started };
+  }
+  assert.fail('expected a failure');
+}
+
+function transient(result: { err: unknown; ms: number }, pattern: RegExp, atLeastMs: number): void {
+  assert.ok(isFerryError(result.err, 'transient'), String(result.err));
+  assert.match(result.err.message, pattern);
+  assert.ok(result.ms >= atLeastMs - 50 && result.ms < 4_000, `took ${Math.round(result.ms)} ms`);
+}
+
+describe('OAuth stores client', () => {
+  let client: OAuthHttp;
+  before(() => {
+    client = new OAuthHttp({
+      provider: 'dropbox',
+      secret: new Secret({ access_token: 'sl.token', refresh_token: 'r', expiry: '' }),
+      readError: readDropboxError,
+      egress: createEgress(['127.0.0.1']),
+      origins: [base],
+      timeouts: BOUNDS,
+    });
+  });
+  after(() => client.close());
+
+  test('a JSON answer whose body stalls fails as transient at the whole-call bound', async () => {
+    const result = await failure(() =>
+      client.json({ method: 'POST', url: `${base}/stall`, operation: 'files/list_folder' }),
+    );
+    transient(result, /dropbox: files\/list_folder: no complete answer within 0\.8 s/, BOUNDS.answerMs);
+  });
+
+  test('a JSON answer that trickles, never pausing long, is still cut at the whole-call bound', async () => {
+    const result = await failure(() =>
+      client.json({ method: 'POST', url: `${base}/trickle`, operation: 'files/list_folder' }),
+    );
+    transient(result, /no complete answer within 0\.8 s/, BOUNDS.answerMs);
+  });
+
+  test('an error answer that trickles is cut at the whole-call bound, for send() too', async () => {
+    const result = await failure(() =>
+      client.send({ method: 'POST', url: `${base}/error-trickle`, operation: 'files/download' }),
+    );
+    transient(result, /no complete answer within 0\.8 s/, BOUNDS.answerMs);
+  });
+
+  test('an error answer that stalls is transient, not the provider error it might have been', async () => {
+    const result = await failure(() =>
+      client.json({ method: 'POST', url: `${base}/error-stall`, operation: 'files/delete' }),
+    );
+    transient(result, /no complete answer within/, BOUNDS.answerMs);
+  });
+
+  test('an answer of send() read whole with readText() is bounded as a whole', async () => {
+    const res = await client.send({ method: 'POST', url: `${base}/trickle`, operation: 'upload session' });
+    const result = await failure(() => readText(res.body, Number.POSITIVE_INFINITY));
+    transient(result, /dropbox: upload session: no complete answer within 0\.8 s/, BOUNDS.answerMs);
+  });
+
+  test('a streamed download that stalls fails as transient after the longest pause', async () => {
+    const res = await client.send({ method: 'POST', url: `${base}/stall`, operation: 'files/download' });
+    const result = await failure(() => readAll(res.body));
+    transient(result, /dropbox: files\/download: connection failed \(UND_ERR_BODY_TIMEOUT\)/, BOUNDS.idleMs);
+  });
+
+  test('a streamed download that keeps moving is not cut, however long it takes', async () => {
+    const res = await client.send({
+      method: 'POST',
+      url: `${base}/download-trickle`,
+      operation: 'files/download',
+    });
+    const started = performance.now();
+    assert.equal((await readAll(res.body)).toString(), 'x'.repeat(20));
+    assert.ok(performance.now() - started > BOUNDS.answerMs, 'it took longer than the whole-answer bound');
+  });
+});
+
+test('an OAuth token endpoint that answers 200 and stalls is a passing refresh failure', async () => {
+  const started = performance.now();
+  await assert.rejects(
+    refreshTokens({
+      provider: 'dropbox',
+      app: { tokenUrl: `${base}/stall`, apiUrl: base, clientId: 'app' },
+      refreshToken: new Secret('refresh-me'),
+      timeoutMs: 600,
+      now: () => Date.now(),
+    }),
+    (err: unknown) => {
+      assert.ok(err instanceof RefreshFailure, String(err));
+      assert.equal(err.failureClass, 'passing');
+      assert.match(err.message, /dropbox token endpoint: no complete answer within 0\.6 s/);
+      return true;
+    },
+  );
+  const took = performance.now() - started;
+  assert.ok(took >= 550 && took < 4_000, `took ${Math.round(took)} ms`);
+});
+
+test('a gcs token endpoint that answers 200 and stalls is a transient failure', async () => {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const key = {
+    type: 'service_account',
+    client_email: 'ferry@example.iam.gserviceaccount.com',
+    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    token_uri: `${base}/stall`,
+  } as ServiceAccountKey;
+  const egress = createEgress(['127.0.0.1/32']);
+  const auth = new ServiceAccountAuth({
+    key: new Secret(key),
+    tokenUri: `${base}/stall`,
+    dispatcher: egress.dispatcher,
+    agentFor: () => undefined,
+    timeouts: BOUNDS,
+  });
+  const result = await failure(() => auth.getAccessToken());
+  transient(result, /gcs: token request: no complete answer within 0\.8 s/, BOUNDS.answerMs);
+});
