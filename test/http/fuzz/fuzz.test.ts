@@ -173,8 +173,8 @@ function checkMediaType(req: FuzzRequest, answer: Answer, takesBody: boolean): P
   if (media === 'application/json' || [413, 415, 429].includes(answer.status)) return [];
   return [
     {
-      cause: `${answer.status} for Content-Type ${type === null ? 'none' : `"${type}"`}, not 415`,
-      detail: answer.body.slice(0, 200),
+      cause: `${answer.status}, not 415, for a body that is not application/json`,
+      detail: `Content-Type ${type === null ? 'none' : JSON.stringify(type)}: ${answer.body.slice(0, 200)}`,
     },
   ];
 }
@@ -201,8 +201,10 @@ async function exercise(
       detail: `${answer.body.slice(0, 200)} ${answer.errors.map((e) => e.text).join(' | ')}`,
     });
   }
-  problems.push(...checkShape(req, answer));
-  problems.push(...checkMediaType(req, answer, takesBody));
+  const shape = checkShape(req, answer);
+  problems.push(...shape);
+  // A request refused before its body is read for another reason (a bad URL) says nothing of 415.
+  if (shape.length === 0) problems.push(...checkMediaType(req, answer, takesBody));
   if (answer.ms > ANSWER_MS) {
     problems.push({ cause: 'slow answer', detail: `${Math.round(answer.ms)} ms, status ${answer.status}` });
   }
