@@ -2,6 +2,7 @@
 // The one test command (`npm test`): type-check, lint, then every test file under test/ with node's
 // test runner. Arguments narrow the run to files whose path contains one of them:
 //   npm test -- stores/s3 http/locations
+// FERRY_TEST_TIMEOUT_MS sets the timeout of each test file (default 120000).
 // PostgreSQL: tests run on SQLite and on PostgreSQL at FERRY_TEST_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test). With CI=true an unreachable PostgreSQL fails the run;
 // elsewhere its half of the suite is skipped with a message.
@@ -47,6 +48,7 @@ run(process.execPath, [
   'tsx',
   '--test',
   `--test-concurrency=${process.env.FERRY_TEST_CONCURRENCY ?? '3'}`,
-  '--test-timeout=120000',
+  // FERRY_TEST_TIMEOUT_MS: longer runs, such as the fuzzer's (test/http/fuzz).
+  `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '120000'}`,
   ...files,
 ]);

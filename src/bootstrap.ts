@@ -1,8 +1,9 @@
 // First start (README, "First steps"): against an empty database, create the workspace `default`
 // and one API key, and write the bare key to <data dir>/bootstrap-key (mode 0600). The log names the
 // file, never the key.
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureDataDir, PRIVATE_FILE_MODE } from './data-dir.js';
 import { newId } from './domain/ids.js';
 import type { Services } from './services.js';
 
@@ -23,7 +24,10 @@ export async function bootstrapIfEmpty(services: Services): Promise<string | und
   if (!created) return undefined;
   const key = await services.apiKeys.create(created.id, { name: 'bootstrap' });
   const file = join(config.dataDir, 'bootstrap-key');
-  writeFileSync(file, `${key.token}\n`, { mode: 0o600 });
+  ensureDataDir(config.dataDir);
+  writeFileSync(file, `${key.token}\n`, { mode: PRIVATE_FILE_MODE });
+  // The mode above applies only to a file that is new; one left from an earlier database is tightened.
+  chmodSync(file, PRIVATE_FILE_MODE);
   logger.info({ file, workspace: DEFAULT_WORKSPACE }, 'created the first API key; read it from the file');
   return file;
 }

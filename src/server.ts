@@ -5,6 +5,7 @@
 import { type Background, startBackground } from './background.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
 import type { Config } from './config.js';
+import { looseDataDirMode, octal, PRIVATE_UMASK } from './data-dir.js';
 import { limitHeapGrowth } from './heap.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './log.js';
@@ -12,6 +13,15 @@ import { createServices } from './services.js';
 
 export async function serve(config: Config, logger: Logger): Promise<void> {
   limitHeapGrowth();
+  // Everything the server creates is its own account's only (docs/api.md, "Files on disk").
+  process.umask(PRIVATE_UMASK);
+  const loose = looseDataDirMode(config.dataDir);
+  if (loose !== undefined) {
+    logger.warn(
+      { dataDir: config.dataDir, mode: octal(loose) },
+      'the data dir can be read by other users; ferry leaves it as it is: chmod 700 it',
+    );
+  }
   const services = await createServices(config, { logger });
   await bootstrapIfEmpty(services);
   const app = config.role === 'worker' ? undefined : await buildApp(services, { defaultMetrics: true });

@@ -1,10 +1,12 @@
 // Where the master key comes from: FERRY_MASTER_KEY (base64 of 32 bytes), or a key generated once into
 // <data dir>/master.key with mode 0600. Several processes on one PostgreSQL must share the same key:
-// set FERRY_MASTER_KEY for them (docs/operations in README).
+// set FERRY_MASTER_KEY for them (docs/operations in README). In production the key is kept apart from
+// the data (docs/api.md, "Files on disk"): a copy of the data dir with master.key in it opens every secret.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../config.js';
+import { ensureDataDir, PRIVATE_FILE_MODE } from '../data-dir.js';
 import type { Secret } from '../secret.js';
 import { type MasterKey, masterKeyFrom } from './envelope.js';
 
@@ -16,7 +18,7 @@ export function loadMasterKey(dataDir: string, configured: Secret | undefined): 
     }
     return masterKeyFrom(bytes);
   }
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ensureDataDir(dataDir);
   const file = join(dataDir, 'master.key');
   try {
     return masterKeyFrom(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64'));
@@ -26,8 +28,8 @@ export function loadMasterKey(dataDir: string, configured: Secret | undefined): 
   const key = randomBytes(32);
   try {
     // 'wx' fails if another process created the file first; then we read theirs.
-    writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-    chmodSync(file, 0o600);
+    writeFileSync(file, `${key.toString('base64')}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+    chmodSync(file, PRIVATE_FILE_MODE);
     return masterKeyFrom(key);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -1,11 +1,12 @@
 // Opens the one database ferry keeps: a SQLite file in the data dir by default, PostgreSQL when
 // FERRY_DATABASE_URL says so. Both are reached through the same Kysely<Database>; the few places where
 // the dialects differ read `dialect` rather than testing the driver.
-import { mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ensureDataDir, privateFile } from '../data-dir.js';
 import type { Secret } from '../secret.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -85,11 +86,16 @@ export function openDatabase(options: OpenOptions): Db {
       close: () => kysely.destroy(),
     };
   }
-  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  ensureDataDir(options.dataDir);
   const file = join(options.dataDir, 'ferry.db');
+  // The database is 0600 before SQLite first opens it; SQLite gives the -wal and -shm files it creates
+  // the database file's permissions (docs/api.md, "Files on disk").
+  privateFile(file);
   const sqlite = new SQLite(file);
   // WAL lets the CLI and the server use the file at once; busy_timeout waits out a writer.
   sqlite.pragma('journal_mode = WAL');
+  // Files an older ferry left readable by others are tightened.
+  for (const extra of [`${file}-wal`, `${file}-shm`]) if (existsSync(extra)) privateFile(extra);
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');

@@ -4,6 +4,7 @@
 // delivered twice (a crash between the server's acceptance and the database write) carries the same
 // one and reads as a duplicate.
 import nodemailer, { type Transporter } from 'nodemailer';
+import { showBidiControls } from '../display.js';
 import { escapeHtml, humanSize } from '../http/pages/share-pages.js';
 import type { Secret } from '../secret.js';
 
@@ -50,7 +51,10 @@ export interface Mailer {
 }
 
 function text(mail: OutgoingMail): string {
-  const lines = [`A file was shared with you: ${mail.fileName} (${humanSize(mail.fileSize)}).`, ''];
+  const lines = [
+    `A file was shared with you: ${showBidiControls(mail.fileName)} (${humanSize(mail.fileSize)}).`,
+    '',
+  ];
   if (mail.message) lines.push(mail.message, '');
   lines.push(`Download it here: ${mail.url}`);
   if (mail.hasPassword) lines.push('The link asks for a password; the sender will give it to you.');
@@ -69,8 +73,8 @@ function html(mail: OutgoingMail): string {
       : `<p>The link works until ${escapeHtml(new Date(mail.expiresAt).toUTCString())}.</p>\n`;
   return `<!doctype html>
 <html lang="en"><body>
-<p>A file was shared with you: <strong>${escapeHtml(mail.fileName)}</strong> (${escapeHtml(humanSize(mail.fileSize))}).</p>
-${message}<p><a href="${escapeHtml(mail.url)}">Download ${escapeHtml(mail.fileName)}</a></p>
+<p>A file was shared with you: <strong>${escapeHtml(showBidiControls(mail.fileName))}</strong> (${escapeHtml(humanSize(mail.fileSize))}).</p>
+${message}<p><a href="${escapeHtml(mail.url)}">Download ${escapeHtml(showBidiControls(mail.fileName))}</a></p>
 ${password}${expiry}</body></html>
 `;
 }
@@ -101,7 +105,7 @@ export function createMailer(url: Secret): Mailer {
           to: mail.to,
           cc: mail.cc,
           ...(mail.replyTo.length > 0 ? { replyTo: mail.replyTo } : {}),
-          subject: `${mail.fileName} was shared with you`,
+          subject: `${showBidiControls(mail.fileName)} was shared with you`,
           text: text(mail),
           html: html(mail),
           envelope: { from: mail.from, to: [...mail.to, ...mail.cc, ...mail.bcc] },

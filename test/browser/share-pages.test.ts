@@ -18,6 +18,8 @@ import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
 
 const FILE = randomBytes(120_000);
+/** A right-to-left override: shown as is, "report\u202Etxt.exe" reads "reportexe.txt". */
+const TRICK = 'report\u202Etxt.exe';
 const skip = browserSkip();
 
 for (const database of await testDatabases()) {
@@ -48,7 +50,10 @@ for (const database of await testDatabases()) {
           metadata: { endpoint: s3.endpoint },
         })
       ).label;
-      bucket = await seedBucket(client, { 'files/quarterly report.pdf': FILE });
+      bucket = await seedBucket(client, {
+        'files/quarterly report.pdf': FILE,
+        [`files/${TRICK}`]: FILE,
+      });
     });
     after(async () => {
       await browser?.close();
@@ -57,11 +62,11 @@ for (const database of await testDatabases()) {
       await s3?.close();
     });
 
-    async function share(payload: Record<string, unknown>): Promise<string> {
+    async function share(payload: Record<string, unknown>, name = 'quarterly report.pdf'): Promise<string> {
       const res = await call({
         method: 'POST',
         url: '/share',
-        payload: { file: `${label}/${bucket}/files/quarterly report.pdf`, ...payload },
+        payload: { file: `${label}/${bucket}/files/${name}`, ...payload },
       });
       assert.equal(res.statusCode, 201, res.body);
       return res.json().url;
@@ -116,6 +121,30 @@ for (const database of await testDatabases()) {
         assert.deepEqual(await readFile(await download.path()), FILE);
         const listed = (await call({ method: 'GET', url: '/v1/shares' })).json().shares[0];
         assert.equal(listed.downloads, 1);
+      } finally {
+        await context.close();
+      }
+    });
+
+    test('a name with a right-to-left override shows it escaped, at 1280 and 390 px, and downloads without it', async () => {
+      const url = await share({ max_downloads: 3 }, TRICK);
+      const context = await browser.newContext({ acceptDownloads: true, bypassCSP: true });
+      try {
+        const page = await context.newPage();
+        for (const width of [1280, 390]) {
+          await page.setViewportSize({ width, height: 800 });
+          assert.equal((await page.goto(url))?.status(), 200);
+          const name = await page.locator('dd.name').innerText();
+          assert.equal(name, 'report<U+202E>txt.exe');
+          assert.equal(await page.title(), 'report<U+202E>txt.exe');
+          assert.ok(!(await page.content()).includes('\u202e'), 'no bidi control reaches the page');
+          await page.screenshot({ path: join(shots, `bidi-${width}-${database.name}.png`) });
+        }
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          page.getByRole('button', { name: 'Download' }).click(),
+        ]);
+        assert.equal(download.suggestedFilename(), 'reporttxt.exe');
       } finally {
         await context.close();
       }

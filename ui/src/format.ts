@@ -1,4 +1,7 @@
-// Sizes, times, rates and remaining times as people read them.
+// Sizes, times, rates and remaining times as people read them; names with their bidi controls shown
+// as <U+XXXX> (the server's own helper, src/display.ts), so "a\u202Etxt.exe" does not read as "aexe.txt".
+export { showBidiControls as visibleName } from '../../src/display.js';
+
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
 
 export function bytes(n: number | undefined): string {

@@ -1,7 +1,8 @@
 // The HTML pages of share links: a password form, a landing page with a download button, and the
 // pages that say why a link serves nothing. Plain HTML that works without JavaScript (there is none),
 // styled by one stylesheet (share.css) so that the Content-Security-Policy allows no inline code.
-// Every value is escaped.
+// Every value is escaped, and the file name's bidi controls are shown as <U+XXXX> (src/display.ts).
+import { showBidiControls } from '../../display.js';
 
 export interface FileFacts {
   name: string;
@@ -60,7 +61,7 @@ function facts(file: FileFacts): string {
       ? '<dd>never</dd>'
       : `<dd><time datetime="${new Date(file.expiresAt).toISOString()}">${escapeHtml(new Date(file.expiresAt).toUTCString())}</time></dd>`;
   return `<dl>
-<dt>File</dt><dd class="name">${escapeHtml(file.name)}</dd>
+<dt>File</dt><dd class="name">${escapeHtml(showBidiControls(file.name))}</dd>
 <dt>Size</dt><dd>${escapeHtml(humanSize(file.size))}</dd>
 <dt>Link expires</dt>${expiry}
 </dl>`;
@@ -70,7 +71,7 @@ function facts(file: FileFacts): string {
 export function passwordPage(file: FileFacts, action: string, error?: string): string {
   const alert = error ? `<p class="error" role="alert" id="password-error">${escapeHtml(error)}</p>\n` : '';
   return layout(
-    `${file.name}: password required`,
+    `${showBidiControls(file.name)}: password required`,
     `<h1>A file was shared with you</h1>
 ${facts(file)}
 <form method="post" action="${escapeHtml(action)}">
@@ -84,7 +85,7 @@ ${alert}<label for="password">Password</label>
 /** The landing page of a link with a download limit: downloading is a deliberate POST. */
 export function landingPage(file: FileFacts, action: string, remaining: number): string {
   return layout(
-    file.name,
+    showBidiControls(file.name),
     `<h1>A file was shared with you</h1>
 ${facts(file)}
 <p>This link can be used ${remaining === 1 ? 'once more' : `${remaining} more times`}.</p>

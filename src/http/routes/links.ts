@@ -15,7 +15,9 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import rangeParser from 'range-parser';
 import type { ShareRow } from '../../db/schema.js';
+import { withoutBidiControls } from '../../display.js';
 import type { Shares } from '../../domain/shares/shares.js';
+
 import type { Storage } from '../../domain/storage.js';
 import { isFerryError } from '../../errors.js';
 import type { ObjectInfo, Store } from '../../stores/contract.js';
@@ -260,7 +262,9 @@ export const linkRoutes =
       const etag = info.etag === undefined ? undefined : quoted(info.etag);
       const lastModified = info.modTime?.toUTCString();
       reply.header('accept-ranges', 'bytes');
-      reply.header('content-disposition', contentDisposition(baseName(row.path), { type: 'attachment' }));
+      // Bidi controls are dropped from the name the file is saved under (src/display.ts).
+      const saveAs = withoutBidiControls(baseName(row.path)) || 'download';
+      reply.header('content-disposition', contentDisposition(saveAs, { type: 'attachment' }));
       reply.header('content-type', info.mimeType ?? 'application/octet-stream');
       if (etag) reply.header('etag', etag);
       if (lastModified) reply.header('last-modified', lastModified);

@@ -2,7 +2,7 @@
 // bytes, rate and remaining time; a job's failures with retry.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { bytes, duration, time } from '../format.js';
+import { bytes, duration, time, visibleName } from '../format.js';
 import type { Job, Live, Transfer } from '../live.js';
 import { Alert, message } from './common.js';
 
@@ -95,7 +95,7 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
   const done = c.succeeded + c.skipped + c.failed;
   const rate = live.rate(job.job_id);
   const eta = rate && rate.objectsPerSecond > 0 ? duration(c.pending / rate.objectsPerSecond) : '—';
-  const name = `${job.from.path} → ${job.to.path}`;
+  const name = visibleName(`${job.from.path} → ${job.to.path}`);
   return (
     <li class="job">
       <div class="head">

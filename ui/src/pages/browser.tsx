@@ -3,7 +3,7 @@
 // preview, a share link (shown once).
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { bytes, time } from '../format.js';
+import { bytes, time, visibleName } from '../format.js';
 import { Alert, message, Notice, useLoad } from './common.js';
 
 interface Entry {
@@ -54,11 +54,11 @@ export function Browser({ location, path }: { location: string; path: string }) 
   const pages = Math.max(1, Math.ceil(entries.length / PAGE));
   return (
     <section aria-labelledby="h-browse">
-      <h1 id="h-browse">Browse {label}</h1>
+      <h1 id="h-browse">Browse {visibleName(label)}</h1>
       <nav aria-label="Breadcrumb" class="crumbs">
         <ol>
           <li>
-            <a href={href(location, '')}>{label}</a>
+            <a href={href(location, '')}>{visibleName(label)}</a>
           </li>
           {crumbs.map((c, i) => (
             <li key={crumbs.slice(0, i + 1).join('/')}>
@@ -66,7 +66,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
                 href={href(location, crumbs.slice(0, i + 1).join('/'))}
                 aria-current={i === crumbs.length - 1 ? 'page' : undefined}
               >
-                {c}
+                {visibleName(c)}
               </a>
             </li>
           ))}
@@ -87,7 +87,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
         />
       )}
       <table>
-        <caption class="sr-only">Contents of {path || label}</caption>
+        <caption class="sr-only">Contents of {visibleName(path || label)}</caption>
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -101,7 +101,9 @@ export function Browser({ location, path }: { location: string; path: string }) 
         <tbody>
           {shown.map((e) => (
             <tr key={e.path}>
-              <th scope="row">{e.isDir ? <a href={href(location, e.path)}>{e.name}/</a> : e.name}</th>
+              <th scope="row">
+                {e.isDir ? <a href={href(location, e.path)}>{visibleName(e.name)}/</a> : visibleName(e.name)}
+              </th>
               <td>{e.isDir ? '—' : bytes(e.size)}</td>
               <td>{time(e.modTime)}</td>
               <td class="actions">
@@ -109,14 +111,14 @@ export function Browser({ location, path }: { location: string; path: string }) 
                   <>
                     <button
                       type="button"
-                      aria-label={`Copy ${e.name}`}
+                      aria-label={`Copy ${visibleName(e.name)}`}
                       onClick={() => setAction({ kind: 'copy', entry: e })}
                     >
                       Copy
                     </button>
                     <button
                       type="button"
-                      aria-label={`Move ${e.name}`}
+                      aria-label={`Move ${visibleName(e.name)}`}
                       onClick={() => setAction({ kind: 'move', entry: e })}
                     >
                       Move
@@ -124,7 +126,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
                     <button
                       type="button"
                       class="danger"
-                      aria-label={`Remove ${e.name}`}
+                      aria-label={`Remove ${visibleName(e.name)}`}
                       onClick={() => setAction({ kind: 'remove', entry: e })}
                     >
                       Remove
@@ -134,7 +136,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
                 {!e.isDir && (
                   <button
                     type="button"
-                    aria-label={`Share ${e.name}`}
+                    aria-label={`Share ${visibleName(e.name)}`}
                     onClick={() => setAction({ kind: 'share', entry: e })}
                   >
                     Share
@@ -225,7 +227,7 @@ function ActionPanel({
       setResult(`Removal started (transfer ${r.id}).`);
       setPreview(undefined);
     });
-  const title = `${kind[0]?.toUpperCase()}${kind.slice(1)} ${entry.path}${entry.isDir ? '/' : ''}`;
+  const title = `${kind[0]?.toUpperCase()}${kind.slice(1)} ${visibleName(entry.path)}${entry.isDir ? '/' : ''}`;
   return (
     <section class="panel" aria-labelledby="h-action">
       <h2 id="h-action">{title}</h2>
@@ -241,7 +243,7 @@ function ActionPanel({
           <select id="dest-location" value={dest} onChange={(e) => setDest(e.currentTarget.value)}>
             {locations.map((l) => (
               <option key={l.id} value={l.id}>
-                {l.label}
+                {visibleName(l.label)}
               </option>
             ))}
           </select>
@@ -297,7 +299,7 @@ function ActionPanel({
               <ul class="preview">
                 {preview.slice(0, 200).map((p) => (
                   <li key={p.path}>
-                    {p.path} {p.isDir ? '' : `(${bytes(p.size)})`}
+                    {visibleName(p.path)} {p.isDir ? '' : `(${bytes(p.size)})`}
                   </li>
                 ))}
               </ul>

@@ -1,7 +1,7 @@
 // Locations with their status and refresh health (docs/api.md, "Locations" and "Location health").
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { time } from '../format.js';
+import { time, visibleName } from '../format.js';
 import { Alert, message, Notice, useLoad } from './common.js';
 
 interface Summary {
@@ -42,7 +42,7 @@ export function Locations() {
   const refresh = async (l: Summary) => {
     try {
       await api('POST', '/v1/locations/refresh', { id: l.id });
-      setNotice(`Refresh of ${l.label} requested.`);
+      setNotice(`Refresh of ${visibleName(l.label)} requested.`);
       reload();
     } catch (err) {
       setFailed(message(err));
@@ -74,7 +74,7 @@ export function Locations() {
             {data.map((l) => (
               <tr key={l.id}>
                 <th scope="row">
-                  <a href={`#browse/${encodeURIComponent(l.id)}`}>{l.label}</a>
+                  <a href={`#browse/${encodeURIComponent(l.id)}`}>{visibleName(l.label)}</a>
                 </th>
                 <td>{l.provider}</td>
                 <td>
@@ -94,7 +94,11 @@ export function Locations() {
                 <td>
                   {/* Only OAuth credentials have a token to refresh (docs/api.md, "Location health"). */}
                   {OAUTH.has(l.provider) ? (
-                    <button type="button" onClick={() => refresh(l)} aria-label={`Refresh ${l.label}`}>
+                    <button
+                      type="button"
+                      onClick={() => refresh(l)}
+                      aria-label={`Refresh ${visibleName(l.label)}`}
+                    >
                       Refresh
                     </button>
                   ) : null}

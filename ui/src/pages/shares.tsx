@@ -2,7 +2,7 @@
 // from the browser, where the link is shown once.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { time } from '../format.js';
+import { time, visibleName } from '../format.js';
 import { Alert, message, useLoad } from './common.js';
 
 interface Share {
@@ -28,7 +28,7 @@ export function Shares() {
   );
   const [failed, setFailed] = useState<string | undefined>(undefined);
   const revoke = async (s: Share) => {
-    if (!confirm(`Revoke the link to ${s.source}? It stops working at once.`)) return;
+    if (!confirm(`Revoke the link to ${visibleName(s.source)}? It stops working at once.`)) return;
     try {
       await api('DELETE', `/v1/shares/${s.id}`);
       reload();
@@ -58,7 +58,7 @@ export function Shares() {
         <tbody>
           {(data?.shares ?? []).map((s) => (
             <tr key={s.id}>
-              <th scope="row">{s.source}</th>
+              <th scope="row">{visibleName(s.source)}</th>
               <td>{time(s.created_at)}</td>
               <td>{time(s.expires_at)}</td>
               <td>
@@ -71,7 +71,7 @@ export function Shares() {
                   <button
                     type="button"
                     class="danger"
-                    aria-label={`Revoke link to ${s.source}`}
+                    aria-label={`Revoke link to ${visibleName(s.source)}`}
                     onClick={() => revoke(s)}
                   >
                     Revoke

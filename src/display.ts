@@ -1,0 +1,23 @@
+// Names as ferry shows them to people (docs/api.md, "Share links", and docs/console.md): a file name is
+// whatever its store allows, bidirectional-text controls included, and a right-to-left override makes
+// "report\u202Etxt.exe" display as "reportexe.txt". Every page ferry renders (share pages, mails, the
+// web console) shows such controls escaped, as <U+202E>, so the name reads as what it is; a download's
+// Content-Disposition drops them, since a saved file name has no way to show them.
+// This module has no imports: the web console (ui/src) bundles it too.
+
+/** The bidi controls: embeddings and overrides, isolates, and the implicit marks (LRM, RLM, ALM). */
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+
+function codePoint(c: string): string {
+  return `<U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}>`;
+}
+
+/** `text` with every bidi control shown as <U+XXXX>, for display. */
+export function showBidiControls(text: string): string {
+  return text.replace(BIDI_CONTROLS, codePoint);
+}
+
+/** `text` without bidi controls, for a name a client saves a file under. */
+export function withoutBidiControls(text: string): string {
+  return text.replace(BIDI_CONTROLS, '');
+}
