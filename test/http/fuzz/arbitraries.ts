@@ -399,6 +399,33 @@ function cloneTop(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/** A copy of `body` with `char` put in the middle of one of its strings (the `pick`th, cycling). */
+function poisonLeaf(body: unknown, pick: number, char: string): unknown {
+  const copy = structuredClone(body) as unknown;
+  const leaves: Array<{ holder: Record<string, unknown> | unknown[]; key: string | number }> = [];
+  const visit = (node: unknown) => {
+    if (Array.isArray(node)) {
+      node.forEach((item, i) => {
+        if (typeof item === 'string') leaves.push({ holder: node, key: i });
+        else visit(item);
+      });
+    } else if (node !== null && typeof node === 'object') {
+      for (const [key, item] of Object.entries(node)) {
+        if (typeof item === 'string') leaves.push({ holder: node as Record<string, unknown>, key });
+        else visit(item);
+      }
+    }
+  };
+  visit(copy);
+  const leaf = leaves[pick % Math.max(1, leaves.length)];
+  if (!leaf) return copy;
+  const text = (leaf.holder as Record<string | number, string>)[leaf.key] ?? '';
+  const half = Math.floor(text.length / 2);
+  (leaf.holder as Record<string | number, string>)[leaf.key] =
+    `${text.slice(0, half)}${char}${text.slice(half)}`;
+  return copy;
+}
+
 function mutate(body: unknown, mutations: Mutation[]): unknown {
   const copy = cloneTop(body);
   for (const m of mutations) {
@@ -548,6 +575,18 @@ export function requestsFor(route: RouteSpec): fc.Arbitrary<FuzzRequest> {
           arbitrary: fc
             .tuple(valid, fc.array(mutation, { minLength: 1, maxLength: 3 }))
             .map(([value, ms]) => ({ kind: 'json' as const, value: mutate(value, ms) })),
+        },
+        {
+          // One character that a database or a store cannot take, inside one string of a valid body:
+          // the body passes every other check, so the character is what decides the answer.
+          weight: 4,
+          arbitrary: fc
+            .tuple(
+              valid,
+              fc.nat(),
+              fc.constantFrom('\u0000', '\u0001', '\u001b', '\ud800', '\u202e', '\u0085'),
+            )
+            .map(([value, pick, char]) => ({ kind: 'json' as const, value: poisonLeaf(value, pick, char) })),
         },
         { weight: 1, arbitrary: wrongValue.map((value) => ({ kind: 'json' as const, value })) },
         { weight: 1, arbitrary: bodyText.map((text) => ({ kind: 'text' as const, text })) },
