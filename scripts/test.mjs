@@ -2,7 +2,8 @@
 // The one test command (`npm test`): type-check, lint, then every test file under test/ with node's
 // test runner. Arguments narrow the run to files whose path contains one of them:
 //   npm test -- stores/s3 http/locations
-// FERRY_TEST_TIMEOUT_MS sets the timeout of each test file (default 120000).
+// FERRY_TEST_TIMEOUT_MS sets the timeout of each test file (default 240000: the files that start
+// several `ferry serve` processes on both databases take over 120 s on a loaded 2-core machine).
 // PostgreSQL: tests run on SQLite and on PostgreSQL at FERRY_TEST_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test). With CI=true an unreachable PostgreSQL fails the run;
 // elsewhere its half of the suite is skipped with a message.
@@ -49,6 +50,6 @@ run(process.execPath, [
   '--test',
   `--test-concurrency=${process.env.FERRY_TEST_CONCURRENCY ?? '3'}`,
   // FERRY_TEST_TIMEOUT_MS: longer runs, such as the fuzzer's (test/http/fuzz).
-  `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '120000'}`,
+  `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '240000'}`,
   ...files,
 ]);

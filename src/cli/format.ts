@@ -1,5 +1,6 @@
 // Human output: aligned tables, sizes in binary units, times in the local zone. `--json` bypasses all of
 // this and prints the API's answer as it came (one document).
+import { showBidiControls } from '../display.js';
 
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
@@ -43,20 +44,22 @@ export interface Column<T> {
 
 /**
  * Text from the server (a file name, a label) as one safe line: control characters (a newline in a
- * name would split a table row; an escape sequence would drive the terminal) and the bidirectional
- * controls that make a name display reversed ("…\u202Etxt.exe" shown as "…exe.txt") are written as
- * `\n`, `\t` or `\u{…}` escapes.
+ * name would split a table row; an escape sequence would drive the terminal) are written as `\n`, `\t`
+ * or `\u{…}` escapes, and the bidirectional controls that make a name display reversed
+ * ("…\u202Etxt.exe" shown as "…exe.txt") as `<U+202E>`, as every page ferry renders shows them.
  */
 export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => {
-    if (c === '\n') return '\\n';
-    if (c === '\t') return '\\t';
-    if (c === '\r') return '\\r';
-    return `\\u{${(c.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`;
-  });
+  return showBidiControls(
+    text.replace(CONTROL, (c) => {
+      if (c === '\n') return '\\n';
+      if (c === '\t') return '\\t';
+      if (c === '\r') return '\\r';
+      return `\\u{${(c.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`;
+    }),
+  );
 }
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** A table with a header row, columns separated by two spaces, the last column not padded. */
 export function table<T>(rows: readonly T[], columns: readonly Column<T>[]): string {

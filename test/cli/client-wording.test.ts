@@ -48,7 +48,7 @@ await eachDatabase('ferry client wording', (database) => {
       ls.stdout,
     );
     assert.ok(
-      rows.some((r) => r.includes('invoice\\u{202E}txt.exe')),
+      rows.some((r) => r.includes('invoice<U+202E>txt.exe')),
       ls.stdout,
     );
     assert.ok(!ls.stdout.includes('\u202E'));
