@@ -47,6 +47,7 @@ const perRoute = Math.max(1, Math.ceil(RUNS / (routes.length + 1)));
 interface Answer {
   status: number;
   body: string;
+  contentType: string | undefined;
   ms: number;
   /** Error lines ferry logged while answering: the text, and its kind without the values in it. */
   errors: Array<{ text: string; cause: string }>;
@@ -84,11 +85,16 @@ async function send(world: World, req: FuzzRequest): Promise<Answer> {
     const stream = res.stream();
     if (String(res.headers['content-type']).startsWith('text/event-stream')) {
       stream.destroy();
-      return { status: res.statusCode, body: '' };
+      return { status: res.statusCode, body: '', contentType: 'text/event-stream' };
     }
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(Buffer.from(chunk));
-    return { status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') };
+    const contentType = res.headers['content-type'];
+    return {
+      status: res.statusCode,
+      body: Buffer.concat(chunks).toString('utf8'),
+      contentType: typeof contentType === 'string' ? contentType : undefined,
+    };
   })();
   const res = await Promise.race([
     answered,
@@ -113,7 +119,13 @@ async function send(world: World, req: FuzzRequest): Promise<Answer> {
         cause: `${entry.err?.type ?? entry.msg} ${words}`,
       };
     });
-  return { status: res.status, body: res.body, ms: performance.now() - started, errors };
+  return {
+    status: res.status,
+    body: res.body,
+    contentType: res.contentType,
+    ms: performance.now() - started,
+    errors,
+  };
 }
 
 interface Problem {
@@ -129,6 +141,8 @@ function isAmbiguous(status: number, body: Record<string, unknown>): boolean {
 
 function checkShape(req: FuzzRequest, answer: Answer): Problem[] {
   if (answer.status < 400 || req.method === 'HEAD') return [];
+  // Share links are pages for people: their errors are HTML by design (docs/api.md, "Share links").
+  if (/^\/s(\/|$)/.test(req.url) && /^text\/html/.test(answer.contentType ?? '')) return [];
   let body: unknown;
   try {
     body = JSON.parse(answer.body);
@@ -163,6 +177,12 @@ function checkShape(req: FuzzRequest, answer: Answer): Problem[] {
  */
 function checkMediaType(req: FuzzRequest, answer: Answer, takesBody: boolean): Problem[] {
   if (!takesBody || req.auth !== 'key' || req.body.kind === 'none') return [];
+  // An empty body is no body, whatever its type (docs/api.md, "Errors"): the route says what is missing.
+  if (
+    (req.body.kind === 'text' && req.body.text === '') ||
+    (req.body.kind === 'bytes' && req.body.hex === '')
+  )
+    return [];
   const type = req.contentType === undefined ? 'application/json' : req.contentType;
   const media = type?.split(';')[0]?.trim().toLowerCase();
   if (media === 'application/json' || [413, 415, 429].includes(answer.status)) return [];
