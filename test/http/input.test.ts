@@ -259,7 +259,7 @@ await eachDatabase('input limits', (database) => {
     assert400(await send({ scheduledAt: 'tomorrow\u0000' }), /body\.scheduledAt/, 'time');
     const multiLine = await send({ text: 'Hello,\r\n\tthe report.\n' });
     assert.equal(multiLine.statusCode, 202, multiLine.body);
-    // A path keeps every character a store may hold, a tab among them (DECISIONS: exact bytes).
+    // A path keeps every character a store may hold, a tab among them (docs/api.md, "Copy": paths are exact bytes).
     const remove = await call({
       method: 'POST',
       url: '/remove',
