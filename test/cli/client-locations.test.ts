@@ -33,7 +33,10 @@ await eachDatabase('ferry client', (database) => {
     assert.equal(json(await run('locations', 'get', label, '--json')).id, listed[0]?.id);
     const status = json(await run('locations', 'status', String(listed[0]?.id), '--json'));
     assert.equal(status.status, 'active');
-    ok(await run('locations', 'refresh', label));
+    assert.equal(
+      ok(await run('locations', 'refresh', label)).stdout,
+      `${label} (s3) holds credentials that do not expire: there is nothing to refresh\n`,
+    );
     const renamed = `${label}-new`;
     assert.equal(json(await run('locations', 'rename', label, renamed, '--json')).label, renamed);
     const secret = unique('SAK');

@@ -2,6 +2,7 @@
 // (docs/api.md "Locations"). Secrets come from a file or stdin so that they stay out of the process
 // list and the shell history; the two access-key flags are there for quick local use.
 import { readFileSync } from 'node:fs';
+import { OAUTH_PROVIDERS } from '../../providers.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
 import { fields, table, time } from '../format.js';
@@ -142,6 +143,16 @@ export function locationCommands(cli: Cli): Cli {
         );
       });
       y = named(y, 'refresh', 'ask the refresher to renew an OAuth location now', async (ctx, name) => {
+        // The API accepts a refresh of static credentials and does nothing (docs/api.md, "Locations"):
+        // saying "requested" there would be untrue, so the provider is read first.
+        const p = await ctx.api().send<Projection>('POST', '/v1/locations/get', locationRef(name));
+        if (!(OAUTH_PROVIDERS as readonly string[]).includes(p.provider)) {
+          ctx.print(
+            { refresh_requested: false },
+            () => `${name} (${p.provider}) holds credentials that do not expire: there is nothing to refresh`,
+          );
+          return;
+        }
         await ctx.api().send('POST', '/v1/locations/refresh', locationRef(name));
         ctx.print(
           { refresh_requested: true },
