@@ -56,21 +56,28 @@ export async function destinationReady(
   }
   if (reason === undefined || signal.aborted) return true;
   ctx.logger.warn({ job: job.id, err: reason }, 'planning failed');
-  await jobs.planningFailed(ctx.db.kysely, ctx.owner, job.id, reason, ctx.clock.now());
+  await jobs.planningFailed(ctx.db.kysely, ctx.owner, job.id, `planning failed: ${reason}`, ctx.clock.now());
   ctx.changed?.();
   return false;
 }
 
-/** A single copy's not_found, explained when it is the destination bucket that is missing. */
+/**
+ * A single copy's not_found, explained when it is the destination bucket that is missing and the
+ * source is there (a missing source keeps its own words).
+ */
 export async function explainNotFound(
   err: unknown,
-  destination: StoreUse,
-  path: string,
+  copy: { source: Store; sourcePath: string; destination: StoreUse; destinationPath: string },
   signal: AbortSignal,
 ): Promise<unknown> {
   if (!isFerryError(err, 'not_found') || signal.aborted) return err;
-  const bucket = await missingBucket(destination.store, path, signal).catch(() => undefined);
-  return bucket === undefined
-    ? err
-    : new FerryError('not_found', missingMessage(destination, bucket), { cause: err });
+  const bucket = await missingBucket(copy.destination.store, copy.destinationPath, signal);
+  if (bucket === undefined) return err;
+  const sourceThere = await copy.source.stat(copy.sourcePath, { signal }).then(
+    () => true,
+    () => false,
+  );
+  return sourceThere
+    ? new FerryError('not_found', missingMessage(copy.destination, bucket), { cause: err })
+    : err;
 }

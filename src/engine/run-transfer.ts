@@ -84,7 +84,16 @@ async function executeWith(
         onProgress: progress,
         checkpoint,
       }).catch(async (err: unknown) => {
-        throw await explainNotFound(err, destination, spec.destination.path, signal);
+        throw await explainNotFound(
+          err,
+          {
+            source: source.store,
+            sourcePath: spec.source.path,
+            destination,
+            destinationPath: spec.destination.path,
+          },
+          signal,
+        );
       });
       return { bytesDone: outcome.bytes, bytesTotal: outcome.bytes };
     }

@@ -209,7 +209,7 @@ await eachDatabase('POST /v1/buckets', (database) => {
       assert.equal(job.status, 'failed');
       assert.equal(
         job.error,
-        `the destination bucket "${missing}" does not exist on location "${label}"; create it with POST /v1/buckets`,
+        `planning failed: the destination bucket "${missing}" does not exist on location "${label}"; create it with POST /v1/buckets`,
       );
       assert.deepEqual(job.counts, { total: 0, pending: 0, succeeded: 0, skipped: 0, failed: 0 });
       const failures = await call({ method: 'GET', url: `${url}/failures` });
