@@ -18,7 +18,7 @@ export const bucketRoutes =
         config: { rateLimit: 'locations' },
         schema: {
           summary: 'Create a bucket (a container on azureblob) on a bucket store',
-          tags: ['listing'],
+          tags: ['buckets'],
           body: Type.Object(
             {
               ...locationRefFields,
