@@ -63,6 +63,11 @@ export function hasBuckets(provider: Provider): boolean {
   return !isOAuthProvider(provider);
 }
 
+/** What a top-level entry of a bucket store is called: a container on azureblob, a bucket elsewhere. */
+export function bucketWord(provider: Provider): 'bucket' | 'container' {
+  return provider === 'azureblob' ? 'container' : 'bucket';
+}
+
 // Secret shapes, after validation (src/domain/locations/secret-shape.ts).
 
 /** S3 family and azureblob. For azureblob the key id is the storage account name. */

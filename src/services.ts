@@ -9,6 +9,7 @@ import { type Db, migrateToLatest, openDatabase } from './db/database.js';
 import { createSignals, type Signals } from './db/signals.js';
 import { ApiKeys } from './domain/api-keys.js';
 import { AuthCache, invalidationsFor } from './domain/auth-cache.js';
+import { Buckets } from './domain/buckets.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { KeyWatch } from './domain/key-watch.js';
 import { Locations } from './domain/locations/locations.js';
@@ -46,6 +47,8 @@ export interface Services {
   keyWatch: KeyWatch;
   locations: Locations;
   storage: Storage;
+  /** Buckets and containers made on request (POST /v1/buckets). */
+  buckets: Buckets;
   stores: StoreContext;
   /** What the refresher and the stores' token renewals share (this process's lease owner id among it). */
   refresh: RefreshDeps;
@@ -148,6 +151,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     keyWatch,
     locations,
     storage,
+    buckets: new Buckets(locations, storage, clock),
     stores,
     refresh,
     signals,

@@ -7,6 +7,7 @@ import { jobCommands } from './commands/jobs.js';
 import { keyCommands } from './commands/keys.js';
 import { locationCommands } from './commands/locations.js';
 import { lsCommand } from './commands/ls.js';
+import { mbCommand } from './commands/mb.js';
 import { sessionCommands } from './commands/session.js';
 import { shareCommands } from './commands/share.js';
 import type { Cli } from './context.js';
@@ -32,6 +33,7 @@ export async function run(argv: string[]): Promise<void> {
     .command('migrate', 'bring the database schema up to date', (y) => y.strict());
   for (const add of [
     lsCommand,
+    mbCommand,
     bulkCommands,
     shareCommands,
     jobCommands,

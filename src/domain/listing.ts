@@ -1,7 +1,7 @@
 // Object listing (docs/api.md, "Listing objects"): what a location holds under a path, streamed
 // from the provider page by page so that memory does not grow with the number of entries.
 import { invalid } from '../errors.js';
-import { hasBuckets } from '../providers.js';
+import { bucketWord, hasBuckets } from '../providers.js';
 import type { Entry } from '../stores/contract.js';
 import type { LocationRef } from './locations/addressing.js';
 import type { Locations } from './locations/locations.js';
@@ -40,9 +40,9 @@ export async function listObjects(
   const entries = await storage.list(row, path, request.recurse ?? false);
   const provider = row.provider;
   if (path === '' && hasBuckets(provider)) {
-    const kind = provider === 'azureblob' ? 'containers' : 'buckets';
+    const word = bucketWord(provider);
     return {
-      hint: `the entries are ${kind}; send path "<${kind.slice(0, -1)}>" or "<${kind.slice(0, -1)}>/folder" to list what one holds`,
+      hint: `the entries are ${word}s; send path "<${word}>" or "<${word}>/folder" to list what one holds`,
       entries,
     };
   }

@@ -9,6 +9,7 @@ import { FerryError, isFerryError } from '../errors.js';
 import { isOAuthProvider } from '../providers.js';
 import type { StoreContext } from '../stores/context.js';
 import type {
+  BucketCreation,
   CallOptions,
   CopyOptions,
   Entry,
@@ -107,7 +108,7 @@ function observed(store: Store, onError: (err: unknown) => Promise<unknown>): St
       throw await onError(err);
     }
   }
-  const { copy, move, resumable } = store.features;
+  const { copy, move, resumable, createBucket } = store.features;
   const features: StoreFeatures = {
     bucketListing: store.features.bucketListing,
     hashes: store.features.hashes,
@@ -122,6 +123,14 @@ function observed(store: Store, onError: (err: unknown) => Promise<unknown>): St
             write: (path, body, o) => call(() => resumable.write(path, body, o)),
             abort: (path, upload, o) => call(() => resumable.abort(path, upload, o)),
           } satisfies ResumableWrites,
+        }
+      : {}),
+    ...(createBucket
+      ? {
+          createBucket: {
+            checkName: (name) => createBucket.checkName(name),
+            create: (name, o) => call(() => createBucket.create(name, o)),
+          } satisfies BucketCreation,
         }
       : {}),
   };

@@ -9,6 +9,7 @@ import { keyHash } from '../domain/transfers/copy.js';
 import { decodeRef } from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
 import { describe } from './backoff.js';
+import { destinationReady } from './destination-bucket.js';
 import * as jobs from './lifecycle/jobs.js';
 import { afterFailure } from './outcome.js';
 import type { EngineContext } from './run-object.js';
@@ -55,6 +56,7 @@ async function* listedKeys(ctx: EngineContext, locationId: string, prefix: strin
 
 export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSignal): Promise<void> {
   const { db, clock, owner } = ctx;
+  if (!(await destinationReady(ctx, job, signal))) return;
   const source = decodeRef(job.source);
   // Already fully planned (a retry of failed objects): straight back to running.
   if (job.planning_done === 1) {

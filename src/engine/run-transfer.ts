@@ -14,6 +14,7 @@ import { expandSources, isPattern, splitPattern } from '../objects/patterns.js';
 import type { Entry } from '../stores/contract.js';
 import { DEFAULT_CRASH_POLICY } from './backoff.js';
 import { abandonUpload, checkpointOf, type Work } from './checkpoints.js';
+import { explainNotFound } from './destination-bucket.js';
 import * as transfers from './lifecycle/transfers.js';
 import { attempt } from './outcome.js';
 import type { EngineContext } from './run-object.js';
@@ -82,6 +83,17 @@ async function executeWith(
         signal,
         onProgress: progress,
         checkpoint,
+      }).catch(async (err: unknown) => {
+        throw await explainNotFound(
+          err,
+          {
+            source: source.store,
+            sourcePath: spec.source.path,
+            destination,
+            destinationPath: spec.destination.path,
+          },
+          signal,
+        );
       });
       return { bytesDone: outcome.bytes, bytesTotal: outcome.bytes };
     }

@@ -14,6 +14,7 @@ import { checkInput } from './input.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { requestMetrics } from './metrics.js';
 import { registerRateLimits } from './rate-limits.js';
+import { bucketRoutes } from './routes/buckets.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
 import { linkRoutes } from './routes/links.js';
@@ -120,6 +121,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(locationRoutes(services.locations, () => services.refreshRequested()));
   await app.register(tokenRoutes(services.apiKeys));
   await app.register(listRoutes(services.locations, services.storage));
+  await app.register(bucketRoutes(services.buckets));
   const queued = () => services.workQueued();
   await app.register(
     transferRoutes({

@@ -168,6 +168,24 @@ export interface ResumableWrites {
   abort(path: string, upload: ResumableUpload, options?: CallOptions): Promise<void>;
 }
 
+/**
+ * Buckets (containers on azureblob) made on request (docs/api.md, "Buckets"). Bucket stores declare
+ * it; folder stores have none, since a folder comes into being when something is written into it.
+ */
+export interface BucketCreation {
+  /**
+   * The provider's naming rules, checked without any request: throws invalid with a message that names
+   * the rule the name breaks.
+   */
+  checkName(name: string): void;
+  /**
+   * Creates the bucket and answers its listing entry (size -1). Checks the name first. conflict when the
+   * bucket exists, with a message saying whose it is when the provider tells (yours, or another
+   * account's: bucket names are global on most providers).
+   */
+  create(name: string, options?: CallOptions): Promise<Entry>;
+}
+
 /** Optional capabilities. A store declares what it has; absent means "not supported". */
 export interface StoreFeatures {
   /** An empty path lists buckets or containers (entries with size -1). */
@@ -181,6 +199,8 @@ export interface StoreFeatures {
   readonly move?: (from: string, to: string, options?: CallOptions) => Promise<ObjectInfo>;
   /** Multipart uploads that another process can continue after a crash. */
   readonly resumable?: ResumableWrites;
+  /** Creating buckets (containers). */
+  readonly createBucket?: BucketCreation;
 }
 
 export interface Store {

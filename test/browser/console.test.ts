@@ -243,6 +243,41 @@ for (const database of await testDatabases()) {
     });
 
     for (const width of [1280, 390]) {
+      test(`at ${width} px, a bucket store's top level offers New bucket: a refused name shows the rule, a good one lists`, async () => {
+        const tab = await browser.newPage({ viewport: { width, height: 844 } });
+        try {
+          await tab.goto(`${base}/`);
+          await tab.getByLabel('API key').fill(token);
+          await tab.getByRole('button', { name: 'Sign in' }).click();
+          await tab.getByRole('heading', { name: 'Locations' }).waitFor();
+          await tab.goto(`${base}/#browse/${id}`);
+          await tab.getByRole('link', { name: `${bucket}/` }).waitFor();
+          await tab.getByRole('button', { name: 'New bucket' }).click();
+          await tab.getByLabel('Bucket name').fill('Not_Allowed');
+          await tab.getByRole('button', { name: 'Create bucket' }).click();
+          await tab
+            .getByRole('alert')
+            .filter({ hasText: 'bucket names hold only lower-case letters, digits, dots and hyphens' })
+            .waitFor();
+          const made = `console-${width}-${database.name}-${Date.now().toString(36)}`;
+          await tab.getByLabel('Bucket name').fill(made);
+          await tab.getByRole('button', { name: 'Create bucket' }).click();
+          await tab.getByText(`Bucket ${made} created.`).waitFor();
+          await tab.getByRole('link', { name: `${made}/` }).waitFor();
+          await tab.screenshot({
+            path: join(shots, `new-bucket-${width}-${database.name}.png`),
+            fullPage: true,
+          });
+          assert.deepEqual(await axeViolations(tab), []);
+          // Inside a bucket there is no New bucket.
+          await tab.getByRole('link', { name: `${made}/` }).click();
+          await tab.getByText('nothing here').or(tab.getByRole('table')).first().waitFor();
+          assert.equal(await tab.getByRole('button', { name: 'New bucket' }).count(), 0);
+        } finally {
+          await tab.close();
+        }
+      });
+
       test(`at ${width} px, revoking the signed-in key returns the console to sign-in with the reason, at once`, async () => {
         const call = await newWorkspace(t);
         const made = await call({ method: 'POST', url: '/v1/tokens', payload: { name: `tab ${width}` } });

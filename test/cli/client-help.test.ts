@@ -14,6 +14,7 @@ after(() => rmSync(home, { recursive: true, force: true }));
 
 const COMMANDS = [
   ['ls'],
+  ['mb'],
   ['cp'],
   ['mv'],
   ['rm'],

@@ -212,6 +212,7 @@ await eachDatabase('rate limits', (database) => {
       ['/v1/tokens/{id}', 'patch'],
       ['/v1/locations', 'delete'],
       ['/v1/locations/refresh', 'post'],
+      ['/v1/buckets', 'post'],
       ['/v1/webhooks/{id}', 'delete'],
     ] as const) {
       assert.ok(spec.paths[path]?.[method]?.responses?.['429'], `${method} ${path}`);

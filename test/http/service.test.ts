@@ -112,6 +112,7 @@ await eachDatabase('service rules', (database) => {
       'PATCH /v1/tokens/{id}',
       'DELETE /v1/tokens/{id}',
       'POST /v1/list',
+      'POST /v1/buckets',
       'POST /v1/copy',
       'GET /v1/transfers',
       'GET /v1/transfers/{id}',

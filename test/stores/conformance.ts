@@ -7,7 +7,7 @@
 // the next. Cases run one after another in declaration order (node:test's default), which the
 // throttling cases rely on: `throttleNext` answers the very next provider request.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { type ErrorKind, isFerryError } from '../../src/errors.js';
@@ -517,6 +517,56 @@ export function describeConformance(name: string, makeHarness: () => Promise<Con
       assert.equal(entry.name, bucket);
       assert.equal(entry.size, -1, 'buckets have size -1');
       assert.equal(entry.isDir, true);
+    });
+
+    // --- bucket creation (docs/api.md, "Buckets") -----------------------------------------------------
+
+    test('bucket stores, and only they, declare bucket creation', () => {
+      assert.equal(store.features.createBucket !== undefined, store.features.bucketListing);
+    });
+
+    test('a created bucket lists at the root and empty, takes objects, and a second create is conflict', async (t) => {
+      const creation = store.features.createBucket;
+      if (!creation) return t.skip('a folder store has no buckets');
+      const name = `ferry-mb-${randomBytes(5).toString('hex')}`;
+      const entry = await creation.create(name);
+      assert.deepEqual(
+        { name: entry.name, path: entry.path, size: entry.size, isDir: entry.isDir },
+        { name, path: name, size: -1, isDir: true },
+      );
+      assert.ok(byPath(await collect(store.list(''))).has(name), 'the new bucket is listed at the root');
+      assert.deepEqual(await collect(store.list(name)), [], 'the new bucket is empty');
+      await store.write(join(name, 'first.txt'), bodyOf('one'), { size: 3 });
+      assert.equal((await store.stat(join(name, 'first.txt'))).size, 3);
+      const again = (await expectKind(creation.create(name), 'conflict', 'a second create')) as Error;
+      assert.match(again.message, new RegExp(name));
+      assert.equal((await store.stat(join(name, 'first.txt'))).size, 3, 'the bucket is untouched');
+    });
+
+    test('a bucket name the provider refuses is invalid, naming the rule, before any request', async (t) => {
+      const creation = store.features.createBucket;
+      if (!creation) return t.skip('a folder store has no buckets');
+      for (const name of ['ab', 'has space', 'bang!', `x${'y'.repeat(230)}`]) {
+        assert.throws(
+          () => creation.checkName(name),
+          (err: unknown) => isFerryError(err, 'invalid') && /names (are|hold|begin|have)/.test(err.message),
+          name,
+        );
+        // create() checks first: against a store whose server would refuse anything, still invalid.
+        await expectKind(creation.create(name), 'invalid', `create ${name}`);
+      }
+      const bad = await h.rejectedStore().catch(() => undefined);
+      if (bad?.features.createBucket) {
+        try {
+          await expectKind(
+            bad.features.createBucket.create('Not Valid'),
+            'invalid',
+            'checked before the request',
+          );
+        } finally {
+          await bad.close();
+        }
+      }
     });
 
     // --- delete -------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import type { S3FamilyProvider } from '../../src/providers.js';
 import { Secret } from '../../src/secret.js';
 import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../../src/stores/context.js';
 import type { Entry, Store } from '../../src/stores/contract.js';
+import { s3BucketCreation } from '../../src/stores/s3/buckets.js';
 import { copyObject, planCopyParts } from '../../src/stores/s3/copy.js';
 import { resolveConnection } from '../../src/stores/s3/endpoint.js';
 import { s3Error } from '../../src/stores/s3/errors.js';
@@ -580,5 +581,67 @@ describe('s3 redirects (docs/api.md, "Outbound calls")', () => {
     );
     assert.equal(forbidden.connections, 0, 'no connection reached the forbidden server');
     await assert.rejects(store.stat(`${bucket}/multi.bin`), (err) => isFerryError(err, 'not_found'));
+  });
+});
+
+describe('s3 bucket creation (docs/api.md, "Buckets")', () => {
+  const conflictAnswer = (code: string, message: string) => ({
+    status: 409,
+    headers: { 'content-type': 'application/xml' },
+    body: `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><BucketName>taken-name</BucketName><RequestId>ferry-test</RequestId></Error>`,
+  });
+
+  // s3rver has one account, so another account's bucket is the provider's answer played by the proxy:
+  // HeadBucket finds nothing (404), CreateBucket answers as S3 does for a name in use.
+  test("a name taken by another account is conflict saying so; one of one's own is conflict saying that", async () => {
+    const store = createS3Store(location('s3', { endpoint: proxy.url, region: 'us-east-1' }), ctx, TUNING);
+    const creation = store.features.createBucket;
+    assert.ok(creation);
+    for (const [code, said] of [
+      ['BucketAlreadyExists', /taken by a bucket of another account/],
+      ['BucketAlreadyOwnedByYou', /already exists and is yours/],
+    ] as const) {
+      proxy.failNext(1, { status: 404 });
+      proxy.failNext(1, conflictAnswer(code, 'The requested bucket name is not available.'));
+      const err = await creation.create('taken-name').then(
+        () => assert.fail('created'),
+        (e: unknown) => e,
+      );
+      assert.ok(isFerryError(err, 'conflict'), String(err));
+      assert.match(err.message, said);
+      assert.match(err.message, new RegExp(code));
+    }
+  });
+
+  test('AWS outside us-east-1 gets the region as LocationConstraint; other endpoints none', async () => {
+    const seen: unknown[] = [];
+    const handle = {
+      provider: 's3' as const,
+      account: 'test',
+      connection: resolveConnection('s3', { region: 'eu-west-1' }),
+      client: {
+        async send(command: { input: unknown; constructor: { name: string } }) {
+          if (command.constructor.name === 'HeadBucketCommand')
+            throw Object.assign(new Error('NotFound'), {
+              name: 'NotFound',
+              $metadata: { httpStatusCode: 404 },
+            });
+          seen.push(command.input);
+          return {};
+        },
+      },
+    };
+    await s3BucketCreation('s3', handle as never).create('eu-bucket');
+    assert.deepEqual(seen, [
+      { Bucket: 'eu-bucket', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } },
+    ]);
+    seen.length = 0;
+    const r2 = {
+      ...handle,
+      provider: 'r2' as const,
+      connection: resolveConnection('r2', { account_id: 'abc' }),
+    };
+    await s3BucketCreation('r2', r2 as never).create('r2-bucket');
+    assert.deepEqual(seen, [{ Bucket: 'r2-bucket' }]);
   });
 });

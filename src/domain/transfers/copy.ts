@@ -41,9 +41,12 @@ export function keyHash(key: string): string {
   return createHash('sha1').update(key, 'utf8').digest('hex');
 }
 
-function checkUsable(row: LocationRow, now: number): void {
+/** 409 unless the location is active and its token lasts (docs/api.md, "Copy"); `what` the refused work. */
+export function checkUsable(row: LocationRow, now: number, what = 'copies'): void {
   if (row.status !== 'active') {
-    throw conflict(`location ${row.label} (${row.id}) is ${row.status}; only active locations accept copies`);
+    throw conflict(
+      `location ${row.label} (${row.id}) is ${row.status}; only active locations accept ${what}`,
+    );
   }
   const provider = row.provider;
   if (

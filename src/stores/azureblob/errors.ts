@@ -24,6 +24,11 @@ const CREDENTIAL_CODES = new Set([
   'InsufficientAccountPermissions',
 ]);
 const THROTTLE_CODES = new Set(['ServerBusy']);
+/** A container that exists (always the account's own: containers are per account), or is going away. */
+const CONFLICT_CODES: Record<string, string> = {
+  ContainerAlreadyExists: 'the container already exists in this storage account',
+  ContainerBeingDeleted: 'a container of that name is being deleted; try again in a minute',
+};
 const INVALID_CODES = new Set([
   'InvalidResourceName',
   'InvalidRange',
@@ -61,6 +66,11 @@ export function toFerryError(err: unknown, what: string, signal?: AbortSignal): 
   const message = `azureblob: ${what}: ${code ? `${code}: ` : ''}${firstLine(err.message)}`;
   if (NOT_FOUND_CODES.has(code) || status === 404)
     return new FerryError('not_found', message, { cause: err });
+  if (Object.hasOwn(CONFLICT_CODES, code)) {
+    return new FerryError('conflict', `azureblob: ${what}: ${CONFLICT_CODES[code]} (${code})`, {
+      cause: err,
+    });
+  }
   if (CREDENTIAL_CODES.has(code) || status === 401 || status === 403) {
     return new FerryError('credentials_rejected', message, { cause: err });
   }

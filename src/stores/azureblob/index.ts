@@ -21,6 +21,7 @@ import { PartReader } from '../shared/chunks.js';
 import type { MemoryBudget } from '../shared/memory.js';
 import { checkEndpoint } from '../shared/metadata.js';
 import { type AzureClient, abortable, createClient } from './client.js';
+import { containerCreation } from './containers.js';
 import { toFerryError } from './errors.js';
 import { listContainers, listFolder } from './list.js';
 import { objectPath } from './paths.js';
@@ -80,6 +81,7 @@ class AzureBlobStore implements Store {
       upload: uploadLimits(tuning),
       copy: (from, to, options) => this.#copy(from, to, options),
       resumable: this.#resumable(),
+      createBucket: containerCreation(service),
     };
   }
 

@@ -125,7 +125,12 @@ function fromGoogleError(
 
 function kindOf(status: number, reason: string): ErrorKind {
   if (status === 404) return 'not_found';
-  if (status === 401 || status === 403 || CREDENTIAL_REASONS.has(reason)) return 'credentials_rejected';
+  if (status === 401 || CREDENTIAL_REASONS.has(reason)) return 'credentials_rejected';
+  // A 403 (reason "forbidden") is a permission the service account lacks on this bucket or project
+  // ("… does not have storage.buckets.create access"): the key itself was accepted.
+  if (status === 403) return 'forbidden';
+  // A bucket name in use (buckets.insert), or a conflicting change of the same resource.
+  if (status === 409) return 'conflict';
   if (status === 429 || status === 503) return 'throttled';
   if (status >= 500) return 'transient';
   return 'invalid';

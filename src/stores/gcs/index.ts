@@ -17,6 +17,7 @@ import type {
   WriteOptions,
 } from '../contract.js';
 import { checkEndpoint } from '../shared/metadata.js';
+import { gcsBucketCreation } from './buckets.js';
 import { createClient, DEFAULT_ENDPOINT, type GcsClient, type GcsSettings, readSettings } from './client.js';
 import { toFerryError } from './errors.js';
 import { listBuckets, listFolder } from './list.js';
@@ -72,6 +73,7 @@ class GcsStore implements Store {
       hashes: ['md5', 'crc32c'],
       upload: uploadLimits(tuning),
       copy: (from, to, options) => this.#copy(from, to, options),
+      createBucket: gcsBucketCreation(() => this.#storage(), settings.projectId),
     };
   }
 

@@ -8,6 +8,7 @@ import type { StoreContext, StoreLocation } from '../context.js';
 import { resolveConnection, type S3Connection } from './endpoint.js';
 
 export interface S3Handle {
+  provider: S3FamilyProvider;
   client: S3Client;
   connection: S3Connection;
   /** Non-secret identity: provider, endpoint (or "aws"), access key id. */
@@ -49,7 +50,7 @@ export function createClient(
     logger: { debug() {}, info() {}, warn() {}, error() {} },
   });
   const account = `${provider} ${connection.endpoint ?? 'aws'} ${key.access_key_id}`;
-  return { client, connection, account };
+  return { provider, client, connection, account };
 }
 
 /** The SDK's per-call options for an optional abort signal. */

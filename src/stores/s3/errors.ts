@@ -47,6 +47,13 @@ const TRANSIENT = new Set([
 
 const UNSUPPORTED = new Set(['NotImplemented', 'XNotImplemented']);
 
+/** CreateBucket's answers for a name in use, and whose the bucket is (CreateBucket, "Errors"). */
+const EXISTS: Record<string, string> = {
+  BucketAlreadyOwnedByYou: 'the bucket already exists and is yours',
+  BucketAlreadyExists:
+    'the name is taken by a bucket of another account (bucket names are shared by every account)',
+};
+
 interface SdkErrorShape {
   name?: string;
   Code?: string;
@@ -58,6 +65,11 @@ interface SdkErrorShape {
 
 function statusOf(err: SdkErrorShape): number | undefined {
   return err.$metadata?.httpStatusCode ?? err.$response?.statusCode;
+}
+
+/** The HTTP status of a failed call; undefined when the request got no answer. */
+export function statusOfError(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null ? statusOf(err as SdkErrorShape) : undefined;
 }
 
 /** The S3 error code; HEAD answers carry none, so the SDK names them after the status ("NotFound", "403"). */
@@ -94,6 +106,7 @@ export function isBodilessAuthError(err: unknown): boolean {
 
 function kindOf(code: string, status: number | undefined): ErrorKind {
   if (NOT_FOUND.has(code)) return 'not_found';
+  if (Object.hasOwn(EXISTS, code)) return 'conflict';
   if (THROTTLED.has(code)) return 'throttled';
   if (CREDENTIALS.has(code)) return 'credentials_rejected';
   if (FORBIDDEN.has(code)) return 'forbidden';
@@ -130,8 +143,9 @@ export function s3Error(err: unknown, what: string): FerryError {
   }
   const code = codeOf(e);
   const kind = kindOf(code, status);
-  const message =
+  const said =
     e.message && e.message !== code && e.message !== 'UnknownError' ? `${code}: ${e.message}` : code;
+  const message = Object.hasOwn(EXISTS, code) ? `${EXISTS[code]} (${said})` : said;
   const statusText = status === undefined ? '' : ` (HTTP ${status})`;
   const retryAfter =
     kind === 'throttled' ? parseRetryAfter(e.$response?.headers?.['retry-after'] ?? undefined) : undefined;

@@ -26,6 +26,7 @@ import type {
 } from '../contract.js';
 import { PartReader } from '../shared/chunks.js';
 import type { MemoryBudget } from '../shared/memory.js';
+import { s3BucketCreation } from './buckets.js';
 import { abortable, createClient, type S3Handle } from './client.js';
 import { COPY_OBJECT_MAX, type CopyAnswer, copyObject } from './copy.js';
 import { isBodilessAuthError, isPreconditionFailed, s3Error } from './errors.js';
@@ -122,6 +123,7 @@ class S3Store implements Store {
       upload: limits,
       copy: (from, to, options) => this.#copy(from, to, options),
       resumable: this.#resumable(),
+      createBucket: s3BucketCreation(handle.provider, handle),
     };
   }
 

@@ -1,6 +1,6 @@
 // A location's buckets and folders (docs/api.md, "Listing objects"), a page at a time, and what can be
-// started from there: a copy or bulk prefix copy (overwrite mode, manifest), a move, a remove after its
-// preview, a share link (shown once).
+// started from there: a new bucket (on a bucket store's top level), a copy or bulk prefix copy
+// (overwrite mode, manifest), a move, a remove after its preview, a share link (shown once).
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { bytes, time, visibleName } from '../format.js';
@@ -74,6 +74,9 @@ export function Browser({ location, path }: { location: string; path: string }) 
       </nav>
       <Alert error={listing.error} />
       {listing.data?.hint && <p class="small">{listing.data.hint}</p>}
+      {path === '' && listing.data?.hint !== undefined && (
+        <NewBucket location={location} onMade={() => listing.reload()} />
+      )}
       {listing.loading && <p>Loading…</p>}
       {action && (
         <ActionPanel
@@ -161,6 +164,63 @@ export function Browser({ location, path }: { location: string; path: string }) 
         </nav>
       )}
     </section>
+  );
+}
+
+/**
+ * "New bucket" on a bucket store's top level (the listing there carries a hint, and only there):
+ * POST /v1/buckets, whose 400 names the provider's rule a name breaks (docs/api.md, "Buckets").
+ */
+function NewBucket({ location, onMade }: { location: string; onMade: () => void }) {
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [made, setMade] = useState<string | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    try {
+      setError(undefined);
+      const entry = await api<Entry>('POST', '/v1/buckets', {
+        ...(UUID.test(location) ? { id: location } : { name: location }),
+        bucket: name,
+      });
+      setMade(entry.name);
+      setName('');
+      setOpen(false);
+      onMade();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <div class="row">
+      {made && <Notice>Bucket {visibleName(made)} created.</Notice>}
+      {!open ? (
+        <button type="button" onClick={() => setOpen(true)}>
+          New bucket
+        </button>
+      ) : (
+        <section class="panel" aria-labelledby="h-new-bucket">
+          <h2 id="h-new-bucket">New bucket</h2>
+          <Alert error={error} />
+          <form onSubmit={submit} class="grid">
+            <label for="bucket-name">Bucket name</label>
+            <input
+              id="bucket-name"
+              required
+              autocomplete="off"
+              spellcheck={false}
+              value={name}
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
+            <button type="submit">Create bucket</button>
+          </form>
+          <button type="button" onClick={() => setOpen(false)}>
+            Cancel
+          </button>
+        </section>
+      )}
+    </div>
   );
 }
 

@@ -1,0 +1,36 @@
+// Buckets and containers made on request (docs/api.md, "Buckets"): POST /v1/buckets. The location's
+// store says whether it has buckets and what names its provider takes (its createBucket capability);
+// everything that can be checked without the provider is checked first, in the order of the API's
+// other writes: the location (404, 409 ambiguous), a folder store (400), the name (400), the
+// location's state (409, as for copy); then one provider call.
+import { invalid } from '../errors.js';
+import { bucketWord } from '../providers.js';
+import type { Entry } from '../stores/contract.js';
+import type { Clock } from './clock.js';
+import type { LocationRef } from './locations/addressing.js';
+import type { Locations } from './locations/locations.js';
+import type { Storage } from './storage.js';
+import { checkUsable } from './transfers/copy.js';
+
+export class Buckets {
+  constructor(
+    private readonly locations: Locations,
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(workspaceId: string, request: { ref: LocationRef; bucket: string }): Promise<Entry> {
+    const row = await this.locations.resolve(workspaceId, request.ref);
+    return this.storage.use(row, async (store) => {
+      const creation = store.features.createBucket;
+      if (!creation) {
+        throw invalid(
+          `location ${row.label} is a ${row.provider} location, which has folders, not buckets: a folder is created by writing a file into it (copy, move or pull to "folder/name")`,
+        );
+      }
+      creation.checkName(request.bucket);
+      checkUsable(row, this.clock.now(), `new ${bucketWord(row.provider)}s`);
+      return creation.create(request.bucket);
+    });
+  }
+}

@@ -1,0 +1,47 @@
+// POST /v1/buckets (docs/api.md, "Buckets"): a new bucket or container on a bucket store.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Buckets } from '../../domain/buckets.js';
+import { workspaceOf } from '../auth.js';
+import { errors, Label, locationRefFields } from '../schemas.js';
+import { EntrySchema } from './list.js';
+
+/** Longer than any provider allows (gcs: 222): the store's own rules name what is wrong. */
+const BUCKET_MAX = 255;
+
+export const bucketRoutes =
+  (buckets: Buckets): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/v1/buckets',
+      {
+        config: { rateLimit: 'locations' },
+        schema: {
+          summary: 'Create a bucket (a container on azureblob) on a bucket store',
+          tags: ['buckets'],
+          body: Type.Object(
+            {
+              ...locationRefFields,
+              bucket: Label({
+                maxLength: BUCKET_MAX,
+                description: "The new bucket's name, checked against the provider's naming rules",
+              }),
+            },
+            { additionalProperties: false, required: ['bucket'] },
+          ),
+          response: { 201: EntrySchema, ...errors(400, 401, 403, 404, 409, 502, 503) },
+        },
+      },
+      async (request, reply) => {
+        const { bucket, ...ref } = request.body;
+        const entry = await buckets.create(workspaceOf(request), { ref, bucket });
+        return reply.code(201).send({
+          name: entry.name,
+          path: entry.path,
+          size: entry.size,
+          isDir: entry.isDir,
+          ...(entry.modTime === undefined ? {} : { modTime: entry.modTime.toISOString() }),
+        });
+      },
+    );
+  };
