@@ -70,6 +70,10 @@ export interface TransfersTable {
   status: TransferStatus;
   /** JSON of the transfer's request, resolved to location ids (src/engine/specs.ts). */
   spec: string;
+  /** JSON of `from` as the caller gave it (docs/api.md, "Polling"); null on rows from before it was kept. */
+  given_from: string | null;
+  /** JSON of `to` as given; null for a remove (and on rows from before it was kept). */
+  given_to: string | null;
   bytes_total: number | null;
   bytes_done: Generated<number>;
   error: string | null;

@@ -82,6 +82,8 @@ await eachDatabase('move, remove, pull', (database) => {
     const done = await waitFor(call, `/v1/transfers/${res.json().id}`);
     assert.equal(done.status, 'complete', JSON.stringify(done));
     assert.equal(done.kind, 'move');
+    assert.equal(done.from, `${label}/${bucket}/in/a.txt`, 'from and to as given');
+    assert.equal(done.to, `${label}/${bucket}/out/b.txt`);
     assert.equal(String(await readS3(client, bucket, 'out/b.txt')), 'A');
     assert.equal(await readS3(client, bucket, 'in/a.txt'), undefined);
   });
@@ -103,7 +105,10 @@ await eachDatabase('move, remove, pull', (database) => {
       },
     });
     assert.equal(res.statusCode, 202, res.body);
-    assert.equal((await waitFor(call, `/v1/transfers/${res.json().id}`)).status, 'complete');
+    const moved = await waitFor(call, `/v1/transfers/${res.json().id}`);
+    assert.equal(moved.status, 'complete');
+    assert.deepEqual(moved.from, [`${loc}/${bucket}/src/**/*.log`, `${loc}/${bucket}/other.log`]);
+    assert.equal(moved.to, `${loc}/${bucket}/logs/`);
     assert.equal(String(await readS3(client, bucket, 'logs/x.log')), 'x');
     assert.equal(String(await readS3(client, bucket, 'logs/deep/y.log')), 'y');
     assert.equal(String(await readS3(client, bucket, 'logs/other.log')), 'o');
@@ -167,6 +172,8 @@ await eachDatabase('move, remove, pull', (database) => {
     const done = await waitFor(call, `/v1/transfers/${res.json().id}`);
     assert.equal(done.status, 'complete');
     assert.equal(done.kind, 'remove');
+    assert.equal(done.from, `${label}/${bucket}/tmp/**/*.tmp`);
+    assert.ok(!('to' in done), 'a remove has no to');
     assert.equal(await readS3(client, bucket, 'tmp/a.tmp'), undefined);
     assert.equal(await readS3(client, bucket, 'tmp/sub/b.tmp'), undefined);
     assert.equal(String(await readS3(client, bucket, 'tmp/c.txt')), 'c');
@@ -205,6 +212,9 @@ await eachDatabase('move, remove, pull', (database) => {
     assert.equal(done.status, 'complete', JSON.stringify(done));
     assert.equal(done.kind, 'pull');
     assert.equal(done.bytes_done, 50_000);
+    assert.equal(done.bytes_total, 50_000);
+    assert.equal(done.from, `${origin}/files/report.pdf`);
+    assert.equal(done.to, `${label}/${bucket}/in/report.pdf`);
     assert.deepEqual(await readS3(client, bucket, 'in/report.pdf'), files['/files/report.pdf']);
     const several = await call({
       method: 'POST',

@@ -115,8 +115,8 @@ export class Operations {
     if (row.status !== 'active') throw conflict(`location ${row.label} (${row.id}) is ${row.status}`);
   }
 
-  private queue(workspaceId: string, spec: TransferSpec): Promise<Queued> {
-    return transfers.enqueue(this.db.kysely, workspaceId, spec, this.clock.now());
+  private queue(workspaceId: string, spec: TransferSpec, given: transfers.Given): Promise<Queued> {
+    return transfers.enqueue(this.db.kysely, workspaceId, spec, this.clock.now(), given);
   }
 
   private async destination(workspaceId: string, to: string, several: boolean) {
@@ -154,7 +154,7 @@ export class Operations {
         throw invalid('a move onto itself is not allowed');
       }
     }
-    return this.queue(workspaceId, { kind: 'move', sources, destination });
+    return this.queue(workspaceId, { kind: 'move', sources, destination }, { from, to });
   }
 
   private async removalPaths(workspaceId: string, path: string | string[]): Promise<Resolved[]> {
@@ -172,10 +172,11 @@ export class Operations {
   async remove(workspaceId: string, path: string | string[]): Promise<Queued> {
     const paths = await this.removalPaths(workspaceId, path);
     for (const p of paths) this.checkActive(p.row);
-    return this.queue(workspaceId, {
-      kind: 'remove',
-      paths: paths.map((p) => ({ location_id: p.row.id, path: p.path })),
-    });
+    return this.queue(
+      workspaceId,
+      { kind: 'remove', paths: paths.map((p) => ({ location_id: p.row.id, path: p.path })) },
+      { from: path },
+    );
   }
 
   /** What /remove would remove now, streamed; nothing is removed. Entries carry the location-relative path. */
@@ -223,6 +224,6 @@ export class Operations {
     const urls = list(from, 'from');
     for (const url of urls) await checkPullHost(checkPullUrl(url), this.egress);
     const destination = await this.destination(workspaceId, to, urls.length > 1);
-    return this.queue(workspaceId, { kind: 'pull', urls, destination });
+    return this.queue(workspaceId, { kind: 'pull', urls, destination }, { from, to });
   }
 }

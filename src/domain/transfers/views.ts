@@ -9,10 +9,15 @@ import { isUuid } from '../ids.js';
 import type { JobStatus, Overwrite, TransferKind, TransferStatus } from '../states.js';
 import { decodeRef } from './specs.js';
 
+/** A transfer's `from` or `to` as the caller gave it: a path, several, or a copy's target object. */
+export type Given = string | string[] | { name?: string; id?: string; path: string };
+
 export interface TransferView {
   id: string;
   kind: TransferKind;
   status: TransferStatus;
+  from?: Given;
+  to?: Given;
   created_at: string;
   updated_at: string;
   started_at?: string;
@@ -72,6 +77,8 @@ export function transferView(row: TransferRow): TransferView {
     id: row.id,
     kind: row.kind,
     status: row.status,
+    ...(row.given_from === null ? {} : { from: JSON.parse(row.given_from) as Given }),
+    ...(row.given_to === null ? {} : { to: JSON.parse(row.given_to) as Given }),
     ...times(row),
     ...(row.bytes_total === null ? {} : { bytes_total: row.bytes_total }),
     bytes_done: row.bytes_done,

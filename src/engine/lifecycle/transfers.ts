@@ -41,12 +41,19 @@ export interface Queued {
   status: 'queued';
 }
 
+/** What the caller asked for, as given (docs/api.md, "Polling"): `to` is absent for a remove. */
+export interface Given {
+  from: unknown;
+  to?: unknown;
+}
+
 /** enqueue: the one way a row enters the transfers table. */
 export async function enqueue(
   q: Queryable,
   workspaceId: string,
   spec: TransferSpec,
   now: number,
+  given?: Given,
 ): Promise<Queued> {
   const id = newId();
   const status = TRANSFER_MOVES.enqueue.to[0];
@@ -58,6 +65,8 @@ export async function enqueue(
       kind: spec.kind,
       status,
       spec: encodeSpec(spec),
+      given_from: given === undefined ? null : JSON.stringify(given.from),
+      given_to: given?.to === undefined ? null : JSON.stringify(given.to),
       bytes_total: null,
       error: null,
       lease_owner: null,
@@ -114,6 +123,17 @@ export async function progress(
   now: number,
 ): Promise<void> {
   await held(q, owner, id).set({ bytes_done: bytes, updated_at: now }).execute();
+}
+
+/** The size of what the transfer moves, once known and before its bytes start (docs/api.md, "Polling"). */
+export async function sized(
+  q: Queryable,
+  owner: string,
+  id: string,
+  total: number,
+  now: number,
+): Promise<void> {
+  await held(q, owner, id).set({ bytes_total: total, updated_at: now }).execute();
 }
 
 /** complete, retryLater or fail, as the attempt's settlement says; false when the lease was lost. */

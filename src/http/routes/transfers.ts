@@ -25,11 +25,16 @@ const TargetObject = Type.Object(
   { additionalProperties: false, required: ['path'] },
 );
 const Target = Type.Union([Path({ minLength: 0, description: '<location>:<path>' }), TargetObject]);
+/** A transfer's `from` or `to` as given: a copy's target, or a path, URL or list of them (move, remove, pull). */
+const Given = Type.Union([Target, Type.Array(Type.String())]);
 
 export const TransferSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
   kind: oneOf(TRANSFER_KINDS),
   status: oneOf(TRANSFER_STATES),
+  // As the request gave them (docs/api.md, "Polling"); `to` is absent for a remove.
+  from: Type.Optional(Given),
+  to: Type.Optional(Given),
   created_at: Timestamp,
   updated_at: Timestamp,
   started_at: Type.Optional(Timestamp),
