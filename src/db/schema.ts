@@ -105,6 +105,8 @@ export interface JobsTable {
   planning_done: Generated<number>;
   planned_count: Generated<number>;
   planning_attempts: Generated<number>;
+  /** The transfer over several objects this job runs (docs/engine.md); null for a bulk copy or sync. */
+  transfer_id: Generated<string | null>;
   /**
    * Object counts and finished bytes, kept by the object lifecycle in the same transaction as each
    * object's move (src/engine/lifecycle/objects.ts): pending includes running.
@@ -140,6 +142,11 @@ export interface JobObjectsTable {
   size: number | null;
   /** The source's ETag as its listing reported it; null for manifest keys and stores without one. */
   source_etag: string | null;
+  /**
+   * JSON of the object's own work (src/domain/transfers/specs.ts, ObjectWork) when its job runs a
+   * transfer over several objects; null for a bulk copy's object, which copies source prefix + key.
+   */
+  work: Generated<string | null>;
   bytes_done: Generated<number>;
   attempts: Generated<number>;
   /**

@@ -31,7 +31,11 @@ interface Outcome {
 }
 
 /** Where one source entry lands: a folder destination keeps the entry's path below the pattern's base. */
-function destinationPath(destination: DestinationRef, sourcePath: string, entry: Entry): string {
+export function destinationPath(
+  destination: DestinationRef,
+  sourcePath: string,
+  entry: Pick<Entry, 'path' | 'name'>,
+): string {
   if (!destination.folder) return destination.path;
   if (!isPattern(sourcePath)) return destination.path + entry.name;
   const { base } = splitPattern(sourcePath);

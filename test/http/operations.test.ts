@@ -25,6 +25,8 @@ await eachDatabase('move, remove, pull', (database) => {
   let client: S3Client;
   let web: Server;
   let origin: string;
+  /** /flaky answers 404 until a test sets this. */
+  let flakyServes = false;
   const files: Record<string, Buffer> = {
     '/files/report.pdf': randomBytes(50_000),
     '/files/notes.txt': Buffer.from('notes'),
@@ -34,6 +36,10 @@ await eachDatabase('move, remove, pull', (database) => {
     client = s3Client(s3.endpoint);
     web = createServer((req, res) => {
       const path = (req.url ?? '').split('?')[0] ?? '';
+      if (path === '/flaky' && flakyServes) {
+        res.writeHead(200, { 'content-length': 5 }).end('flaky');
+        return;
+      }
       if (path === '/redirect') {
         res.writeHead(302, { location: '/files/notes.txt' }).end();
         return;
@@ -229,6 +235,63 @@ await eachDatabase('move, remove, pull', (database) => {
       payload: { from: [`${origin}/files/notes.txt`, `${origin}/x`], to: `${label}/${bucket}/one.txt` },
     });
     assert.equal(notFolder.statusCode, 400);
+  });
+
+  test('a pull of two URLs, one bad, writes the good one, counts both, fails saying 1 of 2, lists the failure, and retries it', async () => {
+    const { call, label } = await setup();
+    const bucket = await seedBucket(client, {});
+    const res = await call({
+      method: 'POST',
+      url: '/pull',
+      payload: { from: [`${origin}/files/report.pdf`, `${origin}/flaky`], to: `${label}/${bucket}/p/` },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const url = `/v1/transfers/${res.json().id}`;
+    const done = await waitFor(call, url);
+    assert.equal(done.status, 'failed', JSON.stringify(done));
+    assert.equal(done.error, '1 of 2 objects failed');
+    assert.deepEqual(done.counts, { total: 2, pending: 0, succeeded: 1, skipped: 0, failed: 1 });
+    assert.equal(done.bytes_done, 50_000);
+    assert.deepEqual(await readS3(client, bucket, 'p/report.pdf'), files['/files/report.pdf']);
+    const failures = await call({ method: 'GET', url: `${url}/failures` });
+    assert.equal(failures.statusCode, 200, failures.body);
+    assert.deepEqual(
+      failures.json().failures.map((f: { key: string }) => f.key),
+      [`${origin}/flaky`],
+    );
+    assert.match(failures.json().failures[0].error, /404/);
+    flakyServes = true;
+    const retry = await call({ method: 'POST', url: `${url}/retry` });
+    assert.equal(retry.statusCode, 202, retry.body);
+    assert.deepEqual(retry.json(), { id: res.json().id, status: 'queued' });
+    const again = await waitFor(call, url);
+    assert.equal(again.status, 'complete', JSON.stringify(again));
+    assert.deepEqual(again.counts, { total: 2, pending: 0, succeeded: 2, skipped: 0, failed: 0 });
+    assert.equal(String(await readS3(client, bucket, 'p/flaky')), 'flaky');
+    const twice = await call({ method: 'POST', url: `${url}/retry` });
+    assert.equal(twice.statusCode, 409, 'only a failed transfer is retried');
+    const jobs = (await call({ method: 'GET', url: '/v1/jobs' })).json().jobs;
+    assert.deepEqual(jobs, [], "a transfer's job is not listed as a job");
+  });
+
+  test('a prefix move runs object by object: counts say what was done', async () => {
+    const { call, label } = await setup();
+    const seeded: Record<string, string> = {};
+    for (let i = 0; i < 12; i++) seeded[`src/d${i % 3}/f${i}.txt`] = `file ${i}`;
+    const bucket = await seedBucket(client, seeded);
+    const res = await call({
+      method: 'POST',
+      url: '/move',
+      payload: { from: `${label}/${bucket}/src/**`, to: `${label}/${bucket}/dst/` },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    const done = await waitFor(call, `/v1/transfers/${res.json().id}`);
+    assert.equal(done.status, 'complete', JSON.stringify(done));
+    assert.deepEqual(done.counts, { total: 12, pending: 0, succeeded: 12, skipped: 0, failed: 0 });
+    for (let i = 0; i < 12; i++) {
+      assert.equal(String(await readS3(client, bucket, `dst/d${i % 3}/f${i}.txt`)), `file ${i}`);
+      assert.equal(await readS3(client, bucket, `src/d${i % 3}/f${i}.txt`), undefined);
+    }
   });
 
   test('pull refuses non-http URLs and hosts that egress does not allow with 400; a URL that 404s fails the transfer', async () => {
