@@ -190,7 +190,7 @@ export class TransferViews {
           .executeTakeFirst()
       : undefined;
     if (!row) throw notFound(`transfer ${id} was not found`);
-    return this.#transferView(row);
+    return this.viewOf(row);
   }
 
   /** The row of a workspace's transfer: 404 when it is not one. */
@@ -212,7 +212,8 @@ export class TransferViews {
     return this.db.selectFrom('jobs').selectAll().where('transfer_id', '=', transferId).executeTakeFirst();
   }
 
-  async #transferView(row: TransferRow): Promise<TransferView> {
+  /** A transfer row as the API shows it, with its job's counts when it has one. */
+  async viewOf(row: TransferRow): Promise<TransferView> {
     const job = await this.jobOf(row.id);
     if (job === undefined) return transferView(row);
     const runningBytes = row.status === 'running' ? await objects.runningBytes(this.db, job.id) : 0;
@@ -222,7 +223,7 @@ export class TransferViews {
   async transfers(workspaceId: string, limit: number, cursor?: string): Promise<Page<TransferView>> {
     const page = await newestFirst(this.db, 'transfers', workspaceId, limit, cursor);
     const items: TransferView[] = [];
-    for (const row of page.rows) items.push(await this.#transferView(row));
+    for (const row of page.rows) items.push(await this.viewOf(row));
     return {
       items,
       ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
