@@ -33,7 +33,7 @@ await eachDatabase('ferry client', (database) => {
       ),
     );
     const shown = ok(await run('transfers', 'show', String(pulled.id))).stdout;
-    assert.match(shown, /^objects\s+2 total, 1 done, 0 skipped, 1 failed, 0 pending$/m);
+    assert.match(shown, /^objects:\s+2 total, 1 done, 0 skipped, 1 failed, 0 pending$/m);
     assert.match(shown, /^failures:\nKEY\s+ATTEMPTS\s+ERROR\n\S+\/missing\s+\d+\s+\S/m);
 
     const dst = await seedBucket(s.client, {});
@@ -42,6 +42,6 @@ await eachDatabase('ferry client', (database) => {
     const jobs = ok(await run('jobs')).stdout;
     assert.match(jobs, new RegExp(`complete\\s+${label}:${bucket}/p/ → ${label}:${dst}/p/\\s+1/1`));
     const jobShown = ok(await run('jobs', 'show', String(job.job_id))).stdout;
-    assert.match(jobShown, new RegExp(`^from\\s+${label}:${bucket}/p/$`, 'm'));
+    assert.match(jobShown, new RegExp(`^from:\\s+${label}:${bucket}/p/$`, 'm'));
   });
 });
