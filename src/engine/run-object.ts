@@ -142,8 +142,8 @@ export async function runObject(
 /** What one object of a transfer over several objects does, once (each op is safe to repeat). */
 async function doWork(
   ctx: EngineContext,
+  object: JobObjectRow,
   work: ObjectWork,
-  attempt: number,
   signal: AbortSignal,
   report: (bytes: number) => void,
 ): Promise<{ bytes: number }> {
@@ -158,6 +158,18 @@ async function doWork(
             sourcePath: work.source.path,
             destination: destination.store,
             destinationPath: work.destination.path,
+            // As a bulk copy's objects (runObject): the listing's size and ETag save a stat on the
+            // first attempt; a retried object is stat'ed, its source may have changed since.
+            ...(object.size === null || object.attempts > 1
+              ? {}
+              : {
+                  sourceInfo: {
+                    path: work.source.path,
+                    size: object.size,
+                    hashes: {},
+                    ...(object.source_etag === null ? {} : { etag: object.source_etag }),
+                  },
+                }),
             signal,
             onProgress: report,
           }),
@@ -170,7 +182,7 @@ async function doWork(
           await store.delete(work.source.path, { signal });
         } catch (err) {
           // Gone since an earlier attempt of this object removed it: what was asked for holds.
-          if (!(isFerryError(err, 'not_found') && attempt > 1)) throw err;
+          if (!(isFerryError(err, 'not_found') && object.attempts > 1)) throw err;
         }
         return { bytes: 0 };
       });
@@ -209,7 +221,7 @@ async function runWork(
     attempts: object.attempts,
     crashes: { count: object.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
     progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.changed?.()),
-    work: (report) => doWork(ctx, work, object.attempts, signal, report),
+    work: (report) => doWork(ctx, object, work, signal, report),
     done: (outcome) => ({ kind: 'done', bytes: outcome.bytes, skipped: false }),
   });
   if (settlement === undefined) return;
