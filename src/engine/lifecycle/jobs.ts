@@ -195,6 +195,7 @@ async function ended(trx: Queryable, row: JobRow, now: number): Promise<void> {
       total: Number(row.objects_total),
       bytes: Number(row.bytes_finished),
       error: status === 'failed' && Number(row.objects_failed) === 0 ? row.error : null,
+      job: row,
     };
     if (status === 'canceled') end.error = 'canceled';
     await transfers.jobEnded(trx, row.transfer_id, end, now);

@@ -10,7 +10,7 @@
 // object by the job engine; its job's planner starts it, and whoever finishes its job ends it.
 import { sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
-import type { TransferRow } from '../../db/schema.js';
+import type { JobRow, TransferRow } from '../../db/schema.js';
 import { newId } from '../../domain/ids.js';
 import type { TransferStatus } from '../../domain/states.js';
 import { encodeSpec, type TransferSpec } from '../../domain/transfers/specs.js';
@@ -159,6 +159,8 @@ export interface JobEnd {
   bytes: number;
   /** Set when the job failed as a whole (its planning). */
   error: string | null;
+  /** The job's row as it ended: its counts go into the webhook event, as GET shows them. */
+  job: JobRow;
 }
 
 /**
@@ -188,7 +190,8 @@ export async function jobEnded(q: Queryable, id: string, end: JobEnd, now: numbe
     .executeTakeFirst();
   if (row) {
     const type = row.status === 'complete' ? 'transfer.complete' : 'transfer.failed';
-    await emit(q, { workspaceId: row.workspace_id, type, data: transferView(row), at: now });
+    const data = transferView(row, { row: end.job, runningBytes: 0 });
+    await emit(q, { workspaceId: row.workspace_id, type, data, at: now });
   }
 }
 
