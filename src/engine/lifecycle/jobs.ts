@@ -277,25 +277,23 @@ export async function retry(q: Queryable, jobId: string, now: number): Promise<b
 
 /** retry, in the caller's transaction (a transfer's retry retries its job with it). */
 export async function retryWithin(trx: Queryable, jobId: string, now: number): Promise<boolean> {
-  {
-    const updated = await trx
-      .updateTable('jobs')
-      .set({
-        status: JOB_MOVES.retry.to[0],
-        error: null,
-        finished_at: null,
-        updated_at: now,
-        planning_attempts: 0,
-        lease_owner: null,
-        lease_expires_at: null,
-      })
-      .where('id', '=', jobId)
-      .where('status', 'in', JOB_MOVES.retry.from)
-      .executeTakeFirst();
-    if (changed(updated) === 0) return false;
-    await objects.retry(trx, jobId);
-    return true;
-  }
+  const updated = await trx
+    .updateTable('jobs')
+    .set({
+      status: JOB_MOVES.retry.to[0],
+      error: null,
+      finished_at: null,
+      updated_at: now,
+      planning_attempts: 0,
+      lease_owner: null,
+      lease_expires_at: null,
+    })
+    .where('id', '=', jobId)
+    .where('status', 'in', JOB_MOVES.retry.from)
+    .executeTakeFirst();
+  if (changed(updated) === 0) return false;
+  await objects.retry(trx, jobId);
+  return true;
 }
 
 /** Of these jobs, the ones canceled since their objects were claimed. */
