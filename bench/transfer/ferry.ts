@@ -34,6 +34,7 @@ interface TransferView {
   status: string;
   bytes_done: number;
   error?: string;
+  counts?: JobView['counts'];
 }
 
 async function get<T>(ferry: FerryProcess, path: string): Promise<T> {
@@ -125,6 +126,27 @@ export async function prefixCopy(
   const [view] = result.views;
   if (view?.status !== 'complete' || view.counts.succeeded !== expectedObjects)
     throw new Error(`ferry job ${from} → ${to} ended ${JSON.stringify(view)}`);
+  return result;
+}
+
+/**
+ * A prefix move (a transfer over several objects: "<label>/<bucket>/<prefix>/**" to "<label>/<bucket>/"),
+ * run object by object by the job engine; throws unless it ends complete with every object moved.
+ */
+export async function prefixMove(
+  ferry: FerryProcess,
+  from: string,
+  to: string,
+  expectedObjects: number,
+): Promise<ToolRun> {
+  const result = await measured(
+    ferry,
+    async () => [`/v1/transfers/${(await post<{ id: string }>(ferry, '/move', { from, to }, 202)).id}`],
+    (view) => finished.has(view.status),
+  );
+  const [view] = result.views;
+  if (view?.status !== 'complete' || view.counts?.succeeded !== expectedObjects)
+    throw new Error(`ferry move ${from} → ${to} ended ${JSON.stringify(view)}`);
   return result;
 }
 

@@ -70,6 +70,10 @@ export interface TransfersTable {
   status: TransferStatus;
   /** JSON of the transfer's request, resolved to location ids (src/engine/specs.ts). */
   spec: string;
+  /** JSON of `from` as the caller gave it (docs/api.md, "Polling"); null on rows from before it was kept. */
+  given_from: string | null;
+  /** JSON of `to` as given; null for a remove (and on rows from before it was kept). */
+  given_to: string | null;
   bytes_total: number | null;
   bytes_done: Generated<number>;
   error: string | null;
@@ -101,6 +105,8 @@ export interface JobsTable {
   planning_done: Generated<number>;
   planned_count: Generated<number>;
   planning_attempts: Generated<number>;
+  /** The transfer over several objects this job runs (docs/engine.md); null for a bulk copy or sync. */
+  transfer_id: Generated<string | null>;
   /**
    * Object counts and finished bytes, kept by the object lifecycle in the same transaction as each
    * object's move (src/engine/lifecycle/objects.ts): pending includes running.
@@ -136,6 +142,11 @@ export interface JobObjectsTable {
   size: number | null;
   /** The source's ETag as its listing reported it; null for manifest keys and stores without one. */
   source_etag: string | null;
+  /**
+   * JSON of the object's own work (src/domain/transfers/specs.ts, ObjectWork) when its job runs a
+   * transfer over several objects; null for a bulk copy's object, which copies source prefix + key.
+   */
+  work: Generated<string | null>;
   bytes_done: Generated<number>;
   attempts: Generated<number>;
   /**

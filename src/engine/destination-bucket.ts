@@ -45,6 +45,15 @@ export async function destinationReady(
 ): Promise<boolean> {
   let reason: string | undefined;
   try {
+    // A removal has no destination: its job's destination ref is its first path (engine/planner.ts).
+    if (job.transfer_id !== null) {
+      const owner = await ctx.db.kysely
+        .selectFrom('transfers')
+        .select('kind')
+        .where('id', '=', job.transfer_id)
+        .executeTakeFirst();
+      if (owner?.kind === 'remove') return true;
+    }
     const destination = decodeRef(job.destination);
     reason = await ctx.stores.use(destination.location_id, async (use) => {
       const bucket = await missingBucket(use.store, destination.path, signal);

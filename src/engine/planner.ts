@@ -6,13 +6,23 @@ import { setImmediate } from 'node:timers/promises';
 import type { Db } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
 import { keyHash } from '../domain/transfers/copy.js';
-import { decodeRef } from '../domain/transfers/specs.js';
+import {
+  decodeRef,
+  decodeSpec,
+  type ObjectRef,
+  type ObjectWork,
+  type TransferSpec,
+} from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
+import { expandSources, isPattern } from '../objects/patterns.js';
+import type { Entry } from '../stores/contract.js';
 import { describe } from './backoff.js';
 import { destinationReady } from './destination-bucket.js';
 import * as jobs from './lifecycle/jobs.js';
+import * as transfers from './lifecycle/transfers.js';
 import { afterFailure } from './outcome.js';
 import type { EngineContext } from './run-object.js';
+import { destinationPath } from './run-transfer.js';
 
 export const PLAN_BATCH = 1000;
 
@@ -20,6 +30,7 @@ interface Planned {
   key: string;
   size: number | null;
   etag: string | null;
+  work?: string;
 }
 
 /** Writes one batch; false when the job is no longer ours to plan (canceled, or lease lost). */
@@ -54,10 +65,70 @@ async function* listedKeys(ctx: EngineContext, locationId: string, prefix: strin
   }
 }
 
+/**
+ * The objects of a transfer over several objects (docs/engine.md), each with its own work: every
+ * file a pattern matches, each plain source as given (a missing one fails as its object, not the
+ * plan), each URL of a pull. The key, unique per job, is what the failures list shows: the source's
+ * path, or the URL.
+ */
+async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGenerator<Planned> {
+  const row = await ctx.db.kysely
+    .selectFrom('transfers')
+    .select('spec')
+    .where('id', '=', transferId)
+    .executeTakeFirstOrThrow();
+  const spec = decodeSpec(row.spec);
+  const planned = (key: string, size: number | null, etag: string | null, work: ObjectWork): Planned => ({
+    key,
+    size,
+    etag,
+    work: JSON.stringify(work),
+  });
+  switch (spec.kind) {
+    case 'copy':
+      throw new FerryError('internal', `transfer ${transferId} is a single copy`);
+    case 'pull':
+      for (const url of spec.urls)
+        yield planned(url, null, null, { op: 'pull', url, destination: spec.destination });
+      return;
+    case 'move':
+    case 'remove': {
+      const sources = spec.kind === 'move' ? spec.sources : spec.paths;
+      for (const ref of sources) {
+        if (!isPattern(ref.path)) {
+          const name = ref.path.slice(ref.path.lastIndexOf('/') + 1);
+          yield planned(ref.path, null, null, objectWork(spec, ref, { path: ref.path, name }));
+          continue;
+        }
+        const { store, release } = await ctx.stores.acquire(ref.location_id);
+        try {
+          for await (const entry of expandSources(store, ref.path)) {
+            yield planned(entry.path, entry.size, entry.etag ?? null, objectWork(spec, ref, entry));
+          }
+        } finally {
+          release();
+        }
+      }
+    }
+  }
+}
+
+function objectWork(
+  spec: Extract<TransferSpec, { kind: 'move' | 'remove' }>,
+  ref: ObjectRef,
+  entry: Pick<Entry, 'path' | 'name'>,
+): ObjectWork {
+  const source = { location_id: ref.location_id, path: entry.path };
+  if (spec.kind === 'remove') return { op: 'remove', source };
+  const path = destinationPath(spec.destination, ref.path, entry);
+  return { op: 'move', source, destination: { location_id: spec.destination.location_id, path } };
+}
+
 export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSignal): Promise<void> {
   const { db, clock, owner } = ctx;
   if (!(await destinationReady(ctx, job, signal))) return;
   const source = decodeRef(job.source);
+  if (job.transfer_id !== null) await transfers.jobStarted(db.kysely, job.transfer_id, clock.now());
   // Already fully planned (a retry of failed objects): straight back to running.
   if (job.planning_done === 1) {
     await jobs.planningDone(db.kysely, owner, job.id, clock.now());
@@ -66,7 +137,11 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
   }
   try {
     const keys =
-      job.has_manifest === 1 ? manifestKeys(db, job.id) : listedKeys(ctx, source.location_id, source.path);
+      job.transfer_id !== null
+        ? transferObjects(ctx, job.transfer_id)
+        : job.has_manifest === 1
+          ? manifestKeys(db, job.id)
+          : listedKeys(ctx, source.location_id, source.path);
     // After a planner died, keys it committed come round again and are ignored (unique per job); new
     // sequence numbers start past every committed one, so listing order need not be stable.
     let seq = job.planned_count;
@@ -84,6 +159,10 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
       }
     }
     if (!(await commitBatch(ctx, job, seq, batch))) return;
+    // A transfer whose patterns matched nothing did nothing that was asked (docs/api.md, "Move, remove, pull").
+    if (job.transfer_id !== null && seq + batch.length === 0) {
+      throw new FerryError('not_found', 'no object matched the sources');
+    }
     await jobs.planningDone(db.kysely, owner, job.id, clock.now());
     await jobs.finishIfDone(db.kysely, job.id, clock.now());
   } catch (err) {
@@ -94,9 +173,12 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
       await jobs.planningBackoff(db.kysely, owner, job.id, settlement.error, settlement.runAfter, now);
       return;
     }
-    const message = isFerryError(err, 'not_found')
-      ? `the source prefix ${source.path} was not found: ${err.message}`
-      : describe(err);
+    const message =
+      isFerryError(err, 'not_found') && job.transfer_id !== null
+        ? err.message
+        : isFerryError(err, 'not_found')
+          ? `the source prefix ${source.path} was not found: ${err.message}`
+          : describe(err);
     ctx.logger.warn({ job: job.id, err: message }, 'planning failed');
     await jobs.planningFailed(db.kysely, owner, job.id, `planning failed: ${message}`, now);
   }

@@ -1,12 +1,19 @@
 // One object of a bulk job: copy <source prefix><key> to <destination prefix><key>, settle the object
-// (src/engine/lifecycle/objects.ts) and finish the job when it was the last one.
+// (src/engine/lifecycle/objects.ts) and finish the job when it was the last one. An object of a job
+// that runs a transfer over several objects carries its own work instead (move, remove or pull, with
+// its full source and destination), and runs it the same way.
 import type { Db } from '../db/database.js';
 import type { JobObjectRow } from '../db/schema.js';
 import type { Clock } from '../domain/clock.js';
 import type { Overwrite } from '../domain/states.js';
-import { decodeRef, type ObjectRef } from '../domain/transfers/specs.js';
+import { decodeRef, type ObjectRef, type ObjectWork } from '../domain/transfers/specs.js';
+import { isFerryError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { Egress } from '../net/egress.js';
+import type { OutboundTimeouts } from '../net/time-bounds.js';
+import { openUrl } from '../objects/fetch-url.js';
 import { copyObject } from '../objects/object-copy.js';
+import { moveObject } from '../objects/object-move.js';
 import type { ObjectInfo } from '../stores/contract.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from './backoff.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
@@ -29,6 +36,9 @@ export interface EngineContext {
   changed?: () => void;
   /** When work that keeps crashing is failed (FERRY_WORK_MAX_CRASHES); DEFAULT_CRASH_POLICY without it. */
   crashes?: CrashPolicy;
+  /** What a pull may reach, and its time bounds: objects of a pull need them. */
+  egress?: Egress;
+  outbound?: OutboundTimeouts;
 }
 
 interface JobPlan {
@@ -75,6 +85,10 @@ export async function runObject(
     (await settleObjects(ctx.db, ctx.clock, ctx.owner, [item]))[0] === true,
 ): Promise<void> {
   const { db, clock, owner } = ctx;
+  if (object.work !== null) {
+    await runWork(ctx, object, JSON.parse(object.work) as ObjectWork, signal, settle);
+    return;
+  }
   const plan = await planOf(ctx, object.job_id);
   const work: Work = { kind: 'object', jobId: object.job_id, seq: object.seq };
   const checkpoint = checkpointOf(db.kysely, work, owner, () => clock.now());
@@ -118,6 +132,98 @@ export async function runObject(
         ctx.logger.warn({ job: object.job_id, seq: object.seq, err }, 'upload not aborted'),
       );
   }
+  if (settlement === undefined) return;
+  if (settlement.kind === 'failed') {
+    ctx.logger.warn({ job: object.job_id, seq: object.seq, err: settlement.error }, 'object failed');
+  }
+  await settle({ object, settlement });
+}
+
+/** What one object of a transfer over several objects does, once (each op is safe to repeat). */
+async function doWork(
+  ctx: EngineContext,
+  object: JobObjectRow,
+  work: ObjectWork,
+  signal: AbortSignal,
+  report: (bytes: number) => void,
+): Promise<{ bytes: number }> {
+  switch (work.op) {
+    case 'move':
+      // Copied, verified, and only then the source removed (src/objects/object-move.ts), so a
+      // process killed mid-move loses nothing; a repeat after the delete finds the move done.
+      return ctx.stores.use(work.source.location_id, (source) =>
+        ctx.stores.use(work.destination.location_id, (destination) =>
+          moveObject({
+            source: source.store,
+            sourcePath: work.source.path,
+            destination: destination.store,
+            destinationPath: work.destination.path,
+            // As a bulk copy's objects (runObject): the listing's size and ETag save a stat on the
+            // first attempt; a retried object is stat'ed, its source may have changed since.
+            ...(object.size === null || object.attempts > 1
+              ? {}
+              : {
+                  sourceInfo: {
+                    path: work.source.path,
+                    size: object.size,
+                    hashes: {},
+                    ...(object.source_etag === null ? {} : { etag: object.source_etag }),
+                  },
+                }),
+            signal,
+            onProgress: report,
+          }),
+        ),
+      );
+    case 'remove':
+      return ctx.stores.use(work.source.location_id, async ({ store }) => {
+        try {
+          await store.stat(work.source.path, { signal });
+          await store.delete(work.source.path, { signal });
+        } catch (err) {
+          // Gone since an earlier attempt of this object removed it: what was asked for holds.
+          if (!(isFerryError(err, 'not_found') && object.attempts > 1)) throw err;
+        }
+        return { bytes: 0 };
+      });
+    case 'pull': {
+      const egress = ctx.egress;
+      if (egress === undefined) throw new Error('a pull needs the egress rules');
+      return ctx.stores.use(work.destination.location_id, async ({ store }) => {
+        const fetched = await openUrl(work.url, egress, {
+          signal,
+          ...(ctx.outbound === undefined ? {} : { timeouts: ctx.outbound }),
+        });
+        const path = work.destination.folder ? work.destination.path + fetched.name : work.destination.path;
+        const info = await store.write(path, fetched.body, {
+          signal,
+          ...(fetched.size === undefined ? {} : { size: fetched.size }),
+          ...(fetched.mimeType === undefined ? {} : { mimeType: fetched.mimeType }),
+          onProgress: report,
+        });
+        return { bytes: info.size };
+      });
+    }
+  }
+}
+
+async function runWork(
+  ctx: EngineContext,
+  object: JobObjectRow,
+  work: ObjectWork,
+  signal: AbortSignal,
+  settle: SettleObject,
+): Promise<void> {
+  const { db, clock, owner } = ctx;
+  const settlement = await attempt({
+    clock,
+    signal,
+    attempts: object.attempts,
+    crashes: { count: object.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
+    progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.changed?.()),
+    work: (report) => doWork(ctx, object, work, signal, report),
+    done: (outcome) => ({ kind: 'done', bytes: outcome.bytes, skipped: false }),
+  });
   if (settlement === undefined) return;
   if (settlement.kind === 'failed') {
     ctx.logger.warn({ job: object.job_id, seq: object.seq, err: settlement.error }, 'object failed');

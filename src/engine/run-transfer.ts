@@ -32,7 +32,11 @@ interface Outcome {
 }
 
 /** Where one source entry lands: a folder destination keeps the entry's path below the pattern's base. */
-function destinationPath(destination: DestinationRef, sourcePath: string, entry: Entry): string {
+export function destinationPath(
+  destination: DestinationRef,
+  sourcePath: string,
+  entry: Pick<Entry, 'path' | 'name'>,
+): string {
   if (!destination.folder) return destination.path;
   if (!isPattern(sourcePath)) return destination.path + entry.name;
   const { base } = splitPattern(sourcePath);
@@ -46,6 +50,7 @@ async function execute(
   attempt: number,
   signal: AbortSignal,
   progress: (bytes: number) => void,
+  sized: (total: number) => Promise<void>,
   checkpoint: UploadCheckpoint,
 ): Promise<Outcome> {
   // Every store this run opens stays open until the run ends, and is released then.
@@ -56,7 +61,7 @@ async function execute(
     return use;
   };
   try {
-    return await executeWith(ctx, spec, attempt, signal, progress, acquire, checkpoint);
+    return await executeWith(ctx, spec, attempt, signal, progress, sized, acquire, checkpoint);
   } finally {
     for (const use of held) use.release();
   }
@@ -68,6 +73,7 @@ async function executeWith(
   attempt: number,
   signal: AbortSignal,
   progress: (bytes: number) => void,
+  sized: (total: number) => Promise<void>,
   acquire: (locationId: string) => Promise<StoreUse>,
   checkpoint: UploadCheckpoint,
 ): Promise<Outcome> {
@@ -82,6 +88,7 @@ async function executeWith(
         destinationPath: spec.destination.path,
         signal,
         onProgress: progress,
+        onSource: (info) => sized(info.size),
         checkpoint,
       }).catch(async (err: unknown) => {
         throw await explainNotFound(
@@ -155,6 +162,8 @@ async function executeWith(
           ...(ctx.outbound === undefined ? {} : { timeouts: ctx.outbound }),
         });
         const path = spec.destination.folder ? spec.destination.path + fetched.name : spec.destination.path;
+        // One URL whose server says its length: the size is known before the bytes start.
+        if (spec.urls.length === 1 && fetched.size !== undefined) await sized(fetched.size);
         const before = done;
         const info = await store.write(path, fetched.body, {
           signal,
@@ -186,7 +195,17 @@ export async function runTransfer(
     crashes: { count: transfer.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
     progress: (bytes) =>
       transfers.progress(db.kysely, owner, transfer.id, bytes, clock.now()).then(() => ctx.changed?.()),
-    work: (report) => execute(ctx, spec, transfer.attempts, signal, report, checkpoint),
+    work: (report) =>
+      execute(
+        ctx,
+        spec,
+        transfer.attempts,
+        signal,
+        report,
+        (total) =>
+          transfers.sized(db.kysely, owner, transfer.id, total, clock.now()).then(() => ctx.changed?.()),
+        checkpoint,
+      ),
     done: (outcome) => ({
       kind: 'done',
       bytes: outcome.bytesDone,

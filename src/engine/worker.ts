@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
-import { decodeSpec } from '../domain/transfers/specs.js';
+import { decodeSpec, locationsOf, type ObjectWork } from '../domain/transfers/specs.js';
 import { Semaphore } from '../util/semaphore.js';
 import { type CrashPolicy, crashMessage, DEFAULT_CRASH_POLICY } from './backoff.js';
 import { JOB_CANCELED } from './checkpoints.js';
@@ -359,8 +359,13 @@ export class Worker {
 
   private runObject(object: JobObjectRow): void {
     this.track({ object }, async (signal) => {
-      const plan = await planOf(this.ctx, object.job_id);
-      const ids = [plan.source.location_id, plan.destination.location_id];
+      const ids =
+        object.work === null
+          ? await planOf(this.ctx, object.job_id).then((plan) => [
+              plan.source.location_id,
+              plan.destination.location_id,
+            ])
+          : locationsOf(JSON.parse(object.work) as ObjectWork);
       await this.withLocations(ids, () =>
         runObject(this.ctx, object, signal, (item) => this.#settler.settle(item)),
       );

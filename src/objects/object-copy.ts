@@ -58,6 +58,11 @@ export interface CopyObjectArgs {
   overwrite?: Overwrite;
   /** The source's metadata when the caller already has it (from a listing); else it is stat'ed. */
   sourceInfo?: ObjectInfo;
+  /**
+   * Told what the source is before any byte moves, so a caller can show the size from the start
+   * (docs/api.md, "Polling": `bytes_total`); awaited.
+   */
+  onSource?: (info: ObjectInfo) => Promise<void>;
   signal?: AbortSignal;
   /** Cumulative bytes moved so far; called often (once per chunk read) on the stream path. */
   onProgress?: (bytesDone: number) => void;
@@ -79,6 +84,7 @@ export async function copyObject(args: CopyObjectArgs): Promise<CopyOutcome> {
     return { action: 'skipped', bytes: 0 };
   }
   const info = args.sourceInfo ?? (await source.stat(sourcePath, call(signal)));
+  await args.onSource?.(info);
 
   const serverSide = sameAccount(source, destination) ? destination.features.copy : undefined;
   if (serverSide) {

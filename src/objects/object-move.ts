@@ -27,6 +27,11 @@ export interface MoveObjectArgs {
   signal?: AbortSignal;
   /** Cumulative bytes moved so far (the copy's progress; a native move reports its size once). */
   onProgress?: (bytesDone: number) => void;
+  /**
+   * What a listing just reported of the source, which saves its stat; a source gone since is found by
+   * the copy (not_found), and handled as a missing source is.
+   */
+  sourceInfo?: ObjectInfo;
 }
 
 export interface MoveOutcome {
@@ -46,7 +51,7 @@ export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
 
   let info: ObjectInfo;
   try {
-    info = await source.stat(sourcePath, opts);
+    info = args.sourceInfo ?? (await source.stat(sourcePath, opts));
   } catch (err) {
     if (!isFerryError(err, 'not_found')) throw err;
     const done = await statIfPresent(destination, destinationPath, opts);

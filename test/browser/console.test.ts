@@ -18,7 +18,7 @@ import { testDatabases } from '../support/databases.js';
 import { freePort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
-import { createLocation, newWorkspace, readS3, s3Client, seedBucket } from '../support/transfers.js';
+import { createLocation, newWorkspace, readS3, s3Client, seedBucket, waitFor } from '../support/transfers.js';
 
 const skip = browserSkip();
 
@@ -273,6 +273,51 @@ for (const database of await testDatabases()) {
           await tab.getByRole('link', { name: `${made}/` }).click();
           await tab.getByText('nothing here').or(tab.getByRole('table')).first().waitFor();
           assert.equal(await tab.getByRole('button', { name: 'New bucket' }).count(), 0);
+        } finally {
+          await tab.close();
+        }
+      });
+
+      test(`at ${width} px, a transfer over several objects shows from → to, its counts, a red bar and its failures`, async () => {
+        const call = await newWorkspace(t);
+        const made = await call({
+          method: 'POST',
+          url: '/v1/tokens',
+          payload: { name: `activity ${width}` },
+        });
+        const loc = await createLocation(call, {
+          provider: 's3',
+          secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+          metadata: { endpoint: s3.endpoint },
+        });
+        const b = await seedBucket(client, { 'tmp/a.tmp': 'aaaa' });
+        const res = await call({
+          method: 'POST',
+          url: '/remove',
+          payload: { path: [`${loc.label}/${b}/tmp/*.tmp`, `${loc.label}/${b}/tmp/gone.tmp`] },
+        });
+        assert.equal(res.statusCode, 202, res.body);
+        assert.equal((await waitFor(call, `/v1/transfers/${res.json().id}`)).status, 'failed');
+        const tab = await browser.newPage({ viewport: { width, height: 844 } });
+        try {
+          await tab.goto(`${base}/`);
+          await tab.getByLabel('API key').fill(made.json().token);
+          await tab.getByRole('button', { name: 'Sign in' }).click();
+          await tab.getByRole('link', { name: 'Transfers and jobs' }).click();
+          const row = tab.locator('li.job').filter({ hasText: `${loc.label}/${b}/tmp/*.tmp (+1 more)` });
+          await row.getByText('failed', { exact: true }).waitFor();
+          assert.equal(await row.locator('.bar').getAttribute('class'), 'bar failed');
+          await row.locator('.bar.failed').getByText('100% · 1 failed').waitFor();
+          assert.match(await row.innerText(), /2 of 2 objects \(1 done, 0 skipped, 1 failed\)/);
+          assert.match(await row.innerText(), /1 of 2 objects failed/);
+          await row.getByRole('button', { name: 'Show 1 failure' }).click();
+          await row.getByRole('row', { name: /tmp\/gone\.tmp/ }).waitFor();
+          await row.getByRole('button', { name: 'Retry failed objects' }).waitFor();
+          await tab.screenshot({
+            path: join(shots, `transfer-failures-${width}-${database.name}.png`),
+            fullPage: true,
+          });
+          assert.deepEqual(await axeViolations(tab), []);
         } finally {
           await tab.close();
         }

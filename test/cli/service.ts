@@ -48,7 +48,12 @@ export interface Service {
 export async function startService(database: TestDatabase): Promise<Service> {
   const [s3, smtp] = await Promise.all([startS3rver(), new TestSmtp().start()]);
   const client = s3Client(s3.endpoint);
-  const web: Server = createServer((_req, res) => res.writeHead(200, { 'content-length': 6 }).end('pulled'));
+  // Every path answers the same file, but /missing, which is 404 (a pull that fails).
+  const web: Server = createServer((req, res) =>
+    req.url === '/missing'
+      ? res.writeHead(404).end('no')
+      : res.writeHead(200, { 'content-length': 6 }).end('pulled'),
+  );
   await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
   const t = await startTestApp(database, {

@@ -193,6 +193,89 @@ await eachDatabase('work that keeps crashing', (database) => {
     assert.deepEqual([job.objects_failed, job.objects_pending], [2, 0]);
   });
 
+  test('an object of a transfer over several objects the worker crashes on is failed after 3 crashes, and ends its transfer failed', async () => {
+    const transferId = newId();
+    const jobId = newId();
+    const now = Date.now();
+    const ref = JSON.stringify({ location_id: location.id, path: 'b/x' });
+    await db()
+      .insertInto('transfers')
+      .values({
+        id: transferId,
+        workspace_id: location.workspaceId,
+        kind: 'remove',
+        status: 'running',
+        spec: '{}',
+        given_from: '["x/b/*", "x/b/y"]',
+        given_to: null,
+        bytes_total: null,
+        error: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        run_after: Number.MAX_SAFE_INTEGER,
+        created_at: now,
+        updated_at: now,
+        started_at: now,
+        finished_at: null,
+      })
+      .execute();
+    await db()
+      .insertInto('jobs')
+      .values({
+        id: jobId,
+        workspace_id: location.workspaceId,
+        status: 'running',
+        source: ref,
+        destination: ref,
+        overwrite: 'always',
+        has_manifest: 0,
+        planning_done: 1,
+        objects_total: 1,
+        objects_pending: 1,
+        transfer_id: transferId,
+        error: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        created_at: now,
+        updated_at: now,
+        started_at: now,
+        finished_at: null,
+      })
+      .execute();
+    await db()
+      .insertInto('job_objects')
+      .values({
+        job_id: jobId,
+        seq: 0,
+        key: 'b/x',
+        key_hash: unique('x'),
+        status: 'pending',
+        size: 1,
+        source_etag: null,
+        // Work the worker cannot read, as a bug could have written it: every claim of it crashes.
+        work: '{"op":',
+        error: null,
+        last_attempt_at: null,
+        lease_owner: null,
+        lease_expires_at: null,
+      })
+      .execute();
+    t.worker?.nudge();
+    const transfer = await settledTransfer(transferId);
+    assert.equal(transfer.status, 'failed');
+    assert.equal(transfer.error, '1 of 1 object failed');
+    const object = await db()
+      .selectFrom('job_objects')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .executeTakeFirstOrThrow();
+    assert.equal(object.attempts, 3, 'tried three times, not once and not forever');
+    assert.match(object.error ?? '', CRASHED_3);
+    const failures = await call({ method: 'GET', url: `/v1/transfers/${transferId}/failures` });
+    assert.equal(failures.statusCode, 200, failures.body);
+    assert.match(failures.json().failures[0].error, CRASHED_3);
+  });
+
   test('a job object whose lease ran out on its third crash is failed, not claimed again', async () => {
     const jobId = newId();
     const now = Date.now();

@@ -7,6 +7,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
+import { deferred } from '../support/deferred.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { eachDatabase, secretFor, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -89,6 +90,44 @@ await eachDatabase('copy', (database) => {
     assert.deepEqual(await readS3(client, dst, 'copied/file.bin'), body);
     assert.deepEqual(await readS3(client, src, 'dir/file one.bin'), body, 'the source is untouched');
     void a;
+  });
+
+  test('a single copy says what it is (from and to as given) and its bytes_total while the bytes still move', async () => {
+    const { call, b, labelA } = await setup();
+    // The source through the proxy (another endpoint, so the copy streams): its GET is held mid-body.
+    const slow = await createLocation(call, {
+      provider: 's3',
+      secret: { access_key_id: 'AKIDSLOW', secret_access_key: 'slow-secret' },
+      metadata: { endpoint: proxy.url },
+    });
+    const body = randomBytes(3 * 1024 * 1024);
+    const src = await seedBucket(client, { 'big.bin': body });
+    const dst = await seedBucket(client, {});
+    const release = deferred();
+    proxy.passNext(1); // the stat (HEAD)
+    proxy.dropNext(1, release.promise); // the GET: headers and part of the body, then held
+    const from = `${slow.label}:${src}/big.bin`;
+    const to = { id: b, path: `${dst}/big.bin` };
+    const res = await copy(call, { from, to });
+    assert.equal(res.statusCode, 202, res.body);
+    const url = `/v1/transfers/${res.json().id}`;
+    try {
+      const running = await waitFor(call, url, (t) => t.status === 'running' && t.bytes_total !== undefined);
+      assert.equal(running.bytes_total, body.length);
+      assert.deepEqual(running.from, from);
+      assert.deepEqual(running.to, to);
+    } finally {
+      release.resolve();
+    }
+    const done = await waitFor(call, url);
+    assert.equal(done.status, 'complete', JSON.stringify(done));
+    assert.equal(done.bytes_total, body.length);
+    const listed = (await call({ method: 'GET', url: '/v1/transfers' })).json().transfers;
+    assert.deepEqual(
+      listed.map((t: { from: unknown; to: unknown }) => [t.from, t.to]),
+      [[from, to]],
+    );
+    void labelA;
   });
 
   test('a single copy from s3 to azure streams the bytes across', async () => {

@@ -25,6 +25,8 @@ await eachDatabase('move, remove, pull', (database) => {
   let client: S3Client;
   let web: Server;
   let origin: string;
+  /** /flaky answers 404 until a test sets this. */
+  let flakyServes = false;
   const files: Record<string, Buffer> = {
     '/files/report.pdf': randomBytes(50_000),
     '/files/notes.txt': Buffer.from('notes'),
@@ -34,6 +36,10 @@ await eachDatabase('move, remove, pull', (database) => {
     client = s3Client(s3.endpoint);
     web = createServer((req, res) => {
       const path = (req.url ?? '').split('?')[0] ?? '';
+      if (path === '/flaky' && flakyServes) {
+        res.writeHead(200, { 'content-length': 5 }).end('flaky');
+        return;
+      }
       if (path === '/redirect') {
         res.writeHead(302, { location: '/files/notes.txt' }).end();
         return;
@@ -82,6 +88,8 @@ await eachDatabase('move, remove, pull', (database) => {
     const done = await waitFor(call, `/v1/transfers/${res.json().id}`);
     assert.equal(done.status, 'complete', JSON.stringify(done));
     assert.equal(done.kind, 'move');
+    assert.equal(done.from, `${label}/${bucket}/in/a.txt`, 'from and to as given');
+    assert.equal(done.to, `${label}/${bucket}/out/b.txt`);
     assert.equal(String(await readS3(client, bucket, 'out/b.txt')), 'A');
     assert.equal(await readS3(client, bucket, 'in/a.txt'), undefined);
   });
@@ -103,7 +111,10 @@ await eachDatabase('move, remove, pull', (database) => {
       },
     });
     assert.equal(res.statusCode, 202, res.body);
-    assert.equal((await waitFor(call, `/v1/transfers/${res.json().id}`)).status, 'complete');
+    const moved = await waitFor(call, `/v1/transfers/${res.json().id}`);
+    assert.equal(moved.status, 'complete');
+    assert.deepEqual(moved.from, [`${loc}/${bucket}/src/**/*.log`, `${loc}/${bucket}/other.log`]);
+    assert.equal(moved.to, `${loc}/${bucket}/logs/`);
     assert.equal(String(await readS3(client, bucket, 'logs/x.log')), 'x');
     assert.equal(String(await readS3(client, bucket, 'logs/deep/y.log')), 'y');
     assert.equal(String(await readS3(client, bucket, 'logs/other.log')), 'o');
@@ -167,6 +178,8 @@ await eachDatabase('move, remove, pull', (database) => {
     const done = await waitFor(call, `/v1/transfers/${res.json().id}`);
     assert.equal(done.status, 'complete');
     assert.equal(done.kind, 'remove');
+    assert.equal(done.from, `${label}/${bucket}/tmp/**/*.tmp`);
+    assert.ok(!('to' in done), 'a remove has no to');
     assert.equal(await readS3(client, bucket, 'tmp/a.tmp'), undefined);
     assert.equal(await readS3(client, bucket, 'tmp/sub/b.tmp'), undefined);
     assert.equal(String(await readS3(client, bucket, 'tmp/c.txt')), 'c');
@@ -205,6 +218,9 @@ await eachDatabase('move, remove, pull', (database) => {
     assert.equal(done.status, 'complete', JSON.stringify(done));
     assert.equal(done.kind, 'pull');
     assert.equal(done.bytes_done, 50_000);
+    assert.equal(done.bytes_total, 50_000);
+    assert.equal(done.from, `${origin}/files/report.pdf`);
+    assert.equal(done.to, `${label}/${bucket}/in/report.pdf`);
     assert.deepEqual(await readS3(client, bucket, 'in/report.pdf'), files['/files/report.pdf']);
     const several = await call({
       method: 'POST',
@@ -219,6 +235,63 @@ await eachDatabase('move, remove, pull', (database) => {
       payload: { from: [`${origin}/files/notes.txt`, `${origin}/x`], to: `${label}/${bucket}/one.txt` },
     });
     assert.equal(notFolder.statusCode, 400);
+  });
+
+  test('a pull of two URLs, one bad, writes the good one, counts both, fails saying 1 of 2, lists the failure, and retries it', async () => {
+    const { call, label } = await setup();
+    const bucket = await seedBucket(client, {});
+    const res = await call({
+      method: 'POST',
+      url: '/pull',
+      payload: { from: [`${origin}/files/report.pdf`, `${origin}/flaky`], to: `${label}/${bucket}/p/` },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const url = `/v1/transfers/${res.json().id}`;
+    const done = await waitFor(call, url);
+    assert.equal(done.status, 'failed', JSON.stringify(done));
+    assert.equal(done.error, '1 of 2 objects failed');
+    assert.deepEqual(done.counts, { total: 2, pending: 0, succeeded: 1, skipped: 0, failed: 1 });
+    assert.equal(done.bytes_done, 50_000);
+    assert.deepEqual(await readS3(client, bucket, 'p/report.pdf'), files['/files/report.pdf']);
+    const failures = await call({ method: 'GET', url: `${url}/failures` });
+    assert.equal(failures.statusCode, 200, failures.body);
+    assert.deepEqual(
+      failures.json().failures.map((f: { key: string }) => f.key),
+      [`${origin}/flaky`],
+    );
+    assert.match(failures.json().failures[0].error, /404/);
+    flakyServes = true;
+    const retry = await call({ method: 'POST', url: `${url}/retry` });
+    assert.equal(retry.statusCode, 202, retry.body);
+    assert.deepEqual(retry.json(), { id: res.json().id, status: 'queued' });
+    const again = await waitFor(call, url);
+    assert.equal(again.status, 'complete', JSON.stringify(again));
+    assert.deepEqual(again.counts, { total: 2, pending: 0, succeeded: 2, skipped: 0, failed: 0 });
+    assert.equal(String(await readS3(client, bucket, 'p/flaky')), 'flaky');
+    const twice = await call({ method: 'POST', url: `${url}/retry` });
+    assert.equal(twice.statusCode, 409, 'only a failed transfer is retried');
+    const jobs = (await call({ method: 'GET', url: '/v1/jobs' })).json().jobs;
+    assert.deepEqual(jobs, [], "a transfer's job is not listed as a job");
+  });
+
+  test('a prefix move runs object by object: counts say what was done', async () => {
+    const { call, label } = await setup();
+    const seeded: Record<string, string> = {};
+    for (let i = 0; i < 12; i++) seeded[`src/d${i % 3}/f${i}.txt`] = `file ${i}`;
+    const bucket = await seedBucket(client, seeded);
+    const res = await call({
+      method: 'POST',
+      url: '/move',
+      payload: { from: `${label}/${bucket}/src/**`, to: `${label}/${bucket}/dst/` },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    const done = await waitFor(call, `/v1/transfers/${res.json().id}`);
+    assert.equal(done.status, 'complete', JSON.stringify(done));
+    assert.deepEqual(done.counts, { total: 12, pending: 0, succeeded: 12, skipped: 0, failed: 0 });
+    for (let i = 0; i < 12; i++) {
+      assert.equal(String(await readS3(client, bucket, `dst/d${i % 3}/f${i}.txt`)), `file ${i}`);
+      assert.equal(await readS3(client, bucket, `src/d${i % 3}/f${i}.txt`), undefined);
+    }
   });
 
   test('pull refuses non-http URLs and hosts that egress does not allow with 400; a URL that 404s fails the transfer', async () => {

@@ -118,6 +118,23 @@ await eachDatabase('webhook delivery', (database) => {
     assert.deepEqual(event.data, done);
   });
 
+  test('a transfer over several objects is delivered as transfer.complete with its counts, as GET shows it', async () => {
+    const { call, loc, secret } = await setup(['transfer.complete']);
+    const bucket = await seedBucket(client, { 'm/a': 'a', 'm/b': 'bb' });
+    const res = await call({
+      method: 'POST',
+      url: '/move',
+      payload: { from: `${loc}/${bucket}/m/*`, to: `${loc}/${bucket}/n/` },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    const id = res.json().id as string;
+    const done = await waitFor(call, `/v1/transfers/${id}`);
+    assert.deepEqual(done.counts, { total: 2, pending: 0, succeeded: 2, skipped: 0, failed: 0 });
+    const event = await deliveryOf(secret, id);
+    assert.equal(event.type, 'transfer.complete');
+    assert.deepEqual(event.data, done);
+  });
+
   test('a bulk copy that ends is delivered as job.complete with its counts; unsubscribed events are not', async () => {
     const { call, loc, secret } = await setup(['job.complete', 'job.partial', 'job.failed']);
     const bucket = await seedBucket(client, { 'in/a': 'a', 'in/b': 'bb', 'in/c': 'ccc' });

@@ -13,10 +13,17 @@ export interface Job {
   bytes_done: number;
   error?: string;
 }
+/** A transfer's `from` or `to` as the request gave it (docs/api.md, "Polling"). */
+export type Given = string | string[] | { name?: string; id?: string; path: string };
+
 export interface Transfer {
   id: string;
   kind: string;
   status: string;
+  from?: Given;
+  to?: Given;
+  /** A transfer over several objects. */
+  counts?: { total: number; pending: number; succeeded: number; skipped: number; failed: number };
   created_at: string;
   bytes_total?: number;
   bytes_done: number;

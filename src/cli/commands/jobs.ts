@@ -12,9 +12,54 @@ interface JobFull extends Job {
   finished_at?: string;
 }
 
+type Given = string | string[] | { name?: string; id?: string; path: string };
+
 interface TransferFull extends Transfer {
+  from?: Given;
+  to?: Given;
+  counts?: Job['counts'];
   created_at: string;
   finished_at?: string;
+}
+
+/** Location labels by id, to show `from → to` with names rather than UUIDs (one request). */
+async function labelsOf(ctx: Context): Promise<Map<string, string>> {
+  const list = await ctx.api().get<Array<{ id: string; label: string }>>('/v1/locations');
+  return new Map(list.map((l) => [l.id, l.label]));
+}
+
+/** A transfer's `from` or `to` as given: a path, the first of several and how many more, or a target. */
+function given(value: Given | undefined): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    const [first = ''] = value;
+    return value.length > 1 ? `${first} (+${value.length - 1} more)` : first;
+  }
+  return `${value.name ?? value.id ?? ''}:${value.path}`;
+}
+
+function fromTo(t: TransferFull): string {
+  return t.to === undefined ? given(t.from) : `${given(t.from)} → ${given(t.to)}`;
+}
+
+function jobFromTo(j: JobFull, labels: Map<string, string>): string {
+  const side = (s: { id: string; path: string }) => `${labels.get(s.id) ?? s.id}:${s.path}`;
+  return `${side(j.from)} → ${side(j.to)}`;
+}
+
+function transferBytes(t: Transfer): string {
+  return `${size(t.bytes_done)}${t.bytes_total === undefined ? '' : ` of ${size(t.bytes_total)}`}`;
+}
+
+function failuresTable(failures: Failure[]): string {
+  return failures.length === 0
+    ? ''
+    : `\n\nfailures:\n${table(failures, [
+        { header: 'KEY', value: (f) => f.key },
+        { header: 'ATTEMPTS', value: (f) => String(f.attempts), right: true },
+        { header: 'ERROR', value: (f) => f.error },
+      ])}`;
 }
 
 interface Failure {
@@ -43,18 +88,19 @@ function nextPage(ctx: Context, command: string, cursor: string | undefined): vo
   if (cursor && !ctx.json) ctx.note(`more: ferry ${command} --cursor ${cursor}`);
 }
 
-function counts(j: Job): string {
+function counts(j: Pick<Job, 'counts'>): string {
   const c = j.counts;
   return `${c.succeeded + c.skipped + c.failed}/${c.total}${c.failed ? ` (${c.failed} failed)` : ''}`;
 }
 
-export function showJob(j: JobFull): string {
+export function showJob(j: JobFull, labels = new Map<string, string>()): string {
   const c = j.counts;
+  const side = (s: { id: string; path: string }) => `${labels.get(s.id) ?? s.id}:${s.path}`;
   return fields([
     ['job', j.job_id],
     ['status', j.status],
-    ['from', `${j.from.id}:${j.from.path}`],
-    ['to', `${j.to.id}:${j.to.path}`],
+    ['from', side(j.from)],
+    ['to', side(j.to)],
     ['overwrite', j.overwrite],
     [
       'objects',
@@ -72,7 +118,15 @@ export function showTransfer(t: TransferFull): string {
     ['transfer', t.id],
     ['kind', t.kind],
     ['status', t.status],
-    ['bytes', `${size(t.bytes_done)}${t.bytes_total === undefined ? '' : ` of ${size(t.bytes_total)}`}`],
+    ['from', given(t.from) || undefined],
+    ['to', t.to === undefined ? undefined : given(t.to)],
+    [
+      'objects',
+      t.counts === undefined
+        ? undefined
+        : `${t.counts.total} total, ${t.counts.succeeded} done, ${t.counts.skipped} skipped, ${t.counts.failed} failed, ${t.counts.pending} pending`,
+    ],
+    ['bytes', transferBytes(t)],
     ['created', time(t.created_at)],
     ['finished', t.finished_at ? time(t.finished_at) : undefined],
     ['error', t.error],
@@ -116,12 +170,15 @@ export function jobCommands(cli: Cli): Cli {
             const page = await ctx
               .api()
               .get<{ jobs: JobFull[]; next_cursor?: string }>(`/v1/jobs?${query(argv)}`);
+            const labels =
+              ctx.json || page.jobs.length === 0 ? new Map<string, string>() : await labelsOf(ctx);
             ctx.print(page, () =>
               page.jobs.length === 0
                 ? 'no jobs'
                 : table(page.jobs, [
                     { header: 'JOB', value: (j) => j.job_id },
                     { header: 'STATUS', value: (j) => j.status },
+                    { header: 'FROM → TO', value: (j) => jobFromTo(j, labels) },
                     { header: 'OBJECTS', value: counts, right: true },
                     { header: 'BYTES', value: (j) => size(j.bytes_done), right: true },
                     { header: 'CREATED', value: (j) => time(j.created_at) },
@@ -143,15 +200,8 @@ export function jobCommands(cli: Cli): Cli {
               job.counts.failed > 0
                 ? (await ctx.api().get<{ failures: Failure[] }>(`${path}/failures?limit=20`)).failures
                 : [];
-            const listed =
-              failures.length === 0
-                ? ''
-                : `\n\nfailures:\n${table(failures, [
-                    { header: 'KEY', value: (f) => f.key },
-                    { header: 'ATTEMPTS', value: (f) => String(f.attempts), right: true },
-                    { header: 'ERROR', value: (f) => f.error },
-                  ])}`;
-            ctx.print(job, () => showJob(job) + listed);
+            const labels = await labelsOf(ctx);
+            ctx.print(job, () => showJob(job, labels) + failuresTable(failures));
           },
         )
         .command(
@@ -193,47 +243,78 @@ export function jobCommands(cli: Cli): Cli {
           },
         ),
     )
-    .command('transfers', 'single copies, moves, removals and pulls: list (default), show, watch', (y) =>
-      y
-        .command(
-          ['list', '$0'],
-          'list transfers, newest first',
-          (c) => c.options(pageOptions),
-          async (argv) => {
-            const ctx = contextFor(argv);
-            const page = await ctx
-              .api()
-              .get<{ transfers: TransferFull[]; next_cursor?: string }>(`/v1/transfers?${query(argv)}`);
-            ctx.print(page, () =>
-              page.transfers.length === 0
-                ? 'no transfers'
-                : table(page.transfers, [
-                    { header: 'TRANSFER', value: (t) => t.id },
-                    { header: 'KIND', value: (t) => t.kind },
-                    { header: 'STATUS', value: (t) => t.status },
-                    { header: 'BYTES', value: (t) => size(t.bytes_done), right: true },
-                    { header: 'CREATED', value: (t) => time(t.created_at) },
-                    { header: 'ERROR', value: (t) => t.error ?? '' },
-                  ]),
-            );
-            nextPage(ctx, 'transfers', page.next_cursor);
-          },
-        )
-        .command(
-          'show <id>',
-          'show a transfer',
-          (c) => c.positional('id', { ...id, describe: 'the transfer id' }),
-          async (argv) => {
-            const ctx = contextFor(argv);
-            const t = await ctx.api().get<TransferFull>(`/v1/transfers/${encodeURIComponent(argv.id)}`);
-            ctx.print(t, () => showTransfer(t));
-          },
-        )
-        .command(
-          'watch <id>',
-          'follow a transfer to its end (exit 0 complete, 6 failed)',
-          (c) => c.positional('id', { ...id, describe: 'the transfer id' }).options(watchOptions),
-          (argv) => watchTransfer(contextFor(argv), argv.id, argv.interval),
-        ),
+    .command(
+      'transfers',
+      'single copies, moves, removals and pulls: list (default), show, watch, retry',
+      (y) =>
+        y
+          .command(
+            ['list', '$0'],
+            'list transfers, newest first',
+            (c) => c.options(pageOptions),
+            async (argv) => {
+              const ctx = contextFor(argv);
+              const page = await ctx
+                .api()
+                .get<{ transfers: TransferFull[]; next_cursor?: string }>(`/v1/transfers?${query(argv)}`);
+              ctx.print(page, () =>
+                page.transfers.length === 0
+                  ? 'no transfers'
+                  : table(page.transfers, [
+                      { header: 'TRANSFER', value: (t) => t.id },
+                      { header: 'KIND', value: (t) => t.kind },
+                      { header: 'STATUS', value: (t) => t.status },
+                      { header: 'FROM → TO', value: fromTo },
+                      {
+                        header: 'OBJECTS',
+                        value: (t) => (t.counts ? counts({ counts: t.counts }) : ''),
+                        right: true,
+                      },
+                      { header: 'BYTES', value: transferBytes, right: true },
+                      { header: 'CREATED', value: (t) => time(t.created_at) },
+                      { header: 'ERROR', value: (t) => t.error ?? '' },
+                    ]),
+              );
+              nextPage(ctx, 'transfers', page.next_cursor);
+            },
+          )
+          .command(
+            'show <id>',
+            'show a transfer',
+            (c) => c.positional('id', { ...id, describe: 'the transfer id' }),
+            async (argv) => {
+              const ctx = contextFor(argv);
+              const path = `/v1/transfers/${encodeURIComponent(argv.id)}`;
+              const t = await ctx.api().get<TransferFull>(path);
+              if (ctx.json) return ctx.print(t, () => undefined);
+              const failures =
+                (t.counts?.failed ?? 0) > 0
+                  ? (await ctx.api().get<{ failures: Failure[] }>(`${path}/failures?limit=20`)).failures
+                  : [];
+              ctx.print(t, () => showTransfer(t) + failuresTable(failures));
+            },
+          )
+          .command(
+            'retry <id>',
+            'run the failed objects of a failed transfer over several objects again',
+            (c) => c.positional('id', { ...id, describe: 'the transfer id' }),
+            async (argv) => {
+              const ctx = contextFor(argv);
+              const r = await ctx
+                .api()
+                .send<{ id: string; status: string }>(
+                  'POST',
+                  `/v1/transfers/${encodeURIComponent(argv.id)}/retry`,
+                  {},
+                );
+              ctx.print(r, () => `transfer ${r.id} ${r.status}; ferry transfers watch ${r.id} follows it`);
+            },
+          )
+          .command(
+            'watch <id>',
+            'follow a transfer to its end (exit 0 complete, 6 failed)',
+            (c) => c.positional('id', { ...id, describe: 'the transfer id' }).options(watchOptions),
+            (argv) => watchTransfer(contextFor(argv), argv.id, argv.interval),
+          ),
     );
 }

@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { type SendView, sendView } from '../sends/sends.js';
-import { type JobView, type TransferView, type TransferViews, transferView } from './views.js';
+import type { JobView, TransferView, TransferViews } from './views.js';
 
 export type Change =
   | { event: 'job'; id: string; data: JobView }
@@ -27,6 +27,8 @@ export class ChangeReader {
       .selectFrom('jobs')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
+      // A transfer's job shows as the transfer (its counts are on it).
+      .where('transfer_id', 'is', null)
       .where((eb) => eb.or([eb('updated_at', '>=', since), eb('status', 'in', ['planning', 'running'])]))
       .orderBy('updated_at', 'desc')
       .limit(CHANGES_PER_READ)
@@ -50,7 +52,7 @@ export class ChangeReader {
     const changes: Change[] = [];
     // Oldest first, so that a client applying them in order ends with the newest state.
     for (const row of transfers.reverse())
-      changes.push({ event: 'transfer', id: row.id, data: transferView(row) });
+      changes.push({ event: 'transfer', id: row.id, data: await this.views.viewOf(row) });
     for (const row of jobs.reverse())
       changes.push({ event: 'job', id: row.id, data: await this.views.jobView(row) });
     for (const row of sends.reverse()) changes.push({ event: 'send', id: row.id, data: sendView(row) });

@@ -115,6 +115,7 @@ export class Copies {
             destination: { location_id: destination.id, path: to.path },
           },
           now,
+          { from: request.from, to: request.to },
         );
       }
       return jobs.create(

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
+import * as transfers from '../../engine/lifecycle/transfers.js';
 import { conflict } from '../../errors.js';
 import type { Clock } from '../clock.js';
 import type { TransferViews } from './views.js';
@@ -24,6 +25,31 @@ export class JobControl {
       throw conflict(`job ${job.id} is ${job.status}; only partial or failed jobs can be retried`);
     }
     return { job_id: job.id, status: 'planning' };
+  }
+
+  /**
+   * A failed transfer over several objects runs its failed objects again: the transfer queued and its
+   * job planning, in one transaction (docs/api.md, "Polling"). 409 otherwise, a single transfer included.
+   */
+  async retryTransfer(workspaceId: string, id: string): Promise<{ id: string; status: 'queued' }> {
+    const transfer = await this.views.findTransfer(workspaceId, id);
+    const job = await this.views.jobOf(transfer.id);
+    const retried =
+      job !== undefined &&
+      (await this.db.transaction().execute(async (trx) => {
+        if (!(await transfers.retry(trx, transfer.id, this.clock.now()))) return false;
+        if (!(await jobs.retryWithin(trx, job.id, this.clock.now())))
+          throw conflict(`transfer ${transfer.id} cannot be retried now`);
+        return true;
+      }));
+    if (!retried) {
+      throw conflict(
+        job === undefined
+          ? `transfer ${transfer.id} is a single transfer; only a failed transfer over several objects can be retried`
+          : `transfer ${transfer.id} is ${transfer.status}; only failed transfers can be retried`,
+      );
+    }
+    return { id: transfer.id, status: 'queued' };
   }
 
   async cancel(workspaceId: string, id: string): Promise<{ job_id: string; status: 'canceled' }> {

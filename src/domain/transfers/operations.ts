@@ -4,6 +4,7 @@
 
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
+import * as jobs from '../../engine/lifecycle/jobs.js';
 import type { Queued } from '../../engine/lifecycle/transfers.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import { conflict, invalid, isFerryError, notFound } from '../../errors.js';
@@ -15,10 +16,10 @@ import { hasBuckets } from '../../providers.js';
 import type { Entry } from '../../stores/contract.js';
 import { slicer } from '../../util/slicer.js';
 import type { Clock } from '../clock.js';
-import { isUuid } from '../ids.js';
+import { isUuid, newId } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
 import type { Storage } from '../storage.js';
-import type { ObjectRef, TransferSpec } from './specs.js';
+import { isSeveral, type ObjectRef, type TransferSpec } from './specs.js';
 
 /** At most this many sources (paths or URLs) in one request. */
 export const MAX_SOURCES = 1000;
@@ -115,8 +116,32 @@ export class Operations {
     if (row.status !== 'active') throw conflict(`location ${row.label} (${row.id}) is ${row.status}`);
   }
 
-  private queue(workspaceId: string, spec: TransferSpec): Promise<Queued> {
-    return transfers.enqueue(this.db.kysely, workspaceId, spec, this.clock.now());
+  /**
+   * A transfer over several objects is run by a job of its own, object by object (docs/engine.md):
+   * both rows in one transaction, so neither exists without the other.
+   */
+  private queue(workspaceId: string, spec: TransferSpec, given: transfers.Given): Promise<Queued> {
+    const now = this.clock.now();
+    if (!isSeveral(spec, isPattern)) return transfers.enqueue(this.db.kysely, workspaceId, spec, now, given);
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const queued = await transfers.enqueue(trx, workspaceId, spec, now, given, true);
+      // The job's own source and destination only say where it works; each object carries its own.
+      const refs = jobRefs(spec);
+      await jobs.create(
+        trx,
+        {
+          id: newId(),
+          workspaceId,
+          source: JSON.stringify(refs.source),
+          destination: JSON.stringify(refs.destination),
+          overwrite: 'always',
+          manifest: undefined,
+          transferId: queued.id,
+        },
+        now,
+      );
+      return queued;
+    });
   }
 
   private async destination(workspaceId: string, to: string, several: boolean) {
@@ -154,7 +179,7 @@ export class Operations {
         throw invalid('a move onto itself is not allowed');
       }
     }
-    return this.queue(workspaceId, { kind: 'move', sources, destination });
+    return this.queue(workspaceId, { kind: 'move', sources, destination }, { from, to });
   }
 
   private async removalPaths(workspaceId: string, path: string | string[]): Promise<Resolved[]> {
@@ -172,10 +197,11 @@ export class Operations {
   async remove(workspaceId: string, path: string | string[]): Promise<Queued> {
     const paths = await this.removalPaths(workspaceId, path);
     for (const p of paths) this.checkActive(p.row);
-    return this.queue(workspaceId, {
-      kind: 'remove',
-      paths: paths.map((p) => ({ location_id: p.row.id, path: p.path })),
-    });
+    return this.queue(
+      workspaceId,
+      { kind: 'remove', paths: paths.map((p) => ({ location_id: p.row.id, path: p.path })) },
+      { from: path },
+    );
   }
 
   /** What /remove would remove now, streamed; nothing is removed. Entries carry the location-relative path. */
@@ -223,6 +249,21 @@ export class Operations {
     const urls = list(from, 'from');
     for (const url of urls) await checkPullHost(checkPullUrl(url), this.egress);
     const destination = await this.destination(workspaceId, to, urls.length > 1);
-    return this.queue(workspaceId, { kind: 'pull', urls, destination });
+    return this.queue(workspaceId, { kind: 'pull', urls, destination }, { from, to });
+  }
+}
+
+/** Where a job that runs a transfer works, as a job's source and destination (first source; destination). */
+function jobRefs(spec: TransferSpec): { source: ObjectRef; destination: ObjectRef } {
+  const strip = (ref: ObjectRef) => ({ location_id: ref.location_id, path: ref.path });
+  switch (spec.kind) {
+    case 'copy':
+      return { source: spec.source, destination: spec.destination };
+    case 'move':
+      return { source: strip(spec.sources[0] as ObjectRef), destination: strip(spec.destination) };
+    case 'remove':
+      return { source: strip(spec.paths[0] as ObjectRef), destination: strip(spec.paths[0] as ObjectRef) };
+    case 'pull':
+      return { source: strip(spec.destination), destination: strip(spec.destination) };
   }
 }

@@ -28,3 +28,38 @@ export function decodeSpec(text: string): TransferSpec {
 export function decodeRef(text: string): ObjectRef {
   return JSON.parse(text) as ObjectRef;
 }
+
+/**
+ * One object of a transfer over several objects (a job object's `work`): moved, removed or pulled,
+ * with its full source and destination.
+ */
+export type ObjectWork =
+  | { op: 'move'; source: ObjectRef; destination: ObjectRef }
+  | { op: 'remove'; source: ObjectRef }
+  | { op: 'pull'; url: string; destination: DestinationRef };
+
+/** The locations an object's work touches (for the per-location limit). */
+export function locationsOf(work: ObjectWork): string[] {
+  switch (work.op) {
+    case 'move':
+      return [work.source.location_id, work.destination.location_id];
+    case 'remove':
+      return [work.source.location_id];
+    case 'pull':
+      return [work.destination.location_id];
+  }
+}
+
+/** A transfer over several objects: a pattern, several sources or several URLs (docs/api.md, "Polling"). */
+export function isSeveral(spec: TransferSpec, isPattern: (path: string) => boolean): boolean {
+  switch (spec.kind) {
+    case 'copy':
+      return false;
+    case 'move':
+      return spec.sources.length > 1 || spec.sources.some((s) => isPattern(s.path));
+    case 'remove':
+      return spec.paths.length > 1 || spec.paths.some((s) => isPattern(s.path));
+    case 'pull':
+      return spec.urls.length > 1;
+  }
+}

@@ -9,10 +9,15 @@ import { isUuid } from '../ids.js';
 import type { JobStatus, Overwrite, TransferKind, TransferStatus } from '../states.js';
 import { decodeRef } from './specs.js';
 
+/** A transfer's `from` or `to` as the caller gave it: a path, several, or a copy's target object. */
+export type Given = string | string[] | { name?: string; id?: string; path: string };
+
 export interface TransferView {
   id: string;
   kind: TransferKind;
   status: TransferStatus;
+  from?: Given;
+  to?: Given;
   created_at: string;
   updated_at: string;
   started_at?: string;
@@ -20,6 +25,8 @@ export interface TransferView {
   bytes_total?: number;
   bytes_done: number;
   error?: string;
+  /** A transfer over several objects: its job's counts (docs/api.md, "Polling"). */
+  counts?: JobCounts;
 }
 
 export interface JobCounts {
@@ -67,16 +74,36 @@ function times(row: {
   };
 }
 
-export function transferView(row: TransferRow): TransferView {
+function countsOf(row: JobRow): JobCounts {
   return {
+    total: Number(row.objects_total),
+    pending: Number(row.objects_pending),
+    succeeded: Number(row.objects_succeeded),
+    skipped: Number(row.objects_skipped),
+    failed: Number(row.objects_failed),
+  };
+}
+
+/**
+ * A transfer as the API shows it; with its job (a transfer over several objects), the job's counts,
+ * and while it runs, the bytes of its finished and running objects.
+ */
+export function transferView(row: TransferRow, job?: { row: JobRow; runningBytes: number }): TransferView {
+  const view: TransferView = {
     id: row.id,
     kind: row.kind,
     status: row.status,
+    ...(row.given_from === null ? {} : { from: JSON.parse(row.given_from) as Given }),
+    ...(row.given_to === null ? {} : { to: JSON.parse(row.given_to) as Given }),
     ...times(row),
     ...(row.bytes_total === null ? {} : { bytes_total: row.bytes_total }),
     bytes_done: row.bytes_done,
     ...(row.error === null ? {} : { error: row.error }),
   };
+  if (job === undefined) return view;
+  view.counts = countsOf(job.row);
+  if (row.status === 'running') view.bytes_done = Number(job.row.bytes_finished) + job.runningBytes;
+  return view;
 }
 
 export function parseLimit(limit: string | undefined): number {
@@ -138,6 +165,8 @@ export async function newestFirst<T extends Listed>(
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .where(afterCursor(cursor))
+    // A transfer's job is listed as the transfer (GET /v1/transfers), not as a job.
+    .where(table === 'jobs' ? sql<boolean>`transfer_id is null` : sql<boolean>`1 = 1`)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'asc')
     .limit(limit + 1)
@@ -161,13 +190,42 @@ export class TransferViews {
           .executeTakeFirst()
       : undefined;
     if (!row) throw notFound(`transfer ${id} was not found`);
-    return transferView(row);
+    return this.viewOf(row);
+  }
+
+  /** The row of a workspace's transfer: 404 when it is not one. */
+  async findTransfer(workspaceId: string, id: string): Promise<TransferRow> {
+    const row = isUuid(id)
+      ? await this.db
+          .selectFrom('transfers')
+          .selectAll()
+          .where('id', '=', id)
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirst()
+      : undefined;
+    if (!row) throw notFound(`transfer ${id} was not found`);
+    return row;
+  }
+
+  /** The job that runs a transfer over several objects; undefined for a single transfer. */
+  async jobOf(transferId: string): Promise<JobRow | undefined> {
+    return this.db.selectFrom('jobs').selectAll().where('transfer_id', '=', transferId).executeTakeFirst();
+  }
+
+  /** A transfer row as the API shows it, with its job's counts when it has one. */
+  async viewOf(row: TransferRow): Promise<TransferView> {
+    const job = await this.jobOf(row.id);
+    if (job === undefined) return transferView(row);
+    const runningBytes = row.status === 'running' ? await objects.runningBytes(this.db, job.id) : 0;
+    return transferView(row, { row: job, runningBytes });
   }
 
   async transfers(workspaceId: string, limit: number, cursor?: string): Promise<Page<TransferView>> {
     const page = await newestFirst(this.db, 'transfers', workspaceId, limit, cursor);
+    const items: TransferView[] = [];
+    for (const row of page.rows) items.push(await this.viewOf(row));
     return {
-      items: page.rows.map(transferView),
+      items,
       ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
     };
   }
@@ -179,6 +237,8 @@ export class TransferViews {
           .selectAll()
           .where('id', '=', id)
           .where('workspace_id', '=', workspaceId)
+          // A transfer's job is the transfer's business (GET /v1/transfers/{id}).
+          .where('transfer_id', 'is', null)
           .executeTakeFirst()
       : undefined;
     if (!row) throw notFound(`job ${id} was not found`);
@@ -191,13 +251,7 @@ export class TransferViews {
   }
 
   #jobView(row: JobRow, runningBytes: number): JobView {
-    const counts: JobCounts = {
-      total: Number(row.objects_total),
-      pending: Number(row.objects_pending),
-      succeeded: Number(row.objects_succeeded),
-      skipped: Number(row.objects_skipped),
-      failed: Number(row.objects_failed),
-    };
+    const counts = countsOf(row);
     const bytesDone = Number(row.bytes_finished) + runningBytes;
     const source = decodeRef(row.source);
     const destination = decodeRef(row.destination);
@@ -226,6 +280,7 @@ export class TransferViews {
           .select(objects.runningBytesOf('jobs.id').as('running_bytes'))
           .where('jobs.id', '=', id)
           .where('jobs.workspace_id', '=', workspaceId)
+          .where('jobs.transfer_id', 'is', null)
           .executeTakeFirst()
       : undefined;
     if (!row) throw notFound(`job ${id} was not found`);
@@ -240,8 +295,21 @@ export class TransferViews {
     return { items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
   }
 
+  /** A transfer's failed objects, paged as a job's (a single transfer has none). */
+  async transferFailures(workspaceId: string, id: string, limit: number, cursor?: string) {
+    const transfer = await this.findTransfer(workspaceId, id);
+    const job = await this.jobOf(transfer.id);
+    if (job === undefined) return { failures: [] };
+    return this.failuresOf(job.id, limit, cursor);
+  }
+
   async failures(workspaceId: string, id: string, limit: number, cursor?: string) {
     const job = await this.findJob(workspaceId, id);
+    return this.failuresOf(job.id, limit, cursor);
+  }
+
+  private async failuresOf(jobId: string, limit: number, cursor?: string) {
+    const job = { id: jobId };
     let after = -1;
     if (cursor !== undefined) {
       after = Number(Buffer.from(cursor, 'base64url').toString('utf8'));

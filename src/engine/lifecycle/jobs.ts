@@ -12,6 +12,7 @@ import { jobData, jobEvent } from '../../domain/webhooks/events.js';
 import { emit } from '../../domain/webhooks/outbox.js';
 import { changed, type Lease, type Moves, type Queryable } from './moves.js';
 import * as objects from './objects.js';
+import * as transfers from './transfers.js';
 
 export const JOB_MOVES = {
   create: { from: [], to: ['planning'], by: 'the API, when it accepts a bulk copy' },
@@ -36,6 +37,8 @@ export interface NewJob {
   destination: string;
   overwrite: Overwrite;
   manifest: string[] | undefined;
+  /** The transfer over several objects this job runs (its objects then carry their own work). */
+  transferId?: string;
 }
 
 /** create: a planning job, and its manifest when it has one. */
@@ -55,6 +58,7 @@ export async function create(
       destination: job.destination,
       overwrite: job.overwrite,
       has_manifest: job.manifest ? 1 : 0,
+      ...(job.transferId === undefined ? {} : { transfer_id: job.transferId }),
       error: null,
       lease_owner: null,
       lease_expires_at: null,
@@ -178,10 +182,25 @@ export async function planningFailed(q: Queryable, owner: string, jobId: string,
   });
 }
 
-/** The webhook event of a job that just ended (docs/webhooks.md), in the transaction of its move. */
+/**
+ * The webhook event of a job that just ended (docs/webhooks.md), in the transaction of its move; a
+ * job that runs a transfer ends the transfer instead, whose event it is.
+ */
 async function ended(trx: Queryable, row: JobRow, now: number): Promise<void> {
   const status = row.status;
   if (status === 'planning' || status === 'running') return;
+  if (row.transfer_id !== null) {
+    const end = {
+      failed: Number(row.objects_failed),
+      total: Number(row.objects_total),
+      bytes: Number(row.bytes_finished),
+      error: status === 'failed' && Number(row.objects_failed) === 0 ? row.error : null,
+      job: row,
+    };
+    if (status === 'canceled') end.error = 'canceled';
+    await transfers.jobEnded(trx, row.transfer_id, end, now);
+    return;
+  }
   await emit(trx, { workspaceId: row.workspace_id, type: jobEvent(status), data: jobData(row), at: now });
 }
 
@@ -253,25 +272,28 @@ export async function cancel(q: Queryable, jobId: string, now: number): Promise<
 
 /** retry: a partial or failed job plans again, with its failed objects pending; false otherwise. */
 export async function retry(q: Queryable, jobId: string, now: number): Promise<boolean> {
-  return q.transaction().execute(async (trx) => {
-    const updated = await trx
-      .updateTable('jobs')
-      .set({
-        status: JOB_MOVES.retry.to[0],
-        error: null,
-        finished_at: null,
-        updated_at: now,
-        planning_attempts: 0,
-        lease_owner: null,
-        lease_expires_at: null,
-      })
-      .where('id', '=', jobId)
-      .where('status', 'in', JOB_MOVES.retry.from)
-      .executeTakeFirst();
-    if (changed(updated) === 0) return false;
-    await objects.retry(trx, jobId);
-    return true;
-  });
+  return q.transaction().execute((trx) => retryWithin(trx, jobId, now));
+}
+
+/** retry, in the caller's transaction (a transfer's retry retries its job with it). */
+export async function retryWithin(trx: Queryable, jobId: string, now: number): Promise<boolean> {
+  const updated = await trx
+    .updateTable('jobs')
+    .set({
+      status: JOB_MOVES.retry.to[0],
+      error: null,
+      finished_at: null,
+      updated_at: now,
+      planning_attempts: 0,
+      lease_owner: null,
+      lease_expires_at: null,
+    })
+    .where('id', '=', jobId)
+    .where('status', 'in', JOB_MOVES.retry.from)
+    .executeTakeFirst();
+  if (changed(updated) === 0) return false;
+  await objects.retry(trx, jobId);
+  return true;
 }
 
 /** Of these jobs, the ones canceled since their objects were claimed. */

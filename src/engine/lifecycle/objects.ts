@@ -41,6 +41,8 @@ export interface PlannedObject {
   keyHash: string;
   size: number | null;
   etag: string | null;
+  /** JSON of the object's own work, for a job that runs a transfer over several objects. */
+  work?: string;
 }
 
 /**
@@ -65,6 +67,7 @@ export async function plan(
         status: OBJECT_MOVES.plan.to[0],
         size: p.size,
         source_etag: p.etag,
+        ...(p.work === undefined ? {} : { work: p.work }),
         error: null,
         last_attempt_at: null,
         lease_owner: null,

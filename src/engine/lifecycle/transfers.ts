@@ -5,9 +5,12 @@
 // Work that keeps crashing (an exception outside the classified failures, or a process that dies or
 // freezes holding the lease) is failed after FERRY_WORK_MAX_CRASHES claims that ended so: each claim
 // counts a crash in `crashes`, which the claim's settlement or hand-back takes back.
+// A transfer over several objects (a pattern, several sources or URLs) is never claimed: it owns a
+// job (src/engine/lifecycle/jobs.ts) whose objects carry each one's work, so it is run object by
+// object by the job engine; its job's planner starts it, and whoever finishes its job ends it.
 import { sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
-import type { TransferRow } from '../../db/schema.js';
+import type { JobRow, TransferRow } from '../../db/schema.js';
 import { newId } from '../../domain/ids.js';
 import type { TransferStatus } from '../../domain/states.js';
 import { encodeSpec, type TransferSpec } from '../../domain/transfers/specs.js';
@@ -15,7 +18,7 @@ import { transferView } from '../../domain/transfers/views.js';
 import { emit } from '../../domain/webhooks/outbox.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../backoff.js';
 import { afterCrash, type Settlement } from '../outcome.js';
-import { changed, crashedError, type Lease, type Moves, type Queryable } from './moves.js';
+import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from './moves.js';
 
 export const TRANSFER_MOVES = {
   enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },
@@ -34,11 +37,24 @@ export const TRANSFER_MOVES = {
     to: ['failed'],
     by: 'any worker, when the lease ran out on the last crash allowed',
   },
+  jobStarted: { from: ['queued'], to: ['running'], by: 'the planner of its job (several objects)' },
+  jobEnded: {
+    from: ['queued', 'running'],
+    to: ['complete', 'failed'],
+    by: 'whoever ends its job: failed when any object failed',
+  },
+  retry: { from: ['failed'], to: ['queued'], by: 'the API, with its job (its failed objects run again)' },
 } as const satisfies Moves<TransferStatus>;
 
 export interface Queued {
   id: string;
   status: 'queued';
+}
+
+/** What the caller asked for, as given (docs/api.md, "Polling"): `to` is absent for a remove. */
+export interface Given {
+  from: unknown;
+  to?: unknown;
 }
 
 /** enqueue: the one way a row enters the transfers table. */
@@ -47,6 +63,9 @@ export async function enqueue(
   workspaceId: string,
   spec: TransferSpec,
   now: number,
+  given?: Given,
+  /** Run by a job over its objects (the caller creates the job): never claimed as a whole. */
+  byJob = false,
 ): Promise<Queued> {
   const id = newId();
   const status = TRANSFER_MOVES.enqueue.to[0];
@@ -58,10 +77,13 @@ export async function enqueue(
       kind: spec.kind,
       status,
       spec: encodeSpec(spec),
+      given_from: given === undefined ? null : JSON.stringify(given.from),
+      given_to: given?.to === undefined ? null : JSON.stringify(given.to),
       bytes_total: null,
       error: null,
       lease_owner: null,
       lease_expires_at: null,
+      ...(byJob ? { run_after: NEVER } : {}),
       created_at: now,
       updated_at: now,
       started_at: null,
@@ -114,6 +136,88 @@ export async function progress(
   now: number,
 ): Promise<void> {
   await held(q, owner, id).set({ bytes_done: bytes, updated_at: now }).execute();
+}
+
+/** jobStarted: the planner of the transfer's job began (again). */
+export async function jobStarted(q: Queryable, id: string, now: number): Promise<void> {
+  await q
+    .updateTable('transfers')
+    .set({
+      status: TRANSFER_MOVES.jobStarted.to[0],
+      started_at: sql<number>`coalesce(started_at, ${now})`,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('status', 'in', TRANSFER_MOVES.jobStarted.from)
+    .execute();
+}
+
+/** What a transfer's job ended with: its counters, and its error when planning failed. */
+export interface JobEnd {
+  failed: number;
+  total: number;
+  bytes: number;
+  /** Set when the job failed as a whole (its planning). */
+  error: string | null;
+  /** The job's row as it ended: its counts go into the webhook event, as GET shows them. */
+  job: JobRow;
+}
+
+/**
+ * jobEnded: in the transaction that ends the transfer's job, the transfer ends too: complete when no
+ * object failed, else failed saying how many of how many (docs/api.md, "Polling"), with its webhook
+ * event (docs/webhooks.md).
+ */
+export async function jobEnded(q: Queryable, id: string, end: JobEnd, now: number): Promise<void> {
+  const [complete, failed] = TRANSFER_MOVES.jobEnded.to;
+  const error =
+    end.error ??
+    (end.failed > 0 ? `${end.failed} of ${end.total} object${end.total === 1 ? '' : 's'} failed` : null);
+  const row = await q
+    .updateTable('transfers')
+    .set({
+      status: error === null ? complete : failed,
+      error,
+      bytes_done: end.bytes,
+      bytes_total: end.bytes,
+      started_at: sql<number>`coalesce(started_at, ${now})`,
+      finished_at: now,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('status', 'in', TRANSFER_MOVES.jobEnded.from)
+    .returningAll()
+    .executeTakeFirst();
+  if (row) {
+    const type = row.status === 'complete' ? 'transfer.complete' : 'transfer.failed';
+    const data = transferView(row, { row: end.job, runningBytes: 0 });
+    await emit(q, { workspaceId: row.workspace_id, type, data, at: now });
+  }
+}
+
+/** retry: a failed transfer over several objects is queued again, for its job to run; false otherwise. */
+export async function retry(q: Queryable, id: string, now: number): Promise<boolean> {
+  return (
+    changed(
+      await q
+        .updateTable('transfers')
+        .set({ status: TRANSFER_MOVES.retry.to[0], error: null, finished_at: null, updated_at: now })
+        .where('id', '=', id)
+        .where('status', 'in', TRANSFER_MOVES.retry.from)
+        .executeTakeFirst(),
+    ) > 0
+  );
+}
+
+/** The size of what the transfer moves, once known and before its bytes start (docs/api.md, "Polling"). */
+export async function sized(
+  q: Queryable,
+  owner: string,
+  id: string,
+  total: number,
+  now: number,
+): Promise<void> {
+  await held(q, owner, id).set({ bytes_total: total, updated_at: now }).execute();
 }
 
 /** complete, retryLater or fail, as the attempt's settlement says; false when the lease was lost. */
@@ -279,6 +383,8 @@ export async function runningByWorkspace(q: Queryable): Promise<Map<string, numb
     .selectFrom('transfers')
     .select(['workspace_id', sql<number>`count(*)`.as('n')])
     .where('status', '=', 'running')
+    // A transfer run by its job holds no lease: its objects are counted as the job's.
+    .where('lease_owner', 'is not', null)
     .groupBy('workspace_id')
     .execute();
   return new Map(rows.map((r) => [r.workspace_id, Number(r.n)]));
@@ -291,6 +397,8 @@ export async function nextDue(q: Queryable, now: number): Promise<number | undef
     .select((eb) => eb.fn.min('run_after').as('next'))
     .where('status', '=', 'queued')
     .where('run_after', '>', now)
+    // Transfers run by their jobs are never due.
+    .where('run_after', '<', NEVER)
     .executeTakeFirst();
   return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
 }

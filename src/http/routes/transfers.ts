@@ -25,11 +25,36 @@ const TargetObject = Type.Object(
   { additionalProperties: false, required: ['path'] },
 );
 const Target = Type.Union([Path({ minLength: 0, description: '<location>:<path>' }), TargetObject]);
+/** A transfer's `from` or `to` as given: a copy's target, or a path, URL or list of them (move, remove, pull). */
+const Given = Type.Union([Target, Type.Array(Type.String())]);
+
+const Counts = Type.Object({
+  total: Type.Integer(),
+  pending: Type.Integer(),
+  succeeded: Type.Integer(),
+  skipped: Type.Integer(),
+  failed: Type.Integer(),
+});
+
+const Failures = Type.Object({
+  failures: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      error: Type.String(),
+      attempts: Type.Integer(),
+      last_attempt_at: Type.Optional(Timestamp),
+    }),
+  ),
+  next_cursor: Type.Optional(Type.String()),
+});
 
 export const TransferSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
   kind: oneOf(TRANSFER_KINDS),
   status: oneOf(TRANSFER_STATES),
+  // As the request gave them (docs/api.md, "Polling"); `to` is absent for a remove.
+  from: Type.Optional(Given),
+  to: Type.Optional(Given),
   created_at: Timestamp,
   updated_at: Timestamp,
   started_at: Type.Optional(Timestamp),
@@ -37,6 +62,8 @@ export const TransferSchema = Type.Object({
   bytes_total: Type.Optional(Type.Integer()),
   bytes_done: Type.Integer(),
   error: Type.Optional(Type.String()),
+  // A transfer over several objects (docs/api.md, "Polling").
+  counts: Type.Optional(Counts),
 });
 
 const JobSchema = Type.Object({
@@ -49,13 +76,7 @@ const JobSchema = Type.Object({
   updated_at: Timestamp,
   started_at: Type.Optional(Timestamp),
   finished_at: Type.Optional(Timestamp),
-  counts: Type.Object({
-    total: Type.Integer(),
-    pending: Type.Integer(),
-    succeeded: Type.Integer(),
-    skipped: Type.Integer(),
-    failed: Type.Integer(),
-  }),
+  counts: Counts,
   bytes_done: Type.Integer(),
   error: Type.Optional(Type.String()),
 });
@@ -159,6 +180,47 @@ export const transferRoutes =
     );
 
     app.get(
+      '/v1/transfers/:id/failures',
+      {
+        schema: {
+          summary: "A transfer's failed objects (a transfer over several objects)",
+          tags: ['transfers'],
+          params: IdParam,
+          querystring: Paging,
+          response: { 200: Failures, ...errors(400, 401, 404) },
+        },
+      },
+      async (request) =>
+        views.transferFailures(
+          workspaceOf(request),
+          request.params.id,
+          parseLimit(request.query.limit),
+          request.query.cursor,
+        ),
+    );
+
+    app.post(
+      '/v1/transfers/:id/retry',
+      {
+        schema: {
+          summary: 'Run the failed objects of a failed transfer over several objects again',
+          tags: ['transfers'],
+          params: IdParam,
+          response: {
+            202: Type.Object({ id: Type.String(), status: Type.Literal('queued') }),
+            ...errors(400, 401, 404, 409),
+          },
+        },
+      },
+      async (request, reply) => {
+        noBody(request);
+        const result = await control.retryTransfer(workspaceOf(request), request.params.id);
+        deps.queued();
+        return reply.code(202).send(result);
+      },
+    );
+
+    app.get(
       '/v1/jobs/:id',
       {
         schema: {
@@ -203,17 +265,7 @@ export const transferRoutes =
           params: IdParam,
           querystring: Paging,
           response: {
-            200: Type.Object({
-              failures: Type.Array(
-                Type.Object({
-                  key: Type.String(),
-                  error: Type.String(),
-                  attempts: Type.Integer(),
-                  last_attempt_at: Type.Optional(Timestamp),
-                }),
-              ),
-              next_cursor: Type.Optional(Type.String()),
-            }),
+            200: Failures,
             ...errors(400, 401, 404),
           },
         },

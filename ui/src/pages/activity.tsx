@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { bytes, duration, time, visibleName } from '../format.js';
-import type { Job, Live, Transfer } from '../live.js';
+import type { Given, Job, Live, Transfer } from '../live.js';
 import { Alert, message } from './common.js';
 
 interface Failure {
@@ -41,18 +41,29 @@ function Bar({
   );
 }
 
-function Failures({ job, onRetried }: { job: Job; onRetried: () => void }) {
+/** The failed objects of a job or of a transfer over several objects (`base`: its URL), with retry. */
+function Failures({
+  base,
+  what,
+  retryable,
+  onRetried,
+}: {
+  base: string;
+  what: string;
+  retryable: boolean;
+  onRetried: () => void;
+}) {
   const [failures, setFailures] = useState<Failure[] | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   useEffect(() => {
-    api<{ failures: Failure[] }>('GET', `/v1/jobs/${job.job_id}/failures?limit=100`).then(
+    api<{ failures: Failure[] }>('GET', `${base}/failures?limit=100`).then(
       (r) => setFailures(r.failures),
       (err: unknown) => setError(message(err)),
     );
-  }, [job.job_id]);
+  }, [base]);
   const retry = async () => {
     try {
-      await api('POST', `/v1/jobs/${job.job_id}/retry`);
+      await api('POST', `${base}/retry`);
       onRetried();
     } catch (err) {
       setError(message(err));
@@ -62,7 +73,7 @@ function Failures({ job, onRetried }: { job: Job; onRetried: () => void }) {
     <div class="failures">
       <Alert error={error} />
       <table>
-        <caption>Failed objects of this job</caption>
+        <caption>Failed objects of this {what}</caption>
         <thead>
           <tr>
             <th scope="col">Key</th>
@@ -80,7 +91,7 @@ function Failures({ job, onRetried }: { job: Job; onRetried: () => void }) {
           ))}
         </tbody>
       </table>
-      {(job.status === 'partial' || job.status === 'failed') && (
+      {retryable && (
         <button type="button" onClick={retry}>
           Retry failed objects
         </button>
@@ -113,7 +124,14 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
           {open ? 'Hide failures' : `Show ${c.failed} failure${c.failed === 1 ? '' : 's'}`}
         </button>
       )}
-      {open && <Failures job={job} onRetried={() => setOpen(false)} />}
+      {open && (
+        <Failures
+          base={`/v1/jobs/${job.job_id}`}
+          what="job"
+          retryable={job.status === 'partial' || job.status === 'failed'}
+          onRetried={() => setOpen(false)}
+        />
+      )}
       {(job.status === 'running' || job.status === 'planning') && (
         <button
           type="button"
@@ -127,28 +145,71 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
   );
 }
 
+/** A transfer's `from` or `to` as given: a path, the first of several and how many more, or a target. */
+function given(value: Given | undefined): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    const [first = ''] = value;
+    return value.length > 1 ? `${first} (+${value.length - 1} more)` : first;
+  }
+  return `${value.name ?? value.id ?? ''}:${value.path}`;
+}
+
 function TransferRow({ t, live }: { t: Transfer; live: Live }) {
+  const [open, setOpen] = useState(false);
   const rate = live.rate(t.id);
   const left =
     rate && rate.bytesPerSecond > 0 && t.bytes_total !== undefined
       ? duration((t.bytes_total - t.bytes_done) / rate.bytesPerSecond)
       : '—';
-  const max = t.bytes_total ?? (t.status === 'complete' ? 1 : 0);
-  const value = t.bytes_total === undefined ? (t.status === 'complete' ? 1 : 0) : t.bytes_done;
+  const c = t.counts;
+  // Over several objects the bar counts objects, as a job's does; a single transfer's counts bytes.
+  const max = c ? c.total : (t.bytes_total ?? (t.status === 'complete' ? 1 : 0));
+  const value = c
+    ? c.succeeded + c.skipped + c.failed
+    : t.bytes_total === undefined
+      ? t.status === 'complete'
+        ? 1
+        : 0
+      : t.bytes_done;
+  // Transfers accepted before ferry kept from and to show the kind and id, as they did.
+  const name =
+    t.from === undefined
+      ? `${t.kind} ${t.id.slice(0, 8)}`
+      : visibleName(t.to === undefined ? given(t.from) : `${given(t.from)} → ${given(t.to)}`);
   return (
     <li class="job">
       <div class="head">
-        <strong>
-          {t.kind} {t.id.slice(0, 8)}
-        </strong>{' '}
+        <strong>{name}</strong> <span class="small">{t.kind}</span>{' '}
         <span class={`badge ${t.status}`}>{t.status}</span>
       </div>
-      <Bar label={`Progress of ${t.kind} ${t.id.slice(0, 8)}`} value={value} max={max} status={t.status} />
+      <Bar label={`Progress of ${name}`} value={value} max={max} status={t.status} failed={c?.failed ?? 0} />
       <div class="small">
-        {bytes(t.bytes_done)} of {bytes(t.bytes_total)} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} ·
-        ETA {t.status === 'running' ? left : '—'} · {time(t.created_at)}
+        {c && (
+          <>
+            {c.succeeded + c.skipped + c.failed} of {c.total} objects ({c.succeeded} done, {c.skipped}{' '}
+            skipped, {c.failed} failed) ·{' '}
+          </>
+        )}
+        {bytes(t.bytes_done)}
+        {c ? '' : ` of ${bytes(t.bytes_total)}`} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} · ETA{' '}
+        {t.status === 'running' ? left : '—'} · {time(t.created_at)}
       </div>
       {t.error && <p class="alert">{t.error}</p>}
+      {c && c.failed > 0 && (
+        <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
+          {open ? 'Hide failures' : `Show ${c.failed} failure${c.failed === 1 ? '' : 's'}`}
+        </button>
+      )}
+      {open && (
+        <Failures
+          base={`/v1/transfers/${t.id}`}
+          what="transfer"
+          retryable={t.status === 'failed'}
+          onRetried={() => setOpen(false)}
+        />
+      )}
     </li>
   );
 }
