@@ -94,16 +94,25 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
     case 'move':
     case 'remove': {
       const sources = spec.kind === 'move' ? spec.sources : spec.paths;
+      // Keys are unique per job: with sources on several locations, one path may be on two of them,
+      // and both are objects of their own (a bare path would plan the second as the first, and drop it).
+      const several = new Set(sources.map((ref) => ref.location_id)).size > 1;
+      const keyOf = (ref: ObjectRef, path: string) => (several ? `${ref.location_id}:${path}` : path);
       for (const ref of sources) {
         if (!isPattern(ref.path)) {
           const name = ref.path.slice(ref.path.lastIndexOf('/') + 1);
-          yield planned(ref.path, null, null, objectWork(spec, ref, { path: ref.path, name }));
+          yield planned(keyOf(ref, ref.path), null, null, objectWork(spec, ref, { path: ref.path, name }));
           continue;
         }
         const { store, release } = await ctx.stores.acquire(ref.location_id);
         try {
           for await (const entry of expandSources(store, ref.path)) {
-            yield planned(entry.path, entry.size, entry.etag ?? null, objectWork(spec, ref, entry));
+            yield planned(
+              keyOf(ref, entry.path),
+              entry.size,
+              entry.etag ?? null,
+              objectWork(spec, ref, entry),
+            );
           }
         } finally {
           release();

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -183,6 +183,41 @@ await eachDatabase('move, remove, pull', (database) => {
     assert.equal(await readS3(client, bucket, 'tmp/a.tmp'), undefined);
     assert.equal(await readS3(client, bucket, 'tmp/sub/b.tmp'), undefined);
     assert.equal(String(await readS3(client, bucket, 'tmp/c.txt')), 'c');
+  });
+
+  test('one path on two locations is two objects of one removal: both go, counted as two', async () => {
+    const { call, label } = await setup();
+    const other = await startS3rver();
+    const otherClient = s3Client(other.endpoint);
+    try {
+      const second = await createLocation(call, {
+        provider: 's3',
+        secret: { access_key_id: 'AKIDOPS2', secret_access_key: 'ops-secret-2' },
+        metadata: { endpoint: other.endpoint },
+      });
+      const bucket = await seedBucket(client, { 'x.txt': 'one' });
+      await otherClient.send(new CreateBucketCommand({ Bucket: bucket }));
+      await otherClient.send(new PutObjectCommand({ Bucket: bucket, Key: 'x.txt', Body: 'two' }));
+      const res = await call({
+        method: 'POST',
+        url: '/remove',
+        payload: { path: [`${label}/${bucket}/x.txt`, `${second.label}/${bucket}/x.txt`] },
+      });
+      assert.equal(res.statusCode, 202, res.body);
+      const done = await waitFor(call, `/v1/transfers/${res.json().id}`);
+      assert.equal(done.status, 'complete', JSON.stringify(done));
+      assert.equal((done.counts as { total: number; succeeded: number }).total, 2);
+      assert.equal((done.counts as { total: number; succeeded: number }).succeeded, 2);
+      assert.equal(await readS3(client, bucket, 'x.txt'), undefined);
+      assert.equal(
+        await readS3(otherClient, bucket, 'x.txt'),
+        undefined,
+        "the second location's file went too",
+      );
+    } finally {
+      otherClient.destroy();
+      await other.close();
+    }
   });
 
   test('removing a file that does not exist fails the transfer; a preview of it is 404', async () => {
