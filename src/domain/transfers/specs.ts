@@ -4,6 +4,8 @@
 export interface ObjectRef {
   location_id: string;
   path: string;
+  /** The path is exact bytes, never a pattern (docs/api.md, "Exact names"); absent means false. */
+  literal?: true;
 }
 
 /** A destination that is a folder ends with "/": each source keeps its own name inside it. */
