@@ -53,3 +53,20 @@ export function slashForm(arg: string): string {
   const rest = path.replace(/^\/+/, '');
   return rest === '' ? location : `${location}/${rest}`;
 }
+
+export const literalOption = {
+  literal: {
+    type: 'boolean',
+    describe:
+      'every path is an exact name, never a pattern. The default: exact unless a path holds *, ? or { (so "[2024] report.pdf" is one file)',
+  },
+} as const;
+
+/**
+ * Whether a body's paths go as exact names (docs/api.md, "Exact names"; docs/cli.md): --literal, or no
+ * path holds a glob character a shell user would mean (`*`, `?`, `{`). `[` alone is a file's name.
+ */
+export function literalFor(paths: string[], flag: boolean | undefined): boolean {
+  if (flag !== undefined) return flag;
+  return !paths.some((p) => /[*?{]/.test(p));
+}

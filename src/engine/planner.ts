@@ -99,14 +99,14 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
       const several = new Set(sources.map((ref) => ref.location_id)).size > 1;
       const keyOf = (ref: ObjectRef, path: string) => (several ? `${ref.location_id}:${path}` : path);
       for (const ref of sources) {
-        if (!isPattern(ref.path)) {
+        if (!isPattern(ref.path, ref.literal)) {
           const name = ref.path.slice(ref.path.lastIndexOf('/') + 1);
           yield planned(keyOf(ref, ref.path), null, null, objectWork(spec, ref, { path: ref.path, name }));
           continue;
         }
         const { store, release } = await ctx.stores.acquire(ref.location_id);
         try {
-          for await (const entry of expandSources(store, ref.path)) {
+          for await (const entry of expandSources(store, ref.path, undefined, ref.literal)) {
             yield planned(
               keyOf(ref, entry.path),
               entry.size,
@@ -129,7 +129,7 @@ function objectWork(
 ): ObjectWork {
   const source = { location_id: ref.location_id, path: entry.path };
   if (spec.kind === 'remove') return { op: 'remove', source };
-  const path = destinationPath(spec.destination, ref.path, entry);
+  const path = destinationPath(spec.destination, ref, entry);
   return { op: 'move', source, destination: { location_id: spec.destination.location_id, path } };
 }
 

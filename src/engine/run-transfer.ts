@@ -3,7 +3,12 @@
 // "Resumption"); the other kinds start over, and each is written so that a second run finishes what
 // the first began (a moved object is no longer among the sources, a removed one no longer matches).
 import type { TransferRow } from '../db/schema.js';
-import { type DestinationRef, decodeSpec, type TransferSpec } from '../domain/transfers/specs.js';
+import {
+  type DestinationRef,
+  decodeSpec,
+  type ObjectRef,
+  type TransferSpec,
+} from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
 import type { Egress } from '../net/egress.js';
 import type { OutboundTimeouts } from '../net/time-bounds.js';
@@ -31,15 +36,18 @@ interface Outcome {
   bytesTotal?: number;
 }
 
-/** Where one source entry lands: a folder destination keeps the entry's path below the pattern's base. */
+/**
+ * Where one source entry lands: a folder destination keeps the entry's path below the pattern's base.
+ * The one naming the planner, the worker and POST /move/preview use.
+ */
 export function destinationPath(
   destination: DestinationRef,
-  sourcePath: string,
+  source: ObjectRef,
   entry: Pick<Entry, 'path' | 'name'>,
 ): string {
   if (!destination.folder) return destination.path;
-  if (!isPattern(sourcePath)) return destination.path + entry.name;
-  const { base } = splitPattern(sourcePath);
+  if (!isPattern(source.path, source.literal)) return destination.path + entry.name;
+  const { base } = splitPattern(source.path);
   const relative = base === '' ? entry.path : entry.path.slice(base.length + 1);
   return destination.path + relative;
 }
@@ -110,7 +118,7 @@ async function executeWith(
       let moved = 0;
       for (const ref of spec.sources) {
         const source = await acquire(ref.location_id);
-        const entries = expandSources(source.store, ref.path, signal);
+        const entries = expandSources(source.store, ref.path, signal, ref.literal);
         try {
           for await (const entry of entries) {
             const before = done;
@@ -118,7 +126,7 @@ async function executeWith(
               source: source.store,
               sourcePath: entry.path,
               destination: destination.store,
-              destinationPath: destinationPath(spec.destination, ref.path, entry),
+              destinationPath: destinationPath(spec.destination, ref, entry),
               signal,
               onProgress: (bytes) => progress(before + bytes),
             });
@@ -127,7 +135,8 @@ async function executeWith(
           }
         } catch (err) {
           // A plain source already moved by an earlier run of this transfer is done, not missing.
-          if (!(isFerryError(err, 'not_found') && attempt > 1 && !isPattern(ref.path))) throw err;
+          if (!(isFerryError(err, 'not_found') && attempt > 1 && !isPattern(ref.path, ref.literal)))
+            throw err;
         }
       }
       if (moved === 0 && attempt === 1) throw new FerryError('not_found', 'no object matched the sources');
@@ -138,7 +147,7 @@ async function executeWith(
       for (const ref of spec.paths) {
         const { store } = await acquire(ref.location_id);
         try {
-          for await (const entry of expandSources(store, ref.path, signal)) {
+          for await (const entry of expandSources(store, ref.path, signal, ref.literal)) {
             await store.delete(entry.path, { signal }).catch((err: unknown) => {
               // Gone since it was listed (or removed by an earlier run): what was asked for holds.
               if (!isFerryError(err, 'not_found')) throw err;
@@ -146,7 +155,8 @@ async function executeWith(
             removed++;
           }
         } catch (err) {
-          if (!(isFerryError(err, 'not_found') && attempt > 1 && !isPattern(ref.path))) throw err;
+          if (!(isFerryError(err, 'not_found') && attempt > 1 && !isPattern(ref.path, ref.literal)))
+            throw err;
         }
       }
       if (removed === 0 && attempt === 1) throw new FerryError('not_found', 'no object matched the paths');

@@ -97,6 +97,11 @@ const text =
 export const Label = text(INPUT_MAX.label, SINGLE_LINE, 1);
 /** `<location>/<path>`, a pattern, a copy target or a manifest key. */
 export const Path = text(INPUT_MAX.path, NO_NUL, 1);
+/** `"literal": true`: every path in the body is exact bytes, never a pattern (docs/api.md, "Exact names"). */
+export const Literal = () =>
+  Type.Optional(
+    Type.Boolean({ description: 'every path in this body is exact bytes, never a pattern (default false)' }),
+  );
 /** An http(s) URL. */
 export const Url = text(INPUT_MAX.url, SINGLE_LINE, 1);
 /** Free text written by a person: a message. */

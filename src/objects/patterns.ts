@@ -12,6 +12,8 @@
 // - Inside a pattern a backslash makes the next character literal (`\*`, `\\`). Every other character
 //   is literal: `(`, `|`, `+`, `@`, `!` outside a class, as file names hold them.
 // - A name containing a glob character can be named by a pattern that brackets it: `a[*].txt`.
+// - A body with `"literal": true` (docs/api.md, "Exact names") makes every path in it exact bytes:
+//   `literal` below, carried into the queued spec so the worker expands nothing either.
 //
 // expandSources lists only the deepest folder the pattern fixes (its literal leading segments), and
 // recursively only when the rest needs it (it has a `/` or a `**`), yielding matching files as the
@@ -23,8 +25,12 @@ import { checkPatternLength, compileGlob, type PatternLimits } from './glob.js';
 
 const GLOB_CHARS = new Set(['*', '?', '[', '{']);
 
-/** True when `path` holds an unescaped glob character (`*`, `?`, `[`, `{`). */
-export function isPattern(path: string): boolean {
+/**
+ * True when `path` holds an unescaped glob character (`*`, `?`, `[`, `{`) and is not marked literal
+ * (docs/api.md, "Exact names": a literal path is never a pattern).
+ */
+export function isPattern(path: string, literal?: boolean): boolean {
+  if (literal === true) return false;
   for (let i = 0; i < path.length; i++) {
     const c = path[i] as string;
     if (c === '\\') i++;
@@ -45,7 +51,7 @@ export interface SplitPattern {
 
 export function splitPattern(pattern: string): SplitPattern {
   const segments = pattern.split('/');
-  const first = segments.findIndex(isPattern);
+  const first = segments.findIndex((segment) => isPattern(segment));
   if (first < 0) throw new FerryError('internal', `"${pattern}" is not a pattern`);
   const rest = segments.slice(first).join('/');
   return {
@@ -68,12 +74,17 @@ export function checkPattern(pattern: string, limits: PatternLimits): void {
 const WORK_PER_LOOK = 20_000;
 
 /**
- * The objects a source path names: a plain path is that one object (stat; not_found when missing);
+ * The objects a source path names: a plain (or literal) path is that one object (stat; not_found when missing);
  * a pattern lists its base folder and yields the matching files (never folders), streaming.
  */
-export async function* expandSources(store: Store, path: string, signal?: AbortSignal): AsyncIterable<Entry> {
+export async function* expandSources(
+  store: Store,
+  path: string,
+  signal?: AbortSignal,
+  literal?: boolean,
+): AsyncIterable<Entry> {
   const opts = signal === undefined ? {} : { signal };
-  if (!isPattern(path)) {
+  if (!isPattern(path, literal)) {
     const info = await store.stat(path, opts);
     yield {
       name: lastSegment(info.path),

@@ -19,6 +19,7 @@ import { freePort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
 import { createLocation, newWorkspace, readS3, s3Client, seedBucket, waitFor } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 
 const skip = browserSkip();
 
@@ -208,6 +209,55 @@ for (const database of await testDatabases()) {
         .waitFor();
       assert.equal(await readS3(client, bucket, 'in/k4.txt'), undefined);
     });
+
+    for (const width of [1280, 390]) {
+      test(`at ${width} px, share, move (previewed) and remove on [ab].txt touch that one file, not a.txt and b.txt`, async () => {
+        const dir = `ex${width}`;
+        for (const [name, body] of Object.entries({ '[ab].txt': 'AB', 'a.txt': 'A', 'b.txt': 'B' })) {
+          await client.send(new PutObjectCommand({ Bucket: bucket, Key: `${dir}/${name}`, Body: body }));
+        }
+        await page.setViewportSize({ width, height: 844 });
+        try {
+          await page.goto(`${base}/#browse/${id}/${bucket}/${dir}`);
+          await page.getByRole('button', { name: 'Share [ab].txt', exact: true }).click();
+          await page.getByRole('button', { name: 'Create link', exact: true }).click();
+          await page.getByLabel('Share link').waitFor();
+          await page.getByRole('button', { name: 'Close', exact: true }).click();
+
+          await page.getByRole('button', { name: 'Move [ab].txt', exact: true }).click();
+          await page.getByLabel(/^Destination path/).fill(`${bucket}/${dir}/out/`);
+          await page.getByRole('button', { name: 'Preview move', exact: true }).click();
+          await page.getByText('These 1 entry would be moved').waitFor();
+          assert.ok(await readS3(client, bucket, `${dir}/[ab].txt`), 'nothing is moved by the preview');
+          await shot(`move-preview-${width}`);
+          assert.deepEqual(await axeViolations(page), []);
+          await page.getByRole('button', { name: 'Move 1 entry', exact: true }).click();
+          await page.getByText('Move started').waitFor();
+          await waitUntil(async () => (await readS3(client, bucket, `${dir}/out/[ab].txt`)) ?? undefined, {
+            what: 'the moved [ab].txt',
+          });
+          assert.equal(await readS3(client, bucket, `${dir}/[ab].txt`), undefined);
+          await page.getByRole('button', { name: 'Close', exact: true }).click();
+
+          await page.goto(`${base}/#browse/${id}/${bucket}/${dir}/out`);
+          await page.getByRole('button', { name: 'Remove [ab].txt', exact: true }).click();
+          await page.getByRole('button', { name: 'Preview removal', exact: true }).click();
+          await page.getByText('These 1 entry would be removed').waitFor();
+          await page.getByRole('button', { name: 'Remove 1 entry', exact: true }).click();
+          await page.getByText('Removal started').waitFor();
+          await waitUntil(
+            async () =>
+              (await readS3(client, bucket, `${dir}/out/[ab].txt`)) === undefined ? true : undefined,
+            { what: 'the removal of [ab].txt' },
+          );
+          assert.equal(String(await readS3(client, bucket, `${dir}/a.txt`)), 'A');
+          assert.equal(String(await readS3(client, bucket, `${dir}/b.txt`)), 'B');
+          assert.equal(await readS3(client, bucket, `${dir}/out/a.txt`), undefined);
+        } finally {
+          await page.setViewportSize({ width: 1280, height: 720 });
+        }
+      });
+    }
 
     test('the keys and sends pages, and no request left this origin', async () => {
       await page.getByRole('link', { name: 'API keys' }).click();

@@ -6,7 +6,7 @@ import { type Cli, type Context, contextFor } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit.js';
 import { count, size, table, time } from '../format.js';
 import { confirm, interactive } from '../prompt.js';
-import { colonForm, slashForm } from '../targets.js';
+import { colonForm, literalFor, literalOption, slashForm } from '../targets.js';
 import { watchJob, watchTransfer } from './jobs.js';
 
 interface Accepted {
@@ -101,13 +101,35 @@ export function bulkCommands(cli: Cli): Cli {
       (y) =>
         y
           .positional('paths', { type: 'string', array: true, demandOption: true, describe: 'SRC... DST' })
+          .options(literalOption)
+          .option('yes', { alias: 'y', type: 'boolean', describe: 'do not ask' })
+          .option('dry-run', { alias: 'n', type: 'boolean', describe: 'only show what would be moved' })
           .options(watchOption)
           .example('$0 mv "photos:my-bucket/inbox/*.jpg" archive:backup/inbox/', ''),
       async (argv) => {
         if (argv.paths.length < 2) throw usageError('mv needs a source and a destination');
         const ctx = contextFor(argv);
         const { from, to } = split(argv.paths.map(slashForm));
-        const r = await ctx.api().send<Accepted>('POST', '/move', { from, to });
+        const literal = literalFor(argv.paths.slice(0, -1), argv.literal);
+        const body = { from, to, ...(literal ? { literal: true } : {}) };
+        // What would move and where (POST /move/preview): shown and asked about at a terminal, as rm does.
+        if (argv.dryRun || (!argv.yes && interactive())) {
+          const preview = await ctx
+            .api()
+            .send<{ entries: { from: string; to: string }[] }>('POST', '/move/preview', body);
+          const listing = table(preview.entries, [
+            { header: 'FROM', value: (e) => e.from },
+            { header: 'TO', value: (e) => e.to },
+          ]);
+          const summary = count(preview.entries.length, 'file');
+          if (argv.dryRun) return ctx.print(preview, () => `${listing}\nwould move ${summary}`);
+          process.stderr.write(`${listing}\n`);
+          if (!(await confirm(`move ${summary}?`))) {
+            ctx.note('nothing moved');
+            return;
+          }
+        }
+        const r = await ctx.api().send<Accepted>('POST', '/move', body);
         return accepted(ctx, 'move', r, argv.watch === true);
       },
     )
@@ -122,6 +144,7 @@ export function bulkCommands(cli: Cli): Cli {
             demandOption: true,
             describe: 'location:path or a pattern',
           })
+          .options(literalOption)
           .option('yes', { alias: 'y', type: 'boolean', describe: 'do not ask (for scripts)' })
           .option('dry-run', { alias: 'n', type: 'boolean', describe: 'only show what would be removed' })
           .options(watchOption)
@@ -130,7 +153,9 @@ export function bulkCommands(cli: Cli): Cli {
         const ctx = contextFor(argv);
         const paths = argv.paths.map(slashForm);
         const path = paths.length === 1 ? (paths[0] as string) : paths;
-        const preview = await ctx.api().send<{ entries: Entry[] }>('POST', '/remove/preview', { path });
+        const literal = literalFor(argv.paths, argv.literal);
+        const body = { path, ...(literal ? { literal: true } : {}) };
+        const preview = await ctx.api().send<{ entries: Entry[] }>('POST', '/remove/preview', body);
         const files = preview.entries.filter((e) => !e.isDir);
         const bytes = files.reduce((sum, e) => sum + Math.max(0, e.size), 0);
         const summary = `${count(files.length, 'file')}, ${size(bytes)}`;
@@ -154,7 +179,7 @@ export function bulkCommands(cli: Cli): Cli {
             return;
           }
         }
-        const r = await ctx.api().send<Accepted>('POST', '/remove', { path });
+        const r = await ctx.api().send<Accepted>('POST', '/remove', body);
         return accepted(ctx, `removal of ${summary}`, r, argv.watch === true);
       },
     )

@@ -6,7 +6,7 @@ import { usageError } from '../exit.js';
 import { expiresAt } from '../expiry.js';
 import { fields, table, time } from '../format.js';
 import { secretLine } from '../prompt.js';
-import { slashForm } from '../targets.js';
+import { literalFor, literalOption, slashForm } from '../targets.js';
 
 interface Share {
   id: string;
@@ -91,12 +91,14 @@ export function shareCommands(cli: Cli): Cli {
             describe: 'location:bucket/key, or a pattern matching one file',
           })
           .options(linkOptions)
+          .options(literalOption)
           .option('max-downloads', { type: 'number', describe: 'the link works for this many downloads' })
           .example('$0 share photos:my-bucket/report.pdf --expires 7d --password', ''),
       async (argv) => {
         const ctx = contextFor(argv);
         const body = {
           file: slashForm(argv.path),
+          ...(literalFor([argv.path], argv.literal) ? { literal: true } : {}),
           ...(await password(argv.password)),
           ...(argv.expires === undefined ? {} : { expires_at: expiresAt(argv.expires) }),
           ...(argv.maxDownloads === undefined ? {} : { max_downloads: argv.maxDownloads }),
@@ -166,6 +168,7 @@ export function shareCommands(cli: Cli): Cli {
             describe: 'IANA zone for --at without one (default: this computer’s zone)',
           })
           .options(linkOptions)
+          .options(literalOption)
           .example(
             '$0 send photos:my-bucket/q4.pdf --to ann@example.com --at "tomorrow 9am" -m "The Q4 numbers"',
             '',
@@ -177,6 +180,7 @@ export function shareCommands(cli: Cli): Cli {
         const optional = (key: string, value: unknown) => (value === undefined ? {} : { [key]: value });
         const body = {
           source: slashForm(argv.path),
+          ...(literalFor([argv.path], argv.literal) ? { literal: true } : {}),
           to: list(argv.to),
           ...optional('cc', list(argv.cc)),
           ...optional('bcc', list(argv.bcc)),

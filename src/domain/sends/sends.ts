@@ -24,6 +24,8 @@ export type Addresses = string | string[];
 
 export interface SendInput {
   source: string;
+  /** `source` is exact bytes, never a pattern (docs/api.md, "Exact names"). */
+  literal?: boolean;
   to: Addresses;
   cc?: Addresses;
   bcc?: Addresses;
@@ -126,7 +128,12 @@ export class Sends {
     if ((await countHeld(this.db.kysely, 'shares', workspaceId, now)) >= openShares) {
       throw capReached('shares', openShares);
     }
-    const { row: location, entry } = await this.shares.resolveFile(workspaceId, input.source, 'source');
+    const { row: location, entry } = await this.shares.resolveFile(
+      workspaceId,
+      input.source,
+      'source',
+      input.literal === true,
+    );
     const status: SendStatus = scheduledAt === null ? 'queued' : 'scheduled';
     const row: SendRow = {
       id: newId(),

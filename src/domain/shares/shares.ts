@@ -24,6 +24,8 @@ import { emit } from '../webhooks/outbox.js';
 
 export interface CreateShare {
   file: string;
+  /** `file` is exact bytes, never a pattern (docs/api.md, "Exact names"). */
+  literal?: boolean;
   password?: string;
   expires_at?: string;
   max_downloads?: number;
@@ -110,15 +112,16 @@ export class Shares {
     workspaceId: string,
     file: string,
     field: string,
+    literal = false,
   ): Promise<{ row: LocationRow; entry: Entry }> {
-    const { row, path } = await this.operations.resolveSource(workspaceId, file, field);
+    const { row, path } = await this.operations.resolveSource(workspaceId, file, field, literal);
     const found = await this.storage.use(row, async (store) => {
       const matches: Entry[] = [];
       let count = 0;
-      for await (const entry of expandSources(store, path)) {
+      for await (const entry of expandSources(store, path, undefined, literal)) {
         if (matches.length < 1) matches.push(entry);
         if (++count > COUNT_MAX) break;
-        if (!isPattern(path)) break;
+        if (!isPattern(path, literal)) break;
       }
       return { first: matches[0], count };
     });
@@ -137,7 +140,7 @@ export class Shares {
     if (input.password !== undefined && (input.password === '' || input.password.length > PASSWORD_MAX)) {
       throw invalid(`password must be 1 to ${PASSWORD_MAX} characters`);
     }
-    const { row, entry } = await this.resolveFile(workspaceId, input.file, 'file');
+    const { row, entry } = await this.resolveFile(workspaceId, input.file, 'file', input.literal === true);
     return this.insert(workspaceId, row, entry.path, {
       capped: true,
       expiresAt,

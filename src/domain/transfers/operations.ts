@@ -7,6 +7,7 @@ import type { LocationRow } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import type { Queued } from '../../engine/lifecycle/transfers.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
+import { destinationPath } from '../../engine/run-transfer.js';
 import { conflict, invalid, isFerryError, notFound } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost, checkPullUrl } from '../../objects/fetch-url.js';
@@ -79,17 +80,18 @@ export class Operations {
   }
 
   /** A source or removal path: a file, or a pattern below the bucket on bucket stores. */
-  private checkSource(resolved: Resolved, field: string): void {
+  private checkSource(resolved: Resolved, field: string, literal: boolean): void {
     const { path, row } = resolved;
+    const pattern = isPattern(path, literal);
     if (path === '' || path.endsWith('/'))
       throw invalid(`${field} must name a file or a pattern, not a folder`);
     if (path.startsWith('/')) throw invalid(`${field} has an empty segment after the location`);
     if (path.split('/').includes('..')) throw invalid(`${field} must not contain a ".." segment`);
-    if (isPattern(path)) this.checkPattern(path, field);
-    if (isPattern(path) && hasBuckets(row.provider) && !splitPattern(path).base) {
+    if (pattern) this.checkPattern(path, field);
+    if (pattern && hasBuckets(row.provider) && !splitPattern(path).base) {
       throw invalid(`${field}: a pattern must start below the bucket ("bucket/*.txt")`);
     }
-    if (!isPattern(path) && hasBuckets(row.provider) && !path.includes('/')) {
+    if (!pattern && hasBuckets(row.provider) && !path.includes('/')) {
       throw invalid(`${field} needs a bucket and a key: "<location>/bucket/key"`);
     }
   }
@@ -105,9 +107,9 @@ export class Operations {
   }
 
   /** A source `<location>/<file or pattern>`, checked as move and remove check theirs (share, send). */
-  async resolveSource(workspaceId: string, value: string, field: string): Promise<Resolved> {
+  async resolveSource(workspaceId: string, value: string, field: string, literal = false): Promise<Resolved> {
     const resolved = await this.resolvePath(workspaceId, value, field);
-    this.checkSource(resolved, field);
+    this.checkSource(resolved, field, literal);
     this.checkActive(resolved.row);
     return resolved;
   }
@@ -122,7 +124,8 @@ export class Operations {
    */
   private queue(workspaceId: string, spec: TransferSpec, given: transfers.Given): Promise<Queued> {
     const now = this.clock.now();
-    if (!isSeveral(spec, isPattern)) return transfers.enqueue(this.db.kysely, workspaceId, spec, now, given);
+    if (!isSeveral(spec, (ref) => isPattern(ref.path, ref.literal)))
+      return transfers.enqueue(this.db.kysely, workspaceId, spec, now, given);
     return this.db.kysely.transaction().execute(async (trx) => {
       const queued = await transfers.enqueue(trx, workspaceId, spec, now, given, true);
       // The job's own source and destination only say where it works; each object carries its own.
@@ -160,7 +163,46 @@ export class Operations {
     return { location_id: resolved.row.id, path: resolved.path, folder };
   }
 
-  async move(workspaceId: string, from: string | string[], to: string): Promise<Queued> {
+  async move(workspaceId: string, from: string | string[], to: string, literal = false): Promise<Queued> {
+    const { sources, destination } = await this.movePlan(workspaceId, from, to, literal);
+    return this.queue(workspaceId, { kind: 'move', sources, destination }, { from, to });
+  }
+
+  /**
+   * What /move would move now and where, streamed; nothing is moved. The same expansion and
+   * destination naming as the worker (expandSources, destinationPath of src/engine/run-transfer.ts).
+   */
+  async movePreview(
+    workspaceId: string,
+    from: string | string[],
+    to: string,
+    literal = false,
+  ): Promise<AsyncIterable<{ from: string; to: string }>> {
+    const { sources, destination } = await this.movePlan(workspaceId, from, to, literal);
+    const labels = new Map<string, string>();
+    const rows = new Map<string, LocationRow>();
+    for (const ref of [...sources, destination]) {
+      if (rows.has(ref.location_id)) continue;
+      const row = await this.locations.resolve(workspaceId, { id: ref.location_id });
+      rows.set(row.id, row);
+      labels.set(row.id, row.label);
+    }
+    const entries = this.expandRefs(sources, rows);
+    const first = await entries.head();
+    const destLabel = labels.get(destination.location_id) as string;
+    return {
+      async *[Symbol.asyncIterator]() {
+        for await (const { ref, entry } of first) {
+          yield {
+            from: `${labels.get(ref.location_id) as string}/${entry.path}`,
+            to: `${destLabel}/${destinationPath(destination, ref, entry)}`,
+          };
+        }
+      },
+    };
+  }
+
+  private async movePlan(workspaceId: string, from: string | string[], to: string, literal: boolean) {
     const sources: ObjectRef[] = [];
     const items = list(from, 'from');
     // Up to MAX_SOURCES checks, each compiling a pattern: the event loop runs between slices of them.
@@ -168,79 +210,123 @@ export class Operations {
     for (const item of items) {
       await pause();
       const resolved = await this.resolvePath(workspaceId, item, 'from');
-      this.checkSource(resolved, 'from');
+      this.checkSource(resolved, 'from', literal);
       this.checkActive(resolved.row);
-      sources.push({ location_id: resolved.row.id, path: resolved.path });
+      sources.push({
+        location_id: resolved.row.id,
+        path: resolved.path,
+        ...(literal ? { literal: true } : {}),
+      });
     }
-    const several = sources.length > 1 || sources.some((s) => isPattern(s.path));
+    const several = sources.length > 1 || sources.some((s) => isPattern(s.path, s.literal));
     const destination = await this.destination(workspaceId, to, several);
     for (const s of sources) {
       if (s.location_id === destination.location_id && !destination.folder && s.path === destination.path) {
         throw invalid('a move onto itself is not allowed');
       }
     }
-    return this.queue(workspaceId, { kind: 'move', sources, destination }, { from, to });
+    return { sources, destination };
   }
 
-  private async removalPaths(workspaceId: string, path: string | string[]): Promise<Resolved[]> {
+  private async removalPaths(
+    workspaceId: string,
+    path: string | string[],
+    literal: boolean,
+  ): Promise<Resolved[]> {
     const out: Resolved[] = [];
     const pause = slicer();
     for (const item of list(path, 'path')) {
       await pause();
       const resolved = await this.resolvePath(workspaceId, item, 'path');
-      this.checkSource(resolved, 'path');
+      this.checkSource(resolved, 'path', literal);
       out.push(resolved);
     }
     return out;
   }
 
-  async remove(workspaceId: string, path: string | string[]): Promise<Queued> {
-    const paths = await this.removalPaths(workspaceId, path);
+  async remove(workspaceId: string, path: string | string[], literal = false): Promise<Queued> {
+    const paths = await this.removalPaths(workspaceId, path, literal);
     for (const p of paths) this.checkActive(p.row);
     return this.queue(
       workspaceId,
-      { kind: 'remove', paths: paths.map((p) => ({ location_id: p.row.id, path: p.path })) },
+      {
+        kind: 'remove',
+        paths: paths.map((p) => ({
+          location_id: p.row.id,
+          path: p.path,
+          ...(literal ? { literal: true } : {}),
+        })),
+      },
       { from: path },
     );
   }
 
   /** What /remove would remove now, streamed; nothing is removed. Entries carry the location-relative path. */
-  async preview(workspaceId: string, path: string | string[]): Promise<AsyncIterable<Entry>> {
-    const paths = await this.removalPaths(workspaceId, path);
-    const storage = this.storage;
-    // The first path is expanded before answering, so a missing file is a 404 rather than a cut answer.
-    const first = paths[0] as Resolved;
-    const firstStore = storage.open(first.row);
-    const firstIterator = expandSources(firstStore, first.path)[Symbol.asyncIterator]();
-    let head: IteratorResult<Entry>;
-    try {
-      head = await firstIterator.next();
-    } catch (err) {
-      await firstStore.close();
-      throw err;
-    }
+  async preview(
+    workspaceId: string,
+    path: string | string[],
+    literal = false,
+  ): Promise<AsyncIterable<Entry>> {
+    const paths = await this.removalPaths(workspaceId, path, literal);
+    const rows = new Map(paths.map((p) => [p.row.id, p.row]));
+    const refs: ObjectRef[] = paths.map((p) => ({
+      location_id: p.row.id,
+      path: p.path,
+      ...(literal ? { literal: true } : {}),
+    }));
+    const expanded = await this.expandRefs(refs, rows).head();
     return {
       async *[Symbol.asyncIterator]() {
+        for await (const { entry } of expanded) yield entry;
+      },
+    };
+  }
+
+  /**
+   * The objects `refs` name, in order, as the worker expands them. head() expands the first before
+   * answering, so that a missing file is a 404 rather than a cut answer.
+   */
+  private expandRefs(refs: ObjectRef[], rows: Map<string, LocationRow>) {
+    const storage = this.storage;
+    return {
+      async head(): Promise<AsyncIterable<{ ref: ObjectRef; entry: Entry }>> {
+        const first = refs[0] as ObjectRef;
+        const firstStore = storage.open(rows.get(first.location_id) as LocationRow);
+        const firstIterator = expandSources(firstStore, first.path, undefined, first.literal)[
+          Symbol.asyncIterator
+        ]();
+        let head: IteratorResult<Entry>;
         try {
-          if (!head.done) {
-            yield head.value;
-            while (true) {
-              const next = await firstIterator.next();
-              if (next.done) break;
-              yield next.value;
-            }
-          }
-        } finally {
+          head = await firstIterator.next();
+        } catch (err) {
           await firstStore.close();
+          throw err;
         }
-        for (const p of paths.slice(1)) {
-          const store = storage.open(p.row);
-          try {
-            yield* expandSources(store, p.path);
-          } finally {
-            await store.close();
-          }
-        }
+        return {
+          async *[Symbol.asyncIterator]() {
+            try {
+              if (!head.done) {
+                yield { ref: first, entry: head.value };
+                while (true) {
+                  const next = await firstIterator.next();
+                  if (next.done) break;
+                  yield { ref: first, entry: next.value };
+                }
+              }
+            } finally {
+              await firstStore.close();
+            }
+            for (const ref of refs.slice(1)) {
+              const store = storage.open(rows.get(ref.location_id) as LocationRow);
+              try {
+                for await (const entry of expandSources(store, ref.path, undefined, ref.literal))
+                  yield { ref, entry };
+              } finally {
+                await store.close();
+              }
+            }
+          },
+        };
       },
     };
   }

@@ -4,6 +4,8 @@
 export interface ObjectRef {
   location_id: string;
   path: string;
+  /** The path is exact bytes, never a pattern (docs/api.md, "Exact names"); absent means false. */
+  literal?: true;
 }
 
 /** A destination that is a folder ends with "/": each source keeps its own name inside it. */
@@ -51,14 +53,14 @@ export function locationsOf(work: ObjectWork): string[] {
 }
 
 /** A transfer over several objects: a pattern, several sources or several URLs (docs/api.md, "Polling"). */
-export function isSeveral(spec: TransferSpec, isPattern: (path: string) => boolean): boolean {
+export function isSeveral(spec: TransferSpec, isPattern: (ref: ObjectRef) => boolean): boolean {
   switch (spec.kind) {
     case 'copy':
       return false;
     case 'move':
-      return spec.sources.length > 1 || spec.sources.some((s) => isPattern(s.path));
+      return spec.sources.length > 1 || spec.sources.some(isPattern);
     case 'remove':
-      return spec.paths.length > 1 || spec.paths.some((s) => isPattern(s.path));
+      return spec.paths.length > 1 || spec.paths.some(isPattern);
     case 'pull':
       return spec.urls.length > 1;
   }

@@ -5,13 +5,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Operations } from '../../domain/transfers/operations.js';
 import { workspaceOf } from '../auth.js';
-import { errors, INPUT_MAX, Path, Url } from '../schemas.js';
+import { errors, INPUT_MAX, Literal, Path, Url } from '../schemas.js';
 import { EntrySchema, listingJson } from './list.js';
 
 const Paths = Type.Union([Path(), Type.Array(Path(), { minItems: 1, maxItems: INPUT_MAX.sources })]);
 const Urls = Type.Union([Url(), Type.Array(Url(), { minItems: 1, maxItems: INPUT_MAX.sources })]);
 const Queued = Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') });
-const RemoveBody = Type.Object({ path: Paths }, { additionalProperties: false });
+const RemoveBody = Type.Object({ path: Paths, literal: Literal() }, { additionalProperties: false });
+const MoveBody = Type.Object(
+  { from: Paths, to: Path(), literal: Literal() },
+  { additionalProperties: false },
+);
 
 export const operationRoutes =
   (operations: Operations, queued: () => void): FastifyPluginAsyncTypebox =>
@@ -47,12 +51,17 @@ export const operationRoutes =
         schema: {
           summary: 'Move files; afterwards they exist only at the destination',
           tags: ['transfers'],
-          body: Type.Object({ from: Paths, to: Path() }, { additionalProperties: false }),
+          body: MoveBody,
           response: { 202: Queued, ...errors(400, 401, 404, 409) },
         },
       },
       async (request, reply) => {
-        const result = await operations.move(workspaceOf(request), request.body.from, request.body.to);
+        const result = await operations.move(
+          workspaceOf(request),
+          request.body.from,
+          request.body.to,
+          request.body.literal === true,
+        );
         queued();
         return reply.code(202).send(result);
       },
@@ -70,7 +79,11 @@ export const operationRoutes =
         },
       },
       async (request, reply) => {
-        const result = await operations.remove(workspaceOf(request), request.body.path);
+        const result = await operations.remove(
+          workspaceOf(request),
+          request.body.path,
+          request.body.literal === true,
+        );
         queued();
         return reply.code(202).send(result);
       },
@@ -91,9 +104,61 @@ export const operationRoutes =
         },
       },
       async (request, reply) => {
-        const entries = await operations.preview(workspaceOf(request), request.body.path);
+        const entries = await operations.preview(
+          workspaceOf(request),
+          request.body.path,
+          request.body.literal === true,
+        );
         const body = Readable.from(listingJson({ entries })) as unknown as Parameters<typeof reply.send>[0];
         return reply.type('application/json; charset=utf-8').send(body);
       },
     );
+
+    app.post(
+      '/move/preview',
+      {
+        config: { rateLimit: 'preview' },
+        schema: {
+          summary: 'What /move would move and where, without moving anything',
+          tags: ['transfers'],
+          body: MoveBody,
+          response: {
+            200: Type.Object({
+              entries: Type.Array(
+                Type.Object({
+                  from: Type.String({ description: '<location>/<path> of the object as it is now' }),
+                  to: Type.String({ description: '<location>/<path> where /move would put it' }),
+                }),
+              ),
+            }),
+            ...errors(400, 401, 404, 409, 502, 503),
+          },
+        },
+      },
+      async (request, reply) => {
+        const moves = await operations.movePreview(
+          workspaceOf(request),
+          request.body.from,
+          request.body.to,
+          request.body.literal === true,
+        );
+        const body = Readable.from(moveJson(moves)) as unknown as Parameters<typeof reply.send>[0];
+        return reply.type('application/json; charset=utf-8').send(body);
+      },
+    );
   };
+
+/** {entries: [{from, to}]} streamed in chunks, as listingJson streams a listing. */
+async function* moveJson(moves: AsyncIterable<{ from: string; to: string }>): AsyncGenerator<string> {
+  let chunk = '{"entries":[';
+  let first = true;
+  for await (const move of moves) {
+    chunk += (first ? '' : ',') + JSON.stringify({ from: move.from, to: move.to });
+    first = false;
+    if (chunk.length >= 64 * 1024) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  yield `${chunk}]}`;
+}

@@ -11,6 +11,7 @@ import {
   Address,
   errors,
   IdParam,
+  Literal,
   oneOf,
   Paging,
   Password,
@@ -52,6 +53,7 @@ export const sendRoutes =
               source: Path({
                 description: '<location>/<path>; a pattern must match exactly one file',
               }),
+              literal: Literal(),
               to: Type.Union([Address(), Type.Array(Address(), { minItems: 1, maxItems: MAX_TO })]),
               cc: Type.Optional(Addresses(MAX_OTHER)),
               bcc: Type.Optional(Addresses(MAX_OTHER)),

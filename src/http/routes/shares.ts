@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { Shares } from '../../domain/shares/shares.js';
 import { parseLimit } from '../../domain/transfers/views.js';
 import { workspaceOf } from '../auth.js';
-import { errors, IdParam, NoContent, Paging, Password, Path, Timestamp } from '../schemas.js';
+import { errors, IdParam, Literal, NoContent, Paging, Password, Path, Timestamp } from '../schemas.js';
 
 const ShareSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -42,6 +42,7 @@ export const shareRoutes =
               file: Path({
                 description: '<location>/<path>; a pattern must match exactly one file',
               }),
+              literal: Literal(),
               password: Type.Optional(Password()),
               expires_at: Type.Optional(Timestamp),
               max_downloads: Type.Optional(

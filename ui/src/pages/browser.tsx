@@ -241,10 +241,22 @@ function ActionPanel({
   const [overwrite, setOverwrite] = useState('always');
   const [manifest, setManifest] = useState<string[] | undefined>(undefined);
   const [preview, setPreview] = useState<Entry[] | undefined>(undefined);
+  const [moves, setMoves] = useState<{ from: string; to: string }[] | undefined>(undefined);
   const [result, setResult] = useState<string | undefined>(undefined);
   const [link, setLink] = useState<string | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
-  const source = entry.isDir ? `${location}/${entry.path}/**` : `${location}/${entry.path}`;
+  // The one entry listed, never a pattern that also names its neighbours (docs/api.md, "Exact names"):
+  // a file goes as an exact name; a folder as its path, glob characters escaped, with /** below it.
+  const exact = entry.isDir
+    ? { path: `${location}/${escapeGlob(entry.path)}/**` }
+    : { path: `${location}/${entry.path}`, literal: true };
+  const source = exact.path;
+  const literal = exact.literal === true ? { literal: true } : {};
+  const moveBody = () => ({
+    from: source,
+    to: `${dest}/${entry.isDir && !destPath.endsWith('/') ? `${destPath}/` : destPath}`,
+    ...literal,
+  });
   const run = async (work: () => Promise<void>) => {
     try {
       setError(undefined);
@@ -266,24 +278,32 @@ function ActionPanel({
         });
         setResult(bulk ? `Bulk copy started (job ${r.job_id}).` : `Copy started (transfer ${r.id}).`);
       } else if (kind === 'move') {
-        const r = await api<{ id: string }>('POST', '/move', {
-          from: entry.isDir ? `${location}/${entry.path}/**` : `${location}/${entry.path}`,
-          to: `${dest}/${entry.isDir && !destPath.endsWith('/') ? `${destPath}/` : destPath}`,
-        });
-        setResult(`Move started (transfer ${r.id}).`);
+        // First what would move and where (POST /move/preview); the move runs on confirm.
+        setMoves(
+          (await api<{ entries: { from: string; to: string }[] }>('POST', '/move/preview', moveBody()))
+            .entries,
+        );
       } else if (kind === 'share') {
-        const r = await api<{ url: string }>('POST', '/share', { file: source });
+        const r = await api<{ url: string }>('POST', '/share', { file: source, ...literal });
         setLink(r.url);
       }
     });
   };
   const loadPreview = () =>
     run(async () =>
-      setPreview((await api<{ entries: Entry[] }>('POST', '/remove/preview', { path: source })).entries),
+      setPreview(
+        (await api<{ entries: Entry[] }>('POST', '/remove/preview', { path: source, ...literal })).entries,
+      ),
     );
+  const confirmMove = () =>
+    run(async () => {
+      const r = await api<{ id: string }>('POST', '/move', moveBody());
+      setResult(`Move started (transfer ${r.id}).`);
+      setMoves(undefined);
+    });
   const confirmRemove = () =>
     run(async () => {
-      const r = await api<{ id: string }>('POST', '/remove', { path: source });
+      const r = await api<{ id: string }>('POST', '/remove', { path: source, ...literal });
       setResult(`Removal started (transfer ${r.id}).`);
       setPreview(undefined);
     });
@@ -297,7 +317,27 @@ function ActionPanel({
           {result} <a href="#activity">See progress</a>
         </Notice>
       )}
-      {(kind === 'copy' || kind === 'move') && !result && (
+      {kind === 'move' && moves && !result && (
+        <div>
+          <p>
+            These {moves.length} entr{moves.length === 1 ? 'y' : 'ies'} would be moved.
+          </p>
+          <ul class="preview">
+            {moves.slice(0, 200).map((m) => (
+              <li key={m.from}>
+                {visibleName(m.from)} → {visibleName(m.to)}
+              </li>
+            ))}
+          </ul>
+          <button type="button" onClick={confirmMove}>
+            Move {moves.length} entr{moves.length === 1 ? 'y' : 'ies'}
+          </button>
+          <button type="button" onClick={() => setMoves(undefined)}>
+            Back
+          </button>
+        </div>
+      )}
+      {(kind === 'copy' || kind === 'move') && !result && !moves && (
         <form onSubmit={submit} class="grid">
           <label for="dest-location">Destination location</label>
           <select id="dest-location" value={dest} onChange={(e) => setDest(e.currentTarget.value)}>
@@ -341,7 +381,7 @@ function ActionPanel({
               {manifest && <p class="small">{manifest.length} keys from the manifest.</p>}
             </>
           )}
-          <button type="submit">{kind === 'copy' ? 'Start copy' : 'Start move'}</button>
+          <button type="submit">{kind === 'copy' ? 'Start copy' : 'Preview move'}</button>
         </form>
       )}
       {kind === 'remove' && !result && (
@@ -398,4 +438,9 @@ function ActionPanel({
       </button>
     </section>
   );
+}
+
+/** `path` as a pattern naming exactly itself: `\`, `*`, `?`, `[` and `{` escaped (docs/api.md, "Exact names"). */
+function escapeGlob(path: string): string {
+  return path.replace(/[\\*?[{]/g, (c) => `\\${c}`);
 }
