@@ -469,8 +469,11 @@ await eachDatabase('share links', (database) => {
     assert.equal(t.logs.text.includes(revoked.path.slice(3)), false, 'no token in the logs');
   });
 
-  test('GET /v1/shares names each share\'s state: active, expired once past expires_at, used_up at max_downloads, revoked (which wins)', async () => {
-    const expiring = await share({ file: file('a1.txt'), expires_at: new Date(clock.now() + 1_000).toISOString() });
+  test("GET /v1/shares names each share's state: active, expired once past expires_at, used_up at max_downloads, revoked (which wins)", async () => {
+    const expiring = await share({
+      file: file('a1.txt'),
+      expires_at: new Date(clock.now() + 1_000).toISOString(),
+    });
     const limited = await share({ file: file('a1.txt'), max_downloads: 1 });
     const revoked = await share({ file: file('a1.txt'), max_downloads: 1 });
     assert.equal((await listed(expiring.id))?.state, 'active');
