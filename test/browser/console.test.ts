@@ -181,9 +181,25 @@ for (const database of await testDatabases()) {
       const link = await page.getByLabel('Share link').inputValue();
       assert.match(link, new RegExp(`^${base}/s/[A-Za-z0-9_-]{40,}$`));
       await shot('share-created');
+      const once = await fetch(`${base}/share`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ file: `${label}/${bucket}/in/k5.txt`, max_downloads: 1 }),
+      });
+      assert.equal(once.status, 201);
+      const onceUrl = new URL(((await once.json()) as { url: string }).url).pathname;
+      assert.equal((await fetch(`${base}${onceUrl}`, { method: 'POST' })).status, 200);
       await page.getByRole('link', { name: 'Shares' }).click();
       const row = page.getByRole('row', { name: new RegExp(`${bucket}/in/k2\\.txt`) });
       await row.getByText('active').waitFor();
+      const usedUp = page.getByRole('row', { name: new RegExp(`${bucket}/in/k5\\.txt`) });
+      await usedUp.getByText('used up').waitFor();
+      assert.equal(await usedUp.getByText('active').count(), 0, 'a used-up link is not active');
+      assert.equal(
+        await usedUp.getByRole('button', { name: /Revoke/ }).count(),
+        1,
+        'it can still be revoked',
+      );
       await shot('shares');
       assert.deepEqual(await axeViolations(page), []);
       await row.getByRole('button', { name: /Revoke/ }).click();

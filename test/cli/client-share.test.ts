@@ -40,6 +40,18 @@ await eachDatabase('ferry client', (database) => {
     assert.ok(
       json<{ shares: Array<{ revoked_at?: string }> }>(await run('shares', '--json')).shares[0]?.revoked_at,
     );
+    const once = await run('share', `${label}:${bucket}/doc.txt`, '--max-downloads', '1');
+    ok(once);
+    assert.equal(
+      await (await fetch(new URL(new URL(once.stdout.trim()).pathname, s.url), { method: 'POST' })).text(),
+      'shared text',
+    );
+    const listing = await run('shares');
+    ok(listing);
+    const lines = listing.stdout.split('\n');
+    assert.match(lines.find((l) => l.includes('1/1')) ?? '', /\bused up\b/, listing.stdout);
+    assert.match(lines.find((l) => l.includes('0/2')) ?? '', /\brevoked\b/, listing.stdout);
+    assert.doesNotMatch(listing.stdout, /\blive\b/);
 
     const to = `${unique('ann')}@example.com`;
     const sent = json(

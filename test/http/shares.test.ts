@@ -90,6 +90,7 @@ await eachDatabase('share links', (database) => {
     assert.deepEqual(item, {
       id: body.id,
       source: `${label}/${bucket}/docs/report.bin`,
+      state: 'active',
       created_at: new Date(clock.now()).toISOString(),
       has_password: false,
       downloads: 0,
@@ -466,6 +467,24 @@ await eachDatabase('share links', (database) => {
     assert.ok((await listed(revoked.id))?.revoked_at);
     assert.equal((await get('/s/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).statusCode, 404);
     assert.equal(t.logs.text.includes(revoked.path.slice(3)), false, 'no token in the logs');
+  });
+
+  test("GET /v1/shares names each share's state: active, expired once past expires_at, used_up at max_downloads, revoked (which wins)", async () => {
+    const expiring = await share({
+      file: file('a1.txt'),
+      expires_at: new Date(clock.now() + 1_000).toISOString(),
+    });
+    const limited = await share({ file: file('a1.txt'), max_downloads: 1 });
+    const revoked = await share({ file: file('a1.txt'), max_downloads: 1 });
+    assert.equal((await listed(expiring.id))?.state, 'active');
+    assert.equal((await listed(limited.id))?.state, 'active');
+    assert.equal((await t.app.inject({ method: 'POST', url: limited.path })).statusCode, 200);
+    assert.equal((await t.app.inject({ method: 'POST', url: revoked.path })).statusCode, 200);
+    assert.equal((await listed(limited.id))?.state, 'used_up');
+    assert.equal((await call({ method: 'DELETE', url: `/v1/shares/${revoked.id}` })).statusCode, 204);
+    assert.equal((await listed(revoked.id))?.state, 'revoked', 'revoked wins over used up');
+    clock.advance(1_000);
+    assert.equal((await listed(expiring.id))?.state, 'expired');
   });
 
   test('a source that fails after the file started: the connection is cut, never a short file that looks complete', async () => {

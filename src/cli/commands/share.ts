@@ -11,6 +11,7 @@ import { literalFor, literalOption, slashForm } from '../targets.js';
 interface Share {
   id: string;
   source: string;
+  state: 'active' | 'expired' | 'used_up' | 'revoked';
   created_at: string;
   expires_at?: string;
   revoked_at?: string;
@@ -72,7 +73,10 @@ async function listShares(ctx: Context, argv: { limit: number; cursor?: string |
           },
           { header: 'PASSWORD', value: (s) => (s.has_password ? 'yes' : 'no') },
           { header: 'EXPIRES', value: (s) => time(s.expires_at) },
-          { header: 'STATE', value: (s) => (s.revoked_at ? `revoked ${time(s.revoked_at)}` : 'live') },
+          {
+            header: 'STATE',
+            value: (s) => (s.revoked_at ? `revoked ${time(s.revoked_at)}` : s.state.replace('_', ' ')),
+          },
         ]),
   );
   if (page.next_cursor && !ctx.json) ctx.note(`more: ferry shares --cursor ${page.next_cursor}`);

@@ -37,9 +37,13 @@ export interface CreatedShare {
   expires_at?: string;
 }
 
+/** A share as the list names it (docs/api.md, "Share links"): revoked wins, then expired, then used up. */
+export type ShareState = 'active' | 'expired' | 'used_up' | 'revoked';
+
 export interface ShareView {
   id: string;
   source: string;
+  state: ShareState;
   created_at: string;
   expires_at?: string;
   revoked_at?: string;
@@ -79,10 +83,18 @@ const COUNT_MAX = 100_000;
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const newToken = () => randomBytes(32).toString('base64url');
 
-export function shareView(row: ShareRow): ShareView {
+export function shareState(row: ShareRow, now: number): ShareState {
+  if (row.revoked_at !== null) return 'revoked';
+  if (row.expires_at !== null && row.expires_at <= now) return 'expired';
+  if (row.max_downloads !== null && row.downloads >= row.max_downloads) return 'used_up';
+  return 'active';
+}
+
+export function shareView(row: ShareRow, now: number): ShareView {
   const v: ShareView = {
     id: row.id,
     source: row.source,
+    state: shareState(row, now),
     created_at: toRfc3339(row.created_at),
     has_password: row.password_hash !== null,
     downloads: row.downloads,
@@ -195,8 +207,9 @@ export class Shares {
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ShareView>> {
     const page = await newestFirst(this.db.kysely, 'shares', workspaceId, limit, cursor);
+    const now = this.clock.now();
     return {
-      items: page.rows.map(shareView),
+      items: page.rows.map((row) => shareView(row, now)),
       ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
     };
   }
@@ -233,10 +246,8 @@ export class Shares {
   }
 
   state(row: ShareRow): LinkState {
-    if (row.revoked_at !== null) return 'unknown';
-    if (row.expires_at !== null && row.expires_at <= this.clock.now()) return 'expired';
-    if (row.max_downloads !== null && row.downloads >= row.max_downloads) return 'used_up';
-    return 'open';
+    const state = shareState(row, this.clock.now());
+    return state === 'revoked' ? 'unknown' : state === 'active' ? 'open' : state;
   }
 
   /** The location a share reads from (deleting a location deletes its shares). */
@@ -274,7 +285,7 @@ export class Shares {
         await emit(trx, {
           workspaceId: updated.workspace_id,
           type: 'share.downloaded',
-          data: shareView(updated),
+          data: shareView(updated, now),
           at: now,
         });
       }

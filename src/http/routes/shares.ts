@@ -10,6 +10,10 @@ import { errors, IdParam, Literal, NoContent, Paging, Password, Path, Timestamp 
 const ShareSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
   source: Type.String({ description: '<location label>/<path> of the shared file, as it was when shared' }),
+  state: Type.Union(
+    [Type.Literal('active'), Type.Literal('expired'), Type.Literal('used_up'), Type.Literal('revoked')],
+    { description: 'revoked, else expired, else used_up (downloads reached max_downloads), else active' },
+  ),
   created_at: Timestamp,
   expires_at: Type.Optional(Timestamp),
   revoked_at: Type.Optional(Timestamp),
