@@ -237,7 +237,15 @@ for (const database of await testDatabases()) {
           await page.goto(`${base}/#browse/${id}/${bucket}/${dir}`);
           await page.getByRole('button', { name: 'Share [ab].txt', exact: true }).click();
           await page.getByRole('button', { name: 'Create link', exact: true }).click();
-          await page.getByLabel('Share link').waitFor();
+          await page
+            .getByLabel('Share link')
+            .or(page.getByRole('alert').filter({ hasText: /\S/ }))
+            .first()
+            .waitFor();
+          assert.ok(
+            await page.getByLabel('Share link').isVisible(),
+            await page.getByRole('alert').allInnerTexts().then(String),
+          );
           await page.getByRole('button', { name: 'Close', exact: true }).click();
 
           await page.getByRole('button', { name: 'Move [ab].txt', exact: true }).click();
@@ -249,10 +257,11 @@ for (const database of await testDatabases()) {
           assert.deepEqual(await axeViolations(page), []);
           await page.getByRole('button', { name: 'Move 1 entry', exact: true }).click();
           await page.getByText('Move started').waitFor();
-          await waitUntil(async () => (await readS3(client, bucket, `${dir}/out/[ab].txt`)) ?? undefined, {
-            what: 'the moved [ab].txt',
-          });
-          assert.equal(await readS3(client, bucket, `${dir}/[ab].txt`), undefined);
+          await waitUntil(
+            async () => ((await readS3(client, bucket, `${dir}/[ab].txt`)) === undefined ? true : undefined),
+            { what: 'the move of [ab].txt (its source gone)' },
+          );
+          assert.equal(String(await readS3(client, bucket, `${dir}/out/[ab].txt`)), 'AB');
           await page.getByRole('button', { name: 'Close', exact: true }).click();
 
           await page.goto(`${base}/#browse/${id}/${bucket}/${dir}/out`);
