@@ -185,6 +185,22 @@ await eachDatabase('move, remove, pull', (database) => {
     assert.equal(String(await readS3(client, bucket, 'tmp/c.txt')), 'c');
   });
 
+  test('two plain sources with one name moved into one folder are 400: one would overwrite the other', async () => {
+    const { call, label } = await setup();
+    const bucket = await seedBucket(client, { 'a/x.txt': 'A', 'b/x.txt': 'B' });
+    const res = await call({
+      method: 'POST',
+      url: '/move',
+      payload: {
+        from: [`${label}/${bucket}/a/x.txt`, `${label}/${bucket}/b/x.txt`],
+        to: `${label}/${bucket}/out/`,
+      },
+    });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.match(res.json().message, /two files called "x\.txt".*both would land on .*out\/x\.txt/);
+    assert.equal(String(await readS3(client, bucket, 'a/x.txt')), 'A', 'nothing moved');
+  });
+
   test('one path on two locations is two objects of one removal: both go, counted as two', async () => {
     const { call, label } = await setup();
     const other = await startS3rver();

@@ -225,6 +225,20 @@ export class Operations {
         throw invalid('a move onto itself is not allowed');
       }
     }
+    // Plain sources land in the folder under their own names: two with one name would land on one
+    // destination, and the first moved would be overwritten by the second, its source already gone.
+    const named = new Map<string, string>();
+    for (const [i, s] of sources.entries()) {
+      if (!destination.folder || isPattern(s.path, s.literal)) continue;
+      const name = s.path.slice(s.path.lastIndexOf('/') + 1);
+      const earlier = named.get(name);
+      if (earlier !== undefined) {
+        throw invalid(
+          `"from" names two files called "${name}" (${earlier} and ${items[i]}): both would land on ${to}${name}; move them in two requests or to two folders`,
+        );
+      }
+      named.set(name, items[i] as string);
+    }
     return { sources, destination };
   }
 
