@@ -99,6 +99,15 @@ for (const database of await testDatabases()) {
         assert.equal(download.suggestedFilename(), 'quarterly report.pdf');
         const saved = await download.path();
         assert.deepEqual(await readFile(saved), FILE);
+        // The form, and the earlier refusal, are gone: the page says the download started.
+        assert.equal(await page.locator('h1').textContent(), 'Your download is starting');
+        assert.equal(await page.getByText('That password is not right.').count(), 0);
+        assert.equal(await page.getByLabel('Password').count(), 0);
+        for (const width of [1280, 390]) {
+          await page.setViewportSize({ width, height: 844 });
+          await page.screenshot({ path: join(shots, `password-starting-${width}-${database.name}.png`) });
+          assert.deepEqual(await axeViolations(page), []);
+        }
       } finally {
         await context.close();
       }

@@ -36,11 +36,11 @@ export function humanSize(bytes: number): string {
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
-function layout(title: string, body: string): string {
+function layout(title: string, body: string, head = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
-<meta charset="utf-8">
+<meta charset="utf-8">${head}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <title>${escapeHtml(title)}</title>
@@ -79,6 +79,21 @@ ${alert}<label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required autofocus${error ? ' aria-invalid="true" aria-describedby="password-error"' : ''}>
 <button type="submit">Download</button>
 </form>`,
+  );
+}
+
+/**
+ * What a browser shows once the right password was given: the download starts from a GET that the
+ * grant cookie lets through (a refresh, which needs no script), and this page replaces the form, so a
+ * wrong guess made before leaves no "not right" message on screen.
+ */
+export function startingPage(file: FileFacts, action: string): string {
+  return layout(
+    `${showBidiControls(file.name)}: download starting`,
+    `<h1>Your download is starting</h1>
+${facts(file)}
+<p role="status">If it does not start, <a href="${escapeHtml(action)}" download>download ${escapeHtml(showBidiControls(file.name))}</a>.</p>`,
+    `\n<meta http-equiv="refresh" content="0; url=${escapeHtml(action)}">`,
   );
 }
 

@@ -21,7 +21,14 @@ import type { Shares } from '../../domain/shares/shares.js';
 import type { Storage } from '../../domain/storage.js';
 import { isFerryError } from '../../errors.js';
 import type { ObjectInfo, Store } from '../../stores/contract.js';
-import { type FileFacts, landingPage, messagePage, passwordPage, SHARE_CSS } from '../pages/share-pages.js';
+import {
+  type FileFacts,
+  landingPage,
+  messagePage,
+  passwordPage,
+  SHARE_CSS,
+  startingPage,
+} from '../pages/share-pages.js';
 
 const COOKIE = 'ferry_share';
 const FORM_LIMIT = 4096;
@@ -210,6 +217,12 @@ export const linkRoutes =
               return html(reply, 401, passwordPage(facts, action, 'That password is not right.'));
             }
             setGrantCookie(reply, await shares.grant(row), action);
+            // A browser's form gets a page that replaces the form and starts the download (a file
+            // answered to the POST would leave the form, and any earlier "not right", on screen);
+            // a program posting the password gets the file itself.
+            if (request.headers['sec-fetch-mode'] === 'navigate') {
+              return html(reply, 200, startingPage(facts, action));
+            }
           }
         } else if (row.password_hash !== null) {
           if (!(await shares.hasGrant(row, cookieOf(request.headers))))
