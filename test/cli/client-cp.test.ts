@@ -72,7 +72,10 @@ await eachDatabase('ferry client', (database) => {
     );
     assert.match(
       ok(await run('jobs')).stdout,
-      new RegExp(`^${job.job_id}\\s+complete\\s+2/2\\s+2 B\\s+\\S+ \\S+$`, 'm'),
+      new RegExp(
+        `^${job.job_id}\\s+complete\\s+\\S+:\\S+/p/ → \\S+:\\S+/q/\\s+2/2\\s+2 B\\s+\\S+ \\S+$`,
+        'm',
+      ),
     );
     assert.equal(json(await run('jobs', 'show', String(job.job_id), '--json')).overwrite, 'if-missing');
     const transfers = json<{ transfers: Array<{ id: string; kind: string }> }>(

@@ -232,7 +232,7 @@ describe('restart [sqlite]', () => {
     const { jobId, release } = await startHeld('sigterm');
     const stopped = await server.stop();
     release();
-    assert.equal(stopped.code, 0, server.log());
+    assert.equal(stopped.code, 0, `exit ${JSON.stringify(stopped)}\n${server.log()}`);
     assert.ok(
       server.lines.some((l) => l.includes('"stopped"')),
       server.log(),
@@ -299,7 +299,7 @@ describe('restart [sqlite]', () => {
     // The first batches are in (the planner commits them as it goes): stop now.
     await watch(jobId, (j) => j.counts.total > 0, 30_000);
     const stopped = await server.stop();
-    assert.equal(stopped.code, 0, server.log());
+    assert.equal(stopped.code, 0, `exit ${JSON.stringify(stopped)}\n${server.log()}`);
     const planned = rows(jobId).length;
     assert.ok(
       planned < MANIFEST_KEYS,
@@ -318,6 +318,6 @@ describe('restart [sqlite]', () => {
     assert.equal(all.length, MANIFEST_KEYS);
     assert.equal(new Set(all.map((r) => r.key)).size, MANIFEST_KEYS, 'each key once');
     const stoppedAgain = await server.stop();
-    assert.equal(stoppedAgain.code, 0, server.log());
+    assert.equal(stoppedAgain.code, 0, `exit ${JSON.stringify(stoppedAgain)}\n${server.log()}`);
   });
 });
