@@ -33,6 +33,15 @@ const SendSchema = Type.Object({
   refused: Type.Optional(Type.Array(Type.String(), { description: 'addresses the SMTP server refused' })),
 });
 
+/** A send as GET /v1/sends and GET /v1/sends/{id} show it. */
+const SendItemSchema = Type.Object({
+  ...SendSchema.properties,
+  source: Type.String({ description: '<location label>/<path> of the file' }),
+  file_name: Type.String(),
+  recipients: Type.Integer({ minimum: 1, description: 'how many addresses in to, cc and bcc' }),
+  created_at: Timestamp,
+});
+
 /**
  * `added` wakes the send dispatchers of every process: a scheduled send too, since one due before a
  * dispatcher's current sleep ends must make it plan its next wake-up again.
@@ -86,7 +95,10 @@ export const sendRoutes =
           tags: ['sends'],
           querystring: Paging,
           response: {
-            200: Type.Object({ sends: Type.Array(SendSchema), next_cursor: Type.Optional(Type.String()) }),
+            200: Type.Object({
+              sends: Type.Array(SendItemSchema),
+              next_cursor: Type.Optional(Type.String()),
+            }),
             ...errors(400, 401),
           },
         },
@@ -108,9 +120,26 @@ export const sendRoutes =
           summary: 'Read the state of a send',
           tags: ['sends'],
           params: IdParam,
-          response: { 200: SendSchema, ...errors(401, 404) },
+          response: { 200: SendItemSchema, ...errors(401, 404) },
         },
       },
       async (request) => sends.get(workspaceOf(request), request.params.id),
+    );
+
+    app.post(
+      '/v1/sends/:id/cancel',
+      {
+        schema: {
+          summary: 'Cancel a send whose mail has not started (scheduled, or queued and not yet claimed)',
+          tags: ['sends'],
+          params: IdParam,
+          response: { 200: SendItemSchema, ...errors(401, 404, 409) },
+        },
+      },
+      async (request) => {
+        const send = await sends.cancel(workspaceOf(request), request.params.id);
+        added();
+        return send;
+      },
     );
   };
