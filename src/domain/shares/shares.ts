@@ -19,6 +19,7 @@ import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
 import { isUuid, newId } from '../ids.js';
 import type { Storage } from '../storage.js';
 import type { Operations } from '../transfers/operations.js';
+import type { ShareState } from '../states.js';
 import { newestFirst, type Page } from '../transfers/views.js';
 import { emit } from '../webhooks/outbox.js';
 
@@ -38,6 +39,7 @@ export interface CreatedShare {
 export interface ShareView {
   id: string;
   source: string;
+  state: ShareState;
   created_at: string;
   expires_at?: string;
   revoked_at?: string;
@@ -77,10 +79,19 @@ const COUNT_MAX = 100_000;
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const newToken = () => randomBytes(32).toString('base64url');
 
-export function shareView(row: ShareRow): ShareView {
+/** Revoked before expired before used up: the first reason a link serves nothing is the one shown. */
+export function shareState(row: ShareRow, now: number): ShareState {
+  if (row.revoked_at !== null) return 'revoked';
+  if (row.expires_at !== null && row.expires_at <= now) return 'expired';
+  if (row.max_downloads !== null && row.downloads >= row.max_downloads) return 'used_up';
+  return 'active';
+}
+
+export function shareView(row: ShareRow, now: number): ShareView {
   const v: ShareView = {
     id: row.id,
     source: row.source,
+    state: shareState(row, now),
     created_at: toRfc3339(row.created_at),
     has_password: row.password_hash !== null,
     downloads: row.downloads,
@@ -191,9 +202,10 @@ export class Shares {
   }
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ShareView>> {
+    const now = this.clock.now();
     const page = await newestFirst(this.db.kysely, 'shares', workspaceId, limit, cursor);
     return {
-      items: page.rows.map(shareView),
+      items: page.rows.map((row) => shareView(row, now)),
       ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
     };
   }
@@ -271,7 +283,7 @@ export class Shares {
         await emit(trx, {
           workspaceId: updated.workspace_id,
           type: 'share.downloaded',
-          data: shareView(updated),
+          data: shareView(updated, now),
           at: now,
         });
       }

@@ -3,13 +3,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Shares } from '../../domain/shares/shares.js';
+import { SHARE_STATES } from '../../domain/states.js';
 import { parseLimit } from '../../domain/transfers/views.js';
 import { workspaceOf } from '../auth.js';
-import { errors, IdParam, NoContent, Paging, Password, Path, Timestamp } from '../schemas.js';
+import { errors, IdParam, NoContent, oneOf, Paging, Password, Path, Timestamp } from '../schemas.js';
 
 const ShareSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
   source: Type.String({ description: '<location label>/<path> of the shared file, as it was when shared' }),
+  state: oneOf(SHARE_STATES),
   created_at: Timestamp,
   expires_at: Type.Optional(Timestamp),
   revoked_at: Type.Optional(Timestamp),

@@ -8,6 +8,7 @@ import { Alert, message, useLoad } from './common.js';
 interface Share {
   id: string;
   source: string;
+  state: 'active' | 'expired' | 'used_up' | 'revoked';
   created_at: string;
   expires_at?: string;
   revoked_at?: string;
@@ -65,9 +66,12 @@ export function Shares() {
                 {s.downloads}
                 {s.max_downloads ? ` of ${s.max_downloads}` : ''}
               </td>
-              <td>{s.revoked_at ? 'revoked' : s.has_password ? 'active, password' : 'active'}</td>
               <td>
-                {!s.revoked_at && (
+                {s.state.replace('_', ' ')}
+                {s.state === 'active' && s.has_password ? ', password' : ''}
+              </td>
+              <td>
+                {s.state !== 'revoked' && (
                   <button
                     type="button"
                     class="danger"
