@@ -40,6 +40,16 @@ await eachDatabase('ferry client', (database) => {
     assert.ok(
       json<{ shares: Array<{ revoked_at?: string }> }>(await run('shares', '--json')).shares[0]?.revoked_at,
     );
+    // A used-up link says so, not "live".
+    const once = ok(await run('share', `${label}:${bucket}/doc.txt`, '--max-downloads', '1')).stdout.trim();
+    const download = await fetch(`${s.url}${new URL(once).pathname}`, { method: 'POST' });
+    assert.equal(download.status, 200);
+    assert.equal(await download.text(), 'shared text');
+    const listing = ok(await run('shares')).stdout;
+    const [usedUp, revoked] = listing.split('\n').slice(1);
+    assert.match(String(usedUp), /used up/, listing);
+    assert.match(String(revoked), /revoked/, listing);
+    assert.doesNotMatch(listing, /live|active/, listing);
 
     const to = `${unique('ann')}@example.com`;
     const sent = json(
@@ -60,5 +70,15 @@ await eachDatabase('ferry client', (database) => {
     );
     assert.equal(later.status, 'scheduled');
     assert.ok(Math.abs(Date.parse(String(later.scheduled_at)) - Date.now() - 7_200_000) < 120_000);
+    // ferry sends: id, state, file, recipients count, when; then cancel.
+    const sends = ok(await run('sends')).stdout.split('\n');
+    assert.match(String(sends[0]), /^ID\s+STATE\s+FILE\s+RECIPIENTS\s+WHEN/);
+    assert.match(String(sends[1]), new RegExp(`^${later.id}\\s+scheduled\\s+${label}/${bucket}/doc\\.txt\\s+1\\s`));
+    assert.match(String(sends[2]), new RegExp(`^${sent.id}\\s+sent\\s`));
+    assert.match(ok(await run('sends', 'cancel', String(later.id))).stdout, /canceled/);
+    assert.equal(json(await run('sends', 'show', String(later.id), '--json')).status, 'canceled');
+    const again = await run('sends', 'cancel', String(later.id));
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /already canceled/);
   });
 });

@@ -1,5 +1,5 @@
 // `ferry share` (a link to one file), `ferry shares` (list, revoke), `ferry send` (mail a link, now or
-// later) and `ferry sends show` (docs/api.md, "Share links" and "Send"). A password given as a bare
+// later) and `ferry sends` (list, show, cancel) (docs/api.md, "Share links" and "Send"). A password given as a bare
 // `--password` is read without echo (or from stdin), so it stays out of the process list.
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
@@ -11,6 +11,7 @@ import { slashForm } from '../targets.js';
 interface Share {
   id: string;
   source: string;
+  state: 'active' | 'expired' | 'used_up' | 'revoked';
   created_at: string;
   expires_at?: string;
   revoked_at?: string;
@@ -23,6 +24,10 @@ interface Share {
 interface Send {
   id: string;
   status: string;
+  source?: string;
+  file_name?: string;
+  recipients?: number;
+  created_at?: string;
   scheduled_at?: string;
   sent_at?: string;
   error?: string;
@@ -48,11 +53,35 @@ function showSend(s: Send): string {
   return fields([
     ['send', s.id],
     ['status', s.status],
+    ['file', s.source],
+    ['recipients', s.recipients === undefined ? undefined : String(s.recipients)],
+    ['created', s.created_at ? time(s.created_at) : undefined],
     ['scheduled', s.scheduled_at ? time(s.scheduled_at) : undefined],
     ['sent', s.sent_at ? time(s.sent_at) : undefined],
     ['refused', s.refused?.join(', ')],
     ['error', s.error],
   ]);
+}
+
+/** When a send went, or is to go, or was made. */
+const sendWhen = (s: Send) => time(s.sent_at ?? s.scheduled_at ?? s.created_at);
+
+async function listSends(ctx: Context, argv: { limit: number; cursor?: string | undefined }): Promise<void> {
+  const q = new URLSearchParams({ limit: String(argv.limit) });
+  if (argv.cursor) q.set('cursor', argv.cursor);
+  const page = await ctx.api().get<{ sends: Send[]; next_cursor?: string }>(`/v1/sends?${q}`);
+  ctx.print(page, () =>
+    page.sends.length === 0
+      ? 'no sends'
+      : table(page.sends, [
+          { header: 'ID', value: (s) => s.id },
+          { header: 'STATE', value: (s) => s.status },
+          { header: 'FILE', value: (s) => s.source ?? '' },
+          { header: 'RECIPIENTS', value: (s) => String(s.recipients ?? ''), right: true },
+          { header: 'WHEN', value: sendWhen },
+        ]),
+  );
+  if (page.next_cursor && !ctx.json) ctx.note(`more: ferry sends --cursor ${page.next_cursor}`);
 }
 
 async function listShares(ctx: Context, argv: { limit: number; cursor?: string | undefined }): Promise<void> {
@@ -72,7 +101,10 @@ async function listShares(ctx: Context, argv: { limit: number; cursor?: string |
           },
           { header: 'PASSWORD', value: (s) => (s.has_password ? 'yes' : 'no') },
           { header: 'EXPIRES', value: (s) => time(s.expires_at) },
-          { header: 'STATE', value: (s) => (s.revoked_at ? `revoked ${time(s.revoked_at)}` : 'live') },
+          {
+            header: 'STATE',
+            value: (s) => (s.state === 'revoked' ? `revoked ${time(s.revoked_at)}` : s.state.replace('_', ' ')),
+          },
         ]),
   );
   if (page.next_cursor && !ctx.json) ctx.note(`more: ferry shares --cursor ${page.next_cursor}`);
@@ -195,8 +227,27 @@ export function shareCommands(cli: Cli): Cli {
         );
       },
     )
-    .command('sends', 'mailed links: show', (y) =>
+    .command('sends', 'mailed links: list (default), show, cancel', (y) =>
       y
+        .command(
+          ['list', '$0'],
+          'list sends, newest first',
+          (c) =>
+            c
+              .option('limit', { type: 'number', default: 20, describe: 'how many (1 to 1000)' })
+              .option('cursor', { type: 'string', describe: 'the next page' }),
+          (argv) => listSends(contextFor(argv), argv),
+        )
+        .command(
+          'cancel <id>',
+          'cancel a send whose mail has not started (scheduled, or queued and not yet picked up)',
+          (c) => c.positional('id', { type: 'string', demandOption: true }),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const s = await ctx.api().send<Send>('POST', `/v1/sends/${encodeURIComponent(argv.id)}/cancel`);
+            ctx.print(s, () => `send ${s.id} canceled`);
+          },
+        )
         .command(
           'show <id>',
           "show a send's status",
@@ -207,6 +258,6 @@ export function shareCommands(cli: Cli): Cli {
             ctx.print(s, () => showSend(s));
           },
         )
-        .demandCommand(1, 'name a subcommand: show'),
+
     );
 }
