@@ -56,7 +56,11 @@ await eachDatabase('ferry client', (database) => {
       await run('send', `${label}:${bucket}/doc.txt`, '--to', to, '-m', 'the file', '--json'),
     );
     assert.equal(sent.status, 'queued');
-    await waitUntil(() => s.smtp.received.find((m) => m.envelope.to.includes(to)), { what: 'the mail' });
+    const mail = await waitUntil(() => s.smtp.received.find((m) => m.envelope.to.includes(to)), {
+      what: 'the mail',
+    });
+    // The service's public URL is an IP address: the mail comes from an address literal, a real address.
+    assert.equal(mail.envelope.from, 'ferry@[127.0.0.1]');
     const state = await waitUntil(
       async () => {
         const s = json(await run('sends', 'show', String(sent.id), '--json'));
@@ -73,7 +77,10 @@ await eachDatabase('ferry client', (database) => {
     // ferry sends: id, state, file, recipients count, when; then cancel.
     const sends = ok(await run('sends')).stdout.split('\n');
     assert.match(String(sends[0]), /^ID\s+STATE\s+FILE\s+RECIPIENTS\s+WHEN/);
-    assert.match(String(sends[1]), new RegExp(`^${later.id}\\s+scheduled\\s+${label}/${bucket}/doc\\.txt\\s+1\\s`));
+    assert.match(
+      String(sends[1]),
+      new RegExp(`^${later.id}\\s+scheduled\\s+${label}/${bucket}/doc\\.txt\\s+1\\s`),
+    );
     assert.match(String(sends[2]), new RegExp(`^${sent.id}\\s+sent\\s`));
     assert.match(ok(await run('sends', 'cancel', String(later.id))).stdout, /canceled/);
     assert.equal(json(await run('sends', 'show', String(later.id), '--json')).status, 'canceled');

@@ -134,7 +134,16 @@ await eachDatabase('send', (database) => {
     assert.equal(got.mail.bcc, undefined);
     assert.equal(got.raw.includes('hidden@example.com'), false, 'bcc is not in the message');
     assert.equal(got.mail.messageId, `<${accepted.id}@files.example.test>`);
-    assert.match(String(got.mail.subject), /report\.bin/);
+    const { name: workspaceName } = await t.services.db.kysely
+      .selectFrom('sends')
+      .innerJoin('workspaces', 'workspaces.id', 'sends.workspace_id')
+      .select('workspaces.name')
+      .where('sends.id', '=', accepted.id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(got.mail.from?.value, [
+      { name: `${workspaceName} via ferry`, address: 'ferry@files.example.test' },
+    ]);
+    assert.equal(got.mail.subject, `${workspaceName} shared "report.bin" with you`);
     assert.match(String(got.mail.text), /Here is the <b>report<\/b> & the numbers/);
     assert.match(String(got.mail.text), /\(49 KiB\)/);
     assert.match(String(got.mail.html), /Here is the &lt;b&gt;report&lt;\/b&gt; &amp; the numbers/);
@@ -536,5 +545,66 @@ await eachDatabase('send', (database) => {
     } finally {
       await db.deleteFrom('sends').where('id', 'in', [scheduled, queued, held]).execute();
     }
+  });
+
+  test('sender_name names who shares in From and the subject; CR, LF and control characters are refused, and a workspace name holding them cannot add a header', async () => {
+    const { call, label } = await workspace();
+    const source = `${label}/${bucket}/out/a1.txt`;
+    for (const bad of ['Ann\r\nBcc: evil@example.com', 'Ann\nX', 'A\u0000nn', ' ', 'x'.repeat(101)]) {
+      const res = await call({
+        method: 'POST',
+        url: '/send',
+        payload: { source, to: 'ann@example.com', sender_name: bad },
+      });
+      assert.equal(res.statusCode, 400, JSON.stringify(bad));
+      assert.match(res.json().message, /sender_name/);
+    }
+    const to = `${unique('named')}@example.com`;
+    const named = await call({
+      method: 'POST',
+      url: '/send',
+      payload: { source, to, sender_name: 'Ann Éxample, "Finance"' },
+    });
+    assert.equal(named.statusCode, 202, named.body);
+    await dispatcher.tick();
+    const got = smtp.received.find((m) => m.envelope.to.includes(to));
+    assert.ok(got);
+    assert.deepEqual(got.mail.from?.value, [
+      { name: 'Ann Éxample, "Finance" via ferry', address: 'ferry@files.example.test' },
+    ]);
+    assert.equal(got.mail.subject, 'Ann Éxample, "Finance" shared "a1.txt" with you');
+
+    // A workspace whose name holds a line break and a header: still one From, no Bcc, no extra address.
+    const other = await workspace();
+    const sneaky = `${unique('sneaky')}@example.com`;
+    const res = await other.call({
+      method: 'POST',
+      url: '/send',
+      payload: { source: `${other.label}/${bucket}/out/a1.txt`, to: sneaky },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    const db = t.services.db.kysely;
+    const row = await db
+      .selectFrom('sends')
+      .select('workspace_id')
+      .where('id', '=', res.json().id)
+      .executeTakeFirstOrThrow();
+    await db
+      .updateTable('workspaces')
+      .set({ name: 'Evil\r\nBcc: evil@example.com\r\nSubject: hi' })
+      .where('id', '=', row.workspace_id)
+      .execute();
+    await dispatcher.tick();
+    const mail = smtp.received.find((m) => m.envelope.to.includes(sneaky));
+    assert.ok(mail);
+    assert.deepEqual(mail.envelope.to, [sneaky]);
+    assert.equal(mail.mail.bcc, undefined);
+    assert.doesNotMatch(mail.raw, /\r\nBcc:/i);
+    assert.equal(mail.mail.from?.value.length, 1);
+    assert.equal(mail.mail.from?.value[0]?.address, 'ferry@files.example.test');
+    assert.match(
+      String(mail.mail.subject),
+      /^Evil Bcc: evil@example\.com Subject: hi shared "a1\.txt" with you$/,
+    );
   });
 });

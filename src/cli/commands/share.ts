@@ -103,7 +103,8 @@ async function listShares(ctx: Context, argv: { limit: number; cursor?: string |
           { header: 'EXPIRES', value: (s) => time(s.expires_at) },
           {
             header: 'STATE',
-            value: (s) => (s.state === 'revoked' ? `revoked ${time(s.revoked_at)}` : s.state.replace('_', ' ')),
+            value: (s) =>
+              s.state === 'revoked' ? `revoked ${time(s.revoked_at)}` : s.state.replace('_', ' '),
           },
         ]),
   );
@@ -189,6 +190,10 @@ export function shareCommands(cli: Cli): Cli {
             type: 'string',
             describe: 'your message, up to 10,000 characters',
           })
+          .option('sender-name', {
+            type: 'string',
+            describe: 'who shares the file, in From and the subject (default: the workspace name)',
+          })
           .option('at', {
             type: 'string',
             describe: 'when: ISO 8601 or words ("tomorrow 9am", "in 2 hours", "friday 17:00 EST")',
@@ -214,6 +219,7 @@ export function shareCommands(cli: Cli): Cli {
           ...optional('bcc', list(argv.bcc)),
           ...optional('replyTo', list(argv.replyTo)),
           ...optional('text', argv.message),
+          ...optional('sender_name', argv.senderName),
           ...optional('scheduledAt', argv.at),
           ...(argv.at === undefined ? {} : { timezone: zone }),
           ...(await password(argv.password)),
@@ -257,7 +263,6 @@ export function shareCommands(cli: Cli): Cli {
             const s = await ctx.api().get<Send>(`/v1/sends/${encodeURIComponent(argv.id)}`);
             ctx.print(s, () => showSend(s));
           },
-        )
-
+        ),
     );
 }

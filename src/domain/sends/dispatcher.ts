@@ -262,6 +262,11 @@ export class SendDispatcher {
         .where('id', '=', row.location_id)
         .executeTakeFirst();
       if (!location) throw new MailError('the location of the file was deleted', true);
+      const workspace = await this.deps.db.kysely
+        .selectFrom('workspaces')
+        .select('name')
+        .where('id', '=', row.workspace_id)
+        .executeTakeFirst();
       const share = await shares.insert(row.workspace_id, location, row.path, {
         expiresAt: row.link_expires_at,
         ...(row.password_hash === null ? {} : { passwordHash: row.password_hash }),
@@ -270,6 +275,7 @@ export class SendDispatcher {
       const result = await this.deps.mailer.send({
         messageId: `<${row.id}@${this.#messageHost}>`,
         from: this.deps.from,
+        senderName: row.sender_name ?? workspace?.name ?? 'ferry',
         ...recipients,
         fileName: row.file_name,
         fileSize: row.file_size,

@@ -34,7 +34,12 @@ export interface SendInput {
   scheduledAt?: string;
   timezone?: string;
   expires_at?: string;
+  sender_name?: string;
 }
+
+export const SENDER_NAME_MAX = 100;
+/** Control characters (CR and LF among them), format characters and line separators: never in a header. */
+const NOT_IN_A_NAME = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
 
 export interface Recipients {
   to: string[];
@@ -145,6 +150,16 @@ export class Sends {
     if (input.password !== undefined && (input.password === '' || input.password.length > PASSWORD_MAX)) {
       throw invalid(`password must be 1 to ${PASSWORD_MAX} characters`);
     }
+    if (
+      input.sender_name !== undefined &&
+      (input.sender_name.trim() === '' ||
+        input.sender_name.length > SENDER_NAME_MAX ||
+        NOT_IN_A_NAME.test(input.sender_name))
+    ) {
+      throw invalid(
+        `sender_name must be 1 to ${SENDER_NAME_MAX} characters without line breaks or control characters`,
+      );
+    }
     checkTimezone(input.timezone);
     const scheduledAt =
       input.scheduledAt === undefined ? null : resolveSchedule(input.scheduledAt, now, input.timezone);
@@ -166,6 +181,7 @@ export class Sends {
     const row: SendRow = {
       id: newId(),
       workspace_id: workspaceId,
+      sender_name: input.sender_name?.trim() ?? null,
       location_id: location.id,
       path: entry.path,
       file_name: entry.name,

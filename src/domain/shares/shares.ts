@@ -17,9 +17,9 @@ import type { Entry } from '../../stores/contract.js';
 import { checkCap } from '../caps.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
 import { isUuid, newId } from '../ids.js';
+import type { ShareState } from '../states.js';
 import type { Storage } from '../storage.js';
 import type { Operations } from '../transfers/operations.js';
-import type { ShareState } from '../states.js';
 import { newestFirst, type Page } from '../transfers/views.js';
 import { emit } from '../webhooks/outbox.js';
 

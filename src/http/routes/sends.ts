@@ -3,7 +3,7 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { MAX_OTHER, MAX_TO, type Sends } from '../../domain/sends/sends.js';
+import { MAX_OTHER, MAX_TO, SENDER_NAME_MAX, type Sends } from '../../domain/sends/sends.js';
 import { SEND_STATES } from '../../domain/states.js';
 import { parseLimit } from '../../domain/transfers/views.js';
 import { workspaceOf } from '../auth.js';
@@ -74,6 +74,14 @@ export const sendRoutes =
                 Timezone({ description: 'IANA zone for words without one; default UTC' }),
               ),
               expires_at: Type.Optional(TimestampText({ description: 'when the link stops working' })),
+              sender_name: Type.Optional(
+                Type.String({
+                  minLength: 1,
+                  maxLength: SENDER_NAME_MAX,
+                  description:
+                    'the name the mail comes from ("<name> via ferry") and its subject names; default the workspace\'s name; no line breaks or control characters',
+                }),
+              ),
             },
             { additionalProperties: false },
           ),
