@@ -299,6 +299,37 @@ for (const database of await testDatabases()) {
         }
       });
 
+      test(`at ${width} px, a share page's password form: a wrong password says so; after the right one the file downloads and the page no longer says the password is not right`, async () => {
+        const password = `pw-${width}`;
+        const shared = await call({
+          method: 'POST',
+          url: '/share',
+          payload: { file: `${label}/${bucket}/in/k2.txt`, password },
+        });
+        assert.equal(shared.statusCode, 201, shared.body);
+        const tab = await browser.newPage({ viewport: { width, height: 844 }, acceptDownloads: true });
+        try {
+          await tab.goto(shared.json().url);
+          await tab.getByLabel('Password').fill('not it');
+          await tab.getByRole('button', { name: 'Download' }).click();
+          const wrong = tab.getByText('That password is not right.');
+          await wrong.waitFor();
+          const downloading = tab.waitForEvent('download');
+          await tab.getByLabel('Password').fill(password);
+          await tab.getByRole('button', { name: 'Download' }).click();
+          const download = await downloading;
+          assert.equal(download.suggestedFilename(), 'k2.txt');
+          assert.equal(await wrong.isVisible(), false, 'the stale message is gone');
+          assert.equal(await tab.getByRole('alert').count(), 0);
+          await tab.screenshot({
+            path: join(shots, `share-password-${width}-${database.name}.png`),
+            fullPage: true,
+          });
+        } finally {
+          await tab.close();
+        }
+      });
+
       test(`at ${width} px, a bucket store's top level offers New bucket: a refused name shows the rule, a good one lists`, async () => {
         const tab = await browser.newPage({ viewport: { width, height: 844 } });
         try {

@@ -112,6 +112,9 @@ input { font: inherit; padding: 0.5rem; width: 100%; box-sizing: border-box; bor
 button { font: inherit; margin-top: 1rem; padding: 0.5rem 1.25rem; border: 0; border-radius: 4px; background: #1a56b8; color: #fff; cursor: pointer; }
 button:focus-visible, input:focus-visible { outline: 3px solid #f0a000; outline-offset: 2px; }
 .error { color: #b00020; font-weight: 600; }
+/* The message is about the last attempt: once a new password is typed it no longer holds, and after the
+   right one the browser downloads and stays on this page, which must not still say the password is wrong. */
+form:has(#password:valid) #password-error { display: none; }
 @media (prefers-color-scheme: dark) { .error { color: #ff8a80; } button { background: #4d8ef0; color: #000; } }
 @media (prefers-reduced-motion: reduce) { * { transition: none !important; animation: none !important; } }
 `;
