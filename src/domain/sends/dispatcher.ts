@@ -25,7 +25,7 @@ import { MailError, type Mailer } from '../../mail/mailer.js';
 import type { Clock } from '../clock.js';
 import type { Shares } from '../shares/shares.js';
 import { emit } from '../webhooks/outbox.js';
-import { type Recipients, sendView } from './sends.js';
+import { type Recipients, sendItemOf } from './sends.js';
 
 /** Attempts before a send that keeps failing for a passing reason is failed. */
 export const SEND_MAX_ATTEMPTS = 8;
@@ -170,7 +170,12 @@ export class SendDispatcher {
         .returningAll()
         .execute();
       for (const row of rows) {
-        await emit(trx, { workspaceId: row.workspace_id, type: 'send.failed', data: sendView(row), at: now });
+        await emit(trx, {
+          workspaceId: row.workspace_id,
+          type: 'send.failed',
+          data: await sendItemOf(trx, row),
+          at: now,
+        });
       }
       return rows;
     });
@@ -244,7 +249,7 @@ export class SendDispatcher {
         await emit(trx, {
           workspaceId: updated.workspace_id,
           type: `send.${updated.status}`,
-          data: sendView(updated),
+          data: await sendItemOf(trx, updated),
           at: now,
         });
       }

@@ -3,8 +3,9 @@
 // worker delivers (dispatcher.ts). The hourly recipient limit is counted in the database, so it holds
 // across processes.
 import { hash } from '@node-rs/argon2';
+import type { Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
-import type { SendRow } from '../../db/schema.js';
+import type { Database, SendRow } from '../../db/schema.js';
 import { conflict, FerryError, invalid, notFound } from '../../errors.js';
 import { capReached, countHeld } from '../caps.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
@@ -106,6 +107,16 @@ export function sendItem(row: SendRow, label: string | undefined): SendItem {
     recipients: row.recipient_count,
     created_at: toRfc3339(row.created_at),
   };
+}
+
+/** The send as GET /v1/sends/{id} shows it, read through `q` (a transaction's, for webhook events). */
+export async function sendItemOf(q: Kysely<Database>, row: SendRow): Promise<SendItem> {
+  const location = await q
+    .selectFrom('locations')
+    .select('label')
+    .where('id', '=', row.location_id)
+    .executeTakeFirst();
+  return sendItem(row, location?.label);
 }
 
 /** Why a send can no longer be canceled, for the 409. */
@@ -271,7 +282,8 @@ export class Sends {
         .where('lease_owner', 'is', null)
         .returningAll()
         .executeTakeFirst();
-      if (row) await emit(trx, { workspaceId, type: 'send.canceled', data: sendView(row), at: now });
+      if (row)
+        await emit(trx, { workspaceId, type: 'send.canceled', data: await sendItemOf(trx, row), at: now });
       return row;
     });
     if (!canceled) throw conflict(notCancelable(await this.row(workspaceId, id)));
