@@ -1,5 +1,6 @@
 // Settings from the environment (README, "Settings"). Read once at start; everything else takes
 // a Config, so tests build one without touching process.env.
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { DEFAULT_PATTERN_LIMITS, PATTERN_LIMIT_CEILINGS, type PatternLimits } from './objects/glob.js';
 import { OAUTH_PROVIDERS } from './providers.js';
@@ -263,7 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
   } catch {
     throw new ConfigError(`FERRY_PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
   }
-  const mailFrom = env.FERRY_MAIL_FROM || `ferry@${publicHost}`;
+  const mailFrom = env.FERRY_MAIL_FROM || defaultMailFrom(publicHost);
   if (!/^[^\s@<>]+@[^\s@<>]+$/.test(mailFrom) && !/<[^\s@<>]+@[^\s@<>]+>$/.test(mailFrom)) {
     throw new ConfigError(`FERRY_MAIL_FROM must be an e-mail address, got "${mailFrom}"`);
   }
@@ -347,4 +348,15 @@ export function loadConfig(env: Env = process.env): Config {
       answerSeconds: integer(env, 'FERRY_OUTBOUND_ANSWER_SECONDS', 30, 1, 3600),
     },
   };
+}
+
+/**
+ * `ferry@<host>` for a DNS name; an IP address becomes an address literal (RFC 5321: `ferry@[192.0.2.1]`,
+ * `ferry@[IPv6:2001:db8::1]`), since a bare IP is no mail domain (docs/api.md, "Send").
+ */
+export function defaultMailFrom(host: string): string {
+  const version = isIP(host);
+  if (version === 4) return `ferry@[${host}]`;
+  if (version === 6) return `ferry@[IPv6:${host}]`;
+  return `ferry@${host}`;
 }

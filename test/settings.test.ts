@@ -43,4 +43,16 @@ await eachDatabase('settings', (database) => {
     assert.equal(config.oauthApps.drive.contentUrl, undefined);
     assert.equal(config.oauthApps.onedrive.contentUrl, undefined);
   });
+
+  test('the default FERRY_MAIL_FROM is ferry@<host> for a DNS name and an address literal for an IP; FERRY_MAIL_FROM overrides', () => {
+    const from = (env: Record<string, string>) => loadConfig(env).mail.from;
+    assert.equal(from({ FERRY_PUBLIC_URL: 'https://files.example.com' }), 'ferry@files.example.com');
+    assert.equal(from({ FERRY_PUBLIC_URL: 'http://127.0.0.1:8080' }), 'ferry@[127.0.0.1]');
+    assert.equal(from({ FERRY_PUBLIC_URL: 'http://[::1]:8080' }), 'ferry@[IPv6:::1]');
+    assert.equal(from({ FERRY_PUBLIC_URL: 'http://localhost:8080' }), 'ferry@localhost');
+    assert.equal(
+      from({ FERRY_PUBLIC_URL: 'http://127.0.0.1:8080', FERRY_MAIL_FROM: 'files@example.org' }),
+      'files@example.org',
+    );
+  });
 });

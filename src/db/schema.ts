@@ -215,6 +215,8 @@ export interface ShareGuessesTable {
 export interface SendsTable {
   id: string;
   workspace_id: string;
+  /** The name the mail goes out under; null: the workspace's name. */
+  sender_name: string | null;
   location_id: string;
   path: string;
   file_name: string;

@@ -20,8 +20,12 @@ export type ObjectStatus = (typeof OBJECT_STATES)[number];
 export const OVERWRITE_MODES = ['always', 'if-missing'] as const;
 export type Overwrite = (typeof OVERWRITE_MODES)[number];
 
-export const SEND_STATES = ['scheduled', 'queued', 'sent', 'failed'] as const;
+export const SEND_STATES = ['scheduled', 'queued', 'sent', 'failed', 'canceled'] as const;
 export type SendStatus = (typeof SEND_STATES)[number];
+
+/** A share link's state in lists (docs/api.md, "Share links"). */
+export const SHARE_STATES = ['active', 'expired', 'used_up', 'revoked'] as const;
+export type ShareState = (typeof SHARE_STATES)[number];
 
 export const LOCATION_STATES = ['active', 'failed', 'needs_attention'] as const;
 export type LocationStatus = (typeof LOCATION_STATES)[number];

@@ -10,7 +10,10 @@ import type { Secret } from '../secret.js';
 
 export interface OutgoingMail {
   messageId: string;
+  /** FERRY_MAIL_FROM: an address, or a name and an address, which are then kept as they are. */
   from: string;
+  /** Who shares the file: the send's sender_name or the workspace's name. */
+  senderName: string;
   to: string[];
   cc: string[];
   bcc: string[];
@@ -48,6 +51,29 @@ export class MailError extends Error {
 export interface Mailer {
   send(mail: OutgoingMail): Promise<MailResult>;
   close(): void;
+}
+
+/** A name for a header: one line, no control or format characters, at most 100 characters. */
+function headerName(name: string): string {
+  return showBidiControls(name.replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, ' ').trim()).slice(0, 100) || 'ferry';
+}
+
+/**
+ * `"<name> via ferry" <address>` unless FERRY_MAIL_FROM names itself. An object, so nodemailer quotes
+ * and encodes the name: nothing in it can end the header or add an address.
+ */
+function fromOf(mail: OutgoingMail): string | { name: string; address: string } {
+  if (mail.from.includes('<')) return mail.from;
+  return { name: `${headerName(mail.senderName)} via ferry`, address: mail.from };
+}
+
+/** The bare address of FERRY_MAIL_FROM, for the SMTP envelope. */
+function envelopeFrom(from: string): string {
+  return /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from;
+}
+
+export function subjectOf(mail: Pick<OutgoingMail, 'senderName' | 'fileName'>): string {
+  return `${headerName(mail.senderName)} shared "${showBidiControls(mail.fileName)}" with you`;
 }
 
 function text(mail: OutgoingMail): string {
@@ -101,14 +127,14 @@ export function createMailer(url: Secret): Mailer {
       try {
         const info = await transporter.sendMail({
           messageId: mail.messageId,
-          from: mail.from,
+          from: fromOf(mail),
           to: mail.to,
           cc: mail.cc,
           ...(mail.replyTo.length > 0 ? { replyTo: mail.replyTo } : {}),
-          subject: `${showBidiControls(mail.fileName)} was shared with you`,
+          subject: subjectOf(mail),
           text: text(mail),
           html: html(mail),
-          envelope: { from: mail.from, to: [...mail.to, ...mail.cc, ...mail.bcc] },
+          envelope: { from: envelopeFrom(mail.from), to: [...mail.to, ...mail.cc, ...mail.bcc] },
         });
         return {
           accepted: (info.accepted as unknown[]).map(String),

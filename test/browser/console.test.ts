@@ -18,7 +18,15 @@ import { testDatabases } from '../support/databases.js';
 import { freePort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
-import { createLocation, newWorkspace, readS3, s3Client, seedBucket, waitFor } from '../support/transfers.js';
+import {
+  type Call,
+  createLocation,
+  newWorkspace,
+  readS3,
+  s3Client,
+  seedBucket,
+  waitFor,
+} from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
 
 const skip = browserSkip();
@@ -49,6 +57,7 @@ for (const database of await testDatabases()) {
     let label: string;
     let id: string;
     let bucket: string;
+    let call: Call;
     const requests: string[] = [];
     const shots = artifactsDir('console');
     const shot = (name: string) =>
@@ -65,7 +74,7 @@ for (const database of await testDatabases()) {
         worker: true,
       });
       await t.app.listen({ host: '127.0.0.1', port });
-      const call = await newWorkspace(t);
+      call = await newWorkspace(t);
       const key = await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'console' } });
       token = key.json().token;
       ({ id, label } = await createLocation(call, {
@@ -318,6 +327,85 @@ for (const database of await testDatabases()) {
     });
 
     for (const width of [1280, 390]) {
+      test(`at ${width} px, the sends page shows each send's file and recipients and cancels a scheduled one; the shares page says a link is used up`, async () => {
+        const made = await call({
+          method: 'POST',
+          url: '/send',
+          payload: {
+            source: `${label}/${bucket}/in/k1.txt`,
+            to: ['ann@example.com', 'bob@example.com'],
+            cc: 'cy@example.com',
+            scheduledAt: 'in 3 days',
+          },
+        });
+        assert.equal(made.statusCode, 202, made.body);
+        const sendId: string = made.json().id;
+        const shared = await call({
+          method: 'POST',
+          url: '/share',
+          payload: { file: `${label}/${bucket}/in/k5.txt`, max_downloads: 1 },
+        });
+        assert.equal(shared.statusCode, 201, shared.body);
+        const download = await fetch(shared.json().url, { method: 'POST' });
+        assert.equal(download.status, 200);
+        await download.arrayBuffer();
+        const tab = await browser.newPage({ viewport: { width, height: 844 } });
+        try {
+          await tab.goto(`${base}/`);
+          await tab.getByLabel('API key').fill(token);
+          await tab.getByRole('button', { name: 'Sign in' }).click();
+          await tab.getByRole('heading', { name: 'Locations' }).waitFor();
+          await tab.goto(`${base}/#sends`);
+          const row = tab.getByRole('row', { name: new RegExp(sendId) });
+          await row.getByRole('cell', { name: `${label}/${bucket}/in/k1.txt`, exact: true }).waitFor();
+          assert.equal(await row.getByRole('cell', { name: '3', exact: true }).count(), 1, 'recipients');
+          await tab.screenshot({ path: join(shots, `sends-${width}-${database.name}.png`), fullPage: true });
+          assert.deepEqual(await axeViolations(tab), []);
+          await row.getByRole('button', { name: `Cancel send ${sendId}` }).click();
+          await row.getByText('canceled', { exact: true }).waitFor();
+          assert.equal(await row.getByRole('button', { name: /Cancel/ }).count(), 0);
+          assert.equal((await call({ method: 'GET', url: `/v1/sends/${sendId}` })).json().status, 'canceled');
+          await tab.goto(`${base}/#shares`);
+          const link = tab.getByRole('row', { name: new RegExp(`${bucket}/in/k5\\.txt`) }).first();
+          await link.getByText('used up').waitFor();
+          assert.doesNotMatch(await link.innerText(), /active/);
+          await tab.screenshot({ path: join(shots, `shares-${width}-${database.name}.png`), fullPage: true });
+        } finally {
+          await tab.close();
+        }
+      });
+
+      test(`at ${width} px, a share page's password form: a wrong password says so; after the right one the file downloads and the page no longer says the password is not right`, async () => {
+        const password = `pw-${width}`;
+        const shared = await call({
+          method: 'POST',
+          url: '/share',
+          payload: { file: `${label}/${bucket}/in/k2.txt`, password },
+        });
+        assert.equal(shared.statusCode, 201, shared.body);
+        const tab = await browser.newPage({ viewport: { width, height: 844 }, acceptDownloads: true });
+        try {
+          await tab.goto(shared.json().url);
+          await tab.getByLabel('Password').fill('not it');
+          await tab.getByRole('button', { name: 'Download' }).click();
+          const wrong = tab.getByText('That password is not right.');
+          await wrong.waitFor();
+          const downloading = tab.waitForEvent('download');
+          await tab.getByLabel('Password').fill(password);
+          await tab.getByRole('button', { name: 'Download' }).click();
+          const download = await downloading;
+          assert.equal(download.suggestedFilename(), 'k2.txt');
+          assert.equal(await wrong.isVisible(), false, 'the stale message is gone');
+          assert.equal(await tab.getByRole('alert').count(), 0);
+          await tab.screenshot({
+            path: join(shots, `share-password-${width}-${database.name}.png`),
+            fullPage: true,
+          });
+        } finally {
+          await tab.close();
+        }
+      });
+
       test(`at ${width} px, a bucket store's top level offers New bucket: a refused name shows the rule, a good one lists`, async () => {
         const tab = await browser.newPage({ viewport: { width, height: 844 } });
         try {

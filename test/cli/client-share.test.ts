@@ -40,25 +40,27 @@ await eachDatabase('ferry client', (database) => {
     assert.ok(
       json<{ shares: Array<{ revoked_at?: string }> }>(await run('shares', '--json')).shares[0]?.revoked_at,
     );
-    const once = await run('share', `${label}:${bucket}/doc.txt`, '--max-downloads', '1');
-    ok(once);
-    assert.equal(
-      await (await fetch(new URL(new URL(once.stdout.trim()).pathname, s.url), { method: 'POST' })).text(),
-      'shared text',
-    );
-    const listing = await run('shares');
-    ok(listing);
-    const lines = listing.stdout.split('\n');
-    assert.match(lines.find((l) => l.includes('1/1')) ?? '', /\bused up\b/, listing.stdout);
-    assert.match(lines.find((l) => l.includes('0/2')) ?? '', /\brevoked\b/, listing.stdout);
-    assert.doesNotMatch(listing.stdout, /\blive\b/);
+    // A used-up link says so, not "live".
+    const once = ok(await run('share', `${label}:${bucket}/doc.txt`, '--max-downloads', '1')).stdout.trim();
+    const download = await fetch(`${s.url}${new URL(once).pathname}`, { method: 'POST' });
+    assert.equal(download.status, 200);
+    assert.equal(await download.text(), 'shared text');
+    const listing = ok(await run('shares')).stdout;
+    const [usedUp, revoked] = listing.split('\n').slice(1);
+    assert.match(String(usedUp), /used up/, listing);
+    assert.match(String(revoked), /revoked/, listing);
+    assert.doesNotMatch(listing, /live|active/, listing);
 
     const to = `${unique('ann')}@example.com`;
     const sent = json(
       await run('send', `${label}:${bucket}/doc.txt`, '--to', to, '-m', 'the file', '--json'),
     );
     assert.equal(sent.status, 'queued');
-    await waitUntil(() => s.smtp.received.find((m) => m.envelope.to.includes(to)), { what: 'the mail' });
+    const mail = await waitUntil(() => s.smtp.received.find((m) => m.envelope.to.includes(to)), {
+      what: 'the mail',
+    });
+    // The service's public URL is an IP address: the mail comes from an address literal, a real address.
+    assert.equal(mail.envelope.from, 'ferry@[127.0.0.1]');
     const state = await waitUntil(
       async () => {
         const s = json(await run('sends', 'show', String(sent.id), '--json'));
@@ -72,5 +74,18 @@ await eachDatabase('ferry client', (database) => {
     );
     assert.equal(later.status, 'scheduled');
     assert.ok(Math.abs(Date.parse(String(later.scheduled_at)) - Date.now() - 7_200_000) < 120_000);
+    // ferry sends: id, state, file, recipients count, when; then cancel.
+    const sends = ok(await run('sends')).stdout.split('\n');
+    assert.match(String(sends[0]), /^ID\s+STATE\s+FILE\s+RECIPIENTS\s+WHEN/);
+    assert.match(
+      String(sends[1]),
+      new RegExp(`^${later.id}\\s+scheduled\\s+${label}/${bucket}/doc\\.txt\\s+1\\s`),
+    );
+    assert.match(String(sends[2]), new RegExp(`^${sent.id}\\s+sent\\s`));
+    assert.match(ok(await run('sends', 'cancel', String(later.id))).stdout, /canceled/);
+    assert.equal(json(await run('sends', 'show', String(later.id), '--json')).status, 'canceled');
+    const again = await run('sends', 'cancel', String(later.id));
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /already canceled/);
   });
 });

@@ -134,7 +134,16 @@ await eachDatabase('send', (database) => {
     assert.equal(got.mail.bcc, undefined);
     assert.equal(got.raw.includes('hidden@example.com'), false, 'bcc is not in the message');
     assert.equal(got.mail.messageId, `<${accepted.id}@files.example.test>`);
-    assert.match(String(got.mail.subject), /report\.bin/);
+    const { name: workspaceName } = await t.services.db.kysely
+      .selectFrom('sends')
+      .innerJoin('workspaces', 'workspaces.id', 'sends.workspace_id')
+      .select('workspaces.name')
+      .where('sends.id', '=', accepted.id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(got.mail.from?.value, [
+      { name: `${workspaceName} via ferry`, address: 'ferry@files.example.test' },
+    ]);
+    assert.equal(got.mail.subject, `${workspaceName} shared "report.bin" with you`);
     assert.match(String(got.mail.text), /Here is the <b>report<\/b> & the numbers/);
     assert.match(String(got.mail.text), /\(49 KiB\)/);
     assert.match(String(got.mail.html), /Here is the &lt;b&gt;report&lt;\/b&gt; &amp; the numbers/);
@@ -433,6 +442,19 @@ await eachDatabase('send', (database) => {
         [second],
       );
       assert.equal(page1.sends[0].status, 'scheduled');
+      assert.deepEqual(
+        { ...page1.sends[0], scheduled_at: undefined },
+        {
+          id: second,
+          status: 'scheduled',
+          scheduled_at: undefined,
+          source: `${label}/${bucket}/out/a2.txt`,
+          file_name: 'a2.txt',
+          recipients: 1,
+          created_at: new Date(clock.now()).toISOString(),
+        },
+      );
+      assert.ok(Date.parse(page1.sends[0].scheduled_at) > clock.now() + 24 * HOUR, 'scheduled_at');
       const page2 = (
         await call({ method: 'GET', url: `/v1/sends?limit=1&cursor=${page1.next_cursor}` })
       ).json();
@@ -449,5 +471,140 @@ await eachDatabase('send', (database) => {
     } finally {
       await t.services.db.kysely.deleteFrom('sends').where('id', 'in', [first, second, foreign]).execute();
     }
+  });
+
+  test('POST /v1/sends/{id}/cancel: a scheduled or unclaimed queued send is canceled and never mailed; a claimed, sent or canceled one is 409 saying why; one write decides the race with a claim', async () => {
+    const { call, label } = await workspace();
+    const other = await workspace();
+    const accept = async (payload: Record<string, unknown>) => {
+      const res = await call({
+        method: 'POST',
+        url: '/send',
+        payload: {
+          source: `${label}/${bucket}/out/a1.txt`,
+          to: `${unique('cancel')}@example.com`,
+          ...payload,
+        },
+      });
+      assert.equal(res.statusCode, 202, res.body);
+      return res.json().id as string;
+    };
+    const cancel = (id: string, c: Call = call) => c({ method: 'POST', url: `/v1/sends/${id}/cancel` });
+    const scheduled = await accept({ scheduledAt: 'in 2 hours' });
+    const queued = await accept({});
+    const held = await accept({});
+    const db = t.services.db.kysely;
+    await db
+      .updateTable('sends')
+      .set({ lease_owner: 'another-process', lease_expires_at: clock.now() + 10 * HOUR })
+      .where('id', '=', held)
+      .execute();
+    try {
+      assert.equal((await cancel(scheduled, other.call)).statusCode, 404, 'not another workspace’s');
+      assert.equal((await cancel('nope')).statusCode, 404);
+      const before = smtp.received.length;
+      const res = await cancel(scheduled);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().status, 'canceled');
+      assert.equal(res.json().source, `${label}/${bucket}/out/a1.txt`);
+      const again = await cancel(scheduled);
+      assert.equal(again.statusCode, 409);
+      assert.match(again.json().message, /already canceled/);
+      assert.equal((await cancel(queued)).json().status, 'canceled');
+      const claimed = await cancel(held);
+      assert.equal(claimed.statusCode, 409);
+      assert.match(claimed.json().message, /being delivered now/);
+      clock.advance(3 * HOUR);
+      await dispatcher.tick();
+      assert.equal(smtp.received.length, before, 'a canceled send is never mailed');
+      assert.equal((await status(call, scheduled)).status, 'canceled');
+      assert.equal((await status(call, queued)).status, 'canceled');
+      // Sent: 409.
+      const sent = await accept({});
+      await dispatcher.tick();
+      assert.equal((await status(call, sent)).status, 'sent');
+      const late = await cancel(sent);
+      assert.equal(late.statusCode, 409);
+      assert.match(late.json().message, /already sent/);
+      // The race: a claim and a cancel at once; exactly one of them wins, on either database.
+      for (let i = 0; i < 5; i++) {
+        const raced = await accept({});
+        const before = smtp.received.length;
+        const [answer] = await Promise.all([cancel(raced), dispatcher.tick()]);
+        const mailed = smtp.received.length - before;
+        const final = (await status(call, raced)).status;
+        if (answer.statusCode === 200) {
+          assert.equal(mailed, 0, 'canceled and mailed');
+          assert.equal(final, 'canceled');
+        } else {
+          assert.equal(answer.statusCode, 409, answer.body);
+          assert.equal(mailed, 1);
+          assert.equal(final, 'sent');
+        }
+      }
+    } finally {
+      await db.deleteFrom('sends').where('id', 'in', [scheduled, queued, held]).execute();
+    }
+  });
+
+  test('sender_name names who shares in From and the subject; CR, LF and control characters are refused, and a workspace name holding them cannot add a header', async () => {
+    const { call, label } = await workspace();
+    const source = `${label}/${bucket}/out/a1.txt`;
+    for (const bad of ['Ann\r\nBcc: evil@example.com', 'Ann\nX', 'A\u0000nn', ' ', 'x'.repeat(101)]) {
+      const res = await call({
+        method: 'POST',
+        url: '/send',
+        payload: { source, to: 'ann@example.com', sender_name: bad },
+      });
+      assert.equal(res.statusCode, 400, JSON.stringify(bad));
+      assert.match(res.json().message, /sender_name/);
+    }
+    const to = `${unique('named')}@example.com`;
+    const named = await call({
+      method: 'POST',
+      url: '/send',
+      payload: { source, to, sender_name: 'Ann Éxample, "Finance"' },
+    });
+    assert.equal(named.statusCode, 202, named.body);
+    await dispatcher.tick();
+    const got = smtp.received.find((m) => m.envelope.to.includes(to));
+    assert.ok(got);
+    assert.deepEqual(got.mail.from?.value, [
+      { name: 'Ann Éxample, "Finance" via ferry', address: 'ferry@files.example.test' },
+    ]);
+    assert.equal(got.mail.subject, 'Ann Éxample, "Finance" shared "a1.txt" with you');
+
+    // A workspace whose name holds a line break and a header: still one From, no Bcc, no extra address.
+    const other = await workspace();
+    const sneaky = `${unique('sneaky')}@example.com`;
+    const res = await other.call({
+      method: 'POST',
+      url: '/send',
+      payload: { source: `${other.label}/${bucket}/out/a1.txt`, to: sneaky },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    const db = t.services.db.kysely;
+    const row = await db
+      .selectFrom('sends')
+      .select('workspace_id')
+      .where('id', '=', res.json().id)
+      .executeTakeFirstOrThrow();
+    await db
+      .updateTable('workspaces')
+      .set({ name: 'Evil\r\nBcc: evil@example.com\r\nSubject: hi' })
+      .where('id', '=', row.workspace_id)
+      .execute();
+    await dispatcher.tick();
+    const mail = smtp.received.find((m) => m.envelope.to.includes(sneaky));
+    assert.ok(mail);
+    assert.deepEqual(mail.envelope.to, [sneaky]);
+    assert.equal(mail.mail.bcc, undefined);
+    assert.doesNotMatch(mail.raw, /\r\nBcc:/i);
+    assert.equal(mail.mail.from?.value.length, 1);
+    assert.equal(mail.mail.from?.value[0]?.address, 'ferry@files.example.test');
+    assert.match(
+      String(mail.mail.subject),
+      /^Evil Bcc: evil@example\.com Subject: hi shared "a1\.txt" with you$/,
+    );
   });
 });

@@ -359,6 +359,7 @@ await eachDatabase('share links', (database) => {
     assert.match(landing.body, /<form method="post"/);
     assert.match(landing.body, /2 more times/);
     assert.equal((await listed(id))?.downloads, 0);
+    assert.equal((await listed(id))?.state, 'active');
     const first = await t.app.inject({ method: 'POST', url: path });
     assert.equal(first.statusCode, 200);
     assert.equal(first.body, 'two');
@@ -370,6 +371,7 @@ await eachDatabase('share links', (database) => {
     assert.equal((await t.app.inject({ method: 'POST', url: path })).statusCode, 410);
     assert.equal((await listed(id))?.downloads, 2);
     assert.equal((await listed(id))?.max_downloads, 2);
+    assert.equal((await listed(id))?.state, 'used_up', 'a used-up link is not listed active');
   });
 
   test('with max_downloads, ranges that continue a download (same browser by its cookie, or same address) count nothing, even once the link is used up; a range from anyone else is a download of its own', async () => {
@@ -454,6 +456,7 @@ await eachDatabase('share links', (database) => {
     assert.equal(expired.statusCode, 410);
     assert.match(expired.body, /expired/);
     assertPageHeaders(expired);
+    assert.equal((await listed(expiring.id))?.state, 'expired', 'an expired link is not listed active');
 
     const revoked = await share({ file: file('a1.txt') });
     const other = await newWorkspace(t);
@@ -465,6 +468,7 @@ await eachDatabase('share links', (database) => {
     assert.equal(gone.statusCode, 404);
     assert.match(String(gone.headers['content-type']), /^text\/html/);
     assert.ok((await listed(revoked.id))?.revoked_at);
+    assert.equal((await listed(revoked.id))?.state, 'revoked');
     assert.equal((await get('/s/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).statusCode, 404);
     assert.equal(t.logs.text.includes(revoked.path.slice(3)), false, 'no token in the logs');
   });

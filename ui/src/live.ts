@@ -32,6 +32,9 @@ export interface Transfer {
 export interface Send {
   id: string;
   status: string;
+  /** In GET /v1/sends and GET /v1/sends/{id} answers, not in the event stream's. */
+  source?: string;
+  recipients?: number;
   scheduled_at?: string;
   sent_at?: string;
   error?: string;

@@ -1,5 +1,5 @@
 // `ferry share` (a link to one file), `ferry shares` (list, revoke), `ferry send` (mail a link, now or
-// later) and `ferry sends show` (docs/api.md, "Share links" and "Send"). A password given as a bare
+// later) and `ferry sends` (list, show, cancel) (docs/api.md, "Share links" and "Send"). A password given as a bare
 // `--password` is read without echo (or from stdin), so it stays out of the process list.
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
@@ -24,6 +24,10 @@ interface Share {
 interface Send {
   id: string;
   status: string;
+  source?: string;
+  file_name?: string;
+  recipients?: number;
+  created_at?: string;
   scheduled_at?: string;
   sent_at?: string;
   error?: string;
@@ -49,11 +53,35 @@ function showSend(s: Send): string {
   return fields([
     ['send', s.id],
     ['status', s.status],
+    ['file', s.source],
+    ['recipients', s.recipients === undefined ? undefined : String(s.recipients)],
+    ['created', s.created_at ? time(s.created_at) : undefined],
     ['scheduled', s.scheduled_at ? time(s.scheduled_at) : undefined],
     ['sent', s.sent_at ? time(s.sent_at) : undefined],
     ['refused', s.refused?.join(', ')],
     ['error', s.error],
   ]);
+}
+
+/** When a send went, or is to go, or was made. */
+const sendWhen = (s: Send) => time(s.sent_at ?? s.scheduled_at ?? s.created_at);
+
+async function listSends(ctx: Context, argv: { limit: number; cursor?: string | undefined }): Promise<void> {
+  const q = new URLSearchParams({ limit: String(argv.limit) });
+  if (argv.cursor) q.set('cursor', argv.cursor);
+  const page = await ctx.api().get<{ sends: Send[]; next_cursor?: string }>(`/v1/sends?${q}`);
+  ctx.print(page, () =>
+    page.sends.length === 0
+      ? 'no sends'
+      : table(page.sends, [
+          { header: 'ID', value: (s) => s.id },
+          { header: 'STATE', value: (s) => s.status },
+          { header: 'FILE', value: (s) => s.source ?? '' },
+          { header: 'RECIPIENTS', value: (s) => String(s.recipients ?? ''), right: true },
+          { header: 'WHEN', value: sendWhen },
+        ]),
+  );
+  if (page.next_cursor && !ctx.json) ctx.note(`more: ferry sends --cursor ${page.next_cursor}`);
 }
 
 async function listShares(ctx: Context, argv: { limit: number; cursor?: string | undefined }): Promise<void> {
@@ -75,7 +103,8 @@ async function listShares(ctx: Context, argv: { limit: number; cursor?: string |
           { header: 'EXPIRES', value: (s) => time(s.expires_at) },
           {
             header: 'STATE',
-            value: (s) => (s.revoked_at ? `revoked ${time(s.revoked_at)}` : s.state.replace('_', ' ')),
+            value: (s) =>
+              s.state === 'revoked' ? `revoked ${time(s.revoked_at)}` : s.state.replace('_', ' '),
           },
         ]),
   );
@@ -163,6 +192,10 @@ export function shareCommands(cli: Cli): Cli {
             type: 'string',
             describe: 'your message, up to 10,000 characters',
           })
+          .option('sender-name', {
+            type: 'string',
+            describe: 'who shares the file, in From and the subject (default: the workspace name)',
+          })
           .option('at', {
             type: 'string',
             describe: 'when: ISO 8601 or words ("tomorrow 9am", "in 2 hours", "friday 17:00 EST")',
@@ -190,6 +223,7 @@ export function shareCommands(cli: Cli): Cli {
           ...optional('bcc', list(argv.bcc)),
           ...optional('replyTo', list(argv.replyTo)),
           ...optional('text', argv.message),
+          ...optional('sender_name', argv.senderName),
           ...optional('scheduledAt', argv.at),
           ...(argv.at === undefined ? {} : { timezone: zone }),
           ...(await password(argv.password)),
@@ -203,8 +237,27 @@ export function shareCommands(cli: Cli): Cli {
         );
       },
     )
-    .command('sends', 'mailed links: show', (y) =>
+    .command('sends', 'mailed links: list (default), show, cancel', (y) =>
       y
+        .command(
+          ['list', '$0'],
+          'list sends, newest first',
+          (c) =>
+            c
+              .option('limit', { type: 'number', default: 20, describe: 'how many (1 to 1000)' })
+              .option('cursor', { type: 'string', describe: 'the next page' }),
+          (argv) => listSends(contextFor(argv), argv),
+        )
+        .command(
+          'cancel <id>',
+          'cancel a send whose mail has not started (scheduled, or queued and not yet picked up)',
+          (c) => c.positional('id', { type: 'string', demandOption: true }),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const s = await ctx.api().send<Send>('POST', `/v1/sends/${encodeURIComponent(argv.id)}/cancel`);
+            ctx.print(s, () => `send ${s.id} canceled`);
+          },
+        )
         .command(
           'show <id>',
           "show a send's status",
@@ -214,7 +267,6 @@ export function shareCommands(cli: Cli): Cli {
             const s = await ctx.api().get<Send>(`/v1/sends/${encodeURIComponent(argv.id)}`);
             ctx.print(s, () => showSend(s));
           },
-        )
-        .demandCommand(1, 'name a subcommand: show'),
+        ),
     );
 }

@@ -12,6 +12,7 @@ import * as shareGuessIds from './2026-11-25-share-guess-ids.js';
 import * as shareResumes from './2026-11-25-share-resumes.js';
 import * as uploadCheckpoints from './2026-11-25-upload-checkpoints.js';
 import * as authInvalidation from './2026-11-26-auth-invalidation.js';
+import * as senderName from './2026-11-26-send-sender-name.js';
 import * as transferTargets from './2026-11-26-transfer-targets.js';
 import * as webhooks from './2026-11-26-webhooks.js';
 import * as webhookCrashes from './2026-11-26-webhooks-crashes.js';
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-workspace-rate-limits': rateLimits,
   '2026-11-26-webhooks-crashes': webhookCrashes,
   '2026-11-26-transfer-targets': transferTargets,
+  '2026-11-26-send-sender-name': senderName,
 };

@@ -25,7 +25,7 @@ import { MailError, type Mailer } from '../../mail/mailer.js';
 import type { Clock } from '../clock.js';
 import type { Shares } from '../shares/shares.js';
 import { emit } from '../webhooks/outbox.js';
-import { type Recipients, sendView } from './sends.js';
+import { type Recipients, sendItemOf } from './sends.js';
 
 /** Attempts before a send that keeps failing for a passing reason is failed. */
 export const SEND_MAX_ATTEMPTS = 8;
@@ -170,7 +170,12 @@ export class SendDispatcher {
         .returningAll()
         .execute();
       for (const row of rows) {
-        await emit(trx, { workspaceId: row.workspace_id, type: 'send.failed', data: sendView(row), at: now });
+        await emit(trx, {
+          workspaceId: row.workspace_id,
+          type: 'send.failed',
+          data: await sendItemOf(trx, row),
+          at: now,
+        });
       }
       return rows;
     });
@@ -244,7 +249,7 @@ export class SendDispatcher {
         await emit(trx, {
           workspaceId: updated.workspace_id,
           type: `send.${updated.status}`,
-          data: sendView(updated),
+          data: await sendItemOf(trx, updated),
           at: now,
         });
       }
@@ -262,6 +267,11 @@ export class SendDispatcher {
         .where('id', '=', row.location_id)
         .executeTakeFirst();
       if (!location) throw new MailError('the location of the file was deleted', true);
+      const workspace = await this.deps.db.kysely
+        .selectFrom('workspaces')
+        .select('name')
+        .where('id', '=', row.workspace_id)
+        .executeTakeFirst();
       const share = await shares.insert(row.workspace_id, location, row.path, {
         expiresAt: row.link_expires_at,
         ...(row.password_hash === null ? {} : { passwordHash: row.password_hash }),
@@ -270,6 +280,7 @@ export class SendDispatcher {
       const result = await this.deps.mailer.send({
         messageId: `<${row.id}@${this.#messageHost}>`,
         from: this.deps.from,
+        senderName: row.sender_name ?? workspace?.name ?? 'ferry',
         ...recipients,
         fileName: row.file_name,
         fileSize: row.file_size,

@@ -3,15 +3,17 @@
 // worker delivers (dispatcher.ts). The hourly recipient limit is counted in the database, so it holds
 // across processes.
 import { hash } from '@node-rs/argon2';
+import type { Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
-import type { SendRow } from '../../db/schema.js';
-import { FerryError, invalid, notFound } from '../../errors.js';
+import type { Database, SendRow } from '../../db/schema.js';
+import { conflict, FerryError, invalid, notFound } from '../../errors.js';
 import { capReached, countHeld } from '../caps.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
 import { isUuid, newId } from '../ids.js';
 import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
 import type { SendStatus } from '../states.js';
 import { newestFirst, type Page } from '../transfers/views.js';
+import { emit } from '../webhooks/outbox.js';
 import { checkTimezone, resolveSchedule } from './schedule.js';
 
 export const MAX_TO = 50;
@@ -35,7 +37,12 @@ export interface SendInput {
   scheduledAt?: string;
   timezone?: string;
   expires_at?: string;
+  sender_name?: string;
 }
+
+export const SENDER_NAME_MAX = 100;
+/** Control characters (CR and LF among them), format characters and line separators: never in a header. */
+const NOT_IN_A_NAME = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
 
 export interface Recipients {
   to: string[];
@@ -51,6 +58,16 @@ export interface SendView {
   sent_at?: string;
   error?: string;
   refused?: string[];
+}
+
+/** A send as GET /v1/sends and GET /v1/sends/{id} show it (docs/api.md, "Send"). */
+export interface SendItem extends SendView {
+  /** `<location label>/<path>` of the file (the location's id when it was deleted). */
+  source: string;
+  file_name: string;
+  /** How many addresses in to, cc and bcc. */
+  recipients: number;
+  created_at: string;
 }
 
 /** RFC 5321's limit on a forward path. */
@@ -84,6 +101,40 @@ export function sendView(row: SendRow): SendView {
   return v;
 }
 
+export function sendItem(row: SendRow, label: string | undefined): SendItem {
+  return {
+    ...sendView(row),
+    source: `${label ?? row.location_id}/${row.path}`,
+    file_name: row.file_name,
+    recipients: row.recipient_count,
+    created_at: toRfc3339(row.created_at),
+  };
+}
+
+/** The send as GET /v1/sends/{id} shows it, read through `q` (a transaction's, for webhook events). */
+export async function sendItemOf(q: Kysely<Database>, row: SendRow): Promise<SendItem> {
+  const location = await q
+    .selectFrom('locations')
+    .select('label')
+    .where('id', '=', row.location_id)
+    .executeTakeFirst();
+  return sendItem(row, location?.label);
+}
+
+/** Why a send can no longer be canceled, for the 409. */
+function notCancelable(row: SendRow): string {
+  switch (row.status) {
+    case 'sent':
+      return `send ${row.id} cannot be canceled: its mail was already sent`;
+    case 'failed':
+      return `send ${row.id} cannot be canceled: it already failed`;
+    case 'canceled':
+      return `send ${row.id} was already canceled`;
+    default:
+      return `send ${row.id} cannot be canceled: its mail is being delivered now`;
+  }
+}
+
 export class Sends {
   constructor(
     private readonly db: Db,
@@ -112,6 +163,16 @@ export class Sends {
     if (input.password !== undefined && (input.password === '' || input.password.length > PASSWORD_MAX)) {
       throw invalid(`password must be 1 to ${PASSWORD_MAX} characters`);
     }
+    if (
+      input.sender_name !== undefined &&
+      (input.sender_name.trim() === '' ||
+        input.sender_name.length > SENDER_NAME_MAX ||
+        NOT_IN_A_NAME.test(input.sender_name))
+    ) {
+      throw invalid(
+        `sender_name must be 1 to ${SENDER_NAME_MAX} characters without line breaks or control characters`,
+      );
+    }
     checkTimezone(input.timezone);
     const scheduledAt =
       input.scheduledAt === undefined ? null : resolveSchedule(input.scheduledAt, now, input.timezone);
@@ -138,6 +199,7 @@ export class Sends {
     const row: SendRow = {
       id: newId(),
       workspace_id: workspaceId,
+      sender_name: input.sender_name?.trim() ?? null,
       location_id: location.id,
       path: entry.path,
       file_name: entry.name,
@@ -194,15 +256,48 @@ export class Sends {
   }
 
   /** The workspace's sends, newest first (docs/api.md, "Send"). */
-  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<SendView>> {
+  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<SendItem>> {
     const page = await newestFirst(this.db.kysely, 'sends', workspaceId, limit, cursor);
+    const labels = await this.labels(page.rows);
     return {
-      items: page.rows.map(sendView),
+      items: page.rows.map((row) => sendItem(row, labels.get(row.location_id))),
       ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
     };
   }
 
-  async get(workspaceId: string, id: string): Promise<SendView> {
+  async get(workspaceId: string, id: string): Promise<SendItem> {
+    const row = await this.row(workspaceId, id);
+    return sendItem(row, (await this.labels([row])).get(row.location_id));
+  }
+
+  /**
+   * Cancels a send whose mail has not started: scheduled, or queued and not claimed by a dispatcher.
+   * The race with a dispatcher's claim is decided by this one conditional write (a claim sets
+   * lease_owner in one UPDATE too): whichever commits first wins, and the other changes nothing. A
+   * send's share link is made when its mail goes out, so a canceled send never has one.
+   */
+  async cancel(workspaceId: string, id: string): Promise<SendItem> {
+    const current = await this.row(workspaceId, id);
+    const now = this.clock.now();
+    const canceled = await this.db.kysely.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('sends')
+        .set({ status: 'canceled', updated_at: now })
+        .where('id', '=', current.id)
+        .where('workspace_id', '=', workspaceId)
+        .where('status', 'in', ['scheduled', 'queued'])
+        .where('lease_owner', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
+      if (row)
+        await emit(trx, { workspaceId, type: 'send.canceled', data: await sendItemOf(trx, row), at: now });
+      return row;
+    });
+    if (!canceled) throw conflict(notCancelable(await this.row(workspaceId, id)));
+    return sendItem(canceled, (await this.labels([canceled])).get(canceled.location_id));
+  }
+
+  private async row(workspaceId: string, id: string): Promise<SendRow> {
     if (!isUuid(id)) throw notFound(`send ${id} not found`);
     const row = await this.db.kysely
       .selectFrom('sends')
@@ -211,6 +306,18 @@ export class Sends {
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst();
     if (!row) throw notFound(`send ${id} not found`);
-    return sendView(row);
+    return row;
+  }
+
+  /** The current labels of the locations of `rows`, in one query. */
+  private async labels(rows: SendRow[]): Promise<Map<string, string>> {
+    const ids = [...new Set(rows.map((r) => r.location_id))];
+    if (ids.length === 0) return new Map();
+    const found = await this.db.kysely
+      .selectFrom('locations')
+      .select(['id', 'label'])
+      .where('id', 'in', ids)
+      .execute();
+    return new Map(found.map((l) => [l.id, l.label]));
   }
 }

@@ -17,6 +17,7 @@ import type { Entry } from '../../stores/contract.js';
 import { checkCap } from '../caps.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
 import { isUuid, newId } from '../ids.js';
+import type { ShareState } from '../states.js';
 import type { Storage } from '../storage.js';
 import type { Operations } from '../transfers/operations.js';
 import { newestFirst, type Page } from '../transfers/views.js';
@@ -36,9 +37,6 @@ export interface CreatedShare {
   url: string;
   expires_at?: string;
 }
-
-/** A share as the list names it (docs/api.md, "Share links"): revoked wins, then expired, then used up. */
-export type ShareState = 'active' | 'expired' | 'used_up' | 'revoked';
 
 export interface ShareView {
   id: string;
@@ -83,6 +81,7 @@ const COUNT_MAX = 100_000;
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const newToken = () => randomBytes(32).toString('base64url');
 
+/** Revoked before expired before used up: the first reason a link serves nothing is the one shown. */
 export function shareState(row: ShareRow, now: number): ShareState {
   if (row.revoked_at !== null) return 'revoked';
   if (row.expires_at !== null && row.expires_at <= now) return 'expired';
@@ -206,8 +205,8 @@ export class Shares {
   }
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ShareView>> {
-    const page = await newestFirst(this.db.kysely, 'shares', workspaceId, limit, cursor);
     const now = this.clock.now();
+    const page = await newestFirst(this.db.kysely, 'shares', workspaceId, limit, cursor);
     return {
       items: page.rows.map((row) => shareView(row, now)),
       ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
@@ -246,8 +245,10 @@ export class Shares {
   }
 
   state(row: ShareRow): LinkState {
-    const state = shareState(row, this.clock.now());
-    return state === 'revoked' ? 'unknown' : state === 'active' ? 'open' : state;
+    if (row.revoked_at !== null) return 'unknown';
+    if (row.expires_at !== null && row.expires_at <= this.clock.now()) return 'expired';
+    if (row.max_downloads !== null && row.downloads >= row.max_downloads) return 'used_up';
+    return 'open';
   }
 
   /** The location a share reads from (deleting a location deletes its shares). */

@@ -14,6 +14,7 @@ export const WEBHOOK_EVENTS = [
   'job.canceled',
   'send.sent',
   'send.failed',
+  'send.canceled',
   'location.status_changed',
   'share.downloaded',
 ] as const;

@@ -3,7 +3,7 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { MAX_OTHER, MAX_TO, type Sends } from '../../domain/sends/sends.js';
+import { MAX_OTHER, MAX_TO, SENDER_NAME_MAX, type Sends } from '../../domain/sends/sends.js';
 import { SEND_STATES } from '../../domain/states.js';
 import { parseLimit } from '../../domain/transfers/views.js';
 import { workspaceOf } from '../auth.js';
@@ -32,6 +32,15 @@ const SendSchema = Type.Object({
   sent_at: Type.Optional(Timestamp),
   error: Type.Optional(Type.String()),
   refused: Type.Optional(Type.Array(Type.String(), { description: 'addresses the SMTP server refused' })),
+});
+
+/** A send as GET /v1/sends and GET /v1/sends/{id} show it. */
+const SendItemSchema = Type.Object({
+  ...SendSchema.properties,
+  source: Type.String({ description: '<location label>/<path> of the file' }),
+  file_name: Type.String(),
+  recipients: Type.Integer({ minimum: 1, description: 'how many addresses in to, cc and bcc' }),
+  created_at: Timestamp,
 });
 
 /**
@@ -67,6 +76,14 @@ export const sendRoutes =
                 Timezone({ description: 'IANA zone for words without one; default UTC' }),
               ),
               expires_at: Type.Optional(TimestampText({ description: 'when the link stops working' })),
+              sender_name: Type.Optional(
+                Type.String({
+                  minLength: 1,
+                  maxLength: SENDER_NAME_MAX,
+                  description:
+                    'the name the mail comes from ("<name> via ferry") and its subject names; default the workspace\'s name; no line breaks or control characters',
+                }),
+              ),
             },
             { additionalProperties: false },
           ),
@@ -88,7 +105,10 @@ export const sendRoutes =
           tags: ['sends'],
           querystring: Paging,
           response: {
-            200: Type.Object({ sends: Type.Array(SendSchema), next_cursor: Type.Optional(Type.String()) }),
+            200: Type.Object({
+              sends: Type.Array(SendItemSchema),
+              next_cursor: Type.Optional(Type.String()),
+            }),
             ...errors(400, 401),
           },
         },
@@ -110,9 +130,26 @@ export const sendRoutes =
           summary: 'Read the state of a send',
           tags: ['sends'],
           params: IdParam,
-          response: { 200: SendSchema, ...errors(401, 404) },
+          response: { 200: SendItemSchema, ...errors(401, 404) },
         },
       },
       async (request) => sends.get(workspaceOf(request), request.params.id),
+    );
+
+    app.post(
+      '/v1/sends/:id/cancel',
+      {
+        schema: {
+          summary: 'Cancel a send whose mail has not started (scheduled, or queued and not yet claimed)',
+          tags: ['sends'],
+          params: IdParam,
+          response: { 200: SendItemSchema, ...errors(401, 404, 409) },
+        },
+      },
+      async (request) => {
+        const send = await sends.cancel(workspaceOf(request), request.params.id);
+        added();
+        return send;
+      },
     );
   };

@@ -3,17 +3,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Shares } from '../../domain/shares/shares.js';
+import { SHARE_STATES } from '../../domain/states.js';
 import { parseLimit } from '../../domain/transfers/views.js';
 import { workspaceOf } from '../auth.js';
-import { errors, IdParam, Literal, NoContent, Paging, Password, Path, Timestamp } from '../schemas.js';
+import { errors, IdParam, Literal, NoContent, oneOf, Paging, Password, Path, Timestamp } from '../schemas.js';
 
 const ShareSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
   source: Type.String({ description: '<location label>/<path> of the shared file, as it was when shared' }),
-  state: Type.Union(
-    [Type.Literal('active'), Type.Literal('expired'), Type.Literal('used_up'), Type.Literal('revoked')],
-    { description: 'revoked, else expired, else used_up (downloads reached max_downloads), else active' },
-  ),
+  state: oneOf(SHARE_STATES),
   created_at: Timestamp,
   expires_at: Type.Optional(Timestamp),
   revoked_at: Type.Optional(Timestamp),

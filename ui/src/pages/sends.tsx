@@ -2,7 +2,7 @@
 // first, with their status as the event stream changes it.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { time } from '../format.js';
+import { time, visibleName } from '../format.js';
 import type { Live, Send } from '../live.js';
 import { Alert, message, useLoad } from './common.js';
 
@@ -45,8 +45,18 @@ export function Sends({ live }: { live: Live }) {
       setError(message(err));
     }
   };
-  // The page's rows, each in its latest state: what the stream brought wins over what was listed.
-  const rows = listed.data?.sends.map((s) => live.sends.get(s.id) ?? s) ?? [];
+  const cancel = async (s: Send) => {
+    try {
+      keep(await api<Send>('POST', `/v1/sends/${s.id}/cancel`));
+      setError(undefined);
+      listed.reload();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  // The page's rows, each in its latest state: what the stream brought wins over what was listed
+  // (the stream's answers lack the file and recipients, which the list's keep).
+  const rows = listed.data?.sends.map((s) => ({ ...s, ...live.sends.get(s.id) })) ?? [];
   const fresh = [...live.sends.values()].filter((s) => !rows.some((r) => r.id === s.id));
   return (
     <section aria-labelledby="h-sends">
@@ -70,9 +80,14 @@ export function Sends({ live }: { live: Live }) {
           <tr>
             <th scope="col">Id</th>
             <th scope="col">Status</th>
+            <th scope="col">File</th>
+            <th scope="col">Recipients</th>
             <th scope="col">Scheduled</th>
             <th scope="col">Sent</th>
             <th scope="col">Error</th>
+            <th scope="col">
+              <span class="sr-only">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -82,11 +97,25 @@ export function Sends({ live }: { live: Live }) {
               <td>
                 <span class={`badge ${s.status}`}>{s.status}</span>
               </td>
+              <td>{s.source === undefined ? '' : visibleName(s.source)}</td>
+              <td>{s.recipients ?? ''}</td>
               <td>{time(s.scheduled_at)}</td>
               <td>{time(s.sent_at)}</td>
               <td>
                 {s.error ?? ''}
                 {s.refused?.length ? ` refused: ${s.refused.join(', ')}` : ''}
+              </td>
+              <td>
+                {(s.status === 'scheduled' || s.status === 'queued') && (
+                  <button
+                    type="button"
+                    class="danger"
+                    aria-label={`Cancel send ${s.id}`}
+                    onClick={() => cancel(s)}
+                  >
+                    Cancel
+                  </button>
+                )}
               </td>
             </tr>
           ))}

@@ -71,7 +71,7 @@ export function Shares() {
                 {s.state === 'active' && s.has_password ? ', password' : ''}
               </td>
               <td>
-                {!s.revoked_at && (
+                {s.state !== 'revoked' && (
                   <button
                     type="button"
                     class="danger"
