@@ -181,16 +181,7 @@ export class TransferViews {
   constructor(private readonly db: Kysely<Database>) {}
 
   async transfer(workspaceId: string, id: string): Promise<TransferView> {
-    const row = isUuid(id)
-      ? await this.db
-          .selectFrom('transfers')
-          .selectAll()
-          .where('id', '=', id)
-          .where('workspace_id', '=', workspaceId)
-          .executeTakeFirst()
-      : undefined;
-    if (!row) throw notFound(`transfer ${id} was not found`);
-    return this.viewOf(row);
+    return this.viewOf(await this.findTransfer(workspaceId, id));
   }
 
   /** The row of a workspace's transfer: 404 when it is not one. */
