@@ -21,3 +21,17 @@ export function showBidiControls(text: string): string {
 export function withoutBidiControls(text: string): string {
   return text.replace(BIDI_CONTROLS, '');
 }
+
+/** A transfer's `from` or `to` as the request gave it (docs/api.md, "What a transfer is"). */
+export type Given = string | string[] | { name?: string; id?: string; path: string };
+
+/** One line for a `from` or `to`: a path, the first of several and how many more, or a target. */
+export function givenText(value: Given | undefined): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    const [first = ''] = value;
+    return value.length > 1 ? `${first} (+${value.length - 1} more)` : first;
+  }
+  return `${value.name ?? value.id ?? ''}:${value.path}`;
+}

@@ -14,7 +14,9 @@ export interface Job {
   error?: string;
 }
 /** A transfer's `from` or `to` as the request gave it (docs/api.md, "Polling"). */
-export type Given = string | string[] | { name?: string; id?: string; path: string };
+export type { Given } from '../../src/display.js';
+
+import type { Given } from '../../src/display.js';
 
 export interface Transfer {
   id: string;

@@ -1,5 +1,6 @@
 // `ferry jobs …` and `ferry transfers …`: list (newest first, one page), show, watch; retry and cancel
 // for jobs (docs/api.md, "Polling").
+import { type Given, givenText } from '../../display.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { fields, size, table, time } from '../format.js';
 import { type Job, jobProgress, type Transfer, transferProgress, watch } from '../watch.js';
@@ -11,8 +12,6 @@ interface JobFull extends Job {
   created_at: string;
   finished_at?: string;
 }
-
-type Given = string | string[] | { name?: string; id?: string; path: string };
 
 interface TransferFull extends Transfer {
   from?: Given;
@@ -28,19 +27,8 @@ async function labelsOf(ctx: Context): Promise<Map<string, string>> {
   return new Map(list.map((l) => [l.id, l.label]));
 }
 
-/** A transfer's `from` or `to` as given: a path, the first of several and how many more, or a target. */
-function given(value: Given | undefined): string {
-  if (value === undefined) return '';
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) {
-    const [first = ''] = value;
-    return value.length > 1 ? `${first} (+${value.length - 1} more)` : first;
-  }
-  return `${value.name ?? value.id ?? ''}:${value.path}`;
-}
-
 function fromTo(t: TransferFull): string {
-  return t.to === undefined ? given(t.from) : `${given(t.from)} → ${given(t.to)}`;
+  return t.to === undefined ? givenText(t.from) : `${givenText(t.from)} → ${givenText(t.to)}`;
 }
 
 function jobFromTo(j: JobFull, labels: Map<string, string>): string {
@@ -118,8 +106,8 @@ export function showTransfer(t: TransferFull): string {
     ['transfer', t.id],
     ['kind', t.kind],
     ['status', t.status],
-    ['from', given(t.from) || undefined],
-    ['to', t.to === undefined ? undefined : given(t.to)],
+    ['from', givenText(t.from) || undefined],
+    ['to', t.to === undefined ? undefined : givenText(t.to)],
     [
       'objects',
       t.counts === undefined

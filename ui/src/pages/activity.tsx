@@ -1,9 +1,10 @@
 // Transfers and jobs (docs/api.md, "Polling") with live progress from the event stream: objects,
 // bytes, rate and remaining time; a job's failures with retry.
 import { useEffect, useState } from 'preact/hooks';
+import { givenText } from '../../../src/display.js';
 import { api } from '../api.js';
 import { bytes, duration, time, visibleName } from '../format.js';
-import type { Given, Job, Live, Transfer } from '../live.js';
+import type { Job, Live, Transfer } from '../live.js';
 import { Alert, message } from './common.js';
 
 interface Failure {
@@ -145,17 +146,6 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
   );
 }
 
-/** A transfer's `from` or `to` as given: a path, the first of several and how many more, or a target. */
-function given(value: Given | undefined): string {
-  if (value === undefined) return '';
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) {
-    const [first = ''] = value;
-    return value.length > 1 ? `${first} (+${value.length - 1} more)` : first;
-  }
-  return `${value.name ?? value.id ?? ''}:${value.path}`;
-}
-
 function TransferRow({ t, live }: { t: Transfer; live: Live }) {
   const [open, setOpen] = useState(false);
   const rate = live.rate(t.id);
@@ -177,7 +167,7 @@ function TransferRow({ t, live }: { t: Transfer; live: Live }) {
   const name =
     t.from === undefined
       ? `${t.kind} ${t.id.slice(0, 8)}`
-      : visibleName(t.to === undefined ? given(t.from) : `${given(t.from)} → ${given(t.to)}`);
+      : visibleName(t.to === undefined ? givenText(t.from) : `${givenText(t.from)} → ${givenText(t.to)}`);
   return (
     <li class="job">
       <div class="head">
