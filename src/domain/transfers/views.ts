@@ -204,17 +204,24 @@ export class TransferViews {
   }
 
   /** A transfer row as the API shows it, with its job's counts when it has one. */
-  async viewOf(row: TransferRow): Promise<TransferView> {
-    const job = await this.jobOf(row.id);
-    if (job === undefined) return transferView(row);
-    const runningBytes = row.status === 'running' ? await objects.runningBytes(this.db, job.id) : 0;
-    return transferView(row, { row: job, runningBytes });
+  async viewOf(row: TransferRow, job?: JobRow | null): Promise<TransferView> {
+    const owned = job === undefined ? await this.jobOf(row.id) : (job ?? undefined);
+    if (owned === undefined) return transferView(row);
+    const runningBytes = row.status === 'running' ? await objects.runningBytes(this.db, owned.id) : 0;
+    return transferView(row, { row: owned, runningBytes });
   }
 
   async transfers(workspaceId: string, limit: number, cursor?: string): Promise<Page<TransferView>> {
     const page = await newestFirst(this.db, 'transfers', workspaceId, limit, cursor);
+    // The page's jobs in one query, not one per transfer.
+    const ids = page.rows.map((row) => row.id);
+    const jobs =
+      ids.length === 0
+        ? []
+        : await this.db.selectFrom('jobs').selectAll().where('transfer_id', 'in', ids).execute();
+    const jobOf = new Map(jobs.map((job) => [job.transfer_id, job]));
     const items: TransferView[] = [];
-    for (const row of page.rows) items.push(await this.viewOf(row));
+    for (const row of page.rows) items.push(await this.viewOf(row, jobOf.get(row.id) ?? null));
     return {
       items,
       ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
