@@ -8,7 +8,8 @@
 // postgres://postgres@127.0.0.1:5432/test). With CI=true an unreachable PostgreSQL fails the run;
 // elsewhere its half of the suite is skipped with a message.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -43,13 +44,38 @@ if (files.length === 0) {
   console.error('no test files match', filters.join(' '));
   process.exit(1);
 }
-run(process.execPath, [
-  '--openssl-legacy-provider',
-  '--import',
-  'tsx',
-  '--test',
+// Every failed test is written a second time, as one line each, to a file (scripts/test-failures.mjs)
+// that is printed after the run: a long log's tail then names what failed. FERRY_TEST_FAILURES_FILE
+// keeps that file where .ci/run can collect it for its summary.
+const scratch = mkdtempSync(join(tmpdir(), 'ferry-test-'));
+const failuresFile = process.env.FERRY_TEST_FAILURES_FILE || join(scratch, 'failures.txt');
+const result = spawnSync(
+  process.execPath,
+  [
+    '--openssl-legacy-provider',
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${join(root, 'scripts/test-failures.mjs')}`,
+    `--test-reporter-destination=${failuresFile}`,
   `--test-concurrency=${process.env.FERRY_TEST_CONCURRENCY ?? '3'}`,
   // FERRY_TEST_TIMEOUT_MS: longer runs, such as the fuzzer's (test/http/fuzz).
-  `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '240000'}`,
-  ...files,
-]);
+    `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '240000'}`,
+    ...files,
+  ],
+  { cwd: root, stdio: 'inherit', env: process.env },
+);
+let failed = '';
+try {
+  failed = readFileSync(failuresFile, 'utf8').trim();
+} catch {
+  // no file: the runner did not start
+}
+if (failed) {
+  const count = failed.split('\n').filter((line) => line.startsWith('✖')).length;
+  console.log(`\nFailed tests (${count}):\n${failed}`);
+}
+rmSync(scratch, { recursive: true, force: true });
+process.exit(result.status ?? 1);
