@@ -8,7 +8,7 @@
 // postgres://postgres@127.0.0.1:5432/test). With CI=true an unreachable PostgreSQL fails the run;
 // elsewhere its half of the suite is skipped with a message.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -60,8 +60,8 @@ const result = spawnSync(
     '--test-reporter-destination=stdout',
     `--test-reporter=${join(root, 'scripts/test-failures.mjs')}`,
     `--test-reporter-destination=${failuresFile}`,
-  `--test-concurrency=${process.env.FERRY_TEST_CONCURRENCY ?? '3'}`,
-  // FERRY_TEST_TIMEOUT_MS: longer runs, such as the fuzzer's (test/http/fuzz).
+    `--test-concurrency=${process.env.FERRY_TEST_CONCURRENCY ?? '3'}`,
+    // FERRY_TEST_TIMEOUT_MS: longer runs, such as the fuzzer's (test/http/fuzz).
     `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '240000'}`,
     ...files,
   ],
