@@ -2,7 +2,8 @@
 // whatever its store allows, bidirectional-text controls included, and a right-to-left override makes
 // "report\u202Etxt.exe" display as "reportexe.txt". Every page ferry renders (share pages, mails, the
 // web console) shows such controls escaped, as <U+202E>, so the name reads as what it is; a download's
-// Content-Disposition drops them, since a saved file name has no way to show them.
+// Content-Disposition drops them, since a saved file name has no way to show them. Sizes are written one
+// way everywhere (humanSize), and HTML text is escaped by one function (escapeHtml).
 // This module has no imports: the web console (ui/src) bundles it too.
 
 /** The bidi controls: embeddings and overrides, isolates, and the implicit marks (LRM, RLM, ALM). */
@@ -34,4 +35,30 @@ export function givenText(value: Given | undefined): string {
     return value.length > 1 ? `${first} (+${value.length - 1} more)` : first;
   }
   return `${value.name ?? value.id ?? ''}:${value.path}`;
+}
+
+const SIZE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/** A size as people read it, in binary units: "512 B", "1.5 KiB", "12 MiB" (one decimal under 10). */
+export function humanSize(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < SIZE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${SIZE_UNITS[unit]}`;
+}
+
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** `value` safe as HTML text or as a quoted attribute value. */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
 }

@@ -28,7 +28,7 @@ export type ErrorKind =
   | 'throttled'
   /** The provider failed for a passing reason: refused connection, timeout, 5xx (502). */
   | 'transient'
-  /** A capability the provider or ferry's configuration does not offer (503 / 501 by context). */
+  /** A capability the provider or ferry's configuration does not offer now (503). */
   | 'unavailable'
   /** The store cannot do what was asked (for example a write to a bucket listing). */
   | 'unsupported'

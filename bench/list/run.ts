@@ -14,7 +14,7 @@
 // - `--use-server-modtime --no-mimetype`: the same, with the list version rclone picks itself for
 //   provider Other (ListObjects v1, marker paging).
 // - `--no-modtime --no-mimetype`: no HEADs either, and no modTime at all (less than ferry answers).
-// - default: one HEAD per object for its modification time and MIME type (LOCAL-SERVERS.md).
+// - default: one HEAD per object for its modification time and MIME type (docs/testing.md).
 // s3rver is the bottleneck of every variant, so compare ratios within one run, never absolute times.
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -110,7 +110,7 @@ async function listRclone(
   bucket: string,
   flags: readonly string[],
 ): Promise<Sample> {
-  // Configured by environment only; AWS_CA_BUNDLE breaks rclone's S3 backend (LOCAL-SERVERS.md).
+  // Configured by environment only; AWS_CA_BUNDLE breaks rclone's S3 backend (docs/testing.md).
   const { AWS_CA_BUNDLE: _bundle, ...inherited } = process.env;
   const env = {
     ...inherited,

@@ -1,4 +1,4 @@
-// Processes a bench runs beside itself: s3rver (under --openssl-legacy-provider, LOCAL-SERVERS.md) and
+// Processes a bench runs beside itself: s3rver (under --openssl-legacy-provider, docs/testing.md) and
 // the built ferry server (bin/ferry.js serve, as `npm start` runs it) on SQLite in a temporary data
 // directory. Each handle's close() ends the process it started and removes what it created.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';

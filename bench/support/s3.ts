@@ -1,5 +1,5 @@
 // The AWS SDK client benches seed s3rver with, and a parallel seeder. Checksums are sent only when
-// required (LOCAL-SERVERS.md: s3rver stores the SDK's default aws-chunked bodies verbatim).
+// required (docs/testing.md: s3rver stores the SDK's default aws-chunked bodies verbatim).
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 
 export function seedClient(endpoint: string): S3Client {

@@ -1,6 +1,6 @@
 // Runs s3rver (test/support/s3rver.ts: any access key, path-style, a fresh directory) as its own
 // process and prints one line of JSON, {"endpoint": "http://127.0.0.1:PORT"}, when it listens. It must
-// run under `node --openssl-legacy-provider` (LOCAL-SERVERS.md: s3rver's continuation tokens use DES,
+// run under `node --openssl-legacy-provider` (docs/testing.md: s3rver's continuation tokens use DES,
 // so listings past 1,000 keys fail otherwise); bench/support/processes.ts starts it that way.
 // SIGTERM or SIGINT closes it and removes its directory.
 import { startS3rver } from '../../test/support/s3rver.js';

@@ -1,5 +1,5 @@
 // The peers ferry is compared with (Debian's packages): `rclone copy` and `aws s3 cp --recursive`
-// (awscli v2), both configured without touching the user's files (LOCAL-SERVERS.md):
+// (awscli v2), both configured without touching the user's files (docs/testing.md):
 // - rclone by environment only (RCLONE_CONFIG=/dev/null): remote S3 is s3rver (provider Other,
 //   path-style), remote AZ is azurite (use_emulator and the full endpoint). AWS_CA_BUNDLE is unset, it
 //   breaks rclone's S3 backend.

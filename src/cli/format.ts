@@ -1,19 +1,11 @@
 // Human output: aligned tables, sizes in binary units, times in the local zone. `--json` bypasses all of
 // this and prints the API's answer as it came (one document).
-import { showBidiControls } from '../display.js';
+import { humanSize, showBidiControls } from '../display.js';
 
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-
-/** 1536 → "1.5 KiB"; whole bytes below 1 KiB. */
+/** 1536 → "1.5 KiB" (humanSize); "-" when unknown. */
 export function size(bytes: number | undefined | null): string {
   if (bytes === undefined || bytes === null || bytes < 0) return '-';
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${UNITS[unit]}`;
+  return humanSize(bytes);
 }
 
 const pad2 = (n: number) => String(n).padStart(2, '0');

@@ -68,7 +68,7 @@ export interface TransfersTable {
   workspace_id: string;
   kind: TransferKind;
   status: TransferStatus;
-  /** JSON of the transfer's request, resolved to location ids (src/engine/specs.ts). */
+  /** JSON of the transfer's request, resolved to location ids (src/domain/transfers/specs.ts). */
   spec: string;
   /** JSON of `from` as the caller gave it (docs/api.md, "Polling"); null on rows from before it was kept. */
   given_from: string | null;

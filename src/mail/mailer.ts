@@ -4,8 +4,7 @@
 // delivered twice (a crash between the server's acceptance and the database write) carries the same
 // one and reads as a duplicate.
 import nodemailer, { type Transporter } from 'nodemailer';
-import { showBidiControls } from '../display.js';
-import { escapeHtml, humanSize } from '../http/pages/share-pages.js';
+import { escapeHtml, humanSize, showBidiControls } from '../display.js';
 import type { Secret } from '../secret.js';
 
 export interface OutgoingMail {

@@ -131,7 +131,7 @@ for (const database of await testDatabases()) {
       await page.getByRole('link', { name: 'in/' }).click();
       await page
         .getByRole('row', { name: /k5\.txt/ })
-        .getByText('17.6 KiB')
+        .getByText('18 KiB')
         .waitFor();
       await shot('browser');
       assert.deepEqual(await axeViolations(page), []);

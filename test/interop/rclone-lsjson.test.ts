@@ -146,7 +146,7 @@ await eachDatabase('POST /v1/list agrees with rclone lsjson on s3rver', (databas
   async function rclone(folder: string, recurse: boolean, serverModTime: boolean): Promise<RcloneEntry[]> {
     if (rcloneMissing) assert.fail(`${RCLONE} is missing: CI must install Debian's rclone package`);
     // Configured by environment only; AWS_CA_BUNDLE (exported on these machines) breaks rclone's S3
-    // backend (LOCAL-SERVERS.md).
+    // backend (docs/testing.md).
     const { AWS_CA_BUNDLE: _bundle, ...inherited } = process.env;
     const env = {
       ...inherited,

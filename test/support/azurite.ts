@@ -1,4 +1,4 @@
-// azurite-blob started as a child process for tests (LOCAL-SERVERS.md): loopback, an ephemeral port,
+// azurite-blob started as a child process for tests (docs/testing.md): loopback, an ephemeral port,
 // in-memory storage, loose mode, no telemetry. It prints the port it bound; we wait for that line and
 // then for an answer on it.
 import { type ChildProcess, spawn } from 'node:child_process';

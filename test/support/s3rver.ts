@@ -15,7 +15,7 @@
 // was completed or aborted) as a new one. multipartLayer() answers those three as S3 does, from that
 // directory: ListParts (every part, one page), AbortMultipartUpload (204, the parts removed) and
 // NoSuchUpload (404) for any call on an upload that is not there.
-// Run under `node --openssl-legacy-provider` (LOCAL-SERVERS.md): s3rver's listing continuation
+// Run under `node --openssl-legacy-provider` (docs/testing.md): s3rver's listing continuation
 // tokens use DES.
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

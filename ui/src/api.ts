@@ -1,6 +1,8 @@
 // The console's only way to ferry: the authenticated API (docs/api.md) with the key kept for this tab
 // (sessionStorage), errors turned into readable messages, and the live-progress stream read over
 // fetch, because EventSource cannot send the Authorization header (docs/api.md, "Live progress").
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+
 const KEY = 'ferry.key';
 
 export function storedKey(): string | null {
@@ -90,32 +92,24 @@ export async function followEvents(
       });
       if (!res.ok || !res.body) throw await errorOf(res);
       onState(true);
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = '';
+      // The stream's framing (events, data lines, comments used as heartbeats) is read by
+      // eventsource-parser; only the events ferry sends are looked at.
+      const reader = res.body
+        .pipeThrough(new TextDecoderStream())
+        .pipeThrough(new EventSourceParserStream())
+        .getReader();
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        buffer += value;
-        let end = buffer.indexOf('\n\n');
-        while (end >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          end = buffer.indexOf('\n\n');
-          let event = '';
-          let data = '';
-          for (const line of block.split('\n')) {
-            if (line.startsWith('event: ')) event = line.slice(7);
-            else if (line.startsWith('data: ')) data += line.slice(6);
-          }
-          if ((event === 'job' || event === 'transfer' || event === 'send') && data)
-            onEvent({ event, data: JSON.parse(data) as Record<string, unknown> });
-          // The key was revoked or expired while the stream was open (docs/api.md, "Live progress").
-          if (event === 'end' && data) {
-            const end = JSON.parse(data) as { error?: unknown; message?: unknown };
-            if (end.error === 401) {
-              keyRefused?.(refusedSentence(String(end.message)));
-              return;
-            }
+        const { event, data } = value;
+        if ((event === 'job' || event === 'transfer' || event === 'send') && data)
+          onEvent({ event, data: JSON.parse(data) as Record<string, unknown> });
+        // The key was revoked or expired while the stream was open (docs/api.md, "Live progress").
+        if (event === 'end' && data) {
+          const end = JSON.parse(data) as { error?: unknown; message?: unknown };
+          if (end.error === 401) {
+            keyRefused?.(refusedSentence(String(end.message)));
+            return;
           }
         }
       }

@@ -1,18 +1,13 @@
 // Sizes, times, rates and remaining times as people read them; names with their bidi controls shown
 // as <U+XXXX> (the server's own helper, src/display.ts), so "a\u202Etxt.exe" does not read as "aexe.txt".
+import { humanSize } from '../../src/display.js';
+
 export { showBidiControls as visibleName } from '../../src/display.js';
 
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-
+/** A size as the CLI and the share pages write it (humanSize); "—" when unknown. */
 export function bytes(n: number | undefined): string {
   if (n === undefined || n < 0) return '—';
-  let value = n;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${UNITS[unit]}`;
+  return humanSize(n);
 }
 
 export function time(iso: string | undefined): string {

@@ -11,6 +11,7 @@ import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
+import type { Overwrite } from '../states.js';
 import {
   checkManifest,
   checkObjectPath,
@@ -19,8 +20,6 @@ import {
   prefixesOverlap,
   type TargetInput,
 } from './targets.js';
-
-export type Overwrite = 'always' | 'if-missing';
 
 export interface CopyRequest {
   from: TargetInput;

@@ -2,38 +2,13 @@
 // pages that say why a link serves nothing. Plain HTML that works without JavaScript (there is none),
 // styled by one stylesheet (share.css) so that the Content-Security-Policy allows no inline code.
 // Every value is escaped, and the file name's bidi controls are shown as <U+XXXX> (src/display.ts).
-import { showBidiControls } from '../../display.js';
+import { escapeHtml, humanSize, showBidiControls } from '../../display.js';
 
 export interface FileFacts {
   name: string;
   size: number;
   /** Epoch ms, or null for a link that does not expire. */
   expiresAt: number | null;
-}
-
-const escapes: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => escapes[c] ?? c);
-}
-
-/** 1,234 bytes, 12.3 KiB, 4.5 MiB… */
-export function humanSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes.toLocaleString('en-US')} bytes`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
 function layout(title: string, body: string, head = ''): string {
