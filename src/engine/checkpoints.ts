@@ -11,8 +11,8 @@ import { type ExpressionBuilder, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { FerryError } from '../errors.js';
 import type { RecordedUpload, UploadCheckpoint } from '../objects/object-copy.js';
+import type { Queryable } from '../queue/moves.js';
 import type { ResumableUpload, Store, UploadedPart } from '../stores/contract.js';
-import type { Queryable } from './lifecycle/moves.js';
 
 /** The work a copy runs for: one object of a bulk job, or a single transfer. */
 export type Work = { kind: 'object'; jobId: string; seq: number } | { kind: 'transfer'; id: string };

@@ -8,8 +8,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
+import type { Lease, Queryable } from '../queue/moves.js';
 import * as jobs from './lifecycle/jobs.js';
-import type { Lease, Queryable } from './lifecycle/moves.js';
 import * as objects from './lifecycle/objects.js';
 import * as transfers from './lifecycle/transfers.js';
 

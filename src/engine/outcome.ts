@@ -13,7 +13,7 @@ import {
   describe,
   MAX_ATTEMPTS,
   retryable,
-} from './backoff.js';
+} from '../queue/backoff.js';
 import { ProgressWriter } from './progress.js';
 
 export type Settlement =

@@ -15,8 +15,8 @@ import {
 } from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
 import { expandSources, isPattern } from '../objects/patterns.js';
+import { describe } from '../queue/backoff.js';
 import type { Entry } from '../stores/contract.js';
-import { describe } from './backoff.js';
 import { destinationReady } from './destination-bucket.js';
 import * as jobs from './lifecycle/jobs.js';
 import * as transfers from './lifecycle/transfers.js';

@@ -11,12 +11,13 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
 import { decodeSpec, locationsOf, type ObjectWork } from '../domain/transfers/specs.js';
+import { type CrashPolicy, crashMessage, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
+import { type RoundContext, WakeLoop } from '../queue/loop.js';
+import type { Lease } from '../queue/moves.js';
 import { Semaphore } from '../util/semaphore.js';
-import { type CrashPolicy, crashMessage, DEFAULT_CRASH_POLICY } from './backoff.js';
 import { JOB_CANCELED } from './checkpoints.js';
 import { FairShare } from './fair-share.js';
 import * as jobs from './lifecycle/jobs.js';
-import type { Lease } from './lifecycle/moves.js';
 import * as objects from './lifecycle/objects.js';
 import * as transfers from './lifecycle/transfers.js';
 import { planJob } from './planner.js';
@@ -76,11 +77,7 @@ export class Worker {
   readonly #settler: SettleBatcher;
   readonly #locations = new Map<string, Semaphore>();
   #planning: Running | undefined;
-  #stopping = false;
-  #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
-  /** A wake-up came while the loop was not waiting (claiming, or reading what is due): not lost. */
-  #woken = false;
+  readonly #loop: WakeLoop;
   /** Look for a job to plan at the next claim (set by nudges and waits that ran out). */
   #lookForPlanning = true;
   #lastMaintenance = 0;
@@ -95,6 +92,16 @@ export class Worker {
     this.#options = { ...DEFAULT_WORKER_OPTIONS, ...options };
     this.#fair = new FairShare(ctx.db, this.#options.perWorkspace);
     this.#settler = new SettleBatcher(ctx.db, ctx.clock, ctx.owner);
+    this.#loop = new WakeLoop({
+      name: 'worker',
+      pollMs: this.#options.pollMs,
+      logger: ctx.logger,
+      round: (context) => this.round(context),
+    });
+  }
+
+  get #stopping(): boolean {
+    return this.#loop.stopping;
   }
 
   get owner(): string {
@@ -111,9 +118,7 @@ export class Worker {
   }
 
   start(): void {
-    this.#loop ??= this.loop().catch((err: unknown) => {
-      this.ctx.logger.error({ err }, 'worker loop stopped');
-    });
+    this.#loop.start();
   }
 
   /** Look for work now (the API calls this after accepting some, in a process that also works). */
@@ -124,8 +129,7 @@ export class Worker {
 
   /** Wakes the loop without asking it to look for jobs to plan (a slot came free). */
   #wakeLoop(): void {
-    if (this.#wake) this.#wake();
-    else this.#woken = true;
+    this.#loop.nudge();
   }
 
   private lease(): Lease {
@@ -133,41 +137,30 @@ export class Worker {
     return { owner: this.ctx.owner, now, until: now + this.#options.leaseMs };
   }
 
-  private async loop(): Promise<void> {
-    while (!this.#stopping) {
-      this.#woken = false;
-      let claimed = 0;
-      try {
-        await this.housekeeping();
-        claimed = await this.claim();
-      } catch (err) {
-        this.ctx.logger.error({ err }, 'worker could not claim work');
-      }
-      if (this.#stopping) break;
-      // Full, or nothing to do: wait for a slot, a wake-up, the next due work or housekeeping. Only
-      // a worker with room and nothing to start reads when work is next due: a full one is woken by
-      // its next free slot, and reads nothing per finished object.
-      let delay = 0;
-      const room = this.#running.size < this.#options.concurrency;
-      if (!(claimed > 0 && room)) {
-        const idle = claimed === 0 && room && this.#ready.length === 0;
-        delay = await this.idleDelay(idle).catch((err: unknown) => {
-          this.ctx.logger.error({ err }, 'worker could not read when work is next due');
-          return this.#options.pollMs;
-        });
-      }
-      if (this.#woken) continue;
-      const timedOut = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(true), delay);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve(false);
-        };
-      });
-      this.#wake = undefined;
-      // A wait that ran out (a poll, a backoff or planning retry come due) looks for jobs to plan too.
-      if (timedOut) this.#lookForPlanning = true;
+  /**
+   * Claims what there is room for, then answers how long to wait: not at all while there is room and
+   * work came, else until a slot, a wake-up, the next due work or housekeeping. Only a worker with room
+   * and nothing to start reads when work is next due: a full one is woken by its next free slot, and
+   * reads nothing per finished object.
+   */
+  private async round({ timedOut }: RoundContext): Promise<number | undefined> {
+    // A wait that ran out (a poll, a backoff or planning retry come due) looks for jobs to plan too.
+    if (timedOut) this.#lookForPlanning = true;
+    let claimed = 0;
+    try {
+      await this.housekeeping();
+      claimed = await this.claim();
+    } catch (err) {
+      this.ctx.logger.error({ err }, 'worker could not claim work');
     }
+    if (this.#stopping) return undefined;
+    const room = this.#running.size < this.#options.concurrency;
+    if (claimed > 0 && room) return 0;
+    const idle = claimed === 0 && room && this.#ready.length === 0;
+    return this.idleDelay(idle).catch((err: unknown) => {
+      this.ctx.logger.error({ err }, 'worker could not read when work is next due');
+      return this.#options.pollMs;
+    });
   }
 
   /** How long to wait: until the next heartbeat or maintenance, and, when idle, the next due work. */
@@ -390,9 +383,7 @@ export class Worker {
 
   /** Stop claiming; wait up to `deadlineMs` for running work, abort the rest and hand it back. */
   async stop(deadlineMs = 30_000): Promise<void> {
-    this.#stopping = true;
-    this.nudge();
-    await this.#loop;
+    await this.#loop.stop();
     // Claimed but not started: handed back below with everything else this worker holds.
     this.#ready = [];
     const all = () => [...this.#running.values(), ...(this.#planning ? [this.#planning] : [])];

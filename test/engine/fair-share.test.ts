@@ -18,7 +18,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../../src/db/database.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import { allot, FairShare } from '../../src/engine/fair-share.js';
-import type { Lease } from '../../src/engine/lifecycle/moves.js';
+import type { Lease } from '../../src/queue/moves.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { testDatabases } from '../support/databases.js';
 import { eachDatabase, unique } from '../support/fixtures.js';

@@ -6,9 +6,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import { JOB_MOVES } from '../../src/engine/lifecycle/jobs.js';
-import type { Move } from '../../src/engine/lifecycle/moves.js';
 import { OBJECT_MOVES } from '../../src/engine/lifecycle/objects.js';
 import { TRANSFER_MOVES } from '../../src/engine/lifecycle/transfers.js';
+import type { Move } from '../../src/queue/moves.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const doc = readFileSync(join(root, 'docs/engine.md'), 'utf8');

@@ -20,8 +20,6 @@ import { sql } from 'kysely';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
-import { type BackoffPolicy, backoffMs } from '../../engine/backoff.js';
-import type { Queryable } from '../../engine/lifecycle/moves.js';
 import type { Logger } from '../../log.js';
 import {
   isOAuthProvider,
@@ -30,6 +28,8 @@ import {
   type OAuthSecret,
   rotationClass,
 } from '../../providers.js';
+import { type BackoffPolicy, backoffMs } from '../../queue/backoff.js';
+import type { Queryable } from '../../queue/moves.js';
 import { Secret } from '../../secret.js';
 import type { OAuthApp } from '../../stores/context.js';
 import {

@@ -2,6 +2,7 @@
 // within FERRY_REFRESH_AHEAD_SECONDS, or whose refresh was requested, every FERRY_REFRESH_POLL_SECONDS,
 // and refreshes them (refresh.ts). After a restart many tokens fall due at once: each refresh waits a
 // random part of the poll interval first, and at most `concurrency` run at once in a process.
+import { WakeLoop } from '../../queue/loop.js';
 import { Semaphore } from '../../util/semaphore.js';
 import { dueLocations, type RefreshDeps, refreshLocation } from './refresh.js';
 
@@ -28,9 +29,7 @@ export class Refresher {
   readonly #slots: Semaphore;
   /** Locations this process is refreshing or about to (a scan does not take them twice). */
   readonly #inFlight = new Set<string>();
-  #stopping = false;
-  #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
+  readonly #loop: WakeLoop;
   readonly #timers = new Map<NodeJS.Timeout, () => void>();
 
   constructor(
@@ -43,15 +42,30 @@ export class Refresher {
       ...options,
     };
     this.#slots = new Semaphore(this.#options.concurrency);
+    this.#loop = new WakeLoop({
+      name: 'refresher',
+      pollMs: this.#options.pollMs,
+      logger: deps.logger,
+      // A scan's refreshes run on while the next interval starts: one slow token endpoint does not
+      // hold up the others.
+      round: async () => {
+        this.tick().catch((err: unknown) => this.deps.logger.error({ err }, 'refresher scan failed'));
+        return undefined;
+      },
+    });
+  }
+
+  get #stopping(): boolean {
+    return this.#loop.stopping;
   }
 
   start(): void {
-    this.#loop ??= this.#run();
+    this.#loop.start();
   }
 
   /** Look now (a refresh was requested in this process). */
   nudge(): void {
-    this.#wake?.();
+    this.#loop.nudge();
   }
 
   /**
@@ -83,22 +97,6 @@ export class Refresher {
     }
   }
 
-  async #run(): Promise<void> {
-    while (!this.#stopping) {
-      // A scan's refreshes run on while the next interval starts: one slow token endpoint does not
-      // hold up the others.
-      this.tick().catch((err: unknown) => this.deps.logger.error({ err }, 'refresher scan failed'));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#options.pollMs);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
-    }
-  }
-
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -111,9 +109,7 @@ export class Refresher {
 
   /** Stops scanning; refreshes under way finish (they are short: the token request times out). */
   async stop(): Promise<void> {
-    this.#stopping = true;
-    this.nudge();
-    await this.#loop;
+    await this.#loop.stop();
     for (const [timer, resolve] of this.#timers) {
       clearTimeout(timer);
       resolve();

@@ -10,6 +10,9 @@ import { sql, type Updateable } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
 import type { Db } from '../../db/database.js';
 import type { SendRow, SendsTable } from '../../db/schema.js';
+import { isFerryError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { MailError, type Mailer } from '../../mail/mailer.js';
 import {
   type BackoffPolicy,
   backoffMs,
@@ -17,11 +20,9 @@ import {
   crashMessage,
   crashReason,
   DEFAULT_CRASH_POLICY,
-} from '../../engine/backoff.js';
-import { crashedError } from '../../engine/lifecycle/moves.js';
-import { isFerryError } from '../../errors.js';
-import type { Logger } from '../../log.js';
-import { MailError, type Mailer } from '../../mail/mailer.js';
+} from '../../queue/backoff.js';
+import { WakeLoop } from '../../queue/loop.js';
+import { crashedError } from '../../queue/moves.js';
 import type { Clock } from '../clock.js';
 import type { Shares } from '../shares/shares.js';
 import { emit } from '../webhooks/outbox.js';
@@ -54,16 +55,12 @@ export interface DispatcherDeps {
 export class SendDispatcher {
   readonly #sent: Counter<'outcome'>;
   readonly #messageHost: string;
-  #stopping = false;
-  #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
-  /** A nudge came while the loop was not asleep (delivering, or reading when the next send is due). */
-  #nudged = false;
+  readonly #loop: WakeLoop;
   #ticking: Promise<void> | undefined;
 
   constructor(
     private readonly deps: DispatcherDeps,
-    private readonly options: { pollMs: number } = { pollMs: 30_000 },
+    options: { pollMs: number } = { pollMs: 30_000 },
   ) {
     this.#sent = new Counter({
       name: 'ferry_sends_total',
@@ -72,44 +69,32 @@ export class SendDispatcher {
       registers: [deps.registry],
     });
     this.#messageHost = deps.from.slice(deps.from.lastIndexOf('@') + 1).replace(/>$/, '');
+    this.#loop = new WakeLoop({
+      name: 'send dispatcher',
+      pollMs: options.pollMs,
+      logger: deps.logger,
+      round: () => this.#round(),
+    });
   }
 
   start(): void {
-    this.#loop ??= this.#run();
+    this.#loop.start();
   }
 
   /** A send was added or changed somewhere: deliver what is due and plan the next wake-up again. */
   nudge(): void {
-    this.#nudged = true;
-    this.#wake?.();
+    this.#loop.nudge();
   }
 
-  async #run(): Promise<void> {
-    while (!this.#stopping) {
-      this.#nudged = false;
-      try {
-        await this.tick();
-      } catch (err) {
-        this.deps.logger.error({ err }, 'send dispatcher failed');
-      }
-      // Sleep until the next send is due, at most the poll interval.
-      const next = await this.nextDue().catch(() => undefined);
-      const wait = Math.min(
-        this.options.pollMs,
-        next === undefined ? Number.POSITIVE_INFINITY : Math.max(0, next - this.deps.clock.now()),
-      );
-      if (this.#stopping) break;
-      // A send added since this round began may not be in what it read: look again at once.
-      if (this.#nudged) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
+  /** Delivers what is due, then answers when the next send is (the loop sleeps until then). */
+  async #round(): Promise<number | undefined> {
+    try {
+      await this.tick();
+    } catch (err) {
+      this.deps.logger.error({ err }, 'send dispatcher failed');
     }
+    const next = await this.nextDue().catch(() => undefined);
+    return next === undefined ? undefined : Math.max(0, next - this.deps.clock.now());
   }
 
   /**
@@ -335,9 +320,7 @@ export class SendDispatcher {
   }
 
   async stop(): Promise<void> {
-    this.#stopping = true;
-    this.nudge();
-    await this.#loop;
+    await this.#loop.stop();
     await this.#ticking;
   }
 }

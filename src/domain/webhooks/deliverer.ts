@@ -25,6 +25,7 @@ import type { Database, WebhookMessageRow, WebhookRow } from '../../db/schema.js
 import { FerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Egress } from '../../net/egress.js';
+import { WakeLoop } from '../../queue/loop.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import { queuedHere } from './outbox.js';
@@ -74,10 +75,7 @@ type Result = { statusCode: number; error?: undefined } | { statusCode?: undefin
 export class WebhookDeliverer {
   readonly #deliveries: Counter<'outcome'>;
   readonly #options: DelivererOptions;
-  #stopping = false;
-  #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
-  #nudged = false;
+  readonly #loop: WakeLoop;
   #ticking: Promise<void> | undefined;
   /** The claim in progress: one at a time, so the slots it counts are the slots there are. */
   #filling: Promise<void> | undefined;
@@ -99,6 +97,16 @@ export class WebhookDeliverer {
       labelNames: ['outcome'] as const,
       registers: [deps.registry],
     });
+    this.#loop = new WakeLoop({
+      name: 'webhook deliverer',
+      pollMs: this.#options.pollMs,
+      logger: deps.logger,
+      round: () => this.#round(),
+    });
+  }
+
+  get #stopping(): boolean {
+    return this.#loop.stopping;
   }
 
   get options(): Readonly<DelivererOptions> {
@@ -107,44 +115,25 @@ export class WebhookDeliverer {
 
   start(): void {
     queuedHere.on('queued', this.#onQueued);
-    this.#loop ??= this.#run();
+    this.#loop.start();
   }
 
   /** A message was queued somewhere, or a slot freed here: look at once. */
   nudge(): void {
-    this.#nudged = true;
-    this.#wake?.();
+    this.#loop.nudge();
   }
 
-  async #run(): Promise<void> {
-    while (!this.#stopping) {
-      this.#nudged = false;
-      try {
-        await this.#fill();
-      } catch (err) {
-        this.deps.logger.error({ err }, 'webhook deliverer failed');
-      }
-      // With every slot taken, the next look comes when an attempt ends (it nudges).
-      const next =
-        this.#running.size >= this.#options.concurrency
-          ? undefined
-          : await this.#nextDue().catch(() => undefined);
-      const wait = Math.min(
-        this.#options.pollMs,
-        next === undefined ? Number.POSITIVE_INFINITY : Math.max(0, next - this.deps.clock.now()),
-      );
-      if (this.#stopping) break;
-      // A message queued since this round began may not be in what it read: look again at once.
-      if (this.#nudged) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
+  /** Starts what the free slots allow, then answers when the next claim can find something. */
+  async #round(): Promise<number | undefined> {
+    try {
+      await this.#fill();
+    } catch (err) {
+      this.deps.logger.error({ err }, 'webhook deliverer failed');
     }
+    // With every slot taken, the next look comes when an attempt ends (it nudges).
+    if (this.#running.size >= this.#options.concurrency) return undefined;
+    const next = await this.#nextDue().catch(() => undefined);
+    return next === undefined ? undefined : Math.max(0, next - this.deps.clock.now());
   }
 
   /** Endpoints that have every slot of theirs in this process taken: not claimed for now. */
@@ -503,11 +492,10 @@ export class WebhookDeliverer {
   }
 
   async stop(): Promise<void> {
-    this.#stopping = true;
+    const loopEnded = this.#loop.stop(); // from here on #stopping is true: nothing new is claimed
     queuedHere.off('queued', this.#onQueued);
     this.#stopped.abort();
-    this.nudge();
-    await this.#loop;
+    await loopEnded;
     await this.#ticking;
     await this.#filling;
     await Promise.all(this.#running);

@@ -10,7 +10,7 @@
 // the rows.
 import { EventEmitter } from 'node:events';
 import { SqliteAdapter, sql } from 'kysely';
-import type { Queryable } from '../../engine/lifecycle/moves.js';
+import type { Queryable } from '../../queue/moves.js';
 import { toRfc3339 } from '../clock.js';
 import { newId } from '../ids.js';
 import type { WebhookEvent } from './events.js';

@@ -10,7 +10,7 @@ import type { JobRow } from '../../db/schema.js';
 import type { JobStatus, Overwrite } from '../../domain/states.js';
 import { jobData, jobEvent } from '../../domain/webhooks/events.js';
 import { emit } from '../../domain/webhooks/outbox.js';
-import { changed, type Lease, type Moves, type Queryable } from './moves.js';
+import { changed, type Lease, type Moves, type Queryable } from '../../queue/moves.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';
 

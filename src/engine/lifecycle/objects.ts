@@ -10,9 +10,9 @@ import { sql, type UpdateObject } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database, JobObjectRow } from '../../db/schema.js';
 import type { ObjectStatus } from '../../domain/states.js';
-import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../backoff.js';
+import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
+import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from '../../queue/moves.js';
 import { afterCrash, type Settlement } from '../outcome.js';
-import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from './moves.js';
 
 export const OBJECT_MOVES = {
   plan: { from: [], to: ['pending'], by: 'the planner, a batch at a time' },

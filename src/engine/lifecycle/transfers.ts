@@ -16,9 +16,9 @@ import type { TransferStatus } from '../../domain/states.js';
 import { encodeSpec, type TransferSpec } from '../../domain/transfers/specs.js';
 import { transferView } from '../../domain/transfers/views.js';
 import { emit } from '../../domain/webhooks/outbox.js';
-import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../backoff.js';
+import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
+import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from '../../queue/moves.js';
 import { afterCrash, type Settlement } from '../outcome.js';
-import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from './moves.js';
 
 export const TRANSFER_MOVES = {
   enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },

@@ -4,8 +4,8 @@
 // module writes a status. docs/engine.md draws the three tables; test/engine/lifecycle.test.ts checks
 // the drawing against them.
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import { crashReasonAround, LEASE_RAN_OUT } from '../backoff.js';
+import type { Database } from '../db/schema.js';
+import { crashReasonAround, LEASE_RAN_OUT } from './backoff.js';
 
 export interface Move<S extends string> {
   /** The states a row may be in for the move to apply (empty: the move creates the row). */
