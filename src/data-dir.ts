@@ -31,8 +31,25 @@ export function octal(mode: number): string {
 /**
  * Makes `file` private: created empty with mode 0600 when missing (so that nothing else opens it first
  * with wider bits), tightened to 0600 when it exists with wider ones.
+ *
+ * An existing file is changed by its path only, never opened: closing any descriptor of a file drops
+ * every POSIX lock this process holds on it, and SQLite's locks on the database and its -shm are such
+ * locks. A process that lost its lock on the -shm file looks absent to the next process that opens the
+ * database, which then resets the -shm under it: the first process dies of SIGBUS
+ * (test/db/sqlite-files.test.ts).
  */
 export function privateFile(file: string): void {
-  closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
+  try {
+    closeSync(openSync(file, 'wx', PRIVATE_FILE_MODE));
+    return;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  if ((statSync(file).mode & 0o777 & ~PRIVATE_FILE_MODE) !== 0) chmodSync(file, PRIVATE_FILE_MODE);
+}
+
+/** Tightens an existing `file` to 0600 by its path (see privateFile); a missing one is left missing. */
+export function tightenFile(file: string): void {
+  if (!existsSync(file)) return;
   if ((statSync(file).mode & 0o777 & ~PRIVATE_FILE_MODE) !== 0) chmodSync(file, PRIVATE_FILE_MODE);
 }

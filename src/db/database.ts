@@ -1,12 +1,11 @@
 // Opens the one database ferry keeps: a SQLite file in the data dir by default, PostgreSQL when
 // FERRY_DATABASE_URL says so. Both are reached through the same Kysely<Database>; the few places where
 // the dialects differ read `dialect` rather than testing the driver.
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
-import { ensureDataDir, privateFile } from '../data-dir.js';
+import { ensureDataDir, privateFile, tightenFile } from '../data-dir.js';
 import type { Secret } from '../secret.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -91,11 +90,12 @@ export function openDatabase(options: OpenOptions): Db {
   // The database is 0600 before SQLite first opens it; SQLite gives the -wal and -shm files it creates
   // the database file's permissions (docs/api.md, "Files on disk").
   privateFile(file);
+  // Files an older ferry left readable by others are tightened, by path and before SQLite opens them:
+  // opening and closing them here would drop SQLite's locks (src/data-dir.ts, privateFile).
+  for (const extra of [`${file}-wal`, `${file}-shm`]) tightenFile(extra);
   const sqlite = new SQLite(file);
   // WAL lets the CLI and the server use the file at once; busy_timeout waits out a writer.
   sqlite.pragma('journal_mode = WAL');
-  // Files an older ferry left readable by others are tightened.
-  for (const extra of [`${file}-wal`, `${file}-shm`]) if (existsSync(extra)) privateFile(extra);
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');

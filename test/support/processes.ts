@@ -36,6 +36,17 @@ export interface FerryProcess {
 
 const started = new Set<FerryProcess>();
 
+/**
+ * Processes that failed without a test asking (no stop() or kill()): a crash, a signal from elsewhere. A
+ * request that then fails names them, with their exit and last lines, so the failure says why.
+ */
+const unexpected: string[] = [];
+
+/** What unexpected exits there were, for an assertion message ('' when none). */
+export function unexpectedExits(): string {
+  return unexpected.join('\n');
+}
+
 /** A TCP port that was free a moment ago on 127.0.0.1. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -71,13 +82,19 @@ export function startFerry(name: string, args: string[], env: Record<string, str
   };
   collect(child.stdout);
   collect(child.stderr);
+  let asked = false;
+  const log = () => `--- ${name} (pid ${child.pid}) ---\n${lines.slice(-60).join('\n')}`;
   const exited = new Promise<Exit>((resolve) => {
     child.once('exit', (code, signal) => {
+      if (!asked && (code !== 0 || signal !== null)) {
+        const what = `${name} (pid ${child.pid}) exited unexpectedly: code ${code}, signal ${signal}`;
+        unexpected.push(`${what}\n${lines.slice(-20).join('\n')}`);
+        console.error(`${what}\n${log()}`);
+      }
       for (const notify of watchers) notify();
       resolve({ code, signal });
     });
   });
-  const log = () => `--- ${name} (pid ${child.pid}) ---\n${lines.slice(-60).join('\n')}`;
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   const handle: FerryProcess = {
     name,
@@ -111,10 +128,12 @@ export function startFerry(name: string, args: string[], env: Record<string, str
       });
     },
     async stop() {
+      asked = true;
       if (!gone()) child.kill('SIGTERM');
       return exited;
     },
     async kill() {
+      asked = true;
       if (!gone()) child.kill('SIGKILL');
       return exited;
     },
@@ -149,14 +168,24 @@ export async function apiCall<T = Record<string, unknown>>(
   path: string,
   body?: unknown,
 ): Promise<{ status: number; json: T }> {
-  const res = await fetch(`${origin}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+  let res: Response;
+  try {
+    res = await fetch(`${origin}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const exits = unexpectedExits();
+    throw new Error(
+      `${method} ${path} got no answer (${cause?.code ?? cause?.message ?? String(err)})${exits ? `; ${exits}` : ''}`,
+      { cause: err },
+    );
+  }
   const text = await res.text();
   return { status: res.status, json: (text ? JSON.parse(text) : {}) as T };
 }

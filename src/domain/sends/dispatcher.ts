@@ -21,6 +21,7 @@ import {
   crashReason,
   DEFAULT_CRASH_POLICY,
 } from '../../queue/backoff.js';
+import { claimRows, skipLocked } from '../../queue/claim.js';
 import { WakeLoop } from '../../queue/loop.js';
 import { crashedError } from '../../queue/moves.js';
 import type { Clock } from '../clock.js';
@@ -203,21 +204,19 @@ export class SendDispatcher {
   async #claim(): Promise<SendRow[]> {
     const { db, clock, owner } = this.deps;
     const now = clock.now();
-    const lock = db.dialect === 'postgres' ? sql`for update skip locked` : sql``;
-    const result = await sql<SendRow>`
-      update sends
-      set status = 'queued', lease_owner = ${owner}, lease_expires_at = ${now + LEASE_MS},
-          attempts = attempts + 1, crashes = crashes + 1, updated_at = ${now}
-      where id in (
+    return claimRows<SendRow>(db.kysely, {
+      table: 'sends',
+      keys: ['id'],
+      pick: sql`
         select id from sends
         where status in ('scheduled', 'queued') and run_after <= ${now}
           and (lease_owner is null or lease_expires_at < ${now})
         order by run_after
         limit ${BATCH}
-        ${lock}
-      )
-      returning *`.execute(db.kysely);
-    return result.rows;
+        ${skipLocked(db.dialect)}`,
+      set: sql`status = 'queued', lease_owner = ${owner}, lease_expires_at = ${now + LEASE_MS},
+          attempts = attempts + 1, crashes = crashes + 1, updated_at = ${now}`,
+    });
   }
 
   /** Writes the attempt's outcome; a send that ended is reported to webhooks (docs/webhooks.md) with it. */

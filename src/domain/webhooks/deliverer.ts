@@ -25,6 +25,7 @@ import type { Database, WebhookMessageRow, WebhookRow } from '../../db/schema.js
 import { FerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Egress } from '../../net/egress.js';
+import { claimRows, skipLocked } from '../../queue/claim.js';
 import { WakeLoop } from '../../queue/loop.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
@@ -245,14 +246,14 @@ export class WebhookDeliverer {
     const { perEndpoint, timeoutMs } = this.#options;
     const now = clock.now();
     const full = this.#fullEndpoints();
-    const lock = db.dialect === 'postgres' ? sql`for update of m skip locked` : sql``;
-    const result = await sql<WebhookMessageRow>`
-      update webhook_messages
-      set lease_owner = ${owner}, lease_expires_at = ${now + timeoutMs + LEASE_MARGIN_MS},
+    return claimRows<WebhookMessageRow>(db.kysely, {
+      table: 'webhook_messages',
+      keys: ['webhook_id', 'event_id'],
+      set: sql`lease_owner = ${owner}, lease_expires_at = ${now + timeoutMs + LEASE_MARGIN_MS},
           attempts = attempts + 1,
           crashes = crashes + case when lease_owner is null then 0 else 1 end,
-          updated_at = ${now}
-      where (webhook_id, event_id) in (
+          updated_at = ${now}`,
+      pick: sql`
         select r.webhook_id, r.event_id from (
           select c.webhook_id, c.event_id, c.run_after,
                  row_number() over (partition by c.webhook_id order by c.run_after, c.event_id) as n
@@ -264,15 +265,13 @@ export class WebhookDeliverer {
               ${full.length === 0 ? sql`` : sql`and m.webhook_id not in (${sql.join(full)})`}
             order by m.run_after
             limit ${room * perEndpoint}
-            ${lock}
+            ${skipLocked(db.dialect, 'm')}
           ) c
         ) r
         where r.n <= ${perEndpoint}
         order by r.run_after
-        limit ${room}
-      )
-      returning *`.execute(db.kysely);
-    return result.rows;
+        limit ${room}`,
+    });
   }
 
   /** A claimed message there is no slot for after all: back to the queue, its claim not counted. */

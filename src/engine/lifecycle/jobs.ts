@@ -10,6 +10,7 @@ import type { JobRow } from '../../db/schema.js';
 import type { JobStatus, Overwrite } from '../../domain/states.js';
 import { jobData, jobEvent } from '../../domain/webhooks/events.js';
 import { emit } from '../../domain/webhooks/outbox.js';
+import { claimRows, skipLocked } from '../../queue/claim.js';
 import { changed, type Lease, type Moves, type Queryable } from '../../queue/moves.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';
@@ -87,23 +88,21 @@ export async function claimPlanning(
   dialect: Dialect,
   lease: Lease,
 ): Promise<JobRow | undefined> {
-  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
-  const result = await sql<JobRow>`
-    with picked as materialized (
+  const [job] = await claimRows<JobRow>(q, {
+    table: 'jobs',
+    keys: ['id'],
+    pick: sql`
       select id from jobs
       where (status = 'planning' or (status = 'running' and planning_done = 0))
         and (lease_expires_at is null or lease_expires_at < ${lease.now})
       order by created_at
       limit 1
-      ${lock}
-    )
-    update jobs
-    set lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
+      ${skipLocked(dialect)}`,
+    set: sql`lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
         planning_attempts = planning_attempts + 1, started_at = coalesce(started_at, ${lease.now}),
-        updated_at = ${lease.now}
-    where id in (select id from picked)
-    returning *`.execute(q);
-  return result.rows[0];
+        updated_at = ${lease.now}`,
+  });
+  return job;
 }
 
 function planning(q: Queryable, owner: string, jobId: string) {

@@ -11,6 +11,7 @@ import type { Dialect } from '../../db/database.js';
 import type { Database, JobObjectRow } from '../../db/schema.js';
 import type { ObjectStatus } from '../../domain/states.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
+import { claimRows, skipLocked } from '../../queue/claim.js';
 import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from '../../queue/moves.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 
@@ -103,9 +104,7 @@ async function count(q: Queryable, jobId: string, by: Partial<Record<Counter, nu
 /**
  * claim: up to `limit` due objects of one job in one statement. The index on (job_id, status,
  * run_after) yields them without reading the job's other rows; PostgreSQL skips rows another worker
- * is claiming (FOR UPDATE SKIP LOCKED), SQLite runs one writer at a time. The rows are picked in a
- * materialized CTE: as an `IN (subquery)`, PostgreSQL may run the LIMIT subquery more than once and
- * take more than `limit` rows.
+ * is claiming (FOR UPDATE SKIP LOCKED), SQLite runs one writer at a time (src/queue/claim.ts).
  */
 export async function claim(
   q: Queryable,
@@ -115,21 +114,19 @@ export async function claim(
   limit: number,
 ): Promise<JobObjectRow[]> {
   if (limit <= 0) return [];
-  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
-  const result = await sql<JobObjectRow>`
-    with picked as materialized (
+  return claimRows<JobObjectRow>(q, {
+    table: 'job_objects',
+    keys: ['seq'],
+    within: sql`job_id = ${jobId}`,
+    pick: sql`
       select seq from job_objects
       where job_id = ${jobId} and status = ${OBJECT_MOVES.claim.from[0]} and run_after <= ${lease.now}
       order by run_after
       limit ${limit}
-      ${lock}
-    )
-    update job_objects
-    set status = ${OBJECT_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
-        attempts = attempts + 1, crashes = crashes + 1, last_attempt_at = ${lease.now}
-    where job_id = ${jobId} and seq in (select seq from picked)
-    returning *`.execute(q);
-  return result.rows;
+      ${skipLocked(dialect)}`,
+    set: sql`status = ${OBJECT_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
+        attempts = attempts + 1, crashes = crashes + 1, last_attempt_at = ${lease.now}`,
+  });
 }
 
 function held(q: Queryable, owner: string, object: Pick<JobObjectRow, 'job_id' | 'seq'>) {

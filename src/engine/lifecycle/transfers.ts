@@ -17,6 +17,7 @@ import { encodeSpec, type TransferSpec } from '../../domain/transfers/specs.js';
 import { transferView } from '../../domain/transfers/views.js';
 import { emit } from '../../domain/webhooks/outbox.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
+import { claimRows, skipLocked } from '../../queue/claim.js';
 import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from '../../queue/moves.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 
@@ -102,22 +103,19 @@ export async function claim(
   limit: number,
 ): Promise<TransferRow[]> {
   if (limit <= 0) return [];
-  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
-  const result = await sql<TransferRow>`
-    with picked as materialized (
+  return claimRows<TransferRow>(q, {
+    table: 'transfers',
+    keys: ['id'],
+    pick: sql`
       select id from transfers
       where workspace_id = ${workspaceId} and status = ${TRANSFER_MOVES.claim.from[0]}
         and run_after <= ${lease.now}
       order by run_after, created_at
       limit ${limit}
-      ${lock}
-    )
-    update transfers
-    set status = ${TRANSFER_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
-        attempts = attempts + 1, crashes = crashes + 1, started_at = coalesce(started_at, ${lease.now}), updated_at = ${lease.now}
-    where id in (select id from picked)
-    returning *`.execute(q);
-  return result.rows;
+      ${skipLocked(dialect)}`,
+    set: sql`status = ${TRANSFER_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
+        attempts = attempts + 1, crashes = crashes + 1, started_at = coalesce(started_at, ${lease.now}), updated_at = ${lease.now}`,
+  });
 }
 
 function held(q: Queryable, owner: string, id: string) {
