@@ -10,7 +10,13 @@ function errorLines(error) {
   // test's error as its cause.
   const inner = error.cause ?? error;
   const text = inner?.stack ?? inner?.message ?? String(inner);
-  return String(text).split('\n').slice(0, MAX_ERROR_LINES);
+  const lines = String(text).split('\n').slice(0, MAX_ERROR_LINES);
+  // What a wrapped error was caused by ("fetch failed" by "other side closed"), one line each.
+  let cause = inner?.cause;
+  for (let depth = 0; cause && depth < 3; depth++, cause = cause.cause) {
+    lines.push(`caused by: ${String(cause.message ?? cause).split('\n')[0]}`);
+  }
+  return lines;
 }
 
 export default async function* failures(source) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The one test command (`npm test`): type-check, lint, then every test file under test/ with node's
-// test runner. Arguments narrow the run to files whose path contains one of them:
+// The one test command (`npm test`): type-check, lint, bring dist/ up to date (the tests that run `ferry`
+// as a program run the built one), then every test file under test/ with node's test runner. Arguments
+// narrow the run to files whose path contains one of them:
 //   npm test -- stores/s3 http/locations
 // FERRY_TEST_TIMEOUT_MS sets the timeout of each test file (default 240000: the files that start
 // several `ferry serve` processes on both databases take over 120 s on a loaded 2-core machine).
@@ -36,6 +37,10 @@ if (!quick && filters.length === 0) {
   run('npx', ['tsc', '--noEmit', '-p', 'ui/tsconfig.json']);
   run('npx', ['biome', 'check', '.']);
 }
+
+// The tests that run `ferry` as a program (test/cli, test/support/processes.ts) run the built one,
+// bin/ferry.js over dist/, as users do: it is rebuilt here when a source changed since the last build.
+run(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-stale']);
 
 const files = findTests(join(root, 'test')).filter(
   (f) => filters.length === 0 || filters.some((x) => f.includes(x)),

@@ -10,7 +10,8 @@ import { after, before, test } from 'node:test';
 import { createSchema } from '../support/databases.js';
 import { eachDatabase } from '../support/fixtures.js';
 
-const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
+/** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
+const CLI = new URL('../../bin/ferry.js', import.meta.url).pathname;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -33,7 +34,7 @@ after(() => {
 });
 
 function ferry(args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

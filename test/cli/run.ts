@@ -1,10 +1,11 @@
-// `ferry` as the user runs it, for the client tests: a real child process (`node --import tsx
-// src/cli.ts …`) with only the settings a test gives (FERRY_URL, FERRY_API_KEY and a config directory of
+// `ferry` as the user runs it, for the client tests: a real child process (`node bin/ferry.js …`,
+// the built program) with only the settings a test gives (FERRY_URL, FERRY_API_KEY and a config directory of
 // its own), optional stdin, and optionally on a pseudo-terminal (util-linux `script`) so that prompts
 // and the progress bar see a TTY. Runs without blocking, since the server may live in this process.
 import { spawn } from 'node:child_process';
 
-const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
+/** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
+const CLI = new URL('../../bin/ferry.js', import.meta.url).pathname;
 
 export interface Run {
   code: number | null;
@@ -26,7 +27,7 @@ export function ferry(args: string[], options: RunOptions): Promise<Run> {
   const base = { ...process.env };
   for (const name of Object.keys(base)) if (name.startsWith('FERRY_')) delete base[name];
   const env = { ...base, ...options.env };
-  const argv = [process.execPath, '--import', 'tsx', CLI, ...args];
+  const argv = [process.execPath, CLI, ...args];
   const child = options.tty
     ? spawn('script', ['-q', '-e', '-c', argv.map(quote).join(' '), '/dev/null'], { env, stdio: 'pipe' })
     : spawn(argv[0] as string, argv.slice(1), { env, stdio: 'pipe' });

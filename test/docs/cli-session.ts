@@ -16,7 +16,8 @@ import { TestSmtp } from '../support/smtp.js';
 import { s3Client } from '../support/transfers.js';
 
 export const PAGE = new URL('../../docs/cli.md', import.meta.url).pathname;
-const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
+/** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
+const CLI = new URL('../../bin/ferry.js', import.meta.url).pathname;
 const HEADING = '\n## A recorded session\n';
 /** What the page shows in place of this run's own values. */
 const SHOWN = { folder: '/tmp/ferry-demo', port: '18080', s3: '38067' };
@@ -151,8 +152,7 @@ export async function record(page: string): Promise<{ blocks: Step[][]; close():
     mkdirSync(bin);
     writeFileSync(
       join(bin, 'ferry'),
-      // tsx by its full address: the session runs in a folder with no node_modules.
-      `#!/bin/sh\nexec ${quote(process.execPath)} --import ${quote(import.meta.resolve('tsx'))} ${quote(CLI)} "$@"\n`,
+      `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(CLI)} "$@"\n`,
     );
     chmodSync(join(bin, 'ferry'), 0o755);
     env.PATH = `${bin}:${env.PATH ?? ''}`;

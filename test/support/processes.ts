@@ -1,4 +1,4 @@
-// `ferry` as real child processes for the crash and restart tests: `node --import tsx src/cli.ts serve`
+// `ferry` as real child processes for the crash and restart tests: `node bin/ferry.js serve` (the built program)
 // with the settings a test gives, its JSON log lines collected, and ways to wait for a line, to stop it
 // (SIGTERM) or kill it (SIGKILL), and to wait for its exit. Every process started here is killed by
 // killAll(), which tests call in after() so that a failed test never leaves a server behind.
@@ -8,7 +8,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { unique } from './fixtures.js';
 
-const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
+/** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
+const CLI = new URL('../../bin/ferry.js', import.meta.url).pathname;
 const STARTUP_MS = 30_000;
 
 export interface Exit {
@@ -63,7 +64,7 @@ export function freePort(): Promise<number> {
 
 /** Starts `ferry <args>` with the test's settings on top of this process's environment. */
 export function startFerry(name: string, args: string[], env: Record<string, string>): FerryProcess {
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', '--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', CLI, ...args], {
     env: { ...process.env, FERRY_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
