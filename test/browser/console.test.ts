@@ -235,6 +235,33 @@ for (const database of await testDatabases()) {
       assert.equal(await readS3(client, bucket, 'in/k4.txt'), undefined);
     });
 
+    test('a folder left while its listing is slow: the next folder shows its own files, never the late answer', async () => {
+      for (const [key, body] of Object.entries({ 'slow/old.txt': 'old', 'fast/new.txt': 'new' })) {
+        await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+      }
+      // The network, not ferry, is slow here: the browser holds the answer for the first folder.
+      let held = 0;
+      await page.route('**/v1/list', async (route) => {
+        const body = route.request().postDataJSON() as { path?: string };
+        if (body.path === `${bucket}/slow`) {
+          held++;
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+        }
+        await route.continue();
+      });
+      try {
+        await page.goto(`${base}/#browse/${id}/${bucket}/slow`);
+        await waitUntil(async () => (held > 0 ? true : undefined), { what: 'the slow listing requested' });
+        await page.goto(`${base}/#browse/${id}/${bucket}/fast`);
+        await page.getByRole('button', { name: 'Share new.txt', exact: true }).waitFor();
+        await new Promise((resolve) => setTimeout(resolve, 2000)); // the slow answer has come by now
+        assert.equal(await page.getByRole('button', { name: 'Share new.txt', exact: true }).count(), 1);
+        assert.equal(await page.getByText('old.txt').count(), 0, 'the late answer for slow/ is not shown');
+      } finally {
+        await page.unroute('**/v1/list');
+      }
+    });
+
     for (const width of [1280, 390]) {
       test(`at ${width} px, share, move (previewed) and remove on [ab].txt touch that one file, not a.txt and b.txt`, async () => {
         const dir = `ex${width}`;

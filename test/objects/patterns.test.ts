@@ -270,7 +270,10 @@ describe('expansion lets the event loop run', () => {
     // The stretch since the last tick counts too (with no pause at all, it is the whole expansion).
     longest = Math.max(longest, cpuMs() - last);
     const took = cpuMs() - started;
-    assert.ok(took > 100, `expansion took ${took.toFixed(0)} ms of CPU: not the worst case it should be`);
-    assert.ok(longest < 40, `the event loop was held for ${longest.toFixed(0)} ms of CPU at once`);
+    assert.ok(took > 1000, `expansion took ${took.toFixed(0)} ms of CPU: not the worst case it should be`);
+    // The matcher lets the loop run every 4 ms (src/util/slicer.ts); the process's CPU time also counts
+    // the garbage collector's threads, whose pauses reach tens of milliseconds on a loaded machine
+    // (58 ms seen). Held at once, the expansion would be all of `took` (seconds).
+    assert.ok(longest < 100, `the event loop was held for ${longest.toFixed(0)} ms of CPU at once`);
   });
 });
