@@ -150,10 +150,7 @@ export async function record(page: string): Promise<{ blocks: Step[][]; close():
     for (const name of Object.keys(env)) if (name.startsWith('FERRY_')) delete env[name];
     const bin = join(folder, 'bin');
     mkdirSync(bin);
-    writeFileSync(
-      join(bin, 'ferry'),
-      `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(CLI)} "$@"\n`,
-    );
+    writeFileSync(join(bin, 'ferry'), `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(CLI)} "$@"\n`);
     chmodSync(join(bin, 'ferry'), 0o755);
     env.PATH = `${bin}:${env.PATH ?? ''}`;
     writeFileSync(
