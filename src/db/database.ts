@@ -3,10 +3,11 @@
 // the dialects differ read `dialect` rather than testing the driver.
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ensureDataDir, privateFile, tightenFile } from '../data-dir.js';
 import type { Secret } from '../secret.js';
+import { SchemaScopedPostgresDialect } from './introspector.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -77,7 +78,7 @@ export function openDatabase(options: OpenOptions): Db {
     const url = options.databaseUrl.reveal();
     const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types: pgTypes });
     const parsed = new URL(url);
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const kysely = new Kysely<Database>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
     return {
       kysely,
       dialect: 'postgres',
@@ -119,22 +120,10 @@ export function openDatabase(options: OpenOptions): Db {
 }
 
 /**
- * Kysely's migrator reads the table list of every schema in the database; a schema that someone else
- * drops at that moment fails the read with invalid_schema_name (3F000). That is no fault of ours, so
- * the migration is tried again; a schema of our own that is missing fails every try.
+ * Brings the schema up to date; the names of the migrations it applied. On PostgreSQL the migrator sees
+ * ferry's own schema only (src/db/introspector.ts), so other schemas that come and go do not fail it.
  */
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await migrateOnce(db);
-    } catch (err) {
-      if ((err as { code?: string }).code !== '3F000' || attempt >= 5) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-    }
-  }
-}
-
-async function migrateOnce(db: Db): Promise<string[]> {
   // Kysely looks for its bookkeeping tables in every schema unless told which one; pin it to the
   // schema this connection writes to, so databases sharing a server do not see each other's.
   const schema =
