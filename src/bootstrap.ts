@@ -4,7 +4,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureDataDir, PRIVATE_FILE_MODE } from './data-dir.js';
-import { newId } from './domain/ids.js';
+import { newId } from './ids.js';
 import type { Services } from './services.js';
 
 export const DEFAULT_WORKSPACE = 'default';

@@ -2,6 +2,7 @@
 // the CLI and the tests all build their world here, so there is one way to wire ferry.
 
 import type { Registry } from 'prom-client';
+import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { Keyring } from './crypto/envelope.js';
 import { loadMasterKey } from './crypto/master-key.js';
@@ -10,7 +11,6 @@ import { createSignals, type Signals } from './db/signals.js';
 import { ApiKeys } from './domain/api-keys.js';
 import { AuthCache, invalidationsFor } from './domain/auth-cache.js';
 import { Buckets } from './domain/buckets.js';
-import { type Clock, systemClock } from './domain/clock.js';
 import { KeyWatch } from './domain/key-watch.js';
 import { Locations } from './domain/locations/locations.js';
 import { RateLimits } from './domain/rate-limit.js';

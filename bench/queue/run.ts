@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { systemClock } from '../../src/clock.js';
 import { type Db, migrateToLatest, openDatabase } from '../../src/db/database.js';
-import { systemClock } from '../../src/domain/clock.js';
-import { keyHash } from '../../src/domain/transfers/copy.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import * as jobs from '../../src/engine/lifecycle/jobs.js';
+import { keyHash } from '../../src/engine/lifecycle/objects.js';
 import { Secret } from '../../src/secret.js';
 import { root } from '../support/processes.js';
 

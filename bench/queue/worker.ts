@@ -4,8 +4,8 @@
 // claiming on "go" from its parent, and on SIGTERM stops and prints {"statements": n}.
 import { createInterface } from 'node:readline';
 import type { KyselyPlugin } from 'kysely';
+import { systemClock } from '../../src/clock.js';
 import { openDatabase } from '../../src/db/database.js';
-import { systemClock } from '../../src/domain/clock.js';
 import type { StoreCache } from '../../src/engine/store-cache.js';
 import { Worker, workerId } from '../../src/engine/worker.js';
 import { createLogger } from '../../src/log.js';

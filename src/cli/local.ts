@@ -2,10 +2,10 @@
 // `keys create --workspace NAME`. They read the same FERRY_* settings as the server. This module (and
 // with it the database drivers) is loaded only when one of them runs, so the client starts fast.
 import { parseArgs } from 'node:util';
+import { parseRfc3339, systemClock } from '../clock.js';
 import { loadConfig } from '../config.js';
 import { migrateToLatest, openDatabase } from '../db/database.js';
 import { ApiKeys } from '../domain/api-keys.js';
-import { parseRfc3339, systemClock } from '../domain/clock.js';
 import { ensureWorkspace } from '../domain/workspaces.js';
 import { FerryError } from '../errors.js';
 import { createLogger, logProcessWarnings } from '../log.js';

@@ -1,6 +1,7 @@
 // Table types for Kysely. Times are epoch milliseconds (BIGINT on PostgreSQL, INTEGER on SQLite) and
 // booleans are 0/1 integers, so that both databases return the same JavaScript values.
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { Provider } from '../providers.js';
 import type {
   JobStatus,
   LocationStatus,
@@ -11,8 +12,7 @@ import type {
   TransferStatus,
   WebhookMessageStatus,
   WebhookStatus,
-} from '../domain/states.js';
-import type { Provider } from '../providers.js';
+} from '../states.js';
 
 export interface WorkspacesTable {
   id: string;
@@ -68,7 +68,7 @@ export interface TransfersTable {
   workspace_id: string;
   kind: TransferKind;
   status: TransferStatus;
-  /** JSON of the transfer's request, resolved to location ids (src/domain/transfers/specs.ts). */
+  /** JSON of the transfer's request, resolved to location ids (src/engine/specs.ts). */
   spec: string;
   /** JSON of `from` as the caller gave it (docs/api.md, "Polling"); null on rows from before it was kept. */
   given_from: string | null;
@@ -143,7 +143,7 @@ export interface JobObjectsTable {
   /** The source's ETag as its listing reported it; null for manifest keys and stores without one. */
   source_etag: string | null;
   /**
-   * JSON of the object's own work (src/domain/transfers/specs.ts, ObjectWork) when its job runs a
+   * JSON of the object's own work (src/engine/specs.ts, ObjectWork) when its job runs a
    * transfer over several objects; null for a bulk copy's object, which copies source prefix + key.
    */
   work: Generated<string | null>;

@@ -5,12 +5,12 @@
 // conditional UPDATE that several processes can race on harmlessly.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { type Clock, toRfc3339 } from '../clock.js';
 import type { ApiKeyRow, Database } from '../db/schema.js';
 import { FerryError, invalid, notFound } from '../errors.js';
+import { isUuid, newId } from '../ids.js';
 import type { AuthCache, CachedKey } from './auth-cache.js';
 import { checkCap } from './caps.js';
-import { type Clock, toRfc3339 } from './clock.js';
-import { isUuid, newId } from './ids.js';
 
 export const TOKEN_PREFIX = 'fry_';
 const LAST_USED_RESOLUTION_MS = 60_000;

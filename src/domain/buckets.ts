@@ -3,10 +3,11 @@
 // everything that can be checked without the provider is checked first, in the order of the API's
 // other writes: the location (404, 409 ambiguous), a folder store (400), the name (400), the
 // location's state (409, as for copy); then one provider call.
+
+import type { Clock } from '../clock.js';
 import { invalid } from '../errors.js';
 import { bucketWord } from '../providers.js';
 import type { Entry } from '../stores/contract.js';
-import type { Clock } from './clock.js';
 import type { LocationRef } from './locations/addressing.js';
 import type { Locations } from './locations/locations.js';
 import type { Storage } from './storage.js';

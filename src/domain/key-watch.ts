@@ -5,9 +5,9 @@
 // watched. While reports may have been missed (the listening connection was down, another process
 // committed to the SQLite file), a tick once a second reads every watched key again.
 import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.js';
 import type { Database } from '../db/schema.js';
 import type { Invalidations } from './auth-cache.js';
-import type { Clock } from './clock.js';
 
 /** How often expiry and missed reports are looked at while any key is watched. */
 export const KEY_WATCH_TICK_MS = 1000;

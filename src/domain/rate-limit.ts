@@ -6,11 +6,11 @@
 // a conditional insert, which runs under the database's write lock from its first read. Only a refusal
 // reads again, to say when a place frees up.
 import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Clock } from '../clock.js';
 import type { RateBucket } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { FerryError } from '../errors.js';
-import type { Clock } from './clock.js';
 
 export const RATE_WINDOW_MS = 60_000;
 

@@ -1,9 +1,9 @@
 // Workspaces own keys and locations. They are created by name: by the first start (`default`) and by
 // `ferry keys create --workspace NAME`.
 import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.js';
 import type { Database, WorkspaceRow } from '../db/schema.js';
-import type { Clock } from './clock.js';
-import { newId } from './ids.js';
+import { newId } from '../ids.js';
 
 export async function findWorkspace(db: Kysely<Database>, name: string): Promise<WorkspaceRow | undefined> {
   return db.selectFrom('workspaces').selectAll().where('name', '=', name).executeTakeFirst();

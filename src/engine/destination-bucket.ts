@@ -4,13 +4,13 @@
 // A bucket counts as missing only when listing it answers not_found: a location that may write but not
 // list (forbidden), or a provider failing for a passing reason, leaves the work to go on as before.
 import type { JobRow } from '../db/schema.js';
-import { decodeRef } from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
 import { bucketWord } from '../providers.js';
 import type { Store } from '../stores/contract.js';
 import { splitBucketPath } from '../stores/shared/bucket-paths.js';
 import * as jobs from './lifecycle/jobs.js';
 import type { EngineContext } from './run-object.js';
+import { decodeRef } from './specs.js';
 import type { StoreUse } from './store-cache.js';
 
 /** The bucket of `path` when the store has buckets and that bucket does not exist. */

@@ -3,7 +3,7 @@
 // are left; or failed for good. An exception that is not a classified failure is a crash: counted,
 // tried again after a backoff, and failed once the work has crashed FERRY_WORK_MAX_CRASHES times
 // (docs/api.md, "Background work that keeps failing"). The lifecycle modules write what is decided here.
-import type { Clock } from '../domain/clock.js';
+import type { Clock } from '../clock.js';
 import { isFerryError } from '../errors.js';
 import {
   backoffMs,

@@ -5,24 +5,18 @@
 import { setImmediate } from 'node:timers/promises';
 import type { Db } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
-import { keyHash } from '../domain/transfers/copy.js';
-import {
-  decodeRef,
-  decodeSpec,
-  type ObjectRef,
-  type ObjectWork,
-  type TransferSpec,
-} from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
 import { expandSources, isPattern } from '../objects/patterns.js';
 import { describe } from '../queue/backoff.js';
 import type { Entry } from '../stores/contract.js';
 import { destinationReady } from './destination-bucket.js';
 import * as jobs from './lifecycle/jobs.js';
+import { keyHash } from './lifecycle/objects.js';
 import * as transfers from './lifecycle/transfers.js';
 import { afterFailure } from './outcome.js';
 import type { EngineContext } from './run-object.js';
 import { destinationPath } from './run-transfer.js';
+import { decodeRef, decodeSpec, type ObjectRef, type ObjectWork, type TransferSpec } from './specs.js';
 
 export const PLAN_BATCH = 1000;
 

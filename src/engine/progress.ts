@@ -1,6 +1,6 @@
 // Progress written to the database at most once a second per piece of work, so that polling sees
 // bytes move without a write per chunk.
-import type { Clock } from '../domain/clock.js';
+import type { Clock } from '../clock.js';
 
 const INTERVAL_MS = 1000;
 

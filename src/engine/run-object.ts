@@ -2,11 +2,10 @@
 // (src/engine/lifecycle/objects.ts) and finish the job when it was the last one. An object of a job
 // that runs a transfer over several objects carries its own work instead (move, remove or pull, with
 // its full source and destination), and runs it the same way.
+
+import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
 import type { JobObjectRow } from '../db/schema.js';
-import type { Clock } from '../domain/clock.js';
-import type { Overwrite } from '../domain/states.js';
-import { decodeRef, type ObjectRef, type ObjectWork } from '../domain/transfers/specs.js';
 import { isFerryError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Egress } from '../net/egress.js';
@@ -15,12 +14,14 @@ import { openUrl } from '../objects/fetch-url.js';
 import { copyObject } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
+import type { Overwrite } from '../states.js';
 import type { ObjectInfo } from '../stores/contract.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
 import type { ObjectSettlement } from './lifecycle/objects.js';
 import * as objects from './lifecycle/objects.js';
 import { attempt } from './outcome.js';
 import { settleObjects } from './settle-batch.js';
+import { decodeRef, type ObjectRef, type ObjectWork } from './specs.js';
 import type { StoreCache } from './store-cache.js';
 
 export interface EngineContext {

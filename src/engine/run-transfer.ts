@@ -3,12 +3,6 @@
 // "Resumption"); the other kinds start over, and each is written so that a second run finishes what
 // the first began (a moved object is no longer among the sources, a removed one no longer matches).
 import type { TransferRow } from '../db/schema.js';
-import {
-  type DestinationRef,
-  decodeSpec,
-  type ObjectRef,
-  type TransferSpec,
-} from '../domain/transfers/specs.js';
 import { FerryError, isFerryError } from '../errors.js';
 import type { Egress } from '../net/egress.js';
 import type { OutboundTimeouts } from '../net/time-bounds.js';
@@ -23,6 +17,7 @@ import { explainNotFound } from './destination-bucket.js';
 import * as transfers from './lifecycle/transfers.js';
 import { attempt } from './outcome.js';
 import type { EngineContext } from './run-object.js';
+import { type DestinationRef, decodeSpec, type ObjectRef, type TransferSpec } from './specs.js';
 import type { StoreUse } from './store-cache.js';
 
 export interface TransferContext extends EngineContext {

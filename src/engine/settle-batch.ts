@@ -5,8 +5,9 @@
 // The first write waits for the end of the current turn of the event loop (setImmediate), so objects
 // whose answers arrived together go together even where a commit never yields (SQLite's is
 // synchronous, so without this every batch held one object).
+
+import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
-import type { Clock } from '../domain/clock.js';
 import * as jobs from './lifecycle/jobs.js';
 import * as objects from './lifecycle/objects.js';
 

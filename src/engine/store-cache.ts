@@ -5,8 +5,8 @@
 // request). Rows are re-read after a short time, so a location deleted or failed meanwhile stops the
 // work within that time.
 import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.js';
 import type { Database, LocationRow } from '../db/schema.js';
-import type { Clock } from '../domain/clock.js';
 import type { Storage } from '../domain/storage.js';
 import { FerryError } from '../errors.js';
 import type { Store } from '../stores/contract.js';

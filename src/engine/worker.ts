@@ -10,7 +10,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
-import { decodeSpec, locationsOf, type ObjectWork } from '../domain/transfers/specs.js';
 import { type CrashPolicy, crashMessage, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import { type RoundContext, WakeLoop } from '../queue/loop.js';
 import type { Lease } from '../queue/moves.js';
@@ -24,6 +23,7 @@ import { planJob } from './planner.js';
 import { planOf, runObject } from './run-object.js';
 import { runTransfer, type TransferContext } from './run-transfer.js';
 import { SettleBatcher } from './settle-batch.js';
+import { decodeSpec, locationsOf, type ObjectWork } from './specs.js';
 
 export interface WorkerOptions {
   /** Objects and transfers running at once in this worker. */

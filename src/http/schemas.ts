@@ -125,7 +125,7 @@ export const TimestampText = (options: TStringOptions = {}) =>
   Type.String({ format: 'date-time', maxLength: INPUT_MAX.timestamp, ...options });
 export const Timestamp = TimestampText({ description: 'RFC 3339' });
 
-/** A string from a closed list (src/domain/states.ts, src/providers.ts): an enum in /openapi.json. */
+/** A string from a closed list (src/states.ts, src/providers.ts): an enum in /openapi.json. */
 export function oneOf<const T extends string>(values: readonly T[], description?: string) {
   return Type.Unsafe<T>({
     type: 'string',

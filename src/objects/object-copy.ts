@@ -7,8 +7,8 @@
 // attempt, classified. A streamed copy into a store with resumable writes records its upload part by
 // part (UploadCheckpoint), and the next attempt continues it (docs/engine.md, "Resumption").
 
-import type { Overwrite } from '../domain/states.js';
 import { FerryError, isFerryError } from '../errors.js';
+import type { Overwrite } from '../states.js';
 import type {
   ObjectInfo,
   ResumableUpload,

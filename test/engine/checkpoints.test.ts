@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
-import { keyHash } from '../../src/domain/transfers/copy.js';
 import { abandonUpload, checkpointOf, type Work } from '../../src/engine/checkpoints.js';
 import * as objects from '../../src/engine/lifecycle/objects.js';
+import { keyHash } from '../../src/engine/lifecycle/objects.js';
 import type { Lease } from '../../src/queue/moves.js';
 import type { ResumableUpload, Store } from '../../src/stores/contract.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';

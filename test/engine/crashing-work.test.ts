@@ -10,8 +10,8 @@
 // poison-restart.test.ts kills real processes).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { newId } from '../../src/domain/ids.js';
 import { SendDispatcher } from '../../src/domain/sends/dispatcher.js';
+import { newId } from '../../src/ids.js';
 import { createMailer } from '../../src/mail/mailer.js';
 import { Secret } from '../../src/secret.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';

@@ -12,7 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { Clock } from '../../src/domain/clock.js';
+import type { Clock } from '../../src/clock.js';
 import { MAX_ATTEMPTS } from '../../src/queue/backoff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { type FaultAnswer, type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';

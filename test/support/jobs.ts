@@ -1,8 +1,8 @@
 // A bare job for tests of the engine's lifecycle modules: a fresh workspace and a job with no objects
 // yet, written by the job lifecycle as the API writes one (source and destination refs point nowhere).
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../src/clock.js';
 import type { Db } from '../../src/db/database.js';
-import type { Clock } from '../../src/domain/clock.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import * as jobs from '../../src/engine/lifecycle/jobs.js';
 

@@ -1,9 +1,9 @@
 // docs/api.md, "Addressing a location": a body names a location by `name` (its label) and/or `id`.
 import type { Kysely } from 'kysely';
+import { toRfc3339 } from '../../clock.js';
 import type { Database, LocationRow } from '../../db/schema.js';
 import { FerryError, invalid, notFound } from '../../errors.js';
-import { toRfc3339 } from '../clock.js';
-import { isUuid } from '../ids.js';
+import { isUuid } from '../../ids.js';
 
 export interface LocationRef {
   name?: string;

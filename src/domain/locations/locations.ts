@@ -1,9 +1,11 @@
 // Locations: stored credentials for a storage backend (docs/api.md, "Locations"). Secrets are sealed
 // before they reach the database and opened only to build a store; no projection carries them.
 import type { Kysely } from 'kysely';
+import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Database, LocationRow } from '../../db/schema.js';
 import { invalid } from '../../errors.js';
+import { newId } from '../../ids.js';
 import {
   isOAuthProvider,
   type OAuthSecret,
@@ -13,11 +15,9 @@ import {
   rotationClass,
 } from '../../providers.js';
 import { Secret } from '../../secret.js';
+import type { LocationStatus } from '../../states.js';
 import type { StoreLocation } from '../../stores/context.js';
 import { checkCap } from '../caps.js';
-import { type Clock, toRfc3339 } from '../clock.js';
-import { newId } from '../ids.js';
-import type { LocationStatus } from '../states.js';
 import { locationData } from '../webhooks/events.js';
 import { emit } from '../webhooks/outbox.js';
 import { type LocationRef, resolveLocation } from './addressing.js';

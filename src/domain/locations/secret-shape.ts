@@ -1,6 +1,7 @@
 // docs/api.md, "Secrets by provider": the secret's shape must match the provider's group, else 422.
 // Messages name fields, never values.
 
+import { parseRfc3339 } from '../../clock.js';
 import { FerryError } from '../../errors.js';
 import {
   type Provider,
@@ -9,7 +10,6 @@ import {
   type ServiceAccountKey,
   secretGroup,
 } from '../../providers.js';
-import { parseRfc3339 } from '../clock.js';
 import { METADATA_MAX_DEPTH, nestedDeeperThan } from './metadata.js';
 
 /** Longest secret field: OAuth access tokens (JWTs) run to a few KiB, a key file to about 2 KiB. */

@@ -8,6 +8,7 @@
 // failed instead of claimed again (docs/api.md, "Background work that keeps failing").
 import { sql, type Updateable } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
+import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { SendRow, SendsTable } from '../../db/schema.js';
 import { isFerryError } from '../../errors.js';
@@ -24,7 +25,6 @@ import {
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { WakeLoop } from '../../queue/loop.js';
 import { crashedError } from '../../queue/moves.js';
-import type { Clock } from '../clock.js';
 import type { Shares } from '../shares/shares.js';
 import { emit } from '../webhooks/outbox.js';
 import { type Recipients, sendItemOf } from './sends.js';

@@ -9,15 +9,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
 import { type Kysely, sql } from 'kysely';
+import { type Clock, parseRfc3339, toRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { Database, LocationRow, ShareRow } from '../../db/schema.js';
 import { invalid, notFound } from '../../errors.js';
+import { isUuid, newId } from '../../ids.js';
 import { expandSources, isPattern } from '../../objects/patterns.js';
+import type { ShareState } from '../../states.js';
 import type { Entry } from '../../stores/contract.js';
 import { checkCap } from '../caps.js';
-import { type Clock, parseRfc3339, toRfc3339 } from '../clock.js';
-import { isUuid, newId } from '../ids.js';
-import type { ShareState } from '../states.js';
 import type { Storage } from '../storage.js';
 import type { Operations } from '../transfers/operations.js';
 import { newestFirst, type Page } from '../transfers/views.js';

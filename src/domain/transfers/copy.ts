@@ -1,17 +1,16 @@
 // POST /v1/copy (docs/api.md, "Copy"): validate everything first (an invalid request is 400 and does not count
 // against the limit), then take a place in the workspace's limit and queue a transfer (one object)
 // or a job (a prefix).
-import { createHash } from 'node:crypto';
+import type { Clock } from '../../clock.js';
 import type { LocationRow } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import { conflict, invalid } from '../../errors.js';
+import { newId } from '../../ids.js';
 import { hasBuckets, rotationClass } from '../../providers.js';
-import type { Clock } from '../clock.js';
-import { newId } from '../ids.js';
+import type { Overwrite } from '../../states.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
-import type { Overwrite } from '../states.js';
 import {
   checkManifest,
   checkObjectPath,
@@ -35,10 +34,6 @@ export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; 
  * copy: the copy is refused with 409 until the location is refreshed (docs/api.md, "Copy").
  */
 export const SINGLE_USE_MARGIN_MS = 5 * 60_000;
-
-export function keyHash(key: string): string {
-  return createHash('sha1').update(key, 'utf8').digest('hex');
-}
 
 /** 409 unless the location is active and its token lasts (docs/api.md, "Copy"); `what` the refused work. */
 export function checkUsable(row: LocationRow, now: number, what = 'copies'): void {

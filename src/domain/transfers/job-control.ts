@@ -3,11 +3,11 @@
 // the state it is in. Each move is one conditional transaction, so a worker finishing the job at the
 // same moment cannot be overwritten.
 import type { Kysely } from 'kysely';
+import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import { conflict } from '../../errors.js';
-import type { Clock } from '../clock.js';
 import type { TransferViews } from './views.js';
 
 export class JobControl {

@@ -2,13 +2,16 @@
 // take the form <location>/<path>, the first segment being the location's label or UUID. Everything
 // is checked before anything is queued; the work itself runs in the worker (src/engine).
 
+import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import type { Queued } from '../../engine/lifecycle/transfers.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import { destinationPath } from '../../engine/run-transfer.js';
+import { isSeveral, type ObjectRef, type TransferSpec } from '../../engine/specs.js';
 import { conflict, invalid, isFerryError, notFound } from '../../errors.js';
+import { isUuid, newId } from '../../ids.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost, checkPullUrl } from '../../objects/fetch-url.js';
 import type { PatternLimits } from '../../objects/glob.js';
@@ -16,11 +19,8 @@ import { checkPattern, expandSources, isPattern, splitPattern } from '../../obje
 import { hasBuckets } from '../../providers.js';
 import type { Entry } from '../../stores/contract.js';
 import { slicer } from '../../util/slicer.js';
-import type { Clock } from '../clock.js';
-import { isUuid, newId } from '../ids.js';
 import type { Locations } from '../locations/locations.js';
 import type { Storage } from '../storage.js';
-import { isSeveral, type ObjectRef, type TransferSpec } from './specs.js';
 
 /** At most this many sources (paths or URLs) in one request. */
 export const MAX_SOURCES = 1000;

@@ -1,7 +1,7 @@
 // Copy targets and their paths (docs/api.md, "Copy"). Paths are used as
 // exact bytes and never normalised: these checks refuse what is ambiguous rather than repair it.
 import { invalid } from '../../errors.js';
-import { isUuid } from '../ids.js';
+import { isUuid } from '../../ids.js';
 import type { LocationRef } from '../locations/addressing.js';
 
 export const MANIFEST_MAX_KEYS = 100_000;

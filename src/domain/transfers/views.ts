@@ -1,13 +1,13 @@
 // Polling (docs/api.md, "Polling"): the transfer and job resources, their lists (newest
 // first, paged by an opaque cursor) and a job's failures (paged by object sequence).
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { toRfc3339 } from '../../clock.js';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
 import * as objects from '../../engine/lifecycle/objects.js';
+import { decodeRef } from '../../engine/specs.js';
 import { invalid, notFound } from '../../errors.js';
-import { toRfc3339 } from '../clock.js';
-import { isUuid } from '../ids.js';
-import type { JobStatus, Overwrite, TransferKind, TransferStatus } from '../states.js';
-import { decodeRef } from './specs.js';
+import { isUuid } from '../../ids.js';
+import type { JobStatus, Overwrite, TransferKind, TransferStatus } from '../../states.js';
 
 /** A transfer's `from` or `to` as the caller gave it: a path, several, or a copy's target object. */
 export type Given = string | string[] | { name?: string; id?: string; path: string };

@@ -1,9 +1,10 @@
 // The events a webhook can subscribe to (docs/webhooks.md, "Events") and the `data` each carries: the
 // same shape the API answers for the resource, as it stands after the move that caused the event.
+
+import { toRfc3339 } from '../../clock.js';
 import type { JobRow, LocationRow } from '../../db/schema.js';
-import { toRfc3339 } from '../clock.js';
-import type { JobStatus, LocationStatus } from '../states.js';
-import { decodeRef } from '../transfers/specs.js';
+import { decodeRef } from '../../engine/specs.js';
+import type { JobStatus, LocationStatus } from '../../states.js';
 
 export const WEBHOOK_EVENTS = [
   'transfer.complete',

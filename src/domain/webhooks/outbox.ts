@@ -10,9 +10,9 @@
 // the rows.
 import { EventEmitter } from 'node:events';
 import { SqliteAdapter, sql } from 'kysely';
+import { toRfc3339 } from '../../clock.js';
+import { newId } from '../../ids.js';
 import type { Queryable } from '../../queue/moves.js';
-import { toRfc3339 } from '../clock.js';
-import { newId } from '../ids.js';
 import type { WebhookEvent } from './events.js';
 
 /** Emits 'queued' when this process queued webhook messages. */

@@ -7,11 +7,11 @@
 import { sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { JobRow } from '../../db/schema.js';
-import type { JobStatus, Overwrite } from '../../domain/states.js';
 import { jobData, jobEvent } from '../../domain/webhooks/events.js';
 import { emit } from '../../domain/webhooks/outbox.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { changed, type Lease, type Moves, type Queryable } from '../../queue/moves.js';
+import type { JobStatus, Overwrite } from '../../states.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';
 

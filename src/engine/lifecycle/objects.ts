@@ -6,14 +6,20 @@
 // or hand-back takes back, so an object on which processes keep dying or freezing is failed once its
 // lease runs out on the last crash allowed (FERRY_WORK_MAX_CRASHES).
 
+import { createHash } from 'node:crypto';
 import { sql, type UpdateObject } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database, JobObjectRow } from '../../db/schema.js';
-import type { ObjectStatus } from '../../domain/states.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from '../../queue/moves.js';
+import type { ObjectStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
+
+/** What identifies a job object's key in the index (key_hash): its SHA-1, as hex. */
+export function keyHash(key: string): string {
+  return createHash('sha1').update(key, 'utf8').digest('hex');
+}
 
 export const OBJECT_MOVES = {
   plan: { from: [], to: ['pending'], by: 'the planner, a batch at a time' },

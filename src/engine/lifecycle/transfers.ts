@@ -11,15 +11,15 @@
 import { sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { JobRow, TransferRow } from '../../db/schema.js';
-import { newId } from '../../domain/ids.js';
-import type { TransferStatus } from '../../domain/states.js';
-import { encodeSpec, type TransferSpec } from '../../domain/transfers/specs.js';
 import { transferView } from '../../domain/transfers/views.js';
 import { emit } from '../../domain/webhooks/outbox.js';
+import { newId } from '../../ids.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from '../../queue/moves.js';
+import type { TransferStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
+import { encodeSpec, type TransferSpec } from '../specs.js';
 
 export const TRANSFER_MOVES = {
   enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },

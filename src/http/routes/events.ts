@@ -6,8 +6,8 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { Clock } from '../../clock.js';
 import type { Channel, Signals } from '../../db/signals.js';
-import type { Clock } from '../../domain/clock.js';
 import type { KeyWatch } from '../../domain/key-watch.js';
 import type { ChangeReader } from '../../domain/transfers/changes.js';
 import { FerryError } from '../../errors.js';

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Locations } from '../../domain/locations/locations.js';
-import { LOCATION_STATES } from '../../domain/states.js';
+import { LOCATION_STATES } from '../../states.js';
 import { workspaceOf } from '../auth.js';
 import {
   errors,

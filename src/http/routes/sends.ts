@@ -4,8 +4,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { MAX_OTHER, MAX_TO, SENDER_NAME_MAX, type Sends } from '../../domain/sends/sends.js';
-import { SEND_STATES } from '../../domain/states.js';
 import { parseLimit } from '../../domain/transfers/views.js';
+import { SEND_STATES } from '../../states.js';
 import { workspaceOf } from '../auth.js';
 import {
   Address,

@@ -3,8 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Shares } from '../../domain/shares/shares.js';
-import { SHARE_STATES } from '../../domain/states.js';
 import { parseLimit } from '../../domain/transfers/views.js';
+import { SHARE_STATES } from '../../states.js';
 import { workspaceOf } from '../auth.js';
 import { errors, IdParam, Literal, NoContent, oneOf, Paging, Password, Path, Timestamp } from '../schemas.js';
 

@@ -1,8 +1,8 @@
 // API keys (docs/api.md, "API keys").
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { parseRfc3339 } from '../../clock.js';
 import type { ApiKeys } from '../../domain/api-keys.js';
-import { parseRfc3339 } from '../../domain/clock.js';
 import { workspaceOf } from '../auth.js';
 import { errors, IdParam, Label, NoContent, Timestamp } from '../schemas.js';
 

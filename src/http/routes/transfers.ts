@@ -4,12 +4,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { JOB_STATES, OVERWRITE_MODES, TRANSFER_KINDS, TRANSFER_STATES } from '../../domain/states.js';
 import type { Copies } from '../../domain/transfers/copy.js';
 import type { JobControl } from '../../domain/transfers/job-control.js';
 import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
 import { parseLimit, type TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
+import { JOB_STATES, OVERWRITE_MODES, TRANSFER_KINDS, TRANSFER_STATES } from '../../states.js';
 import { workspaceOf } from '../auth.js';
 import { errors, IdParam, IdText, Label, oneOf, Paging, Path, Timestamp } from '../schemas.js';
 

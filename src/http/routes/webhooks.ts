@@ -1,10 +1,10 @@
 // Webhooks (docs/webhooks.md): endpoints of the caller's workspace, and each one's delivery log.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { WEBHOOK_STATES } from '../../domain/states.js';
 import { parseLimit } from '../../domain/transfers/views.js';
 import { WEBHOOK_EVENTS } from '../../domain/webhooks/events.js';
 import { URL_MAX, type Webhooks } from '../../domain/webhooks/webhooks.js';
+import { WEBHOOK_STATES } from '../../states.js';
 import { workspaceOf } from '../auth.js';
 import { errors, IdParam, NoContent, oneOf, Paging, Timestamp, Url as UrlText, Word } from '../schemas.js';
 

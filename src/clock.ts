@@ -1,4 +1,4 @@
-import { invalid } from '../errors.js';
+import { invalid } from './errors.js';
 
 // Time is injected so that expiry, backoff and lease tests do not sleep.
 export interface Clock {

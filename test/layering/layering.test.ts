@@ -1,0 +1,79 @@
+// The layering of src/ (.dependency-cruiser.mjs, README "Layout"): every folder imports only from its
+// own layer and those below it. The imports still left from engine/ into domain/ are listed in
+// .dependency-cruiser-known-violations.json; any other, or a new one, fails here, and one that is gone
+// must leave the list too, so that it only shrinks.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import {
+  cruise,
+  type ICruiseOptions,
+  type ICruiseResult,
+  type IForbiddenRuleType,
+  type IViolation,
+} from 'dependency-cruiser';
+
+const root = new URL('../..', import.meta.url).pathname;
+const { default: rules } = (await import(pathToFileURL(join(root, '.dependency-cruiser.mjs')).href)) as {
+  default: { forbidden: IForbiddenRuleType[]; options: ICruiseOptions };
+};
+const knownFile = join(root, '.dependency-cruiser-known-violations.json');
+
+async function violations(baseDir: string, paths: string[], known: IViolation[] = []) {
+  const previous = process.cwd();
+  process.chdir(baseDir);
+  try {
+    const reported = await cruise(paths, {
+      validate: true,
+      ruleSet: { forbidden: rules.forbidden },
+      ...rules.options,
+      baseDir,
+      knownViolations: known,
+    });
+    const result = reported.output as ICruiseResult;
+    return result.summary.violations.filter((v) => v.rule.severity !== 'ignore');
+  } finally {
+    process.chdir(previous);
+  }
+}
+
+const line = (v: IViolation) => `${v.rule.name}: ${v.from} → ${v.to}`;
+
+test('src/ and ui/src import only downward, but for the known imports from engine/ into domain/', async () => {
+  const known = JSON.parse(readFileSync(knownFile, 'utf8')) as IViolation[];
+  const found = await violations(root, ['src', 'ui/src'], known);
+  assert.deepEqual(found.map(line), [], 'imports against the layering (.dependency-cruiser.mjs)');
+  const all = await violations(root, ['src', 'ui/src']);
+  const still = new Set(all.map(line));
+  const gone = known.map(line).filter((l) => !still.has(l));
+  assert.deepEqual(gone, [], `fixed: take these out of ${knownFile}`);
+  assert.ok(
+    known.every((v) => v.rule.name === 'engine-below-domain'),
+    'only engine → domain is tolerated',
+  );
+});
+
+test('the rules catch an import upward: a store that imports domain/, a kernel file that imports a store', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-layering-'));
+  try {
+    for (const [file, text] of Object.entries({
+      'src/domain/thing.ts': 'export const thing = 1;\n',
+      'src/stores/probe.ts': "import { thing } from '../domain/thing.js';\nexport const probe = thing;\n",
+      'src/errors.ts': "import { probe } from './stores/probe.js';\nexport const error = probe;\n",
+    })) {
+      mkdirSync(join(dir, file, '..'), { recursive: true });
+      writeFileSync(join(dir, file), text);
+    }
+    writeFileSync(join(dir, 'tsconfig.json'), readFileSync(join(root, 'tsconfig.json')));
+    const found = (await violations(dir, ['src'])).map(line).sort();
+    assert.deepEqual(found, [
+      'kernel-imports-kernel: src/errors.ts → src/stores/probe.ts',
+      'storage-below-parts: src/stores/probe.ts → src/domain/thing.ts',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
