@@ -31,7 +31,7 @@ export interface BackgroundOptions {
 /** How often, at most, this process wakes the event streams (docs/api.md, "Live progress"). */
 const CHANGES_INTERVAL_MS = 250;
 
-function changed(services: Services): () => void {
+function streamWaker(services: Services): () => void {
   return () => services.signals.notifyAtMost('changes', CHANGES_INTERVAL_MS);
 }
 
@@ -46,7 +46,7 @@ function createWorker(services: Services, options: Partial<WorkerOptions> = {}):
       owner: workerId(),
       egress: stores.egress,
       outbound: outboundTimeouts(config.outbound),
-      changed: changed(services),
+      wakeStreams: streamWaker(services),
       crashes: { max: config.crashedWork.maxCrashes },
     },
     {
@@ -76,7 +76,7 @@ export function startBackground(services: Services, options: BackgroundOptions =
           owner: worker.owner,
           from: services.config.mail.from,
           registry: services.metrics,
-          changed: changed(services),
+          wakeStreams: streamWaker(services),
           crashes: { max: services.config.crashedWork.maxCrashes },
         },
         { pollMs: options.sendPollMs ?? 30_000 },

@@ -66,7 +66,7 @@ export async function destinationReady(
   if (reason === undefined || signal.aborted) return true;
   ctx.logger.warn({ job: job.id, err: reason }, 'planning failed');
   await jobs.planningFailed(ctx.db.kysely, ctx.owner, job.id, `planning failed: ${reason}`, ctx.clock.now());
-  ctx.changed?.();
+  ctx.wakeStreams?.();
   return false;
 }
 

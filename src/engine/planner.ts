@@ -31,7 +31,7 @@ interface Planned {
 function commitBatch(ctx: EngineContext, job: JobRow, seq: number, batch: Planned[]): Promise<boolean> {
   const planned = batch.map((p) => ({ ...p, keyHash: keyHash(p.key) }));
   return jobs.commitBatch(ctx.db.kysely, ctx.owner, job.id, seq, planned, ctx.clock.now()).then((ok) => {
-    ctx.changed?.();
+    ctx.wakeStreams?.();
     return ok;
   });
 }

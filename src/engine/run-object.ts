@@ -34,7 +34,7 @@ export interface EngineContext {
    * Called after each write that watchers of progress may want (progress, a settlement, a job planned
    * or ended): wakes the event streams (docs/api.md, "Live progress"). Throttled by whoever passes it.
    */
-  changed?: () => void;
+  wakeStreams?: () => void;
   /** When work that keeps crashing is failed (FERRY_WORK_MAX_CRASHES); DEFAULT_CRASH_POLICY without it. */
   crashes?: CrashPolicy;
   /** What a pull may reach, and its time bounds: objects of a pull need them. */
@@ -98,7 +98,7 @@ export async function runObject(
     signal,
     attempts: object.attempts,
     crashes: { count: object.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
-    progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.changed?.()),
+    progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.wakeStreams?.()),
     work: (report) =>
       ctx.stores.use(plan.source.location_id, (source) =>
         ctx.stores.use(plan.destination.location_id, (destination) =>
@@ -221,7 +221,7 @@ async function runWork(
     signal,
     attempts: object.attempts,
     crashes: { count: object.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
-    progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.changed?.()),
+    progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.wakeStreams?.()),
     work: (report) => doWork(ctx, object, work, signal, report),
     done: (outcome) => ({ kind: 'done', bytes: outcome.bytes, skipped: false }),
   });

@@ -50,7 +50,7 @@ export function destinationPath(
 async function execute(
   ctx: TransferContext,
   spec: TransferSpec,
-  attempt: number,
+  attemptNumber: number,
   signal: AbortSignal,
   progress: (bytes: number) => void,
   sized: (total: number) => Promise<void>,
@@ -64,7 +64,7 @@ async function execute(
     return use;
   };
   try {
-    return await executeWith(ctx, spec, attempt, signal, progress, sized, acquire, checkpoint);
+    return await executeWith(ctx, spec, attemptNumber, signal, progress, sized, acquire, checkpoint);
   } finally {
     for (const use of held) use.release();
   }
@@ -73,7 +73,7 @@ async function execute(
 async function executeWith(
   ctx: TransferContext,
   spec: TransferSpec,
-  attempt: number,
+  attemptNumber: number,
   signal: AbortSignal,
   progress: (bytes: number) => void,
   sized: (total: number) => Promise<void>,
@@ -130,11 +130,12 @@ async function executeWith(
           }
         } catch (err) {
           // A plain source already moved by an earlier run of this transfer is done, not missing.
-          if (!(isFerryError(err, 'not_found') && attempt > 1 && !isPattern(ref.path, ref.literal)))
+          if (!(isFerryError(err, 'not_found') && attemptNumber > 1 && !isPattern(ref.path, ref.literal)))
             throw err;
         }
       }
-      if (moved === 0 && attempt === 1) throw new FerryError('not_found', 'no object matched the sources');
+      if (moved === 0 && attemptNumber === 1)
+        throw new FerryError('not_found', 'no object matched the sources');
       return { bytesDone: done, bytesTotal: done };
     }
     case 'remove': {
@@ -150,11 +151,12 @@ async function executeWith(
             removed++;
           }
         } catch (err) {
-          if (!(isFerryError(err, 'not_found') && attempt > 1 && !isPattern(ref.path, ref.literal)))
+          if (!(isFerryError(err, 'not_found') && attemptNumber > 1 && !isPattern(ref.path, ref.literal)))
             throw err;
         }
       }
-      if (removed === 0 && attempt === 1) throw new FerryError('not_found', 'no object matched the paths');
+      if (removed === 0 && attemptNumber === 1)
+        throw new FerryError('not_found', 'no object matched the paths');
       return { bytesDone: 0 };
     }
     case 'pull': {
@@ -199,7 +201,7 @@ export async function runTransfer(
     attempts: transfer.attempts,
     crashes: { count: transfer.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
     progress: (bytes) =>
-      transfers.progress(db.kysely, owner, transfer.id, bytes, clock.now()).then(() => ctx.changed?.()),
+      transfers.progress(db.kysely, owner, transfer.id, bytes, clock.now()).then(() => ctx.wakeStreams?.()),
     work: (report) =>
       execute(
         ctx,
@@ -208,7 +210,7 @@ export async function runTransfer(
         signal,
         report,
         (total) =>
-          transfers.sized(db.kysely, owner, transfer.id, total, clock.now()).then(() => ctx.changed?.()),
+          transfers.sized(db.kysely, owner, transfer.id, total, clock.now()).then(() => ctx.wakeStreams?.()),
         checkpoint,
       ),
     done: (outcome) => ({

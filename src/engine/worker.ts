@@ -284,7 +284,7 @@ export class Worker {
           .catch((err: unknown) => this.ctx.logger.error({ err, job: job.id }, 'planner crashed'))
           .finally(() => {
             this.#planning = undefined;
-            this.ctx.changed?.();
+            this.ctx.wakeStreams?.();
             this.nudge();
           });
         this.#planning = { controller, done, jobId: job.id };
@@ -301,7 +301,7 @@ export class Worker {
       ];
       claimed += this.#ready.length;
       // Claimed transfers are running now.
-      if (batch.transfers.length > 0) this.ctx.changed?.();
+      if (batch.transfers.length > 0) this.ctx.wakeStreams?.();
     }
     while (free > 0 && this.#ready.length > 0) {
       const next = this.#ready.shift() as { object: JobObjectRow } | { transfer: TransferRow };
@@ -344,7 +344,7 @@ export class Worker {
       })
       .finally(() => {
         this.#running.delete(key);
-        this.ctx.changed?.();
+        this.ctx.wakeStreams?.();
         this.#wakeLoop();
       });
     this.#running.set(key, { controller, done, ...(jobId ? { jobId } : {}) });

@@ -33,7 +33,7 @@ export interface Lease {
 export const NEVER = Number.MAX_SAFE_INTEGER;
 
 /** Rows changed by an UPDATE or DELETE, as a number (Kysely gives a bigint). */
-export function changed(result: { numUpdatedRows?: bigint; numDeletedRows?: bigint }): number {
+export function rowsChanged(result: { numUpdatedRows?: bigint; numDeletedRows?: bigint }): number {
   return Number(result.numUpdatedRows ?? result.numDeletedRows ?? 0n);
 }
 

@@ -135,7 +135,7 @@ export class Locations {
      * Told after each write here, so this process reads the new locations_version at once (the
      * others hear it from the database's triggers: src/domain/auth-cache.ts).
      */
-    private readonly changed: (workspaceId: string) => void = () => {},
+    private readonly locationsWritten: (workspaceId: string) => void = () => {},
     /** The most locations a workspace may hold (docs/api.md, "Rate limits and caps"). */
     private readonly cap = Number.POSITIVE_INFINITY,
   ) {}
@@ -144,7 +144,7 @@ export class Locations {
     try {
       await write();
     } finally {
-      this.changed(workspaceId);
+      this.locationsWritten(workspaceId);
     }
   }
 

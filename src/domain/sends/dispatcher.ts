@@ -48,7 +48,7 @@ export interface DispatcherDeps {
   registry: Registry;
   random?: () => number;
   /** Called after a send's state was written: wakes the event streams (docs/api.md, "Live progress"). */
-  changed?: () => void;
+  wakeStreams?: () => void;
   /** When a send that keeps crashing is failed (FERRY_WORK_MAX_CRASHES); DEFAULT_CRASH_POLICY without it. */
   crashes?: CrashPolicy;
 }
@@ -167,7 +167,7 @@ export class SendDispatcher {
     });
     if (failed.length === 0) return;
     this.#sent.inc({ outcome: 'failed' }, failed.length);
-    this.deps.changed?.();
+    this.deps.wakeStreams?.();
     this.deps.logger.warn({ sends: failed.map((r) => r.id) }, 'failed sends that kept crashing');
   }
 
@@ -198,7 +198,7 @@ export class SendDispatcher {
       updated_at: now,
     });
     this.#sent.inc({ outcome: final ? 'failed' : 'retried' });
-    this.deps.changed?.();
+    this.deps.wakeStreams?.();
   }
 
   async #claim(): Promise<SendRow[]> {
@@ -284,7 +284,7 @@ export class SendDispatcher {
         updated_at: now,
       });
       this.#sent.inc({ outcome: 'sent' });
-      this.deps.changed?.();
+      this.deps.wakeStreams?.();
       logger.info(
         { send: row.id, recipients: row.recipient_count, refused: result.refused.length },
         'send delivered',
@@ -310,7 +310,7 @@ export class SendDispatcher {
         updated_at: now,
       });
       this.#sent.inc({ outcome: final ? 'failed' : 'retried' });
-      this.deps.changed?.();
+      this.deps.wakeStreams?.();
       logger.warn(
         { send: row.id, attempts: row.attempts, final, error: failure.message },
         'send not delivered',

@@ -10,7 +10,7 @@ import type { JobRow } from '../../db/schema.js';
 import { jobData, jobEvent } from '../../domain/webhooks/events.js';
 import { emit } from '../../domain/webhooks/outbox.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
-import { changed, type Lease, type Moves, type Queryable } from '../../queue/moves.js';
+import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { JobStatus, Overwrite } from '../../states.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';
@@ -129,7 +129,7 @@ export async function commitBatch(
     const updated = await planning(trx, owner, jobId)
       .set({ planned_count: firstSeq + batch.length, status: JOB_MOVES.plan.to[0], updated_at: now })
       .executeTakeFirst();
-    if (changed(updated) === 0) return false;
+    if (rowsChanged(updated) === 0) return false;
     await objects.plan(trx, jobId, firstSeq, batch);
     return true;
   });
@@ -146,7 +146,7 @@ export async function planningDone(q: Queryable, owner: string, jobId: string, n
       updated_at: now,
     })
     .executeTakeFirst();
-  if (changed(updated) > 0) await q.deleteFrom('job_manifests').where('job_id', '=', jobId).execute();
+  if (rowsChanged(updated) > 0) await q.deleteFrom('job_manifests').where('job_id', '=', jobId).execute();
 }
 
 /** After a passing failure: no owner and a lease end in the future, so nobody plans it before then. */
@@ -290,7 +290,7 @@ export async function retryWithin(trx: Queryable, jobId: string, now: number): P
     .where('id', '=', jobId)
     .where('status', 'in', JOB_MOVES.retry.from)
     .executeTakeFirst();
-  if (changed(updated) === 0) return false;
+  if (rowsChanged(updated) === 0) return false;
   await objects.retry(trx, jobId);
   return true;
 }

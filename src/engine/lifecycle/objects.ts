@@ -12,7 +12,14 @@ import type { Dialect } from '../../db/database.js';
 import type { Database, JobObjectRow } from '../../db/schema.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
-import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from '../../queue/moves.js';
+import {
+  crashedError,
+  type Lease,
+  type Moves,
+  NEVER,
+  type Queryable,
+  rowsChanged,
+} from '../../queue/moves.js';
 import type { ObjectStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 
@@ -195,7 +202,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
               ...released,
             }
           : { status: OBJECT_MOVES.fail.to[0], error: settlement.error, ...released };
-      const ok = changed(await held(trx, owner, object).set(set).executeTakeFirst()) > 0;
+      const ok = rowsChanged(await held(trx, owner, object).set(set).executeTakeFirst()) > 0;
       written[i] = ok;
       if (!ok || settlement.kind === 'again') continue; // still pending as the counters go
       add(object.job_id, 'objects_pending', -1);
@@ -303,7 +310,7 @@ export async function reclaim(
   now: number,
   policy: CrashPolicy = DEFAULT_CRASH_POLICY,
 ): Promise<number> {
-  return changed(
+  return rowsChanged(
     await q
       .updateTable('job_objects')
       .set({ status: OBJECT_MOVES.reclaim.to[0], lease_owner: null, lease_expires_at: null })
@@ -401,7 +408,7 @@ export async function retry(q: Queryable, jobId: string): Promise<void> {
     .where('job_id', '=', jobId)
     .where('status', 'in', OBJECT_MOVES.retry.from)
     .executeTakeFirst();
-  const n = changed(result);
+  const n = rowsChanged(result);
   await count(q, jobId, { objects_failed: -n, objects_pending: n });
 }
 

@@ -16,7 +16,14 @@ import { emit } from '../../domain/webhooks/outbox.js';
 import { newId } from '../../ids.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
-import { changed, crashedError, type Lease, type Moves, NEVER, type Queryable } from '../../queue/moves.js';
+import {
+  crashedError,
+  type Lease,
+  type Moves,
+  NEVER,
+  type Queryable,
+  rowsChanged,
+} from '../../queue/moves.js';
 import type { TransferStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 import { encodeSpec, type TransferSpec } from '../specs.js';
@@ -196,7 +203,7 @@ export async function jobEnded(q: Queryable, id: string, end: JobEnd, now: numbe
 /** retry: a failed transfer over several objects is queued again, for its job to run; false otherwise. */
 export async function retry(q: Queryable, id: string, now: number): Promise<boolean> {
   return (
-    changed(
+    rowsChanged(
       await q
         .updateTable('transfers')
         .set({ status: TRANSFER_MOVES.retry.to[0], error: null, finished_at: null, updated_at: now })
@@ -308,7 +315,7 @@ export async function reclaim(
   now: number,
   policy: CrashPolicy = DEFAULT_CRASH_POLICY,
 ): Promise<number> {
-  return changed(
+  return rowsChanged(
     await q
       .updateTable('transfers')
       .set({
