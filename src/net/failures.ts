@@ -32,9 +32,20 @@ export function isAbort(err: unknown): boolean {
  */
 export function networkFailure(err: unknown, provider: string, operation: string): unknown {
   if (err instanceof FerryError || isAbort(err)) return err;
+  return new FerryError('transient', `${provider}: ${operation}: ${connectionFailure(err)}`, { cause: err });
+}
+
+/** undici's own time bounds, in words (src/net/time-bounds.ts sets them). */
+const TIMEOUTS: Record<string, string> = {
+  UND_ERR_CONNECT_TIMEOUT: 'no connection in time',
+  UND_ERR_HEADERS_TIMEOUT: 'no answer in time',
+  UND_ERR_BODY_TIMEOUT: 'the answer stalled',
+};
+
+/** What went wrong with a connection, for a message: "the answer stalled (UND_ERR_BODY_TIMEOUT)". */
+export function connectionFailure(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   const detail = typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
-  return new FerryError('transient', `${provider}: ${operation}: connection failed (${detail})`, {
-    cause: err,
-  });
+  const words = typeof code === 'string' ? TIMEOUTS[code] : undefined;
+  return `${words ?? 'connection failed'} (${detail})`;
 }

@@ -6,7 +6,7 @@
 // https://cloud.google.com/storage/docs/json_api/v1/status-codes
 // https://developers.google.com/identity/protocols/oauth2/service-account#error-codes
 import { type ErrorKind, FerryError, isFerryError } from '../../errors.js';
-import { parseRetryAfter } from '../../net/failures.js';
+import { connectionFailure, parseRetryAfter } from '../../net/failures.js';
 
 /** The reason the egress gateway (gateway.ts) puts in its error body when the guard refuses. */
 export const EGRESS_REFUSED_REASON = 'ferryEgressRefused';
@@ -102,9 +102,7 @@ export function connectionError(err: unknown, what: string): FerryError | Error 
   if (isFerryError(err)) return err;
   const cause = (err as { cause?: unknown } | null)?.cause;
   if (isFerryError(cause)) return cause;
-  const code = (err as { code?: unknown } | null)?.code;
-  const detail = typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
-  return new FerryError('transient', `gcs: ${what}: connection failed (${detail})`, { cause: err });
+  return new FerryError('transient', `gcs: ${what}: ${connectionFailure(err)}`, { cause: err });
 }
 
 function fromGoogleError(
