@@ -61,6 +61,9 @@ const result = spawnSync(
     '--import',
     'tsx',
     '--test',
+    // A file whose tests have all ended exits even if something it started still runs (a timer, a
+    // socket): the runner would otherwise wait for it, with no time limit.
+    '--test-force-exit',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${join(root, 'scripts/test-failures.mjs')}`,
