@@ -45,7 +45,7 @@ export function privateFile(file: string): void {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  if ((statSync(file).mode & 0o777 & ~PRIVATE_FILE_MODE) !== 0) chmodSync(file, PRIVATE_FILE_MODE);
+  tightenFile(file);
 }
 
 /** Tightens an existing `file` to 0600 by its path (see privateFile); a missing one is left missing. */

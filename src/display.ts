@@ -37,6 +37,11 @@ export function givenText(value: Given | undefined): string {
   return `${value.name ?? value.id ?? ''}:${value.path}`;
 }
 
+/** A transfer's `from → to` on one line; `from` alone for a transfer without a destination (remove). */
+export function givenFromTo(from: Given | undefined, to: Given | undefined): string {
+  return to === undefined ? givenText(from) : `${givenText(from)} → ${givenText(to)}`;
+}
+
 const SIZE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
 /** A size as people read it, in binary units: "512 B", "1.5 KiB", "12 MiB" (one decimal under 10). */

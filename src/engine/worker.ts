@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
 import { type CrashPolicy, crashMessage, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
-import { type RoundContext, WakeLoop } from '../queue/loop.js';
+import { msUntil, type RoundContext, WakeLoop } from '../queue/loop.js';
 import type { Lease } from '../queue/moves.js';
 import { Semaphore } from '../util/semaphore.js';
 import { JOB_CANCELED } from './checkpoints.js';
@@ -181,7 +181,7 @@ export class Worker {
         if (due !== undefined) wake = Math.min(wake, due);
       }
     }
-    return Math.max(0, wake - now);
+    return msUntil(wake, now) ?? 0;
   }
 
   /** A job was canceled somewhere: stop its objects running here now, not at the next heartbeat. */

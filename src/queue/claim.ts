@@ -10,7 +10,7 @@ import type { Queryable } from './moves.js';
 /** The lock clause that ends a pick: `for update [of alias] skip locked` on PostgreSQL, nothing on SQLite. */
 export function skipLocked(dialect: Dialect, of?: string): RawBuilder<unknown> {
   if (dialect !== 'postgres') return sql``;
-  return of === undefined ? sql`for update skip locked` : sql`for update of ${sql.raw(of)} skip locked`;
+  return of === undefined ? sql`for update skip locked` : sql`for update of ${sql.id(of)} skip locked`;
 }
 
 export interface Claim {

@@ -25,6 +25,11 @@ export interface WakeLoopOptions {
   round: (context: RoundContext) => Promise<number | undefined>;
 }
 
+/** What a round answers for work due at `due` (epoch ms, or undefined for none): the milliseconds until then. */
+export function msUntil(due: number | undefined, now: number): number | undefined {
+  return due === undefined ? undefined : Math.max(0, due - now);
+}
+
 export class WakeLoop {
   readonly #options: WakeLoopOptions;
   #stopping = false;

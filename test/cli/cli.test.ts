@@ -3,27 +3,12 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createSchema } from '../support/databases.js';
 import { eachDatabase } from '../support/fixtures.js';
-
-/** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
-const CLI = new URL('../../bin/ferry.js', import.meta.url).pathname;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
+import { FERRY_BIN as CLI, freePort } from '../support/processes.js';
 
 // Every `ferry` still running when the file ends is killed: a test that fails before its SIGTERM must
 // not leave a server behind, whose open pipes would keep this file's process alive (on Node 24 the

@@ -3,9 +3,7 @@
 // its own), optional stdin, and optionally on a pseudo-terminal (util-linux `script`) so that prompts
 // and the progress bar see a TTY. Runs without blocking, since the server may live in this process.
 import { spawn } from 'node:child_process';
-
-/** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
-const CLI = new URL('../../bin/ferry.js', import.meta.url).pathname;
+import { FERRY_BIN as CLI } from '../support/processes.js';
 
 export interface Run {
   code: number | null;

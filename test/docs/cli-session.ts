@@ -10,14 +10,12 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { freePort, startServe } from '../support/processes.js';
+import { FERRY_BIN as CLI, freePort, startServe } from '../support/processes.js';
 import { startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
 import { s3Client } from '../support/transfers.js';
 
 export const PAGE = new URL('../../docs/cli.md', import.meta.url).pathname;
-/** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
-const CLI = new URL('../../bin/ferry.js', import.meta.url).pathname;
 const HEADING = '\n## A recorded session\n';
 /** What the page shows in place of this run's own values. */
 const SHOWN = { folder: '/tmp/ferry-demo', port: '18080', s3: '38067' };

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { unique } from './fixtures.js';
 
 /** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
-const CLI = new URL('../../bin/ferry.js', import.meta.url).pathname;
+export const FERRY_BIN = new URL('../../bin/ferry.js', import.meta.url).pathname;
 const STARTUP_MS = 30_000;
 
 export interface Exit {
@@ -64,7 +64,7 @@ export function freePort(): Promise<number> {
 
 /** Starts `ferry <args>` with the test's settings on top of this process's environment. */
 export function startFerry(name: string, args: string[], env: Record<string, string>): FerryProcess {
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', CLI, ...args], {
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', FERRY_BIN, ...args], {
     env: { ...process.env, FERRY_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,5 +1,6 @@
 // What the event stream has told this tab: the latest state of each job, transfer and send, with the
 // samples a rate and a remaining time are worked out from.
+import type { Given } from '../../src/display.js';
 import type { StreamEvent } from './api.js';
 
 export interface Job {
@@ -13,10 +14,6 @@ export interface Job {
   bytes_done: number;
   error?: string;
 }
-/** A transfer's `from` or `to` as the request gave it (docs/api.md, "Polling"). */
-export type { Given } from '../../src/display.js';
-
-import type { Given } from '../../src/display.js';
 
 export interface Transfer {
   id: string;

@@ -1,6 +1,6 @@
 // `ferry jobs …` and `ferry transfers …`: list (newest first, one page), show, watch; retry and cancel
 // for jobs (docs/api.md, "Polling").
-import { type Given, givenText } from '../../display.js';
+import { type Given, givenFromTo, givenText } from '../../display.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { fields, size, table, time } from '../format.js';
 import { type Job, jobProgress, type Transfer, transferProgress, watch } from '../watch.js';
@@ -28,7 +28,7 @@ async function labelsOf(ctx: Context): Promise<Map<string, string>> {
 }
 
 function fromTo(t: TransferFull): string {
-  return t.to === undefined ? givenText(t.from) : `${givenText(t.from)} → ${givenText(t.to)}`;
+  return givenFromTo(t.from, t.to);
 }
 
 function jobFromTo(j: JobFull, labels: Map<string, string>): string {

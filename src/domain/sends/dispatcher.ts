@@ -23,7 +23,7 @@ import {
   DEFAULT_CRASH_POLICY,
 } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
-import { WakeLoop } from '../../queue/loop.js';
+import { msUntil, WakeLoop } from '../../queue/loop.js';
 import { crashedError } from '../../queue/moves.js';
 import type { Shares } from '../shares/shares.js';
 import { emit } from '../webhooks/outbox.js';
@@ -95,7 +95,7 @@ export class SendDispatcher {
       this.deps.logger.error({ err }, 'send dispatcher failed');
     }
     const next = await this.nextDue().catch(() => undefined);
-    return next === undefined ? undefined : Math.max(0, next - this.deps.clock.now());
+    return msUntil(next, this.deps.clock.now());
   }
 
   /**

@@ -3,14 +3,12 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { toRfc3339 } from '../../clock.js';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
+import type { Given } from '../../display.js';
 import * as objects from '../../engine/lifecycle/objects.js';
 import { decodeRef } from '../../engine/specs.js';
 import { invalid, notFound } from '../../errors.js';
 import { isUuid } from '../../ids.js';
 import type { JobStatus, Overwrite, TransferKind, TransferStatus } from '../../states.js';
-
-/** A transfer's `from` or `to` as the caller gave it: a path, several, or a copy's target object. */
-export type Given = string | string[] | { name?: string; id?: string; path: string };
 
 export interface TransferView {
   id: string;

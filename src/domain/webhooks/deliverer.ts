@@ -28,7 +28,7 @@ import { newId } from '../../ids.js';
 import type { Logger } from '../../log.js';
 import type { Egress } from '../../net/egress.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
-import { WakeLoop } from '../../queue/loop.js';
+import { msUntil, WakeLoop } from '../../queue/loop.js';
 import { queuedHere } from './outbox.js';
 import { DAY_MS, nextAttemptAt } from './schedule.js';
 import { signedHeaders } from './signing.js';
@@ -134,7 +134,7 @@ export class WebhookDeliverer {
     // With every slot taken, the next look comes when an attempt ends (it nudges).
     if (this.#running.size >= this.#options.concurrency) return undefined;
     const next = await this.#nextDue().catch(() => undefined);
-    return next === undefined ? undefined : Math.max(0, next - this.deps.clock.now());
+    return msUntil(next, this.deps.clock.now());
   }
 
   /** Endpoints that have every slot of theirs in this process taken: not claimed for now. */

@@ -1,7 +1,7 @@
 // Transfers and jobs (docs/api.md, "Polling") with live progress from the event stream: objects,
 // bytes, rate and remaining time; a job's failures with retry.
 import { useEffect, useState } from 'preact/hooks';
-import { givenText } from '../../../src/display.js';
+import { givenFromTo } from '../../../src/display.js';
 import { api } from '../api.js';
 import { bytes, duration, time, visibleName } from '../format.js';
 import type { Job, Live, Transfer } from '../live.js';
@@ -165,9 +165,7 @@ function TransferRow({ t, live }: { t: Transfer; live: Live }) {
       : t.bytes_done;
   // Transfers accepted before ferry kept from and to show the kind and id, as they did.
   const name =
-    t.from === undefined
-      ? `${t.kind} ${t.id.slice(0, 8)}`
-      : visibleName(t.to === undefined ? givenText(t.from) : `${givenText(t.from)} → ${givenText(t.to)}`);
+    t.from === undefined ? `${t.kind} ${t.id.slice(0, 8)}` : visibleName(givenFromTo(t.from, t.to));
   return (
     <li class="job">
       <div class="head">
