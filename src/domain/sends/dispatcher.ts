@@ -1,11 +1,12 @@
 // Delivers sends (docs/api.md, "Send"): worker processes claim due sends with a lease (one UPDATE …
 // RETURNING, FOR UPDATE SKIP LOCKED on PostgreSQL, like transfer claims), make the send's share link,
-// and mail it. A 5xx answer ends the send `failed` with the server's words; 4xx answers and connection
-// failures are tried again with backoff. The mail is handed to the server before the database records
-// it: a crash in between delivers it again (same Message-ID), never not at all. Any other exception is
-// a crash, and so is a process that dies or freezes holding a send's lease: each claim counts one in
-// `crashes` until its outcome is written, and a send that crashed FERRY_WORK_MAX_CRASHES times is
-// failed instead of claimed again (docs/api.md, "Background work that keeps failing").
+// and mail it; every write of a send is a move of lifecycle.ts (docs/engine.md, "Sends"). A 5xx answer
+// ends the send `failed` with the server's words; 4xx answers and connection failures are tried again
+// with backoff. The mail is handed to the server before the database records it: a crash in between
+// delivers it again (same Message-ID), never not at all. Any other exception is a crash, and so is a
+// process that dies or freezes holding a send's lease: each claim counts one in `crashes` until its
+// outcome is written, and a send that crashed FERRY_WORK_MAX_CRASHES times is failed instead of
+// claimed again (docs/api.md, "Background work that keeps failing").
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
@@ -151,10 +152,8 @@ export class SendDispatcher {
   async #crashed(row: SendRow, message: string): Promise<void> {
     const now = this.deps.clock.now();
     const final = row.crashes >= this.#crashPolicy.max;
-    await lifecycle.settle(
-      this.deps.db.kysely,
-      this.deps.owner,
-      row.id,
+    await this.#settle(
+      row,
       {
         kind: final ? 'failed' : 'again',
         error: final ? crashReason(row.crashes, message) : `the worker crashed on this send: ${message}`,
@@ -166,6 +165,11 @@ export class SendDispatcher {
     );
     this.#sent.inc({ outcome: final ? 'failed' : 'retried' });
     this.deps.wakeStreams?.();
+  }
+
+  /** The attempt's outcome, written by the lifecycle against this process's lease. */
+  #settle(row: SendRow, outcome: lifecycle.SendOutcome, now: number): Promise<boolean> {
+    return lifecycle.settle(this.deps.db.kysely, this.deps.owner, row.id, outcome, now);
   }
 
   #claim(): Promise<SendRow[]> {
@@ -207,13 +211,7 @@ export class SendDispatcher {
         expiresAt: row.link_expires_at,
         hasPassword: row.password_hash !== null,
       });
-      await lifecycle.settle(
-        this.deps.db.kysely,
-        this.deps.owner,
-        row.id,
-        { kind: 'sent', refused: result.refused },
-        clock.now(),
-      );
+      await this.#settle(row, { kind: 'sent', refused: result.refused }, clock.now());
       this.#sent.inc({ outcome: 'sent' });
       this.deps.wakeStreams?.();
       logger.info(
@@ -228,10 +226,8 @@ export class SendDispatcher {
       const failure = err instanceof MailError ? err : new MailError(err.message, false);
       const now = clock.now();
       const final = failure.permanent || row.attempts >= SEND_MAX_ATTEMPTS;
-      await lifecycle.settle(
-        this.deps.db.kysely,
-        this.deps.owner,
-        row.id,
+      await this.#settle(
+        row,
         {
           kind: final ? 'failed' : 'again',
           // The SMTP server's words: a NUL in them could not be stored on PostgreSQL.

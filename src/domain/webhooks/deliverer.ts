@@ -2,7 +2,8 @@
 // enabled endpoints with a lease (one UPDATE … RETURNING, FOR UPDATE SKIP LOCKED on PostgreSQL, like
 // transfer claims), so two processes never make the same attempt; POST the body with the Standard
 // Webhooks headers through the egress guard; and record the attempt, the message's next try or its
-// end, and the endpoint's failure streak in one transaction that checks the lease. Any 2xx delivers;
+// end, and the endpoint's failure streak in one transaction that checks the lease. Those writes are
+// the moves of lifecycle.ts (docs/engine.md, "Webhook messages"). Any 2xx delivers;
 // other answers, timeouts and connection failures are tried again on the schedule (schedule.ts) for a
 // day; an endpoint that failed for a day is disabled. A crash between the answer and the record
 // delivers the message again, with the same webhook-id, which receivers use to drop duplicates; a

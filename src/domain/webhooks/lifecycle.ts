@@ -93,13 +93,13 @@ export function create(
 export function change(
   q: Queryable,
   row: WebhookRow,
-  change: { url?: string; events?: string; status?: WebhookStatus },
+  edit: { url?: string; events?: string; status?: WebhookStatus },
   now: number,
 ): Promise<WebhookRow | undefined> {
   const move =
-    change.status === undefined || change.status === row.status
+    edit.status === undefined || edit.status === row.status
       ? undefined
-      : change.status === WEBHOOK_MOVES.enable.to[0]
+      : edit.status === WEBHOOK_MOVES.enable.to[0]
         ? WEBHOOK_MOVES.enable
         : WEBHOOK_MOVES.disable;
   const status =
@@ -111,8 +111,8 @@ export function change(
   return q
     .updateTable('webhooks')
     .set({
-      ...(change.url === undefined ? {} : { url: change.url }),
-      ...(change.events === undefined ? {} : { events: change.events }),
+      ...(edit.url === undefined ? {} : { url: edit.url }),
+      ...(edit.events === undefined ? {} : { events: edit.events }),
       ...status,
       updated_at: now,
     })
