@@ -1,10 +1,14 @@
-// The lifecycle modules are the one home of the state of transfers, jobs and job objects: no other
-// source file writes those tables, and docs/engine.md draws exactly the moves the code has (its tables
+// The lifecycle modules are the one home of the state of transfers, jobs and job objects, sends, webhook
+// endpoints and messages, and location health: no other source file writes those rows (for locations:
+// their status and refresh columns), and docs/engine.md draws exactly the moves the code has (its tables
 // and its state diagrams). Both fail when someone adds a write elsewhere or a move without its drawing.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
+import { LOCATION_MOVES } from '../../src/domain/locations/health.js';
+import { SEND_MOVES } from '../../src/domain/sends/lifecycle.js';
+import { WEBHOOK_MESSAGE_MOVES, WEBHOOK_MOVES } from '../../src/domain/webhooks/lifecycle.js';
 import { JOB_MOVES } from '../../src/engine/lifecycle/jobs.js';
 import { OBJECT_MOVES } from '../../src/engine/lifecycle/objects.js';
 import { TRANSFER_MOVES } from '../../src/engine/lifecycle/transfers.js';
@@ -33,6 +37,10 @@ const LIFECYCLES: Array<[string, Record<string, Move<string>>]> = [
   ['Transfers', TRANSFER_MOVES],
   ['Jobs', JOB_MOVES],
   ['Job objects', OBJECT_MOVES],
+  ['Sends', SEND_MOVES],
+  ['Webhook endpoints', WEBHOOK_MOVES],
+  ['Webhook messages', WEBHOOK_MESSAGE_MOVES],
+  ['Location health', LOCATION_MOVES],
 ];
 
 describe('docs/engine.md draws the moves the lifecycle modules have', () => {
@@ -74,6 +82,81 @@ describe('only src/engine/lifecycle/ writes transfers, jobs and job objects', ()
       .filter((file) => !file.includes('/src/engine/lifecycle/') && !file.includes('/src/db/migrations/'))
       .filter((file) => write.test(readFileSync(file, 'utf8')))
       .map((file) => relative(root, file));
+    assert.deepEqual(offenders, []);
+  });
+});
+
+/** Every source file but the migrations, as [path from the root, text]. */
+const sources = sourceFiles(join(root, 'src'))
+  .filter((file) => !file.includes('/src/db/migrations/'))
+  .map((file) => [relative(root, file), readFileSync(file, 'utf8')] as const);
+
+/** The writes (Kysely or raw SQL) of `tables` in `text`, as written. */
+function writesOf(tables: readonly string[], text: string): string[] {
+  const names = tables.join('|');
+  const write = new RegExp(
+    `(insertInto|updateTable|deleteFrom)\\(\\s*'(${names})'|\\b(update|insert\\s+into|delete\\s+from)\\s+(${names})\\b`,
+    'gi',
+  );
+  return [...text.matchAll(write)].map((m) => m[0]);
+}
+
+/** The statement a write begins: from it to its execute, at most 800 characters. */
+function statementsOf(tables: readonly string[], text: string): string[] {
+  const names = tables.join('|');
+  const write = new RegExp(
+    `(insertInto|updateTable)\\(\\s*'(${names})'\\s*\\)|\\b(update|insert\\s+into)\\s+(${names})\\b`,
+    'gi',
+  );
+  return [...text.matchAll(write)].map((m) => {
+    const end = text.indexOf('execute', m.index);
+    return text.slice(m.index, end < 0 ? m.index + 800 : Math.min(end, m.index + 800));
+  });
+}
+
+describe('each other lifecycle has one home beside its feature', () => {
+  const HOMES: Array<[string, readonly string[]]> = [
+    ['src/domain/sends/lifecycle.ts', ['sends']],
+    ['src/domain/webhooks/lifecycle.ts', ['webhooks', 'webhook_messages', 'webhook_attempts']],
+  ];
+  for (const [home, tables] of HOMES) {
+    test(`only ${home} writes ${tables.join(', ')}`, () => {
+      assert.ok(writesOf(tables, sources.find(([file]) => file === home)?.[1] ?? '').length > 0, home);
+      const offenders = sources
+        .filter(([file]) => file !== home)
+        .flatMap(([file, text]) =>
+          writesOf(tables, text)
+            // emit queues an event's messages in the transaction of the move it reports (the queue move).
+            .filter((w) => !(file.endsWith('/outbox.ts') && /^insert\s+into\s+webhook_messages$/i.test(w)))
+            .map((w) => `${file}: ${w}`),
+        );
+      assert.deepEqual(offenders, []);
+    });
+  }
+
+  test("emit's insert queues messages in the state of WEBHOOK_MESSAGE_MOVES.queue", () => {
+    const [, outbox] = sources.find(([file]) => file.endsWith('/outbox.ts')) ?? ['', ''];
+    const insert = statementsOf(['webhook_messages'], outbox);
+    assert.equal(insert.length, 1);
+    assert.match(insert[0] ?? '', new RegExp(`'${WEBHOOK_MESSAGE_MOVES.queue.to[0]}'`));
+  });
+
+  test('only src/domain/locations/health.ts writes the status, refresh and lease columns of locations', () => {
+    const health =
+      /\b(status|validation_error|failure_reason|last_refresh_error|consecutive_refresh_failures|last_refresh_attempt_at|refresh_requested|refresh_after|refresh_lease_owner|refresh_lease_expires_at)\b/;
+    const home = 'src/domain/locations/health.ts';
+    assert.ok(
+      statementsOf(['locations'], sources.find(([file]) => file === home)?.[1] ?? '').some((w) =>
+        health.test(w),
+      ),
+    );
+    const offenders = sources
+      .filter(([file]) => file !== home)
+      .flatMap(([file, text]) =>
+        statementsOf(['locations'], text)
+          .filter((statement) => health.test(statement))
+          .map((statement) => `${file}: ${statement.split('\n')[0]}`),
+      );
     assert.deepEqual(offenders, []);
   });
 });

@@ -18,9 +18,8 @@ import { Secret } from '../../secret.js';
 import type { LocationStatus } from '../../states.js';
 import type { StoreLocation } from '../../stores/context.js';
 import { checkCap } from '../caps.js';
-import { locationData } from '../webhooks/events.js';
-import { emit } from '../webhooks/outbox.js';
 import { type LocationRef, resolveLocation } from './addressing.js';
+import * as health from './health.js';
 import { checkMetadata, type Metadata, parseMetadata, serializeMetadata } from './metadata.js';
 import { checkSecret } from './secret-shape.js';
 
@@ -165,17 +164,8 @@ export class Locations {
       label,
       metadata: serializeMetadata(metadata),
       secret_envelope: this.keyring.seal(JSON.stringify(secret), id),
-      status: 'active',
-      validation_error: null,
+      ...health.newHealth(),
       access_token_expires_at: tokenExpiry(input.provider, secret),
-      refresh_requested: 0,
-      consecutive_refresh_failures: 0,
-      last_refresh_attempt_at: null,
-      failure_reason: null,
-      last_refresh_error: null,
-      refresh_lease_owner: null,
-      refresh_lease_expires_at: null,
-      refresh_after: 0,
       secret_version: 1,
       created_at: now,
       updated_at: now,
@@ -222,8 +212,7 @@ export class Locations {
 
   /**
    * A new secret (and optionally metadata); a replaced secret makes the location active (docs/api.md,
-   * "Location health"). It also takes the refresh lease away from whoever holds it: a refresh of the
-   * old secret that is still under way then cannot write over the new one.
+   * "Location health") and takes the refresh lease away (health.replaceSecret).
    */
   async replaceSecret(
     workspaceId: string,
@@ -237,25 +226,9 @@ export class Locations {
     const update = {
       secret_envelope: this.keyring.seal(JSON.stringify(secret), row.id),
       metadata: metadata === undefined ? row.metadata : serializeMetadata(metadata),
-      status: 'active' as const,
-      validation_error: null,
-      failure_reason: null,
-      last_refresh_error: null,
-      consecutive_refresh_failures: 0,
       access_token_expires_at: tokenExpiry(provider, secret),
-      refresh_requested: 0,
-      refresh_after: 0,
-      refresh_lease_owner: null,
-      refresh_lease_expires_at: null,
-      updated_at: this.clock.now(),
     };
-    await this.#reported(workspaceId, () =>
-      this.db
-        .updateTable('locations')
-        .set((eb) => ({ ...update, secret_version: eb('secret_version', '+', 1) }))
-        .where('id', '=', row.id)
-        .execute(),
-    );
+    await this.#reported(workspaceId, () => health.replaceSecret(this.db, row.id, update, this.clock.now()));
     return projection({ ...row, ...update });
   }
 
@@ -289,9 +262,7 @@ export class Locations {
   async requestRefresh(workspaceId: string, ref: LocationRef): Promise<boolean> {
     const row = await this.resolve(workspaceId, ref);
     if (!isOAuthProvider(row.provider)) return false;
-    await this.#reported(workspaceId, () =>
-      this.db.updateTable('locations').set({ refresh_requested: 1 }).where('id', '=', row.id).execute(),
-    );
+    await this.#reported(workspaceId, () => health.requestRefresh(this.db, row.id));
     return true;
   }
 
@@ -314,28 +285,7 @@ export class Locations {
    * A provider rejected the credentials for good (docs/api.md, "Errors", 409): the location becomes failed
    * with the provider's reason, until its secret is replaced.
    */
-  async markFailed(locationId: string, reason: string): Promise<void> {
-    const now = this.clock.now();
-    await this.db.transaction().execute(async (trx) => {
-      const before = await trx
-        .selectFrom('locations')
-        .select(['id', 'workspace_id', 'label', 'provider', 'status'])
-        .where('id', '=', locationId)
-        .executeTakeFirst();
-      await trx
-        .updateTable('locations')
-        .set({ status: 'failed', validation_error: reason, failure_reason: reason, updated_at: now })
-        .where('id', '=', locationId)
-        .execute();
-      // The move is reported to webhooks (docs/webhooks.md) with the write.
-      if (before && before.status !== 'failed') {
-        await emit(trx, {
-          workspaceId: before.workspace_id,
-          type: 'location.status_changed',
-          data: locationData(before, before.status, 'failed', reason),
-          at: now,
-        });
-      }
-    });
+  markFailed(locationId: string, reason: string): Promise<void> {
+    return health.markFailed(this.db, locationId, reason, this.clock.now());
   }
 }

@@ -16,6 +16,13 @@ const BUSY_POLL_MS = 200;
 /** Tokens kept in memory at most; the oldest entry goes first (a deleted location's, a replaced secret's). */
 const CACHE_MAX = 10_000;
 
+/** A location's token as one store sees it: its cache key (per secret version), id and label. */
+interface Target {
+  key: string;
+  id: string;
+  label: string;
+}
+
 interface Cached {
   token: Secret;
   expiresAt: number | null;
@@ -32,12 +39,12 @@ export class AccessTokens {
    * secret version: a store opened after the secret was replaced never sends a token of the old one.
    */
   source(id: string, label: string, secretVersion: number): AccessTokenSource {
-    const key = `${id}:${secretVersion}`;
+    const target: Target = { key: `${id}:${secretVersion}`, id, label };
     return {
-      current: (signal) => this.#current(key, id, label, signal),
+      current: (signal) => this.#current(target, signal),
       renew: (rejected, signal) => {
-        this.#cache.delete(key);
-        return this.#renew(key, id, label, { kind: 'rejected', token: rejected.reveal() }, signal);
+        this.#cache.delete(target.key);
+        return this.#renew(target, { kind: 'rejected', token: rejected.reveal() }, signal);
       },
     };
   }
@@ -51,7 +58,8 @@ export class AccessTokens {
     }
   }
 
-  async #current(key: string, id: string, label: string, signal?: AbortSignal): Promise<Secret> {
+  async #current(target: Target, signal?: AbortSignal): Promise<Secret> {
+    const { key, id, label } = target;
     const now = this.deps.clock.now();
     const cached = this.#cache.get(key);
     if (cached && (cached.expiresAt === null || cached.expiresAt - now > EXPIRY_MARGIN_MS))
@@ -69,34 +77,21 @@ export class AccessTokens {
       this.#remember(key, { token, expiresAt });
       return token;
     }
-    return this.#renew(key, id, label, { kind: 'expiring', marginMs: EXPIRY_MARGIN_MS }, signal);
+    return this.#renew(target, { kind: 'expiring', marginMs: EXPIRY_MARGIN_MS }, signal);
   }
 
-  #renew(
-    key: string,
-    id: string,
-    label: string,
-    trigger: RefreshTrigger,
-    signal?: AbortSignal,
-  ): Promise<Secret> {
-    let renewing = this.#renewing.get(key);
+  #renew(target: Target, trigger: RefreshTrigger, signal?: AbortSignal): Promise<Secret> {
+    let renewing = this.#renewing.get(target.key);
     if (!renewing) {
-      renewing = this.#untilSettled(key, id, label, trigger, signal).finally(() =>
-        this.#renewing.delete(key),
-      );
-      this.#renewing.set(key, renewing);
+      renewing = this.#untilSettled(target, trigger, signal).finally(() => this.#renewing.delete(target.key));
+      this.#renewing.set(target.key, renewing);
     }
     return renewing;
   }
 
   /** Refreshes until there is a token or a reason there is none; waits out another process's lease. */
-  async #untilSettled(
-    key: string,
-    id: string,
-    label: string,
-    trigger: RefreshTrigger,
-    signal?: AbortSignal,
-  ): Promise<Secret> {
+  async #untilSettled(target: Target, trigger: RefreshTrigger, signal?: AbortSignal): Promise<Secret> {
+    const { key, id, label } = target;
     const deadline = Date.now() + this.deps.settings.leaseMs + 5000;
     let next = trigger;
     while (true) {

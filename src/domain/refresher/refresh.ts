@@ -1,5 +1,6 @@
-// One refresh of one location's OAuth token, and every write the refresher makes to a location
-// (docs/api.md, "Location health"). The location's refresh state lives here and nowhere else:
+// One refresh of one location's OAuth token (docs/api.md, "Location health"): what is due, the token
+// request, and which move its outcome is. The writes themselves, the lease's among them, are the moves
+// of src/domain/locations/health.ts, the one home of a location's health:
 //
 //   take the lease  --(another process holds it)-->  busy
 //        |
@@ -16,7 +17,6 @@
 // answer and the write is the write. A process that dies in that window has spent the old token
 // without saving the new one; the next attempt gets invalid_grant and the location fails with a reason
 // that says to store a new secret, once, not in a loop.
-import { sql } from 'kysely';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Db } from '../../db/database.js';
@@ -30,7 +30,6 @@ import {
   rotationClass,
 } from '../../providers.js';
 import { type BackoffPolicy, backoffMs } from '../../queue/backoff.js';
-import type { Queryable } from '../../queue/moves.js';
 import { Secret } from '../../secret.js';
 import type { LocationStatus } from '../../states.js';
 import type { OAuthApp } from '../../stores/context.js';
@@ -39,8 +38,7 @@ import {
   type RefreshFailureClass,
   refreshTokens,
 } from '../../stores/shared/token-endpoint.js';
-import { locationData } from '../webhooks/events.js';
-import { emit } from '../webhooks/outbox.js';
+import * as health from '../locations/health.js';
 import type { RefreshMetrics } from './metrics.js';
 
 export interface RefreshSettings {
@@ -105,25 +103,8 @@ function openSecret(keyring: Keyring, row: LocationRow): OAuthSecret {
   return JSON.parse(keyring.open(row.secret_envelope, row.id).reveal()) as OAuthSecret;
 }
 
-/** The conditional UPDATE that takes the lease; undefined when another process holds it. */
-async function takeLease(deps: RefreshDeps, id: string, now: number): Promise<LocationRow | undefined> {
-  const result = await sql<LocationRow>`
-    update locations
-    set refresh_lease_owner = ${deps.owner}, refresh_lease_expires_at = ${now + deps.settings.leaseMs}
-    where id = ${id}
-      and provider in (${sql.join([...OAUTH_PROVIDERS])})
-      and (refresh_lease_owner is null or refresh_lease_expires_at < ${now})
-    returning *`.execute(deps.db.kysely);
-  return result.rows[0];
-}
-
-/** A write that counts only while this process still holds the lease. */
-function mine(deps: RefreshDeps, id: string, q: Queryable = deps.db.kysely) {
-  return q.updateTable('locations').where('id', '=', id).where('refresh_lease_owner', '=', deps.owner);
-}
-
-async function release(deps: RefreshDeps, id: string): Promise<void> {
-  await mine(deps, id).set({ refresh_lease_owner: null, refresh_lease_expires_at: null }).execute();
+function release(deps: RefreshDeps, id: string): Promise<void> {
+  return health.release(deps.db.kysely, deps.owner, id);
 }
 
 function isDue(
@@ -151,7 +132,12 @@ export async function refreshLocation(
   trigger: RefreshTrigger,
 ): Promise<RefreshResult> {
   const { clock } = deps;
-  const row = await takeLease(deps, id, clock.now());
+  const now = clock.now();
+  const row = await health.takeLease(deps.db.kysely, id, {
+    owner: deps.owner,
+    now,
+    until: now + deps.settings.leaseMs,
+  });
   if (!row) {
     const exists = await deps.db.kysely
       .selectFrom('locations')
@@ -243,34 +229,18 @@ async function refreshHeld(
     refresh_token: tokens.refreshToken?.reveal() ?? secret.refresh_token,
     expiry: toRfc3339(tokens.expiresAt),
   };
-  const write = (q: Queryable) =>
-    mine(deps, id, q)
-      .set({
-        secret_envelope: deps.keyring.seal(JSON.stringify(next), id),
-        access_token_expires_at: tokens.expiresAt,
-        status: 'active',
-        validation_error: null,
-        failure_reason: null,
-        last_refresh_error: null,
-        consecutive_refresh_failures: 0,
-        last_refresh_attempt_at: clock.now(),
-        refresh_requested: 0,
-        refresh_after: 0,
-        refresh_lease_owner: null,
-        refresh_lease_expires_at: null,
-      })
-      .executeTakeFirst();
-  // A location back to active reports it (docs/webhooks.md) in the transaction of the write.
-  const written =
-    row.status === 'active'
-      ? await write(deps.db.kysely)
-      : await deps.db.kysely.transaction().execute(async (trx) => {
-          const result = await write(trx);
-          if (result.numUpdatedRows > 0n) await statusChanged(trx, row, 'active', null, clock.now());
-          return result;
-        });
+  const written = await health.refreshed(
+    deps.db.kysely,
+    deps.owner,
+    row,
+    {
+      secret_envelope: deps.keyring.seal(JSON.stringify(next), id),
+      access_token_expires_at: tokens.expiresAt,
+    },
+    clock.now(),
+  );
   deps.metrics.refreshed(provider, 'success');
-  if (written.numUpdatedRows === 0n) {
+  if (!written) {
     // The secret was replaced (which takes the lease) or the location deleted meanwhile.
     deps.logger.info(
       { location: id, provider },
@@ -286,22 +256,6 @@ async function refreshHeld(
   }
   deps.logger.debug({ location: id, provider, expires_at: next.expiry }, 'access token refreshed');
   return { kind: 'refreshed', token: tokens.accessToken, expiresAt: tokens.expiresAt };
-}
-
-/** The location.status_changed webhook event (docs/webhooks.md), in the caller's transaction. */
-async function statusChanged(
-  trx: Queryable,
-  row: LocationRow,
-  to: LocationStatus,
-  reason: string | null,
-  now: number,
-): Promise<void> {
-  await emit(trx, {
-    workspaceId: row.workspace_id,
-    type: 'location.status_changed',
-    data: locationData(row, row.status, to, reason),
-    at: now,
-  });
 }
 
 /** Microsoft's scopes from metadata `scopes` (a string, or a list), space-separated. */
@@ -325,13 +279,7 @@ function attentionMessage(row: LocationRow): string {
 /** A failed location is not refreshed: its grant is gone. A request for it is answered, not kept. */
 async function refuseFailed(deps: RefreshDeps, row: LocationRow): Promise<RefreshResult> {
   const message = `not refreshed: the location is failed (${row.failure_reason ?? row.validation_error ?? 'credentials rejected'}); store a new secret (PUT /v1/locations)`;
-  await mine(deps, row.id)
-    .set({
-      ...(row.refresh_requested === 1 ? { refresh_requested: 0, last_refresh_error: message } : {}),
-      refresh_lease_owner: null,
-      refresh_lease_expires_at: null,
-    })
-    .execute();
+  await health.refuseFailed(deps.db.kysely, deps.owner, row, message);
   return { kind: 'failed', failureClass: 'status', message, status: row.status };
 }
 
@@ -351,7 +299,7 @@ async function recordFailure(
   const failures = row.consecutive_refresh_failures + 1;
   const { failureClass } = failure;
   let error = failure.message;
-  let status: LocationStatus = row.status;
+  let move: health.RefreshFailed['move'] = row.status === 'active' ? 'backOff' : 'needsAttention';
   let reason: string | null = row.failure_reason;
   let refreshAfter = 0;
   switch (failureClass) {
@@ -360,16 +308,16 @@ async function recordFailure(
         rotationClass(provider) === 'oauth-single-use'
           ? ` (a ${provider} refresh token is replaced at every refresh; one spent by a process that stopped before saving its answer is gone too)`
           : '';
-      status = 'failed';
+      move = 'grantGone';
       reason = `${error}: the grant is gone${spent}; store a new secret (PUT /v1/locations)`;
       break;
     }
     case 'interaction':
-      status = 'needs_attention';
+      move = 'needsAttention';
       reason = `${error}: the account's owner must sign in again or approve access, then store a new secret or request a refresh`;
       break;
     case 'client': {
-      status = 'needs_attention';
+      move = 'needsAttention';
       error = `${error}: ferry's ${provider} application was refused; check ${settingsNames(provider)}`;
       reason = error;
       const logged = deps.clientErrorsLogged;
@@ -384,31 +332,21 @@ async function recordFailure(
     }
     case 'passing':
       if (failures >= deps.settings.maxFailures) {
-        status = 'needs_attention';
+        move = 'needsAttention';
         reason = `${failures} refresh attempts in a row failed; the last: ${error}`;
       } else {
         refreshAfter = now + backoffMs(failures, failure, deps.random, REFRESH_BACKOFF);
       }
       break;
   }
-  await deps.db.kysely.transaction().execute(async (trx) => {
-    const result = await mine(deps, row.id, trx)
-      .set({
-        status,
-        failure_reason: status === 'active' ? null : reason,
-        validation_error: status === 'active' ? row.validation_error : reason,
-        last_refresh_error: error,
-        consecutive_refresh_failures: failures,
-        last_refresh_attempt_at: now,
-        refresh_requested: 0,
-        refresh_after: refreshAfter,
-        refresh_lease_owner: null,
-        refresh_lease_expires_at: null,
-      })
-      .executeTakeFirst();
-    if (status !== row.status && result.numUpdatedRows > 0n)
-      await statusChanged(trx, row, status, reason, now);
-  });
+  await health.refreshFailed(
+    deps.db.kysely,
+    deps.owner,
+    row,
+    { move, reason, error, failures, refreshAfter },
+    now,
+  );
+  const status = health.LOCATION_MOVES[move].to[0];
   deps.metrics.refreshed(provider, failureClass);
   if (status !== row.status) {
     deps.logger.warn(

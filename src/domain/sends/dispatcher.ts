@@ -1,16 +1,16 @@
 // Delivers sends (docs/api.md, "Send"): worker processes claim due sends with a lease (one UPDATE …
 // RETURNING, FOR UPDATE SKIP LOCKED on PostgreSQL, like transfer claims), make the send's share link,
-// and mail it. A 5xx answer ends the send `failed` with the server's words; 4xx answers and connection
-// failures are tried again with backoff. The mail is handed to the server before the database records
-// it: a crash in between delivers it again (same Message-ID), never not at all. Any other exception is
-// a crash, and so is a process that dies or freezes holding a send's lease: each claim counts one in
-// `crashes` until its outcome is written, and a send that crashed FERRY_WORK_MAX_CRASHES times is
-// failed instead of claimed again (docs/api.md, "Background work that keeps failing").
-import { sql, type Updateable } from 'kysely';
+// and mail it; every write of a send is a move of lifecycle.ts (docs/engine.md, "Sends"). A 5xx answer
+// ends the send `failed` with the server's words; 4xx answers and connection failures are tried again
+// with backoff. The mail is handed to the server before the database records it: a crash in between
+// delivers it again (same Message-ID), never not at all. Any other exception is a crash, and so is a
+// process that dies or freezes holding a send's lease: each claim counts one in `crashes` until its
+// outcome is written, and a send that crashed FERRY_WORK_MAX_CRASHES times is failed instead of
+// claimed again (docs/api.md, "Background work that keeps failing").
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import type { SendRow, SendsTable } from '../../db/schema.js';
+import type { SendRow } from '../../db/schema.js';
 import { isFerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { MailError, type Mailer } from '../../mail/mailer.js';
@@ -22,12 +22,10 @@ import {
   crashReason,
   DEFAULT_CRASH_POLICY,
 } from '../../queue/backoff.js';
-import { claimRows, skipLocked } from '../../queue/claim.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
-import { crashedError } from '../../queue/moves.js';
 import type { Shares } from '../shares/shares.js';
-import { emit } from '../webhooks/outbox.js';
-import { type Recipients, sendItemOf } from './sends.js';
+import * as lifecycle from './lifecycle.js';
+import type { Recipients } from './sends.js';
 
 /** Attempts before a send that keeps failing for a passing reason is failed. */
 export const SEND_MAX_ATTEMPTS = 8;
@@ -98,17 +96,9 @@ export class SendDispatcher {
     return msUntil(next, this.deps.clock.now());
   }
 
-  /**
-   * When a send is next due: its run_after, or, while a process holds its lease, when that lease
-   * ends (the holder delivers it first; looking earlier would find nothing to claim, again and again).
-   */
-  async nextDue(): Promise<number | undefined> {
-    const result = await sql<{ next_due: number | string | null }>`
-      select min(case when lease_owner is not null and lease_expires_at > run_after
-                      then lease_expires_at else run_after end) as next_due
-      from sends where status in ('scheduled', 'queued')`.execute(this.deps.db.kysely);
-    const next = result.rows[0]?.next_due;
-    return next === null || next === undefined ? undefined : Number(next);
+  /** When a send is next due (lifecycle.nextDue). */
+  nextDue(): Promise<number | undefined> {
+    return lifecycle.nextDue(this.deps.db.kysely);
   }
 
   /** Delivers every send that is due now (tests call it with an injected clock). */
@@ -138,33 +128,7 @@ export class SendDispatcher {
    */
   async #giveUp(): Promise<void> {
     const { db, clock } = this.deps;
-    const now = clock.now();
-    const failed = await db.kysely.transaction().execute(async (trx) => {
-      const rows = await trx
-        .updateTable('sends')
-        .set({
-          status: 'failed',
-          error: crashedError(),
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: now,
-        })
-        .where('status', 'in', ['scheduled', 'queued'])
-        .where('lease_owner', 'is not', null)
-        .where('lease_expires_at', '<', now)
-        .where('crashes', '>=', this.#crashPolicy.max)
-        .returningAll()
-        .execute();
-      for (const row of rows) {
-        await emit(trx, {
-          workspaceId: row.workspace_id,
-          type: 'send.failed',
-          data: await sendItemOf(trx, row),
-          at: now,
-        });
-      }
-      return rows;
-    });
+    const failed = await lifecycle.giveUp(db.kysely, clock.now(), this.#crashPolicy.max);
     if (failed.length === 0) return;
     this.#sent.inc({ outcome: 'failed' }, failed.length);
     this.deps.wakeStreams?.();
@@ -188,56 +152,30 @@ export class SendDispatcher {
   async #crashed(row: SendRow, message: string): Promise<void> {
     const now = this.deps.clock.now();
     const final = row.crashes >= this.#crashPolicy.max;
-    await this.#record(row, now, {
-      status: final ? 'failed' : 'queued',
-      error: final ? crashReason(row.crashes, message) : `the worker crashed on this send: ${message}`,
-      refused: null,
-      run_after: final ? row.run_after : now + backoffMs(row.crashes, {}, this.deps.random, SEND_BACKOFF),
-      lease_owner: null,
-      lease_expires_at: null,
-      updated_at: now,
-    });
+    await this.#settle(
+      row,
+      {
+        kind: final ? 'failed' : 'again',
+        error: final ? crashReason(row.crashes, message) : `the worker crashed on this send: ${message}`,
+        refused: [],
+        ...(final ? {} : { runAfter: now + backoffMs(row.crashes, {}, this.deps.random, SEND_BACKOFF) }),
+        crashed: true,
+      },
+      now,
+    );
     this.#sent.inc({ outcome: final ? 'failed' : 'retried' });
     this.deps.wakeStreams?.();
   }
 
-  async #claim(): Promise<SendRow[]> {
-    const { db, clock, owner } = this.deps;
-    const now = clock.now();
-    return claimRows<SendRow>(db.kysely, {
-      table: 'sends',
-      keys: ['id'],
-      pick: sql`
-        select id from sends
-        where status in ('scheduled', 'queued') and run_after <= ${now}
-          and (lease_owner is null or lease_expires_at < ${now})
-        order by run_after
-        limit ${BATCH}
-        ${skipLocked(db.dialect)}`,
-      set: sql`status = 'queued', lease_owner = ${owner}, lease_expires_at = ${now + LEASE_MS},
-          attempts = attempts + 1, crashes = crashes + 1, updated_at = ${now}`,
-    });
+  /** The attempt's outcome, written by the lifecycle against this process's lease. */
+  #settle(row: SendRow, outcome: lifecycle.SendOutcome, now: number): Promise<boolean> {
+    return lifecycle.settle(this.deps.db.kysely, this.deps.owner, row.id, outcome, now);
   }
 
-  /** Writes the attempt's outcome; a send that ended is reported to webhooks (docs/webhooks.md) with it. */
-  async #record(row: SendRow, now: number, set: Updateable<SendsTable>): Promise<void> {
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('sends')
-        .set(set)
-        .where('id', '=', row.id)
-        .where('lease_owner', '=', this.deps.owner)
-        .returningAll()
-        .executeTakeFirst();
-      if (updated && (updated.status === 'sent' || updated.status === 'failed')) {
-        await emit(trx, {
-          workspaceId: updated.workspace_id,
-          type: `send.${updated.status}`,
-          data: await sendItemOf(trx, updated),
-          at: now,
-        });
-      }
-    });
+  #claim(): Promise<SendRow[]> {
+    const { db, clock, owner } = this.deps;
+    const now = clock.now();
+    return lifecycle.claim(db.kysely, db.dialect, { owner, now, until: now + LEASE_MS }, BATCH);
   }
 
   async #deliver(row: SendRow): Promise<void> {
@@ -273,16 +211,7 @@ export class SendDispatcher {
         expiresAt: row.link_expires_at,
         hasPassword: row.password_hash !== null,
       });
-      const now = clock.now();
-      await this.#record(row, now, {
-        status: 'sent',
-        sent_at: now,
-        error: null,
-        refused: result.refused.length > 0 ? JSON.stringify(result.refused) : null,
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: now,
-      });
+      await this.#settle(row, { kind: 'sent', refused: result.refused }, clock.now());
       this.#sent.inc({ outcome: 'sent' });
       this.deps.wakeStreams?.();
       logger.info(
@@ -297,18 +226,18 @@ export class SendDispatcher {
       const failure = err instanceof MailError ? err : new MailError(err.message, false);
       const now = clock.now();
       const final = failure.permanent || row.attempts >= SEND_MAX_ATTEMPTS;
-      await this.#record(row, now, {
-        status: final ? 'failed' : 'queued',
-        // The SMTP server's words: a NUL in them could not be stored on PostgreSQL.
-        error: failure.message.replaceAll('\u0000', '\ufffd'),
-        // The attempt ended without crashing: its claim's crash is taken back.
-        crashes: row.crashes - 1,
-        refused: failure.refused.length > 0 ? JSON.stringify(failure.refused) : null,
-        run_after: final ? row.run_after : now + backoffMs(row.attempts, {}, this.deps.random, SEND_BACKOFF),
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: now,
-      });
+      await this.#settle(
+        row,
+        {
+          kind: final ? 'failed' : 'again',
+          // The SMTP server's words: a NUL in them could not be stored on PostgreSQL.
+          error: failure.message.replaceAll('\u0000', '\ufffd'),
+          refused: failure.refused,
+          ...(final ? {} : { runAfter: now + backoffMs(row.attempts, {}, this.deps.random, SEND_BACKOFF) }),
+          crashed: false,
+        },
+        now,
+      );
       this.#sent.inc({ outcome: final ? 'failed' : 'retried' });
       this.deps.wakeStreams?.();
       logger.warn(

@@ -3,18 +3,19 @@
 // worker delivers (dispatcher.ts). The hourly recipient limit is counted in the database, so it holds
 // across processes.
 import { hash } from '@node-rs/argon2';
-import type { Kysely } from 'kysely';
-import { type Clock, parseRfc3339, toRfc3339 } from '../../clock.js';
+import { type Clock, parseRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import type { Database, SendRow } from '../../db/schema.js';
+import type { SendRow } from '../../db/schema.js';
 import { conflict, FerryError, invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
-import type { SendStatus } from '../../states.js';
 import { capReached, countHeld } from '../caps.js';
 import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
 import { newestFirst, type Page } from '../transfers/views.js';
-import { emit } from '../webhooks/outbox.js';
+import * as lifecycle from './lifecycle.js';
 import { checkTimezone, resolveSchedule } from './schedule.js';
+import { type SendItem, type SendView, sendItem, sendView } from './views.js';
+
+export { type SendItem, type SendView, sendItem, sendItemOf, sendView } from './views.js';
 
 export const MAX_TO = 50;
 /** cc and bcc each, and reply-to. */
@@ -51,25 +52,6 @@ export interface Recipients {
   replyTo: string[];
 }
 
-export interface SendView {
-  id: string;
-  status: SendStatus;
-  scheduled_at?: string;
-  sent_at?: string;
-  error?: string;
-  refused?: string[];
-}
-
-/** A send as GET /v1/sends and GET /v1/sends/{id} show it (docs/api.md, "Send"). */
-export interface SendItem extends SendView {
-  /** `<location label>/<path>` of the file (the location's id when it was deleted). */
-  source: string;
-  file_name: string;
-  /** How many addresses in to, cc and bcc. */
-  recipients: number;
-  created_at: string;
-}
-
 /** RFC 5321's limit on a forward path. */
 export const ADDRESS_MAX = 254;
 
@@ -90,35 +72,6 @@ function addresses(value: Addresses | undefined, field: string, min: number, max
       throw invalid(`${field}: "${address}" is not an e-mail address`);
   }
   return list;
-}
-
-export function sendView(row: SendRow): SendView {
-  const v: SendView = { id: row.id, status: row.status };
-  if (row.scheduled_at !== null) v.scheduled_at = toRfc3339(row.scheduled_at);
-  if (row.sent_at !== null) v.sent_at = toRfc3339(row.sent_at);
-  if (row.error !== null) v.error = row.error;
-  if (row.refused !== null) v.refused = JSON.parse(row.refused) as string[];
-  return v;
-}
-
-export function sendItem(row: SendRow, label: string | undefined): SendItem {
-  return {
-    ...sendView(row),
-    source: `${label ?? row.location_id}/${row.path}`,
-    file_name: row.file_name,
-    recipients: row.recipient_count,
-    created_at: toRfc3339(row.created_at),
-  };
-}
-
-/** The send as GET /v1/sends/{id} shows it, read through `q` (a transaction's, for webhook events). */
-export async function sendItemOf(q: Kysely<Database>, row: SendRow): Promise<SendItem> {
-  const location = await q
-    .selectFrom('locations')
-    .select('label')
-    .where('id', '=', row.location_id)
-    .executeTakeFirst();
-  return sendItem(row, location?.label);
 }
 
 /** Why a send can no longer be canceled, for the 409. */
@@ -195,8 +148,7 @@ export class Sends {
       'source',
       input.literal === true,
     );
-    const status: SendStatus = scheduledAt === null ? 'queued' : 'scheduled';
-    const row: SendRow = {
+    const row = await lifecycle.accept(this.db.kysely, {
       id: newId(),
       workspace_id: workspaceId,
       sender_name: input.sender_name?.trim() ?? null,
@@ -209,7 +161,6 @@ export class Sends {
       message: input.text ?? null,
       password_hash: input.password === undefined ? null : await hash(input.password),
       link_expires_at: linkExpiresAt,
-      status,
       scheduled_at: scheduledAt,
       sent_at: null,
       error: null,
@@ -221,8 +172,7 @@ export class Sends {
       lease_expires_at: null,
       created_at: now,
       updated_at: now,
-    };
-    await this.db.kysely.insertInto('sends').values(row).execute();
+    });
     return sendView(row);
   }
 
@@ -279,20 +229,7 @@ export class Sends {
   async cancel(workspaceId: string, id: string): Promise<SendItem> {
     const current = await this.row(workspaceId, id);
     const now = this.clock.now();
-    const canceled = await this.db.kysely.transaction().execute(async (trx) => {
-      const row = await trx
-        .updateTable('sends')
-        .set({ status: 'canceled', updated_at: now })
-        .where('id', '=', current.id)
-        .where('workspace_id', '=', workspaceId)
-        .where('status', 'in', ['scheduled', 'queued'])
-        .where('lease_owner', 'is', null)
-        .returningAll()
-        .executeTakeFirst();
-      if (row)
-        await emit(trx, { workspaceId, type: 'send.canceled', data: await sendItemOf(trx, row), at: now });
-      return row;
-    });
+    const canceled = await lifecycle.cancel(this.db.kysely, workspaceId, current.id, now);
     if (!canceled) throw conflict(notCancelable(await this.row(workspaceId, id)));
     return sendItem(canceled, (await this.labels([canceled])).get(canceled.location_id));
   }

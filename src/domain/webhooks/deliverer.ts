@@ -2,7 +2,8 @@
 // enabled endpoints with a lease (one UPDATE … RETURNING, FOR UPDATE SKIP LOCKED on PostgreSQL, like
 // transfer claims), so two processes never make the same attempt; POST the body with the Standard
 // Webhooks headers through the egress guard; and record the attempt, the message's next try or its
-// end, and the endpoint's failure streak in one transaction that checks the lease. Any 2xx delivers;
+// end, and the endpoint's failure streak in one transaction that checks the lease. Those writes are
+// the moves of lifecycle.ts (docs/engine.md, "Webhook messages"). Any 2xx delivers;
 // other answers, timeouts and connection failures are tried again on the schedule (schedule.ts) for a
 // day; an endpoint that failed for a day is disabled. A crash between the answer and the record
 // delivers the message again, with the same webhook-id, which receivers use to drop duplicates; a
@@ -16,19 +17,17 @@
 // ferry, or a process that died holding the lease) counts in `crashes`; a message that crashed
 // `maxCrashes` times is failed instead of being claimed again forever.
 import type { Readable } from 'node:stream';
-import { type Kysely, sql } from 'kysely';
 import { Counter, type Registry } from 'prom-client';
 import { request } from 'undici';
 import type { Clock } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Db } from '../../db/database.js';
-import type { Database, WebhookMessageRow, WebhookRow } from '../../db/schema.js';
+import type { WebhookMessageRow, WebhookRow } from '../../db/schema.js';
 import { FerryError } from '../../errors.js';
-import { newId } from '../../ids.js';
 import type { Logger } from '../../log.js';
 import type { Egress } from '../../net/egress.js';
-import { claimRows, skipLocked } from '../../queue/claim.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
+import * as lifecycle from './lifecycle.js';
 import { queuedHere } from './outbox.js';
 import { DAY_MS, nextAttemptAt } from './schedule.js';
 import { signedHeaders } from './signing.js';
@@ -147,19 +146,8 @@ export class WebhookDeliverer {
    * slots are all taken here wait for no one, and one that another process holds is due when its lease
    * ends (otherwise this loop would spin on it).
    */
-  async #nextDue(): Promise<number | undefined> {
-    const now = this.deps.clock.now();
-    const full = this.#fullEndpoints();
-    const result = await sql<{ next: number | string | null }>`
-      select min(case when m.lease_expires_at >= ${now} and m.lease_expires_at > m.run_after
-                      then m.lease_expires_at else m.run_after end) as next
-      from webhook_messages m join webhooks w on w.id = m.webhook_id
-      where m.status = 'pending' and w.status = 'enabled'
-        ${full.length === 0 ? sql`` : sql`and m.webhook_id not in (${sql.join(full)})`}`.execute(
-      this.deps.db.kysely,
-    );
-    const next = result.rows[0]?.next;
-    return next === null || next === undefined ? undefined : Number(next);
+  #nextDue(): Promise<number | undefined> {
+    return lifecycle.nextDue(this.deps.db.kysely, this.deps.clock.now(), this.#fullEndpoints());
   }
 
   /**
@@ -241,48 +229,21 @@ export class WebhookDeliverer {
    * slots are all taken here. A message whose lease ran out was being attempted by a process that died
    * (or stalled past the lease): that attempt counts as crashed.
    */
-  async #claim(room: number): Promise<WebhookMessageRow[]> {
+  #claim(room: number): Promise<WebhookMessageRow[]> {
     const { db, clock, owner } = this.deps;
     const { perEndpoint, timeoutMs } = this.#options;
     const now = clock.now();
-    const full = this.#fullEndpoints();
-    return claimRows<WebhookMessageRow>(db.kysely, {
-      table: 'webhook_messages',
-      keys: ['webhook_id', 'event_id'],
-      set: sql`lease_owner = ${owner}, lease_expires_at = ${now + timeoutMs + LEASE_MARGIN_MS},
-          attempts = attempts + 1,
-          crashes = crashes + case when lease_owner is null then 0 else 1 end,
-          updated_at = ${now}`,
-      pick: sql`
-        select r.webhook_id, r.event_id from (
-          select c.webhook_id, c.event_id, c.run_after,
-                 row_number() over (partition by c.webhook_id order by c.run_after, c.event_id) as n
-          from (
-            select m.webhook_id, m.event_id, m.run_after from webhook_messages m
-            join webhooks w on w.id = m.webhook_id
-            where m.status = 'pending' and m.run_after <= ${now} and w.status = 'enabled'
-              and (m.lease_owner is null or m.lease_expires_at < ${now})
-              ${full.length === 0 ? sql`` : sql`and m.webhook_id not in (${sql.join(full)})`}
-            order by m.run_after
-            limit ${room * perEndpoint}
-            ${skipLocked(db.dialect, 'm')}
-          ) c
-        ) r
-        where r.n <= ${perEndpoint}
-        order by r.run_after
-        limit ${room}`,
-    });
+    return lifecycle.claim(
+      db.kysely,
+      db.dialect,
+      { owner, now, until: now + timeoutMs + LEASE_MARGIN_MS },
+      { room, perEndpoint, full: this.#fullEndpoints() },
+    );
   }
 
-  /** A claimed message there is no slot for after all: back to the queue, its claim not counted. */
-  async #handBack(message: WebhookMessageRow): Promise<void> {
-    await this.deps.db.kysely
-      .updateTable('webhook_messages')
-      .set((eb) => ({ lease_owner: null, lease_expires_at: null, attempts: eb('attempts', '-', 1) }))
-      .where('webhook_id', '=', message.webhook_id)
-      .where('event_id', '=', message.event_id)
-      .where('lease_owner', '=', this.deps.owner)
-      .execute();
+  /** A claimed message there is no slot for after all, or whose attempt a stop cut short. */
+  #handBack(message: WebhookMessageRow): Promise<void> {
+    return lifecycle.handBack(this.deps.db.kysely, this.deps.owner, message);
   }
 
   async #attempt(hook: WebhookRow, message: WebhookMessageRow): Promise<Result> {
@@ -331,13 +292,7 @@ export class WebhookDeliverer {
     if (this.#stopped.signal.aborted && result.statusCode === undefined) {
       // Stopped mid-attempt: the message goes back to the queue at once, its attempt not counted, so
       // another process (or this one, restarted) sends it without waiting for the lease.
-      await db.kysely
-        .updateTable('webhook_messages')
-        .set((eb) => ({ lease_owner: null, lease_expires_at: null, attempts: eb('attempts', '-', 1) }))
-        .where('webhook_id', '=', message.webhook_id)
-        .where('event_id', '=', message.event_id)
-        .where('lease_owner', '=', owner)
-        .execute();
+      await this.#handBack(message);
       return;
     }
     const delivered = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
@@ -346,52 +301,28 @@ export class WebhookDeliverer {
       : nextAttemptAt(message.attempts, message.created_at, now, this.deps.random);
     const outcome = delivered ? 'delivered' : next === undefined ? 'failed' : 'retried';
     const disable = !delivered && hook.status === 'enabled' && now - (hook.failing_since ?? now) >= DAY_MS;
-    const recorded = await db.kysely.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('webhook_messages')
-        .set({
-          status: delivered ? 'delivered' : next === undefined ? 'failed' : 'pending',
-          ...(next === undefined ? {} : { run_after: next }),
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: now,
-        })
-        .where('webhook_id', '=', message.webhook_id)
-        .where('event_id', '=', message.event_id)
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      // Another process took the message over (our lease ran out): its record stands.
-      if (updated.numUpdatedRows === 0n) return false;
-      await this.#logAttempt(trx, message, result, duration, now);
-      if (delivered) {
-        await trx
-          .updateTable('webhooks')
-          .set({ failing_since: null })
-          .where('id', '=', hook.id)
-          .where('failing_since', 'is not', null)
-          .execute();
-      } else if (disable) {
-        await trx
-          .updateTable('webhooks')
-          .set({
-            status: 'disabled',
-            disabled_at: now,
-            disabled_reason: `every delivery attempt failed for 24 hours; the last: ${describe(result)}`,
-            updated_at: now,
-          })
-          .where('id', '=', hook.id)
-          .where('status', '=', 'enabled')
-          .execute();
-      } else {
-        await trx
-          .updateTable('webhooks')
-          .set({ failing_since: now })
-          .where('id', '=', hook.id)
-          .where('failing_since', 'is', null)
-          .execute();
-      }
-      return true;
-    });
+    const recorded = await lifecycle.settle(
+      db.kysely,
+      owner,
+      message,
+      {
+        end: delivered
+          ? { kind: 'delivered' }
+          : next === undefined
+            ? { kind: 'failed', attempted: true }
+            : { kind: 'again', runAfter: next },
+        attempt: { ...result, durationMs: duration },
+        streak: delivered
+          ? { kind: 'delivered' }
+          : disable
+            ? {
+                kind: 'disable',
+                reason: `every delivery attempt failed for 24 hours; the last: ${describe(result)}`,
+              }
+            : { kind: 'failing' },
+      },
+      now,
+    );
     if (!recorded) return;
     this.#deliveries.inc({ outcome });
     const fields = {
@@ -422,72 +353,36 @@ export class WebhookDeliverer {
       { err, webhook: hook.id, event: message.event_id, attempt: message.attempts, crashes },
       'webhook attempt crashed',
     );
-    await db.kysely.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('webhook_messages')
-        .set({
-          status: next === undefined ? 'failed' : 'pending',
-          ...(next === undefined ? {} : { run_after: next }),
-          crashes,
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: now,
-        })
-        .where('webhook_id', '=', message.webhook_id)
-        .where('event_id', '=', message.event_id)
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      if (updated.numUpdatedRows === 0n) return;
-      await this.#logAttempt(trx, message, { error: 'crashed' }, 0, now);
-    });
+    await lifecycle.settle(
+      db.kysely,
+      owner,
+      message,
+      {
+        end: next === undefined ? { kind: 'failed', attempted: true } : { kind: 'again', runAfter: next },
+        attempt: { error: 'crashed', durationMs: 0 },
+        crashes,
+      },
+      now,
+    );
     if (next === undefined) this.#deliveries.inc({ outcome: 'failed' });
   }
 
   /** A message whose attempts crashed maxCrashes times: failed without another attempt. */
   async #giveUp(hook: WebhookRow, message: WebhookMessageRow): Promise<void> {
     const { db, clock, logger, owner } = this.deps;
-    const now = clock.now();
-    const ended = await db.kysely.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('webhook_messages')
-        .set({ status: 'failed', lease_owner: null, lease_expires_at: null, updated_at: now })
-        .where('webhook_id', '=', message.webhook_id)
-        .where('event_id', '=', message.event_id)
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      if (updated.numUpdatedRows === 0n) return false;
-      await this.#logAttempt(trx, message, { error: 'crashed' }, 0, now);
-      return true;
-    });
+    const ended = await lifecycle.settle(
+      db.kysely,
+      owner,
+      message,
+      { end: { kind: 'failed', attempted: false }, attempt: { error: 'crashed', durationMs: 0 } },
+      clock.now(),
+    );
     if (!ended) return;
     this.#deliveries.inc({ outcome: 'failed' });
     logger.error(
       { webhook: hook.id, event: message.event_id, crashes: message.crashes },
       'webhook event failed: its attempts crashed',
     );
-  }
-
-  async #logAttempt(
-    q: Kysely<Database>,
-    message: WebhookMessageRow,
-    result: Result,
-    duration: number,
-    now: number,
-  ): Promise<void> {
-    await q
-      .insertInto('webhook_attempts')
-      .values({
-        id: newId(),
-        webhook_id: message.webhook_id,
-        event_id: message.event_id,
-        type: message.type,
-        attempt: message.attempts,
-        status_code: result.statusCode ?? null,
-        error: result.error ?? null,
-        duration_ms: duration,
-        created_at: now,
-      })
-      .execute();
   }
 
   async stop(): Promise<void> {

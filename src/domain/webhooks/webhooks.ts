@@ -14,6 +14,7 @@ import type { Secret } from '../../secret.js';
 import type { WebhookStatus } from '../../states.js';
 import { checkCap } from '../caps.js';
 import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from './events.js';
+import * as lifecycle from './lifecycle.js';
 import { newSigningSecret } from './signing.js';
 
 export const URL_MAX = 2048;
@@ -152,23 +153,17 @@ export class Webhooks {
     const now = this.clock.now();
     const row = await this.db.transaction().execute(async (trx) => {
       await checkCap(trx, 'webhooks', workspaceId, this.cap, now);
-      return trx
-        .insertInto('webhooks')
-        .values({
+      return lifecycle.create(
+        trx,
+        {
           id,
           workspace_id: workspaceId,
           url,
           events: encodeEvents(events),
           secret_envelope: this.keyring.seal(secret.reveal(), secretContext(id)),
-          status: 'enabled',
-          disabled_reason: null,
-          disabled_at: null,
-          failing_since: null,
-          created_at: now,
-          updated_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+        },
+        now,
+      );
     });
     return { ...view(row), secret: secret.reveal() };
   }
@@ -210,23 +205,16 @@ export class Webhooks {
     const now = this.clock.now();
     const url = change.url === undefined ? undefined : await this.#checkUrl(change.url);
     const events = change.events === undefined ? undefined : checkEvents(change.events);
-    const status =
-      change.status === undefined || change.status === row.status
-        ? {}
-        : change.status === 'enabled'
-          ? { status: 'enabled' as const, disabled_reason: null, disabled_at: null, failing_since: null }
-          : { status: 'disabled' as const, disabled_reason: 'disabled through the API', disabled_at: now };
-    const updated = await this.db
-      .updateTable('webhooks')
-      .set({
+    const updated = await lifecycle.change(
+      this.db,
+      row,
+      {
         ...(url === undefined ? {} : { url }),
         ...(events === undefined ? {} : { events: encodeEvents(events) }),
-        ...status,
-        updated_at: now,
-      })
-      .where('id', '=', row.id)
-      .returningAll()
-      .executeTakeFirst();
+        ...(change.status === undefined ? {} : { status: change.status }),
+      },
+      now,
+    );
     if (!updated) throw notFound(`webhook ${id} was not found`);
     return view(updated);
   }
@@ -234,11 +222,7 @@ export class Webhooks {
   /** Deletes the endpoint, its queued messages and its log. */
   async delete(workspaceId: string, id: string): Promise<void> {
     const row = await this.#find(workspaceId, id);
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('webhook_attempts').where('webhook_id', '=', row.id).execute();
-      await trx.deleteFrom('webhook_messages').where('webhook_id', '=', row.id).execute();
-      await trx.deleteFrom('webhooks').where('id', '=', row.id).execute();
-    });
+    await lifecycle.remove(this.db, row.id);
   }
 
   /** The endpoint's delivery attempts, newest first, `limit` at a time. */

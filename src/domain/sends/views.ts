@@ -1,0 +1,54 @@
+// What GET /v1/sends and GET /v1/sends/{id} show of a send (docs/api.md, "Send"), and the event
+// stream and webhook events with them.
+import type { Kysely } from 'kysely';
+import { toRfc3339 } from '../../clock.js';
+import type { Database, SendRow } from '../../db/schema.js';
+import type { SendStatus } from '../../states.js';
+
+export interface SendView {
+  id: string;
+  status: SendStatus;
+  scheduled_at?: string;
+  sent_at?: string;
+  error?: string;
+  refused?: string[];
+}
+
+/** A send as GET /v1/sends and GET /v1/sends/{id} show it (docs/api.md, "Send"). */
+export interface SendItem extends SendView {
+  /** `<location label>/<path>` of the file (the location's id when it was deleted). */
+  source: string;
+  file_name: string;
+  /** How many addresses in to, cc and bcc. */
+  recipients: number;
+  created_at: string;
+}
+
+export function sendView(row: SendRow): SendView {
+  const v: SendView = { id: row.id, status: row.status };
+  if (row.scheduled_at !== null) v.scheduled_at = toRfc3339(row.scheduled_at);
+  if (row.sent_at !== null) v.sent_at = toRfc3339(row.sent_at);
+  if (row.error !== null) v.error = row.error;
+  if (row.refused !== null) v.refused = JSON.parse(row.refused) as string[];
+  return v;
+}
+
+export function sendItem(row: SendRow, label: string | undefined): SendItem {
+  return {
+    ...sendView(row),
+    source: `${label ?? row.location_id}/${row.path}`,
+    file_name: row.file_name,
+    recipients: row.recipient_count,
+    created_at: toRfc3339(row.created_at),
+  };
+}
+
+/** The send as GET /v1/sends/{id} shows it, read through `q` (a transaction's, for webhook events). */
+export async function sendItemOf(q: Kysely<Database>, row: SendRow): Promise<SendItem> {
+  const location = await q
+    .selectFrom('locations')
+    .select('label')
+    .where('id', '=', row.location_id)
+    .executeTakeFirst();
+  return sendItem(row, location?.label);
+}
