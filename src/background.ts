@@ -1,7 +1,8 @@
 // The background work of a worker process (FERRY_ROLE worker or all), wired to the process's services:
 // the transfer worker, the OAuth refresher, the webhook deliverer, the retention pruner (unless
 // FERRY_RETENTION_DAYS keeps everything) and, when FERRY_SMTP_URL is set, the send dispatcher, each
-// woken by the other processes' signals (src/db/signals.ts) as well as by its own poll. `ferry serve` and the tests start it the same way.
+// woken by the other processes' signals (src/db/signals.ts) as well as by its own poll. `ferry serve`
+// and the tests start it the same way.
 import { Refresher, type RefresherOptions } from './domain/refresher/refresher.js';
 import { Pruner, type PrunerOptions } from './domain/retention/pruner.js';
 import { SendDispatcher } from './domain/sends/dispatcher.js';
