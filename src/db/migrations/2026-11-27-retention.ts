@@ -11,6 +11,8 @@ const FINISHED_INDEXES: Array<[name: string, table: string, columns: string[]]> 
   ['sends_finished', 'sends', ['status', 'updated_at']],
   ['webhook_messages_finished', 'webhook_messages', ['status', 'updated_at']],
   ['shares_revoked', 'shares', ['revoked_at']],
+  // An event's attempts, looked up by the event: its message is deleted only once none is left.
+  ['webhook_attempts_event', 'webhook_attempts', ['webhook_id', 'event_id']],
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations must not depend on the current schema types
