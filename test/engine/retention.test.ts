@@ -411,6 +411,19 @@ await eachDatabase('retention', (database) => {
     assert.equal(later?.transfers, 1);
   });
 
+  test('a pruner stopped mid-run ends after its batch and leaves the task due, so the next run goes on at once', async () => {
+    const { ws } = await fresh();
+    const big = await job(ws, 'complete', clock.now() - 40 * DAY, 30);
+    const stopped = pruner({ batch: 10 });
+    await stopped.stop();
+    assert.equal(await stopped.runDue(), undefined, 'a stopped run answers nothing');
+    assert.equal(await count('job_objects', 'job_id', [big]), 20, 'one batch went');
+    assert.ok(t.logs.lines.some((line) => line.includes('stopped before the end')));
+    const next = await pruner({ batch: 10 }).runDue();
+    assert.equal(next?.job_objects, 20, 'due at once, without waiting for the hour');
+    assert.equal(next?.jobs, 1);
+  });
+
   test('a pruned transfer and job answer 404 like an unknown id; an expired share link still answers 410', async () => {
     await fresh();
     const ws = (

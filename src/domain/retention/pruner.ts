@@ -149,7 +149,7 @@ export class Pruner {
       const step = await db.kysely.transaction().execute((trx) => jobs.prune(trx, db.dialect, cutoff, batch));
       this.#count(pruned, 'jobs', step.jobs);
       this.#count(pruned, 'job_objects', step.objects);
-      if (!(await this.#keepGoing())) return undefined;
+      if (!(await this.#keepGoing())) return this.#stoppedEarly(pruned);
       if (step.jobs === 0 && step.objects === 0) break;
     }
     const steps: Array<[keyof Pruned, (q: Queryable) => Promise<number>]> = [
@@ -163,7 +163,7 @@ export class Pruner {
       for (;;) {
         const gone = await db.kysely.transaction().execute(step);
         this.#count(pruned, table, gone);
-        if (!(await this.#keepGoing())) return undefined;
+        if (!(await this.#keepGoing())) return this.#stoppedEarly(pruned);
         if (gone === 0) break;
       }
     }
@@ -172,6 +172,12 @@ export class Pruner {
       'retention: pruned finished work',
     );
     return pruned;
+  }
+
+  /** A run cut short still logs what it deleted; the task stays due, so the rest goes next time. */
+  #stoppedEarly(pruned: Pruned): undefined {
+    this.#deps.logger.info({ pruned }, 'retention: pruned finished work, stopped before the end');
+    return undefined;
   }
 
   #count(pruned: Pruned, table: keyof Pruned, n: number): void {
