@@ -1,8 +1,10 @@
 // The background work of a worker process (FERRY_ROLE worker or all), wired to the process's services:
-// the transfer worker, the OAuth refresher, the webhook deliverer and, when FERRY_SMTP_URL is set, the
-// send dispatcher, each woken by the other processes' signals (src/db/signals.ts) as well as by its own
-// poll. `ferry serve` and the tests start it the same way.
+// the transfer worker, the OAuth refresher, the webhook deliverer, the retention pruner (unless
+// FERRY_RETENTION_DAYS keeps everything) and, when FERRY_SMTP_URL is set, the send dispatcher, each
+// woken by the other processes' signals (src/db/signals.ts) as well as by its own poll. `ferry serve`
+// and the tests start it the same way.
 import { Refresher, type RefresherOptions } from './domain/refresher/refresher.js';
+import { Pruner, type PrunerOptions } from './domain/retention/pruner.js';
 import { SendDispatcher } from './domain/sends/dispatcher.js';
 import { type DelivererOptions, WebhookDeliverer } from './domain/webhooks/deliverer.js';
 import { StoreCache } from './engine/store-cache.js';
@@ -15,6 +17,8 @@ export interface Background {
   refresher: Refresher;
   dispatcher: SendDispatcher | undefined;
   webhooks: WebhookDeliverer;
+  /** Deletes old finished work (docs/api.md, "Retention"); undefined when FERRY_RETENTION_DAYS is 0. */
+  pruner: Pruner | undefined;
   /** Stops listening and claiming; running transfers get `deadlineMs` to finish (Worker.stop). */
   stop(deadlineMs: number): Promise<void>;
 }
@@ -26,6 +30,8 @@ export interface BackgroundOptions {
   sendPollMs?: number;
   /** The webhook deliverer's options over those of the settings (FERRY_WEBHOOK_…). */
   webhooks?: Partial<DelivererOptions>;
+  /** The pruner's options over those of the settings (FERRY_RETENTION_DAYS). */
+  retention?: Partial<PrunerOptions>;
 }
 
 /** How often, at most, this process wakes the event streams (docs/api.md, "Live progress"). */
@@ -100,6 +106,20 @@ export function startBackground(services: Services, options: BackgroundOptions =
       ...options.webhooks,
     },
   );
+  const days = services.config.retentionDays;
+  const pruner =
+    days === undefined
+      ? undefined
+      : new Pruner(
+          {
+            db: services.db,
+            clock: services.clock,
+            logger: services.logger.child({ component: 'retention' }),
+            owner: worker.owner,
+            registry: services.metrics,
+          },
+          { retentionMs: days * 86_400_000, ...options.retention },
+        );
   const unlisten = [
     services.signals.listen('work', () => {
       worker.nudge();
@@ -113,13 +133,16 @@ export function startBackground(services: Services, options: BackgroundOptions =
   refresher.start();
   dispatcher?.start();
   webhooks.start();
+  pruner?.start();
   return {
     worker,
     refresher,
     dispatcher,
     webhooks,
+    pruner,
     async stop(deadlineMs) {
       for (const stop of unlisten) stop();
+      await pruner?.stop();
       await dispatcher?.stop();
       await webhooks.stop();
       await refresher.stop();

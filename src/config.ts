@@ -45,6 +45,8 @@ export interface Config {
     /** Claims of one transfer, job object or send that may end in a crash before it is failed. */
     maxCrashes: number;
   };
+  /** Retention (docs/api.md, "Retention"): finished work older than this many days is deleted; undefined keeps it. */
+  retentionDays: number | undefined;
   /** Glob patterns in source paths (docs/api.md, "Limits"): checked when a request is validated. */
   patterns: PatternLimits;
   /** Time bounds of outbound calls and how webhook attempts share the process (docs/api.md, "Outbound calls"). */
@@ -112,6 +114,14 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** FERRY_RETENTION_DAYS: whole days from 1, or 0 or `never` to keep finished work forever. */
+function retentionDays(env: Env): number | undefined {
+  const raw = env.FERRY_RETENTION_DAYS?.trim();
+  if (raw?.toLowerCase() === 'never') return undefined;
+  const days = integer(env, 'FERRY_RETENTION_DAYS', 30, 0, 36_500);
+  return days === 0 ? undefined : days;
+}
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -316,6 +326,7 @@ export function loadConfig(env: Env = process.env): Config {
       // claims it costs at most three crashes (each a lease plus a restart) before it is failed.
       maxCrashes: integer(env, 'FERRY_WORK_MAX_CRASHES', 3, 1, 100),
     },
+    retentionDays: retentionDays(env),
     patterns: {
       maxLength: integer(
         env,

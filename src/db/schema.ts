@@ -324,6 +324,16 @@ export interface WebhookAttemptsTable {
   created_at: number;
 }
 
+/** A task that runs now and then in one worker process at a time (src/queue/periodic.ts). */
+export interface PeriodicTasksTable {
+  name: string;
+  /** Not run again before this time. */
+  run_after: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_run_at: number | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -343,6 +353,7 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
+  periodic_tasks: PeriodicTasksTable;
 }
 
 export type WebhookRow = Selectable<WebhooksTable>;

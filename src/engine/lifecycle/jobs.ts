@@ -351,3 +351,62 @@ export async function handBack(q: Queryable, owner: string): Promise<void> {
     .where('lease_owner', '=', owner)
     .execute();
 }
+
+/** The states a job ends in: only these are pruned (docs/api.md, "Retention"). */
+export const FINISHED: readonly JobStatus[] = ['complete', 'partial', 'failed', 'canceled'];
+
+export interface PrunedJobs {
+  jobs: number;
+  objects: number;
+}
+
+/**
+ * prune: one batch of the jobs that finished before `cutoff` leaves the table (docs/api.md,
+ * "Retention"); run it in its own short transaction, again until it answers zeros. It takes up to
+ * `limit` such jobs (locked on PostgreSQL; a job another transaction holds, a retry say, is skipped),
+ * deletes at most `limit` of their objects, and only once none is left their manifests and the jobs
+ * themselves: children before parents, never more than `limit` rows per statement.
+ */
+export async function prune(
+  q: Queryable,
+  dialect: Dialect,
+  cutoff: number,
+  limit: number,
+): Promise<PrunedJobs> {
+  const picked = await sql<{ id: string }>`
+    select id from jobs
+    where status in (${sql.join(FINISHED)}) and finished_at < ${cutoff}
+    order by finished_at
+    limit ${limit}
+    ${skipLocked(dialect)}`.execute(q);
+  const ids = picked.rows.map((row) => row.id);
+  if (ids.length === 0) return { jobs: 0, objects: 0 };
+  const objectsGone = rowsChanged(
+    await q
+      .deleteFrom('job_objects')
+      .where('job_id', 'in', ids)
+      .where(({ eb, refTuple, selectFrom }) =>
+        eb(
+          refTuple('job_id', 'seq'),
+          'in',
+          selectFrom('job_objects')
+            .select(['job_id', 'seq'])
+            .where('job_id', 'in', ids)
+            .limit(limit)
+            .$asTuple('job_id', 'seq'),
+        ),
+      )
+      .executeTakeFirst(),
+  );
+  if (objectsGone >= limit) return { jobs: 0, objects: objectsGone };
+  await q.deleteFrom('job_manifests').where('job_id', 'in', ids).execute();
+  const jobsGone = rowsChanged(
+    await q
+      .deleteFrom('jobs')
+      .where('id', 'in', ids)
+      .where('status', 'in', FINISHED)
+      .where('finished_at', '<', cutoff)
+      .executeTakeFirst(),
+  );
+  return { jobs: jobsGone, objects: objectsGone };
+}

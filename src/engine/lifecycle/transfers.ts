@@ -419,3 +419,33 @@ export async function dueByWorkspace(q: Queryable, now: number): Promise<Map<str
     .execute();
   return new Map(rows.map((r) => [r.workspace_id, Number(r.n)]));
 }
+
+/** The states a transfer ends in: only these are pruned (docs/api.md, "Retention"). */
+export const FINISHED: readonly TransferStatus[] = ['complete', 'failed'];
+
+/**
+ * prune: up to `limit` transfers that finished before `cutoff` leave the table (docs/api.md,
+ * "Retention"); call it again until it answers 0. A transfer that runs a job goes only once its job
+ * is gone (jobs.prune, called first), so no job is left pointing at a missing transfer. The states are
+ * checked again by the DELETE itself, so a transfer retried since it was picked stays.
+ */
+export async function prune(q: Queryable, cutoff: number, limit: number): Promise<number> {
+  const result = await q
+    .deleteFrom('transfers')
+    .where('status', 'in', FINISHED)
+    .where('finished_at', '<', cutoff)
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('transfers as t')
+        .select('t.id')
+        .where('t.status', 'in', FINISHED)
+        .where('t.finished_at', '<', cutoff)
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('jobs as j').select('j.id').whereRef('j.transfer_id', '=', 't.id'))),
+        )
+        .orderBy('t.finished_at')
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return rowsChanged(result);
+}
