@@ -13,7 +13,9 @@ import type { Logger } from '../../log.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
 import type { Queryable } from '../../queue/moves.js';
 import { claimTask, ensureTask, finishTask, renewTask, taskDue } from '../../queue/periodic.js';
-import { pruneRevokedShares, pruneSends, pruneWebhookAttempts, pruneWebhookMessages } from './prune.js';
+import * as sends from '../sends/lifecycle.js';
+import { pruneRevoked } from '../shares/shares.js';
+import * as webhooks from '../webhooks/lifecycle.js';
 
 /** The task's row in periodic_tasks. */
 export const RETENTION_TASK = 'retention';
@@ -154,10 +156,10 @@ export class Pruner {
     }
     const steps: Array<[keyof Pruned, (q: Queryable) => Promise<number>]> = [
       ['transfers', (q) => transfers.prune(q, cutoff, batch)],
-      ['sends', (q) => pruneSends(q, cutoff, batch)],
-      ['webhook_attempts', (q) => pruneWebhookAttempts(q, cutoff, batch)],
-      ['webhook_messages', (q) => pruneWebhookMessages(q, cutoff, batch)],
-      ['shares', (q) => pruneRevokedShares(q, cutoff, batch)],
+      ['sends', (q) => sends.prune(q, cutoff, batch)],
+      ['webhook_attempts', (q) => webhooks.pruneAttempts(q, cutoff, batch)],
+      ['webhook_messages', (q) => webhooks.pruneMessages(q, cutoff, batch)],
+      ['shares', (q) => pruneRevoked(q, cutoff, batch)],
     ];
     for (const [table, step] of steps) {
       for (;;) {

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { SendRow } from '../../db/schema.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
-import { crashedError, type Lease, type Moves, type Queryable } from '../../queue/moves.js';
+import { crashedError, type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { SendStatus } from '../../states.js';
 import { emit } from '../webhooks/outbox.js';
 import { sendItemOf } from './views.js';
@@ -197,4 +197,29 @@ export async function nextDue(q: Queryable): Promise<number | undefined> {
     from sends where status in (${sql.join([...SEND_MOVES.claim.from])})`.execute(q);
   const next = result.rows[0]?.next_due;
   return next === null || next === undefined ? undefined : Number(next);
+}
+
+// Retention (docs/api.md, "Retention"): pruning removes a finished row; it moves no row between states,
+// so it is not in SEND_MOVES (docs/engine.md, "Pruning is not a move").
+
+/** The states a send ends in. */
+export const FINISHED: readonly SendStatus[] = ['sent', 'failed', 'canceled'];
+
+/** Sends that ended (their last change) before `cutoff`. */
+export async function prune(q: Queryable, cutoff: number, limit: number): Promise<number> {
+  const result = await q
+    .deleteFrom('sends')
+    .where('status', 'in', FINISHED)
+    .where('updated_at', '<', cutoff)
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('sends')
+        .select('id')
+        .where('status', 'in', FINISHED)
+        .where('updated_at', '<', cutoff)
+        .orderBy('updated_at')
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return rowsChanged(result);
 }

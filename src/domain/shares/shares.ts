@@ -15,6 +15,7 @@ import type { Database, LocationRow, ShareRow } from '../../db/schema.js';
 import { invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import { expandSources, isPattern } from '../../objects/patterns.js';
+import { type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { ShareState } from '../../states.js';
 import type { Entry } from '../../stores/contract.js';
 import { checkCap } from '../caps.js';
@@ -451,4 +452,30 @@ export class Shares {
       .executeTakeFirst();
     return found !== undefined;
   }
+}
+
+/**
+ * Share links revoked before `cutoff`, with their grants, guesses and download records first. Only
+ * revoked links go: a revoked link answers 404 like one that never existed, so its page does not
+ * change, while an expired or used-up link must keep answering 410 (docs/api.md, "Share links").
+ */
+export async function pruneRevoked(q: Queryable, cutoff: number, limit: number): Promise<number> {
+  const picked = await q
+    .selectFrom('shares')
+    .select('id')
+    .where('revoked_at', '<', cutoff)
+    .orderBy('revoked_at')
+    .limit(limit)
+    .execute();
+  const ids = picked.map((row) => row.id);
+  if (ids.length === 0) return 0;
+  await q.deleteFrom('share_grants').where('share_id', 'in', ids).execute();
+  await q.deleteFrom('share_guesses').where('share_id', 'in', ids).execute();
+  await q.deleteFrom('share_downloads').where('share_id', 'in', ids).execute();
+  const result = await q
+    .deleteFrom('shares')
+    .where('id', 'in', ids)
+    .where('revoked_at', '<', cutoff)
+    .executeTakeFirst();
+  return rowsChanged(result);
 }

@@ -319,3 +319,65 @@ async function endpointStreak(q: Queryable, id: string, streak: Streak, now: num
       return;
   }
 }
+
+// Retention (docs/api.md, "Retention"): pruning removes finished messages and their attempts; it moves
+// no row between states, so it is not in the tables of moves (docs/engine.md, "Pruning is not a move").
+
+/** The states a webhook message ends in. */
+export const MESSAGES_FINISHED: readonly WebhookMessageStatus[] = ['delivered', 'failed'];
+
+/**
+ * The attempts of webhook messages that ended before `cutoff`: the children, deleted before their
+ * messages (pruneMessages), so GET /v1/webhooks/{id}/deliveries never lists an attempt whose
+ * message is gone.
+ */
+export async function pruneAttempts(q: Queryable, cutoff: number, limit: number): Promise<number> {
+  const result = await q
+    .deleteFrom('webhook_attempts')
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('webhook_attempts as a')
+        .innerJoin('webhook_messages as m', (join) =>
+          join.onRef('m.webhook_id', '=', 'a.webhook_id').onRef('m.event_id', '=', 'a.event_id'),
+        )
+        .select('a.id')
+        .where('m.status', 'in', MESSAGES_FINISHED)
+        .where('m.updated_at', '<', cutoff)
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return rowsChanged(result);
+}
+
+/** Webhook messages that ended before `cutoff` and have no attempt left. */
+export async function pruneMessages(q: Queryable, cutoff: number, limit: number): Promise<number> {
+  const result = await q
+    .deleteFrom('webhook_messages')
+    .where('status', 'in', MESSAGES_FINISHED)
+    .where('updated_at', '<', cutoff)
+    .where(({ eb, refTuple, selectFrom }) =>
+      eb(
+        refTuple('webhook_id', 'event_id'),
+        'in',
+        selectFrom('webhook_messages as m')
+          .select(['m.webhook_id', 'm.event_id'])
+          .where('m.status', 'in', MESSAGES_FINISHED)
+          .where('m.updated_at', '<', cutoff)
+          .where((m) =>
+            m.not(
+              m.exists(
+                m
+                  .selectFrom('webhook_attempts as a')
+                  .select('a.id')
+                  .whereRef('a.webhook_id', '=', 'm.webhook_id')
+                  .whereRef('a.event_id', '=', 'm.event_id'),
+              ),
+            ),
+          )
+          .limit(limit)
+          .$asTuple('webhook_id', 'event_id'),
+      ),
+    )
+    .executeTakeFirst();
+  return rowsChanged(result);
+}
