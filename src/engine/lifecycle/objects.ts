@@ -13,13 +13,13 @@ import type { Database, JobObjectRow } from '../../db/schema.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import {
-  crashedError,
-  type Lease,
-  type Moves,
-  NEVER,
-  type Queryable,
-  rowsChanged,
-} from '../../queue/moves.js';
+  giveUpExpired,
+  handBackLeases,
+  type Leased,
+  reclaimExpired,
+  renewLeases,
+} from '../../queue/leases.js';
+import { type Lease, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { ObjectStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 
@@ -294,14 +294,12 @@ export async function crashed(
   return row ? afterCrash(message, { count: row.crashes, policy }, clock) : undefined;
 }
 
+/** The objects' leases: held while running. */
+const LEASED: Leased = { table: 'job_objects', held: OBJECT_MOVES.claim.to };
+
 /** Extends the leases of every object this worker holds. */
 export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
-  await q
-    .updateTable('job_objects')
-    .set({ lease_expires_at: until })
-    .where('lease_owner', '=', owner)
-    .where('status', '=', 'running')
-    .execute();
+  await renewLeases(q, LEASED, owner, until);
 }
 
 /** reclaim: objects whose lease ran out (their worker died, froze or stalled) go back to pending. */
@@ -310,15 +308,7 @@ export async function reclaim(
   now: number,
   policy: CrashPolicy = DEFAULT_CRASH_POLICY,
 ): Promise<number> {
-  return rowsChanged(
-    await q
-      .updateTable('job_objects')
-      .set({ status: OBJECT_MOVES.reclaim.to[0], lease_owner: null, lease_expires_at: null })
-      .where('status', 'in', OBJECT_MOVES.reclaim.from)
-      .where('lease_expires_at', '<', now)
-      .where('crashes', '<', policy.max)
-      .executeTakeFirst(),
-  );
+  return reclaimExpired(q, LEASED, OBJECT_MOVES.reclaim, now, policy);
 }
 
 /**
@@ -330,19 +320,7 @@ export async function reclaim(
  */
 export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Promise<string[]> {
   return q.transaction().execute(async (trx) => {
-    const given = await trx
-      .updateTable('job_objects')
-      .set({
-        status: OBJECT_MOVES.giveUp.to[0],
-        error: crashedError(),
-        lease_owner: null,
-        lease_expires_at: null,
-      })
-      .where('status', 'in', OBJECT_MOVES.giveUp.from)
-      .where('lease_expires_at', '<', now)
-      .where('crashes', '>=', policy.max)
-      .returning('job_id')
-      .execute();
+    const given = await giveUpExpired<JobObjectRow>(trx, LEASED, OBJECT_MOVES.giveUp, now, policy);
     const perJob = new Map<string, number>();
     for (const { job_id } of given) perJob.set(job_id, (perJob.get(job_id) ?? 0) + 1);
     for (const [jobId, n] of perJob) await count(trx, jobId, { objects_pending: -n, objects_failed: n });
@@ -352,18 +330,7 @@ export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Pr
 
 /** handBack: a stopping worker returns what it holds, without counting the interrupted attempt. */
 export async function handBack(q: Queryable, owner: string): Promise<void> {
-  await q
-    .updateTable('job_objects')
-    .set((eb) => ({
-      status: OBJECT_MOVES.handBack.to[0],
-      lease_owner: null,
-      lease_expires_at: null,
-      attempts: eb('attempts', '-', 1),
-      crashes: eb('crashes', '-', 1),
-    }))
-    .where('lease_owner', '=', owner)
-    .where('status', 'in', OBJECT_MOVES.handBack.from)
-    .execute();
+  await handBackLeases(q, LEASED, OBJECT_MOVES.handBack, owner);
 }
 
 /**
