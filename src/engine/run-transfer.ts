@@ -11,7 +11,7 @@ import { copyObject, type UploadCheckpoint } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
 import { expandSources, isPattern, splitPattern } from '../objects/patterns.js';
 import { DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
-import type { Entry } from '../stores/contract.js';
+import type { Entry, Store } from '../stores/contract.js';
 import { abandonUpload, checkpointOf, type Work } from './checkpoints.js';
 import { explainNotFound } from './destination-bucket.js';
 import * as transfers from './lifecycle/transfers.js';
@@ -70,6 +70,35 @@ async function execute(
   }
 }
 
+/**
+ * Runs `each` on every object the sources name, one at a time. A plain source that an earlier run of
+ * this transfer already moved or removed is done, not missing; on the first run, a transfer none of
+ * whose sources matched anything is not_found (`what` names them).
+ */
+async function eachSource(
+  refs: readonly ObjectRef[],
+  attemptNumber: number,
+  signal: AbortSignal,
+  acquire: (locationId: string) => Promise<StoreUse>,
+  what: string,
+  each: (store: Store, ref: ObjectRef, entry: Entry) => Promise<void>,
+): Promise<void> {
+  let matched = 0;
+  for (const ref of refs) {
+    const { store } = await acquire(ref.location_id);
+    try {
+      for await (const entry of expandSources(store, ref.path, signal, ref.literal)) {
+        await each(store, ref, entry);
+        matched++;
+      }
+    } catch (err) {
+      if (!(isFerryError(err, 'not_found') && attemptNumber > 1 && !isPattern(ref.path, ref.literal)))
+        throw err;
+    }
+  }
+  if (matched === 0 && attemptNumber === 1) throw new FerryError('not_found', `no object matched ${what}`);
+}
+
 async function executeWith(
   ctx: TransferContext,
   spec: TransferSpec,
@@ -110,53 +139,41 @@ async function executeWith(
     case 'move': {
       const destination = await acquire(spec.destination.location_id);
       let done = 0;
-      let moved = 0;
-      for (const ref of spec.sources) {
-        const source = await acquire(ref.location_id);
-        const entries = expandSources(source.store, ref.path, signal, ref.literal);
-        try {
-          for await (const entry of entries) {
-            const before = done;
-            const outcome = await moveObject({
-              source: source.store,
-              sourcePath: entry.path,
-              destination: destination.store,
-              destinationPath: destinationPath(spec.destination, ref, entry),
-              signal,
-              onProgress: (bytes) => progress(before + bytes),
-            });
-            done = before + outcome.bytes;
-            moved++;
-          }
-        } catch (err) {
-          // A plain source already moved by an earlier run of this transfer is done, not missing.
-          if (!(isFerryError(err, 'not_found') && attemptNumber > 1 && !isPattern(ref.path, ref.literal)))
-            throw err;
-        }
-      }
-      if (moved === 0 && attemptNumber === 1)
-        throw new FerryError('not_found', 'no object matched the sources');
+      await eachSource(
+        spec.sources,
+        attemptNumber,
+        signal,
+        acquire,
+        'the sources',
+        async (store, ref, entry) => {
+          const before = done;
+          const outcome = await moveObject({
+            source: store,
+            sourcePath: entry.path,
+            destination: destination.store,
+            destinationPath: destinationPath(spec.destination, ref, entry),
+            signal,
+            onProgress: (bytes) => progress(before + bytes),
+          });
+          done = before + outcome.bytes;
+        },
+      );
       return { bytesDone: done, bytesTotal: done };
     }
     case 'remove': {
-      let removed = 0;
-      for (const ref of spec.paths) {
-        const { store } = await acquire(ref.location_id);
-        try {
-          for await (const entry of expandSources(store, ref.path, signal, ref.literal)) {
-            await store.delete(entry.path, { signal }).catch((err: unknown) => {
-              // Gone since it was listed (or removed by an earlier run): what was asked for holds.
-              if (!isFerryError(err, 'not_found')) throw err;
-            });
-            removed++;
-          }
-        } catch (err) {
-          if (!(isFerryError(err, 'not_found') && attemptNumber > 1 && !isPattern(ref.path, ref.literal)))
-            throw err;
-        }
-      }
-      if (removed === 0 && attemptNumber === 1)
-        throw new FerryError('not_found', 'no object matched the paths');
+      await eachSource(
+        spec.paths,
+        attemptNumber,
+        signal,
+        acquire,
+        'the paths',
+        async (store, _ref, entry) => {
+          await store.delete(entry.path, { signal }).catch((err: unknown) => {
+            // Gone since it was listed (or removed by an earlier run): what was asked for holds.
+            if (!isFerryError(err, 'not_found')) throw err;
+          });
+        },
+      );
       return { bytesDone: 0 };
     }
     case 'pull': {
