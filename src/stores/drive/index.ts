@@ -219,51 +219,47 @@ class DriveStore implements Store {
     if (from === to) throw new FerryError('invalid', `drive: cannot copy "${from}" onto itself`);
     const { signal } = options;
     const source = await this.#file(from, signal);
-    const target = parentAndName(to);
-    return this.#serial(to, async () => {
-      const parentId = await this.#resolver.ensureFolder(target.parent, signal);
-      const before = await this.#resolver.filesNamed(parentId, target.name, signal, `files.list ${to}`);
-      const copied = await this.#api.copy(
-        source.file.id,
-        target.name,
-        parentId,
-        signal,
-        `files.copy ${from} -> ${to}`,
-      );
-      await this.#dropReplaced(before.files, [copied.id, source.file.id], to, signal);
-      return toInfo(copied, to);
-    });
+    return this.#place(source, to, signal, (parentId, name) =>
+      this.#api.copy(source.file.id, name, parentId, signal, `files.copy ${from} -> ${to}`),
+    );
   }
 
   async #move(from: string, to: string, options: CallOptions = {}): Promise<ObjectInfo> {
     if (from === to) return this.stat(from, options);
     const { signal } = options;
     const source = await this.#file(from, signal);
-    const target = parentAndName(to);
-    return this.#serial(to, async () => {
-      const parentId = await this.#resolver.ensureFolder(target.parent, signal);
-      const before = await this.#resolver.filesNamed(parentId, target.name, signal, `files.list ${to}`);
-      const change: { name: string; addParents?: string; removeParents?: string } = { name: target.name };
+    return this.#place(source, to, signal, (parentId, name) => {
+      const change: { name: string; addParents?: string; removeParents?: string } = { name };
       if (parentId !== source.parentId) {
         change.addParents = parentId;
         change.removeParents = source.parentId;
       }
-      const moved = await this.#api.update(source.file.id, change, signal, `files.update ${from} -> ${to}`);
-      await this.#dropReplaced(before.files, [moved.id], to, signal);
-      return toInfo(moved, to);
+      return this.#api.update(source.file.id, change, signal, `files.update ${from} -> ${to}`);
     });
   }
 
-  /** Deletes the files a copy or move replaced, so the destination name holds one file. */
-  async #dropReplaced(
-    previous: DriveFile[],
-    keep: string[],
-    path: string,
+  /**
+   * Puts a copy or the moved source at `to`, one write at a time per name: the folder is made when
+   * missing, and the files the name held before are deleted once the new one is in place, so the
+   * destination name holds one file.
+   */
+  async #place(
+    source: ResolvedFile,
+    to: string,
     signal: AbortSignal | undefined,
-  ): Promise<void> {
-    for (const old of previous) {
-      if (!keep.includes(old.id)) await this.#api.delete(old.id, signal, `files.delete ${path} (replaced)`);
-    }
+    put: (parentId: string, name: string) => Promise<DriveFile>,
+  ): Promise<ObjectInfo> {
+    const target = parentAndName(to);
+    return this.#serial(to, async () => {
+      const parentId = await this.#resolver.ensureFolder(target.parent, signal);
+      const before = await this.#resolver.filesNamed(parentId, target.name, signal, `files.list ${to}`);
+      const placed = await put(parentId, target.name);
+      for (const old of before.files) {
+        if (old.id === placed.id || old.id === source.file.id) continue;
+        await this.#api.delete(old.id, signal, `files.delete ${to} (replaced)`);
+      }
+      return toInfo(placed, to);
+    });
   }
 
   async #file(path: string, signal: AbortSignal | undefined): Promise<ResolvedFile> {
