@@ -25,8 +25,9 @@ import type {
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
-import { OAuthHttp } from '../shared/http.js';
+import { OAuthHttp, oauthAccess } from '../shared/http.js';
 import { joinPath, parentAndName } from '../shared/paths.js';
+import { parseTime } from '../shared/times.js';
 import { DriveApi, type DriveFile, isFolder, isGoogleNative } from './client.js';
 import { readDriveError } from './errors.js';
 import { DriveResolver, newest, type ResolvedFile } from './resolve.js';
@@ -46,17 +47,11 @@ export function open(location: StoreLocation, ctx: StoreContext, tuning: Partial
   return new DriveStore(location, ctx, tuning);
 }
 
-function toDate(value: string | undefined): Date | undefined {
-  if (value === undefined) return undefined;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date;
-}
-
 function toEntry(file: DriveFile, path: string): Entry {
   const folder = isFolder(file);
   const entry: Entry = { name: file.name, path, size: folder ? 0 : Number(file.size ?? 0), isDir: folder };
   if (!folder) entry.mimeType = file.mimeType;
-  const modTime = toDate(file.modifiedTime);
+  const modTime = parseTime(file.modifiedTime);
   if (modTime) entry.modTime = modTime;
   return entry;
 }
@@ -67,7 +62,7 @@ function toInfo(file: DriveFile, path: string): ObjectInfo {
   if (file.sha1Checksum) hashes.sha1 = file.sha1Checksum.toLowerCase();
   if (file.sha256Checksum) hashes.sha256 = file.sha256Checksum.toLowerCase();
   const info: ObjectInfo = { path, size: Number(file.size ?? 0), mimeType: file.mimeType, hashes };
-  const modTime = toDate(file.modifiedTime);
+  const modTime = parseTime(file.modifiedTime);
   if (modTime) info.modTime = modTime;
   return info;
 }
@@ -93,12 +88,9 @@ class DriveStore implements Store {
     this.account = `drive:${apiUrl}#${location.id}`;
     this.#http = new OAuthHttp({
       provider: PROVIDER,
-      secret: location.secret,
-      tokens: location.tokens,
+      ...oauthAccess(location, ctx),
       readError: readDriveError,
-      egress: ctx.egress,
       origins: [apiUrl],
-      timeouts: ctx.outbound,
     });
     this.#api = new DriveApi(this.#http, apiUrl);
     this.#resolver = new DriveResolver(this.#api);

@@ -22,7 +22,7 @@ import { networkFailure, parseRetryAfter } from '../../net/failures.js';
 import { type Deadline, deadline, OUTBOUND_DEFAULTS, type OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ProviderSecret } from '../../providers.js';
 import { Secret } from '../../secret.js';
-import type { AccessTokenSource } from '../context.js';
+import type { AccessTokenSource, StoreContext, StoreLocation } from '../context.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
@@ -83,6 +83,13 @@ export interface OAuthHttpOptions {
   origins: readonly string[];
   /** FERRY_OUTBOUND_…; OUTBOUND_DEFAULTS when absent. */
   timeouts?: OutboundTimeouts | undefined;
+}
+
+/** What an OAuth store's HTTP client takes, as they are, from its location and the store context. */
+export type OAuthAccess = Pick<OAuthHttpOptions, 'secret' | 'tokens' | 'egress' | 'timeouts'>;
+
+export function oauthAccess(location: StoreLocation, ctx: StoreContext): OAuthAccess {
+  return { secret: location.secret, tokens: location.tokens, egress: ctx.egress, timeouts: ctx.outbound };
 }
 
 const ERROR_BODY_LIMIT = 64 * 1024;
