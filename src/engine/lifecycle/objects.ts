@@ -19,7 +19,7 @@ import {
   reclaimExpired,
   renewLeases,
 } from '../../queue/leases.js';
-import { type Lease, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
+import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { ObjectStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 
@@ -32,19 +32,7 @@ export const OBJECT_MOVES = {
   plan: { from: [], to: ['pending'], by: 'the planner, a batch at a time' },
   claim: { from: ['pending'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
   succeed: { from: ['running'], to: ['succeeded', 'skipped'], by: 'the lease holder' },
-  retryLater: { from: ['running'], to: ['pending'], by: 'the lease holder, after a passing failure' },
-  fail: {
-    from: ['running'],
-    to: ['failed'],
-    by: 'the lease holder, after a lasting failure, the last attempt or the last crash',
-  },
-  handBack: { from: ['running'], to: ['pending'], by: 'a stopping worker (the attempt is not counted)' },
-  reclaim: { from: ['running'], to: ['pending'], by: 'any worker, when the lease ran out' },
-  giveUp: {
-    from: ['running'],
-    to: ['failed'],
-    by: 'any worker, when the lease ran out on the last crash allowed',
-  },
+  ...leaseMoves('running', 'pending', 'failed'),
   park: { from: ['pending', 'running'], to: ['pending'], by: 'cancel: never claimed again' },
   retry: { from: ['failed'], to: ['pending'], by: 'retrying the job (attempts start again)' },
 } as const satisfies Moves<ObjectStatus>;

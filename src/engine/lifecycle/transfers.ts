@@ -23,7 +23,7 @@ import {
   reclaimExpired,
   renewLeases,
 } from '../../queue/leases.js';
-import { type Lease, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
+import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { TransferStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 import { encodeSpec, type TransferSpec } from '../specs.js';
@@ -32,19 +32,7 @@ export const TRANSFER_MOVES = {
   enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },
   claim: { from: ['queued'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
   complete: { from: ['running'], to: ['complete'], by: 'the lease holder' },
-  retryLater: { from: ['running'], to: ['queued'], by: 'the lease holder, after a passing failure' },
-  fail: {
-    from: ['running'],
-    to: ['failed'],
-    by: 'the lease holder, after a lasting failure, the last attempt or the last crash',
-  },
-  handBack: { from: ['running'], to: ['queued'], by: 'a stopping worker (the attempt is not counted)' },
-  reclaim: { from: ['running'], to: ['queued'], by: 'any worker, when the lease ran out' },
-  giveUp: {
-    from: ['running'],
-    to: ['failed'],
-    by: 'any worker, when the lease ran out on the last crash allowed',
-  },
+  ...leaseMoves('running', 'queued', 'failed'),
   jobStarted: { from: ['queued'], to: ['running'], by: 'the planner of its job (several objects)' },
   jobEnded: {
     from: ['queued', 'running'],
