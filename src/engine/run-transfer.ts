@@ -47,15 +47,20 @@ export function destinationPath(
   return destination.path + relative;
 }
 
-async function execute(
-  ctx: TransferContext,
-  spec: TransferSpec,
-  attemptNumber: number,
-  signal: AbortSignal,
-  progress: (bytes: number) => void,
-  sized: (total: number) => Promise<void>,
-  checkpoint: UploadCheckpoint,
-): Promise<Outcome> {
+/** One run of a transfer: what it does, and where it reports. */
+interface Run {
+  spec: TransferSpec;
+  attemptNumber: number;
+  signal: AbortSignal;
+  progress: (bytes: number) => void;
+  /** Writes the size of what the transfer moves, once known. */
+  sized: (total: number) => Promise<void>;
+  checkpoint: UploadCheckpoint;
+  /** Opens a location's store for the rest of the run. */
+  acquire: (locationId: string) => Promise<StoreUse>;
+}
+
+async function execute(ctx: TransferContext, run: Omit<Run, 'acquire'>): Promise<Outcome> {
   // Every store this run opens stays open until the run ends, and is released then.
   const held: StoreUse[] = [];
   const acquire = async (locationId: string) => {
@@ -64,7 +69,7 @@ async function execute(
     return use;
   };
   try {
-    return await executeWith(ctx, spec, attemptNumber, signal, progress, sized, acquire, checkpoint);
+    return await executeWith(ctx, { ...run, acquire });
   } finally {
     for (const use of held) use.release();
   }
@@ -76,10 +81,8 @@ async function execute(
  * whose sources matched anything is not_found (`what` names them).
  */
 async function eachSource(
+  { attemptNumber, signal, acquire }: Run,
   refs: readonly ObjectRef[],
-  attemptNumber: number,
-  signal: AbortSignal,
-  acquire: (locationId: string) => Promise<StoreUse>,
   what: string,
   each: (store: Store, ref: ObjectRef, entry: Entry) => Promise<void>,
 ): Promise<void> {
@@ -99,16 +102,8 @@ async function eachSource(
   if (matched === 0 && attemptNumber === 1) throw new FerryError('not_found', `no object matched ${what}`);
 }
 
-async function executeWith(
-  ctx: TransferContext,
-  spec: TransferSpec,
-  attemptNumber: number,
-  signal: AbortSignal,
-  progress: (bytes: number) => void,
-  sized: (total: number) => Promise<void>,
-  acquire: (locationId: string) => Promise<StoreUse>,
-  checkpoint: UploadCheckpoint,
-): Promise<Outcome> {
+async function executeWith(ctx: TransferContext, run: Run): Promise<Outcome> {
+  const { spec, signal, progress, sized, acquire, checkpoint } = run;
   switch (spec.kind) {
     case 'copy': {
       const source = await acquire(spec.source.location_id);
@@ -139,41 +134,27 @@ async function executeWith(
     case 'move': {
       const destination = await acquire(spec.destination.location_id);
       let done = 0;
-      await eachSource(
-        spec.sources,
-        attemptNumber,
-        signal,
-        acquire,
-        'the sources',
-        async (store, ref, entry) => {
-          const before = done;
-          const outcome = await moveObject({
-            source: store,
-            sourcePath: entry.path,
-            destination: destination.store,
-            destinationPath: destinationPath(spec.destination, ref, entry),
-            signal,
-            onProgress: (bytes) => progress(before + bytes),
-          });
-          done = before + outcome.bytes;
-        },
-      );
+      await eachSource(run, spec.sources, 'the sources', async (store, ref, entry) => {
+        const before = done;
+        const outcome = await moveObject({
+          source: store,
+          sourcePath: entry.path,
+          destination: destination.store,
+          destinationPath: destinationPath(spec.destination, ref, entry),
+          signal,
+          onProgress: (bytes) => progress(before + bytes),
+        });
+        done = before + outcome.bytes;
+      });
       return { bytesDone: done, bytesTotal: done };
     }
     case 'remove': {
-      await eachSource(
-        spec.paths,
-        attemptNumber,
-        signal,
-        acquire,
-        'the paths',
-        async (store, _ref, entry) => {
-          await store.delete(entry.path, { signal }).catch((err: unknown) => {
-            // Gone since it was listed (or removed by an earlier run): what was asked for holds.
-            if (!isFerryError(err, 'not_found')) throw err;
-          });
-        },
-      );
+      await eachSource(run, spec.paths, 'the paths', async (store, _ref, entry) => {
+        await store.delete(entry.path, { signal }).catch((err: unknown) => {
+          // Gone since it was listed (or removed by an earlier run): what was asked for holds.
+          if (!isFerryError(err, 'not_found')) throw err;
+        });
+      });
       return { bytesDone: 0 };
     }
     case 'pull': {
@@ -220,16 +201,15 @@ export async function runTransfer(
     progress: (bytes) =>
       transfers.progress(db.kysely, owner, transfer.id, bytes, clock.now()).then(() => ctx.wakeStreams?.()),
     work: (report) =>
-      execute(
-        ctx,
+      execute(ctx, {
         spec,
-        transfer.attempts,
+        attemptNumber: transfer.attempts,
         signal,
-        report,
-        (total) =>
+        progress: report,
+        sized: (total) =>
           transfers.sized(db.kysely, owner, transfer.id, total, clock.now()).then(() => ctx.wakeStreams?.()),
         checkpoint,
-      ),
+      }),
     done: (outcome) => ({
       kind: 'done',
       bytes: outcome.bytesDone,
