@@ -63,7 +63,19 @@ export interface LocationsTable {
   updated_at: number;
 }
 
-export interface TransfersTable {
+/** The columns of a row a queue claims with a lease (src/queue/claim.ts, src/queue/leases.ts). */
+interface LeasedColumns {
+  attempts: Generated<number>;
+  /**
+   * Claims that ended without a settlement (the worker crashed on the row, or its process died holding
+   * the lease): counted at the claim, uncounted when the attempt settles or is handed back.
+   */
+  crashes: Generated<number>;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+}
+
+export interface TransfersTable extends LeasedColumns {
   id: string;
   workspace_id: string;
   kind: TransferKind;
@@ -77,16 +89,8 @@ export interface TransfersTable {
   bytes_total: number | null;
   bytes_done: Generated<number>;
   error: string | null;
-  attempts: Generated<number>;
-  /**
-   * Claims that ended without a settlement (the worker crashed on the row, or its process died holding
-   * the lease): counted at the claim, uncounted when the attempt settles or is handed back.
-   */
-  crashes: Generated<number>;
   /** Not claimed before this time (backoff). */
   run_after: Generated<number>;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
   created_at: number;
   updated_at: number;
   started_at: number | null;
@@ -133,7 +137,7 @@ export interface JobManifestsTable {
   keys: string;
 }
 
-export interface JobObjectsTable {
+export interface JobObjectsTable extends LeasedColumns {
   job_id: string;
   seq: number;
   key: string;
@@ -148,17 +152,9 @@ export interface JobObjectsTable {
    */
   work: Generated<string | null>;
   bytes_done: Generated<number>;
-  attempts: Generated<number>;
-  /**
-   * Claims that ended without a settlement (the worker crashed on the row, or its process died holding
-   * the lease): counted at the claim, uncounted when the attempt settles or is handed back.
-   */
-  crashes: Generated<number>;
   error: string | null;
   last_attempt_at: number | null;
   run_after: Generated<number>;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
 }
 
 /** One accepted request of a rate-limited bucket, kept until its window has passed. */
@@ -212,7 +208,7 @@ export interface ShareGuessesTable {
   at: number;
 }
 
-export interface SendsTable {
+export interface SendsTable extends LeasedColumns {
   id: string;
   workspace_id: string;
   /** The name the mail goes out under; null: the workspace's name. */
@@ -235,16 +231,8 @@ export interface SendsTable {
   error: string | null;
   /** JSON array of the addresses the SMTP server refused. */
   refused: string | null;
-  attempts: Generated<number>;
-  /**
-   * Claims that ended without a settlement (the worker crashed on the row, or its process died holding
-   * the lease): counted at the claim, uncounted when the attempt settles or is handed back.
-   */
-  crashes: Generated<number>;
   /** Not delivered before this time (the schedule, then backoff). */
   run_after: number;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
   created_at: number;
   updated_at: number;
 }

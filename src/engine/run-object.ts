@@ -19,7 +19,7 @@ import type { ObjectInfo } from '../stores/contract.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
 import type { ObjectSettlement } from './lifecycle/objects.js';
 import * as objects from './lifecycle/objects.js';
-import { attempt } from './outcome.js';
+import { type AttemptArgs, attempt, type Settlement } from './outcome.js';
 import { settleObjects } from './settle-batch.js';
 import { decodeRef, type ObjectRef, type ObjectWork } from './specs.js';
 import type { StoreCache } from './store-cache.js';
@@ -74,6 +74,41 @@ function listedInfo(plan: JobPlan, object: JobObjectRow, size: number): ObjectIn
   return info;
 }
 
+/**
+ * One attempt on an object (src/engine/outcome.ts), with the counts its row holds and its progress
+ * written under its lease; undefined when aborted.
+ */
+function attemptObject<T>(
+  ctx: EngineContext,
+  object: JobObjectRow,
+  signal: AbortSignal,
+  run: Pick<AttemptArgs<T>, 'work' | 'done'>,
+): Promise<Settlement | undefined> {
+  const { db, clock, owner } = ctx;
+  return attempt({
+    clock,
+    signal,
+    attempts: object.attempts,
+    crashes: { count: object.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
+    progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.wakeStreams?.()),
+    ...run,
+  });
+}
+
+/** Writes how an attempt settled (nothing when it was aborted), saying so in the log when it failed. */
+async function settled(
+  ctx: EngineContext,
+  object: JobObjectRow,
+  settlement: Settlement | undefined,
+  settle: SettleObject,
+): Promise<void> {
+  if (settlement === undefined) return;
+  if (settlement.kind === 'failed') {
+    ctx.logger.warn({ job: object.job_id, seq: object.seq, err: settlement.error }, 'object failed');
+  }
+  await settle({ object, settlement });
+}
+
 /** Writes an object's settlement (and finishes its job when it was the last): false when the lease was lost. */
 export type SettleObject = (item: ObjectSettlement) => Promise<boolean>;
 
@@ -93,12 +128,7 @@ export async function runObject(
   const plan = await planOf(ctx, object.job_id);
   const work: Work = { kind: 'object', jobId: object.job_id, seq: object.seq };
   const checkpoint = checkpointOf(db.kysely, work, owner, () => clock.now());
-  const settlement = await attempt({
-    clock,
-    signal,
-    attempts: object.attempts,
-    crashes: { count: object.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
-    progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.wakeStreams?.()),
+  const settlement = await attemptObject(ctx, object, signal, {
     work: (report) =>
       ctx.stores.use(plan.source.location_id, (source) =>
         ctx.stores.use(plan.destination.location_id, (destination) =>
@@ -133,11 +163,7 @@ export async function runObject(
         ctx.logger.warn({ job: object.job_id, seq: object.seq, err }, 'upload not aborted'),
       );
   }
-  if (settlement === undefined) return;
-  if (settlement.kind === 'failed') {
-    ctx.logger.warn({ job: object.job_id, seq: object.seq, err: settlement.error }, 'object failed');
-  }
-  await settle({ object, settlement });
+  await settled(ctx, object, settlement, settle);
 }
 
 /** What one object of a transfer over several objects does, once (each op is safe to repeat). */
@@ -215,19 +241,9 @@ async function runWork(
   signal: AbortSignal,
   settle: SettleObject,
 ): Promise<void> {
-  const { db, clock, owner } = ctx;
-  const settlement = await attempt({
-    clock,
-    signal,
-    attempts: object.attempts,
-    crashes: { count: object.crashes, policy: ctx.crashes ?? DEFAULT_CRASH_POLICY },
-    progress: (bytes) => objects.progress(db.kysely, owner, object, bytes).then(() => ctx.wakeStreams?.()),
+  const settlement = await attemptObject(ctx, object, signal, {
     work: (report) => doWork(ctx, object, work, signal, report),
     done: (outcome) => ({ kind: 'done', bytes: outcome.bytes, skipped: false }),
   });
-  if (settlement === undefined) return;
-  if (settlement.kind === 'failed') {
-    ctx.logger.warn({ job: object.job_id, seq: object.seq, err: settlement.error }, 'object failed');
-  }
-  await settle({ object, settlement });
+  await settled(ctx, object, settlement, settle);
 }

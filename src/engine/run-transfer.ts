@@ -11,7 +11,7 @@ import { copyObject, type UploadCheckpoint } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
 import { expandSources, isPattern, splitPattern } from '../objects/patterns.js';
 import { DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
-import type { Entry } from '../stores/contract.js';
+import type { Entry, Store } from '../stores/contract.js';
 import { abandonUpload, checkpointOf, type Work } from './checkpoints.js';
 import { explainNotFound } from './destination-bucket.js';
 import * as transfers from './lifecycle/transfers.js';
@@ -47,15 +47,20 @@ export function destinationPath(
   return destination.path + relative;
 }
 
-async function execute(
-  ctx: TransferContext,
-  spec: TransferSpec,
-  attemptNumber: number,
-  signal: AbortSignal,
-  progress: (bytes: number) => void,
-  sized: (total: number) => Promise<void>,
-  checkpoint: UploadCheckpoint,
-): Promise<Outcome> {
+/** One run of a transfer: what it does, and where it reports. */
+interface Run {
+  spec: TransferSpec;
+  attemptNumber: number;
+  signal: AbortSignal;
+  progress: (bytes: number) => void;
+  /** Writes the size of what the transfer moves, once known. */
+  sized: (total: number) => Promise<void>;
+  checkpoint: UploadCheckpoint;
+  /** Opens a location's store for the rest of the run. */
+  acquire: (locationId: string) => Promise<StoreUse>;
+}
+
+async function execute(ctx: TransferContext, run: Omit<Run, 'acquire'>): Promise<Outcome> {
   // Every store this run opens stays open until the run ends, and is released then.
   const held: StoreUse[] = [];
   const acquire = async (locationId: string) => {
@@ -64,22 +69,41 @@ async function execute(
     return use;
   };
   try {
-    return await executeWith(ctx, spec, attemptNumber, signal, progress, sized, acquire, checkpoint);
+    return await executeWith(ctx, { ...run, acquire });
   } finally {
     for (const use of held) use.release();
   }
 }
 
-async function executeWith(
-  ctx: TransferContext,
-  spec: TransferSpec,
-  attemptNumber: number,
-  signal: AbortSignal,
-  progress: (bytes: number) => void,
-  sized: (total: number) => Promise<void>,
-  acquire: (locationId: string) => Promise<StoreUse>,
-  checkpoint: UploadCheckpoint,
-): Promise<Outcome> {
+/**
+ * Runs `each` on every object the sources name, one at a time. A plain source that an earlier run of
+ * this transfer already moved or removed is done, not missing; on the first run, a transfer none of
+ * whose sources matched anything is not_found (`what` names them).
+ */
+async function eachSource(
+  { attemptNumber, signal, acquire }: Run,
+  refs: readonly ObjectRef[],
+  what: string,
+  each: (store: Store, ref: ObjectRef, entry: Entry) => Promise<void>,
+): Promise<void> {
+  let matched = 0;
+  for (const ref of refs) {
+    const { store } = await acquire(ref.location_id);
+    try {
+      for await (const entry of expandSources(store, ref.path, signal, ref.literal)) {
+        await each(store, ref, entry);
+        matched++;
+      }
+    } catch (err) {
+      if (!(isFerryError(err, 'not_found') && attemptNumber > 1 && !isPattern(ref.path, ref.literal)))
+        throw err;
+    }
+  }
+  if (matched === 0 && attemptNumber === 1) throw new FerryError('not_found', `no object matched ${what}`);
+}
+
+async function executeWith(ctx: TransferContext, run: Run): Promise<Outcome> {
+  const { spec, signal, progress, sized, acquire, checkpoint } = run;
   switch (spec.kind) {
     case 'copy': {
       const source = await acquire(spec.source.location_id);
@@ -110,53 +134,27 @@ async function executeWith(
     case 'move': {
       const destination = await acquire(spec.destination.location_id);
       let done = 0;
-      let moved = 0;
-      for (const ref of spec.sources) {
-        const source = await acquire(ref.location_id);
-        const entries = expandSources(source.store, ref.path, signal, ref.literal);
-        try {
-          for await (const entry of entries) {
-            const before = done;
-            const outcome = await moveObject({
-              source: source.store,
-              sourcePath: entry.path,
-              destination: destination.store,
-              destinationPath: destinationPath(spec.destination, ref, entry),
-              signal,
-              onProgress: (bytes) => progress(before + bytes),
-            });
-            done = before + outcome.bytes;
-            moved++;
-          }
-        } catch (err) {
-          // A plain source already moved by an earlier run of this transfer is done, not missing.
-          if (!(isFerryError(err, 'not_found') && attemptNumber > 1 && !isPattern(ref.path, ref.literal)))
-            throw err;
-        }
-      }
-      if (moved === 0 && attemptNumber === 1)
-        throw new FerryError('not_found', 'no object matched the sources');
+      await eachSource(run, spec.sources, 'the sources', async (store, ref, entry) => {
+        const before = done;
+        const outcome = await moveObject({
+          source: store,
+          sourcePath: entry.path,
+          destination: destination.store,
+          destinationPath: destinationPath(spec.destination, ref, entry),
+          signal,
+          onProgress: (bytes) => progress(before + bytes),
+        });
+        done = before + outcome.bytes;
+      });
       return { bytesDone: done, bytesTotal: done };
     }
     case 'remove': {
-      let removed = 0;
-      for (const ref of spec.paths) {
-        const { store } = await acquire(ref.location_id);
-        try {
-          for await (const entry of expandSources(store, ref.path, signal, ref.literal)) {
-            await store.delete(entry.path, { signal }).catch((err: unknown) => {
-              // Gone since it was listed (or removed by an earlier run): what was asked for holds.
-              if (!isFerryError(err, 'not_found')) throw err;
-            });
-            removed++;
-          }
-        } catch (err) {
-          if (!(isFerryError(err, 'not_found') && attemptNumber > 1 && !isPattern(ref.path, ref.literal)))
-            throw err;
-        }
-      }
-      if (removed === 0 && attemptNumber === 1)
-        throw new FerryError('not_found', 'no object matched the paths');
+      await eachSource(run, spec.paths, 'the paths', async (store, _ref, entry) => {
+        await store.delete(entry.path, { signal }).catch((err: unknown) => {
+          // Gone since it was listed (or removed by an earlier run): what was asked for holds.
+          if (!isFerryError(err, 'not_found')) throw err;
+        });
+      });
       return { bytesDone: 0 };
     }
     case 'pull': {
@@ -203,16 +201,15 @@ export async function runTransfer(
     progress: (bytes) =>
       transfers.progress(db.kysely, owner, transfer.id, bytes, clock.now()).then(() => ctx.wakeStreams?.()),
     work: (report) =>
-      execute(
-        ctx,
+      execute(ctx, {
         spec,
-        transfer.attempts,
+        attemptNumber: transfer.attempts,
         signal,
-        report,
-        (total) =>
+        progress: report,
+        sized: (total) =>
           transfers.sized(db.kysely, owner, transfer.id, total, clock.now()).then(() => ctx.wakeStreams?.()),
         checkpoint,
-      ),
+      }),
     done: (outcome) => ({
       kind: 'done',
       bytes: outcome.bytesDone,

@@ -295,6 +295,20 @@ export function createEgress(allow: readonly string[]): Egress {
     return isAllowed(bare, undefined) ? undefined : refusal(bare, undefined);
   }
 
+  /**
+   * An agent's literal-host check: a refused host is reported through the callback, so the request
+   * emits 'error' instead of throwing; true when it was refused.
+   */
+  function refusedLiteral(
+    host: string | undefined,
+    callback: ((err: Error | null, socket: Duplex) => void) | undefined,
+  ): boolean {
+    const refused = literalRefusal(host);
+    if (!refused) return false;
+    process.nextTick(() => callback?.(refused, undefined as unknown as Duplex));
+    return true;
+  }
+
   type Create = (
     options: never,
     callback: (err: Error | null, socket?: Duplex) => void,
@@ -305,12 +319,7 @@ export function createEgress(allow: readonly string[]): Egress {
       options: net.NetConnectOpts & { host?: string },
       callback?: (err: Error | null, socket: Duplex) => void,
     ): Duplex {
-      const refused = literalRefusal(options.host);
-      if (refused) {
-        // Reported through the callback so the request emits 'error' instead of throwing.
-        process.nextTick(() => callback?.(refused, undefined as unknown as Duplex));
-        return undefined as unknown as Duplex;
-      }
+      if (refusedLiteral(options.host, callback)) return undefined as unknown as Duplex;
       return net.createConnection({ ...options, lookup } as net.NetConnectOpts);
     }
   }
@@ -320,11 +329,7 @@ export function createEgress(allow: readonly string[]): Egress {
       options: tls.ConnectionOptions,
       callback?: (err: Error | null, socket: Duplex) => void,
     ): Duplex {
-      const refused = literalRefusal(options.host);
-      if (refused) {
-        process.nextTick(() => callback?.(refused, undefined as unknown as Duplex));
-        return undefined as unknown as Duplex;
-      }
+      if (refusedLiteral(options.host, callback)) return undefined as unknown as Duplex;
       return (https.Agent.prototype.createConnection as unknown as Create).call(
         this,
         { ...options, lookup } as never,

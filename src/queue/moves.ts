@@ -18,6 +18,33 @@ export interface Move<S extends string> {
 
 export type Moves<S extends string> = Readonly<Record<string, Move<S>>>;
 
+/**
+ * The moves of a leased row between its claim and its end, the same in every lifecycle that leases
+ * (src/queue/leases.ts writes the last three): `running` while leased, `waiting` to be claimed again,
+ * `failed` for good. A lifecycle's table of moves spreads them among its own.
+ */
+export function leaseMoves<R extends string, W extends string, F extends string>(
+  running: R,
+  waiting: W,
+  failed: F,
+) {
+  return {
+    retryLater: { from: [running], to: [waiting], by: 'the lease holder, after a passing failure' },
+    fail: {
+      from: [running],
+      to: [failed],
+      by: 'the lease holder, after a lasting failure, the last attempt or the last crash',
+    },
+    handBack: { from: [running], to: [waiting], by: 'a stopping worker (the attempt is not counted)' },
+    reclaim: { from: [running], to: [waiting], by: 'any worker, when the lease ran out' },
+    giveUp: {
+      from: [running],
+      to: [failed],
+      by: 'any worker, when the lease ran out on the last crash allowed',
+    },
+  } as const;
+}
+
 /** The database, or a transaction on it: lifecycle writes take either. */
 export type Queryable = Kysely<Database>;
 

@@ -57,6 +57,22 @@ interface Failure {
   last_attempt_at: string;
 }
 
+/** The first failures of a job or transfer that has some (one request), for show. */
+async function firstFailures(ctx: Context, path: string, failed: number): Promise<Failure[]> {
+  if (failed <= 0) return [];
+  return (await ctx.api().get<{ failures: Failure[] }>(`${path}/failures?limit=20`)).failures;
+}
+
+/** POSTs an action on one job or transfer (`/v1/<kind>/<id>/<action>`, an empty body); its answer. */
+function act<R>(
+  ctx: Context,
+  kind: 'jobs' | 'transfers',
+  id: string,
+  action: 'retry' | 'cancel',
+): Promise<R> {
+  return ctx.api().send<R>('POST', `/v1/${kind}/${encodeURIComponent(id)}/${action}`, {});
+}
+
 const pageOptions = {
   limit: { type: 'number', default: 20, describe: 'how many (1 to 1000)' },
   cursor: { type: 'string', describe: 'the next page: the cursor the previous page printed' },
@@ -184,10 +200,7 @@ export function jobCommands(cli: Cli): Cli {
             const path = `/v1/jobs/${encodeURIComponent(argv.id)}`;
             const job = await ctx.api().get<JobFull>(path);
             if (ctx.json) return ctx.print(job, () => undefined);
-            const failures =
-              job.counts.failed > 0
-                ? (await ctx.api().get<{ failures: Failure[] }>(`${path}/failures?limit=20`)).failures
-                : [];
+            const failures = await firstFailures(ctx, path, job.counts.failed);
             const labels = await labelsOf(ctx);
             ctx.print(job, () => showJob(job, labels) + failuresTable(failures));
           },
@@ -204,13 +217,7 @@ export function jobCommands(cli: Cli): Cli {
           (c) => c.positional('id', id),
           async (argv) => {
             const ctx = contextFor(argv);
-            const r = await ctx
-              .api()
-              .send<{ job_id: string; status: string }>(
-                'POST',
-                `/v1/jobs/${encodeURIComponent(argv.id)}/retry`,
-                {},
-              );
+            const r = await act<{ job_id: string; status: string }>(ctx, 'jobs', argv.id, 'retry');
             ctx.print(r, () => `job ${r.job_id} ${r.status}; ferry jobs watch ${r.job_id} follows it`);
           },
         )
@@ -220,13 +227,7 @@ export function jobCommands(cli: Cli): Cli {
           (c) => c.positional('id', id),
           async (argv) => {
             const ctx = contextFor(argv);
-            const r = await ctx
-              .api()
-              .send<{ job_id: string; status: string }>(
-                'POST',
-                `/v1/jobs/${encodeURIComponent(argv.id)}/cancel`,
-                {},
-              );
+            const r = await act<{ job_id: string; status: string }>(ctx, 'jobs', argv.id, 'cancel');
             ctx.print(r, () => `job ${r.job_id} ${r.status}`);
           },
         ),
@@ -275,10 +276,7 @@ export function jobCommands(cli: Cli): Cli {
               const path = `/v1/transfers/${encodeURIComponent(argv.id)}`;
               const t = await ctx.api().get<TransferFull>(path);
               if (ctx.json) return ctx.print(t, () => undefined);
-              const failures =
-                (t.counts?.failed ?? 0) > 0
-                  ? (await ctx.api().get<{ failures: Failure[] }>(`${path}/failures?limit=20`)).failures
-                  : [];
+              const failures = await firstFailures(ctx, path, t.counts?.failed ?? 0);
               ctx.print(t, () => showTransfer(t) + failuresTable(failures));
             },
           )
@@ -288,13 +286,7 @@ export function jobCommands(cli: Cli): Cli {
             (c) => c.positional('id', { ...id, describe: 'the transfer id' }),
             async (argv) => {
               const ctx = contextFor(argv);
-              const r = await ctx
-                .api()
-                .send<{ id: string; status: string }>(
-                  'POST',
-                  `/v1/transfers/${encodeURIComponent(argv.id)}/retry`,
-                  {},
-                );
+              const r = await act<{ id: string; status: string }>(ctx, 'transfers', argv.id, 'retry');
               ctx.print(r, () => `transfer ${r.id} ${r.status}; ferry transfers watch ${r.id} follows it`);
             },
           )

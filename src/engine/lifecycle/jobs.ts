@@ -10,6 +10,7 @@ import type { JobRow } from '../../db/schema.js';
 import { jobData, jobEvent } from '../../domain/webhooks/events.js';
 import { emit } from '../../domain/webhooks/outbox.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
+import { renewLeases } from '../../queue/leases.js';
 import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { JobStatus, Overwrite } from '../../states.js';
 import * as objects from './objects.js';
@@ -331,12 +332,7 @@ export async function nextPlanningDue(q: Queryable, now: number): Promise<number
 
 /** Extends the planning leases this worker holds. */
 export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
-  await q
-    .updateTable('jobs')
-    .set({ lease_expires_at: until })
-    .where('lease_owner', '=', owner)
-    .where('status', 'in', ACTIVE)
-    .execute();
+  await renewLeases(q, { table: 'jobs', held: ACTIVE }, owner, until);
 }
 
 /** A stopping planner gives its lease back, without counting the interrupted attempt. */

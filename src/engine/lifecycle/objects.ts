@@ -13,13 +13,13 @@ import type { Database, JobObjectRow } from '../../db/schema.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import {
-  crashedError,
-  type Lease,
-  type Moves,
-  NEVER,
-  type Queryable,
-  rowsChanged,
-} from '../../queue/moves.js';
+  giveUpExpired,
+  handBackLeases,
+  type Leased,
+  reclaimExpired,
+  renewLeases,
+} from '../../queue/leases.js';
+import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { ObjectStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 
@@ -32,19 +32,7 @@ export const OBJECT_MOVES = {
   plan: { from: [], to: ['pending'], by: 'the planner, a batch at a time' },
   claim: { from: ['pending'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
   succeed: { from: ['running'], to: ['succeeded', 'skipped'], by: 'the lease holder' },
-  retryLater: { from: ['running'], to: ['pending'], by: 'the lease holder, after a passing failure' },
-  fail: {
-    from: ['running'],
-    to: ['failed'],
-    by: 'the lease holder, after a lasting failure, the last attempt or the last crash',
-  },
-  handBack: { from: ['running'], to: ['pending'], by: 'a stopping worker (the attempt is not counted)' },
-  reclaim: { from: ['running'], to: ['pending'], by: 'any worker, when the lease ran out' },
-  giveUp: {
-    from: ['running'],
-    to: ['failed'],
-    by: 'any worker, when the lease ran out on the last crash allowed',
-  },
+  ...leaseMoves('running', 'pending', 'failed'),
   park: { from: ['pending', 'running'], to: ['pending'], by: 'cancel: never claimed again' },
   retry: { from: ['failed'], to: ['pending'], by: 'retrying the job (attempts start again)' },
 } as const satisfies Moves<ObjectStatus>;
@@ -294,14 +282,12 @@ export async function crashed(
   return row ? afterCrash(message, { count: row.crashes, policy }, clock) : undefined;
 }
 
+/** The objects' leases: held while running. */
+const LEASED: Leased = { table: 'job_objects', held: OBJECT_MOVES.claim.to };
+
 /** Extends the leases of every object this worker holds. */
 export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
-  await q
-    .updateTable('job_objects')
-    .set({ lease_expires_at: until })
-    .where('lease_owner', '=', owner)
-    .where('status', '=', 'running')
-    .execute();
+  await renewLeases(q, LEASED, owner, until);
 }
 
 /** reclaim: objects whose lease ran out (their worker died, froze or stalled) go back to pending. */
@@ -310,15 +296,7 @@ export async function reclaim(
   now: number,
   policy: CrashPolicy = DEFAULT_CRASH_POLICY,
 ): Promise<number> {
-  return rowsChanged(
-    await q
-      .updateTable('job_objects')
-      .set({ status: OBJECT_MOVES.reclaim.to[0], lease_owner: null, lease_expires_at: null })
-      .where('status', 'in', OBJECT_MOVES.reclaim.from)
-      .where('lease_expires_at', '<', now)
-      .where('crashes', '<', policy.max)
-      .executeTakeFirst(),
-  );
+  return reclaimExpired(q, LEASED, OBJECT_MOVES.reclaim, now, policy);
 }
 
 /**
@@ -330,19 +308,7 @@ export async function reclaim(
  */
 export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Promise<string[]> {
   return q.transaction().execute(async (trx) => {
-    const given = await trx
-      .updateTable('job_objects')
-      .set({
-        status: OBJECT_MOVES.giveUp.to[0],
-        error: crashedError(),
-        lease_owner: null,
-        lease_expires_at: null,
-      })
-      .where('status', 'in', OBJECT_MOVES.giveUp.from)
-      .where('lease_expires_at', '<', now)
-      .where('crashes', '>=', policy.max)
-      .returning('job_id')
-      .execute();
+    const given = await giveUpExpired<JobObjectRow>(trx, LEASED, OBJECT_MOVES.giveUp, now, policy);
     const perJob = new Map<string, number>();
     for (const { job_id } of given) perJob.set(job_id, (perJob.get(job_id) ?? 0) + 1);
     for (const [jobId, n] of perJob) await count(trx, jobId, { objects_pending: -n, objects_failed: n });
@@ -352,18 +318,7 @@ export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Pr
 
 /** handBack: a stopping worker returns what it holds, without counting the interrupted attempt. */
 export async function handBack(q: Queryable, owner: string): Promise<void> {
-  await q
-    .updateTable('job_objects')
-    .set((eb) => ({
-      status: OBJECT_MOVES.handBack.to[0],
-      lease_owner: null,
-      lease_expires_at: null,
-      attempts: eb('attempts', '-', 1),
-      crashes: eb('crashes', '-', 1),
-    }))
-    .where('lease_owner', '=', owner)
-    .where('status', 'in', OBJECT_MOVES.handBack.from)
-    .execute();
+  await handBackLeases(q, LEASED, OBJECT_MOVES.handBack, owner);
 }
 
 /**

@@ -17,13 +17,13 @@ import { newId } from '../../ids.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import {
-  crashedError,
-  type Lease,
-  type Moves,
-  NEVER,
-  type Queryable,
-  rowsChanged,
-} from '../../queue/moves.js';
+  giveUpExpired,
+  handBackLeases,
+  type Leased,
+  reclaimExpired,
+  renewLeases,
+} from '../../queue/leases.js';
+import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { TransferStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 import { encodeSpec, type TransferSpec } from '../specs.js';
@@ -32,19 +32,7 @@ export const TRANSFER_MOVES = {
   enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },
   claim: { from: ['queued'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
   complete: { from: ['running'], to: ['complete'], by: 'the lease holder' },
-  retryLater: { from: ['running'], to: ['queued'], by: 'the lease holder, after a passing failure' },
-  fail: {
-    from: ['running'],
-    to: ['failed'],
-    by: 'the lease holder, after a lasting failure, the last attempt or the last crash',
-  },
-  handBack: { from: ['running'], to: ['queued'], by: 'a stopping worker (the attempt is not counted)' },
-  reclaim: { from: ['running'], to: ['queued'], by: 'any worker, when the lease ran out' },
-  giveUp: {
-    from: ['running'],
-    to: ['failed'],
-    by: 'any worker, when the lease ran out on the last crash allowed',
-  },
+  ...leaseMoves('running', 'queued', 'failed'),
   jobStarted: { from: ['queued'], to: ['running'], by: 'the planner of its job (several objects)' },
   jobEnded: {
     from: ['queued', 'running'],
@@ -300,13 +288,17 @@ export async function crashed(
   return settle(q, owner, id, settlement, clock.now());
 }
 
+/** The transfers' leases: held while running; every lease write stamps updated_at, an end finished_at. */
+const LEASED: Leased = {
+  table: 'transfers',
+  held: TRANSFER_MOVES.claim.to,
+  touched: ['updated_at'],
+  ended: ['finished_at'],
+};
+
+/** Extends the leases of every transfer this worker holds. */
 export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
-  await q
-    .updateTable('transfers')
-    .set({ lease_expires_at: until })
-    .where('lease_owner', '=', owner)
-    .where('status', '=', 'running')
-    .execute();
+  await renewLeases(q, LEASED, owner, until);
 }
 
 /** reclaim: transfers whose lease ran out (their worker died, froze or stalled) are queued again. */
@@ -315,20 +307,7 @@ export async function reclaim(
   now: number,
   policy: CrashPolicy = DEFAULT_CRASH_POLICY,
 ): Promise<number> {
-  return rowsChanged(
-    await q
-      .updateTable('transfers')
-      .set({
-        status: TRANSFER_MOVES.reclaim.to[0],
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: now,
-      })
-      .where('status', 'in', TRANSFER_MOVES.reclaim.from)
-      .where('lease_expires_at', '<', now)
-      .where('crashes', '<', policy.max)
-      .executeTakeFirst(),
-  );
+  return reclaimExpired(q, LEASED, TRANSFER_MOVES.reclaim, now, policy);
 }
 
 /**
@@ -338,21 +317,7 @@ export async function reclaim(
  */
 export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Promise<number> {
   return q.transaction().execute(async (trx) => {
-    const given = await trx
-      .updateTable('transfers')
-      .set({
-        status: TRANSFER_MOVES.giveUp.to[0],
-        error: crashedError(),
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: now,
-        finished_at: now,
-      })
-      .where('status', 'in', TRANSFER_MOVES.giveUp.from)
-      .where('lease_expires_at', '<', now)
-      .where('crashes', '>=', policy.max)
-      .returningAll()
-      .execute();
+    const given = await giveUpExpired<TransferRow>(trx, LEASED, TRANSFER_MOVES.giveUp, now, policy);
     // As every end of a transfer, with its webhook event (docs/webhooks.md).
     for (const row of given) {
       await emit(trx, {
@@ -366,20 +331,9 @@ export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Pr
   });
 }
 
+/** handBack: a stopping worker returns what it holds, without counting the interrupted attempt. */
 export async function handBack(q: Queryable, owner: string, now: number): Promise<void> {
-  await q
-    .updateTable('transfers')
-    .set((eb) => ({
-      status: TRANSFER_MOVES.handBack.to[0],
-      lease_owner: null,
-      lease_expires_at: null,
-      attempts: eb('attempts', '-', 1),
-      crashes: eb('crashes', '-', 1),
-      updated_at: now,
-    }))
-    .where('lease_owner', '=', owner)
-    .where('status', 'in', TRANSFER_MOVES.handBack.from)
-    .execute();
+  await handBackLeases(q, LEASED, TRANSFER_MOVES.handBack, owner, now);
 }
 
 /** Transfers running now, per workspace (for fair share); the claim index finds them alone. */

@@ -38,7 +38,10 @@ export function createClient(location: StoreLocation, egress: Egress): AzureClie
   const credential = new StorageSharedKeyCredential(secret.access_key_id, secret.secret_access_key);
   // A Pipeline built from factories keeps the credential (found among the factories) and adds ours;
   // the SDK wraps unknown factories around the request before it is sent.
-  const agents = { http: new TaggingHttpAgent(egress), https: new TaggingHttpsAgent(egress) };
+  const agents = {
+    http: tagging(new http.Agent(AGENT_OPTIONS), egress.httpAgent),
+    https: tagging(new https.Agent(AGENT_OPTIONS), egress.httpsAgent),
+  };
   const pipeline = new Pipeline([credential, agentFactory(agents)], {
     // Stores never retry; the operations layer owns retries.
     retryOptions: { maxTries: 1 },
@@ -133,24 +136,9 @@ function guardedConnect(
   return socket;
 }
 
-class TaggingHttpAgent extends http.Agent {
-  readonly #guard: http.Agent;
-  constructor(egress: Egress) {
-    super(AGENT_OPTIONS);
-    this.#guard = egress.httpAgent;
-  }
-  override createConnection(options: object, callback: Parameters<Connect>[1]): Duplex {
-    return guardedConnect(this.#guard, options, callback) as Duplex;
-  }
-}
-
-class TaggingHttpsAgent extends https.Agent {
-  readonly #guard: https.Agent;
-  constructor(egress: Egress) {
-    super(AGENT_OPTIONS);
-    this.#guard = egress.httpsAgent;
-  }
-  override createConnection(options: object, callback: Parameters<Connect>[1]): Duplex {
-    return guardedConnect(this.#guard, options, callback) as Duplex;
-  }
+/** The agent, its connections made through the guard's (guardedConnect) for the store's own pool. */
+function tagging<A extends http.Agent>(agent: A, guard: http.Agent): A {
+  agent.createConnection = (options, callback) =>
+    guardedConnect(guard, options, callback as Parameters<Connect>[1]) as Duplex;
+  return agent;
 }

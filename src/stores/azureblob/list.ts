@@ -20,30 +20,46 @@ export interface ListContext {
 
 export async function* listContainers(ctx: ListContext): AsyncGenerator<Entry> {
   const pages = ctx.service.listContainers(abortable(ctx.signal)).byPage({ maxPageSize: ctx.pageSize });
-  try {
-    for await (const page of pages) {
-      for (const container of page.containerItems) {
-        yield {
-          name: container.name,
-          path: container.name,
-          size: -1,
-          isDir: true,
-          modTime: container.properties.lastModified,
-        };
-      }
+  for await (const page of read(pages, 'list containers', ctx.signal)) {
+    for (const container of page.containerItems) {
+      yield {
+        name: container.name,
+        path: container.name,
+        size: -1,
+        isDir: true,
+        modTime: container.properties.lastModified,
+      };
     }
-  } catch (err) {
-    throw toFerryError(err, 'list containers', ctx.signal);
   }
+}
+
+/** The SDK's pages, what it throws read by errors.ts with the listing named. */
+async function* read<Page>(
+  pages: AsyncIterable<Page>,
+  what: string,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Page> {
+  try {
+    for await (const page of pages) yield page;
+  } catch (err) {
+    throw toFerryError(err, what, signal);
+  }
+}
+
+/** What a folder listing reads: the container's blobs whose names start with the prefix. */
+interface Folder {
+  client: ContainerClient;
+  container: string;
+  /** "" for the container's root, else the folder's key and "/". */
+  prefix: string;
 }
 
 export async function* listFolder(ctx: ListContext, path: string, recursive: boolean): AsyncGenerator<Entry> {
   const { container, key } = splitPath(path);
   const prefix = key === '' ? '' : `${key}/`;
   const client = ctx.service.getContainerClient(container);
-  const found = recursive
-    ? yield* listFlat(ctx, client, container, prefix)
-    : yield* listLevel(ctx, client, container, prefix);
+  const folder = { client, container, prefix };
+  const found = recursive ? yield* listFlat(ctx, folder) : yield* listLevel(ctx, folder);
   // A container answers ContainerNotFound by itself; a prefix exists only through what is under it.
   if (!found && prefix !== '') throw notFound(`azureblob: folder ${path} not found`);
 }
@@ -51,32 +67,26 @@ export async function* listFolder(ctx: ListContext, path: string, recursive: boo
 /** One level: BlobPrefix elements are the sub-folders. Returns whether anything was under the prefix. */
 async function* listLevel(
   ctx: ListContext,
-  client: ContainerClient,
-  container: string,
-  prefix: string,
+  { client, container, prefix }: Folder,
 ): AsyncGenerator<Entry, boolean> {
   let found = false;
   const pages = client
     .listBlobsByHierarchy('/', { prefix, ...abortable(ctx.signal) })
     .byPage({ maxPageSize: ctx.pageSize });
-  try {
-    for await (const page of pages) {
-      const { blobPrefixes = [], blobItems } = page.segment;
-      if (blobPrefixes.length > 0 || blobItems.length > 0) found = true;
-      for (const sub of blobPrefixes) {
-        const rel = sub.name.slice(prefix.length, -1);
-        // "a//b" makes an empty segment, which no path can address: skip it.
-        if (rel === '') continue;
-        yield folderEntry(`${container}/${prefix}${rel}`);
-      }
-      for (const blob of blobItems) {
-        // A "folder/" marker blob (an empty folder made by a tool) is the folder itself, not a file.
-        if (blob.name.length === prefix.length) continue;
-        yield fileEntry(container, blob.name, blob.properties);
-      }
+  for await (const page of read(pages, `list ${container}/${prefix}`, ctx.signal)) {
+    const { blobPrefixes = [], blobItems } = page.segment;
+    if (blobPrefixes.length > 0 || blobItems.length > 0) found = true;
+    for (const sub of blobPrefixes) {
+      const rel = sub.name.slice(prefix.length, -1);
+      // "a//b" makes an empty segment, which no path can address: skip it.
+      if (rel === '') continue;
+      yield folderEntry(`${container}/${prefix}${rel}`);
     }
-  } catch (err) {
-    throw toFerryError(err, `list ${container}/${prefix}`, ctx.signal);
+    for (const blob of blobItems) {
+      // A "folder/" marker blob (an empty folder made by a tool) is the folder itself, not a file.
+      if (blob.name.length === prefix.length) continue;
+      yield fileEntry(container, blob.name, blob.properties);
+    }
   }
   return found;
 }
@@ -84,26 +94,20 @@ async function* listLevel(
 /** Everything under the prefix, folders derived from the blob names. */
 async function* listFlat(
   ctx: ListContext,
-  client: ContainerClient,
-  container: string,
-  prefix: string,
+  { client, container, prefix }: Folder,
 ): AsyncGenerator<Entry, boolean> {
   let found = false;
   const chain = new FolderChain();
   const pages = client
     .listBlobsFlat({ prefix, ...abortable(ctx.signal) })
     .byPage({ maxPageSize: ctx.pageSize });
-  try {
-    for await (const page of pages) {
-      for (const blob of page.segment.blobItems) {
-        found = true;
-        const { folders, file } = chain.next(blob.name.slice(prefix.length));
-        for (const folder of folders) yield folderEntry(`${container}/${prefix}${folder}`);
-        if (file) yield fileEntry(container, blob.name, blob.properties);
-      }
+  for await (const page of read(pages, `list ${container}/${prefix}`, ctx.signal)) {
+    for (const blob of page.segment.blobItems) {
+      found = true;
+      const { folders, file } = chain.next(blob.name.slice(prefix.length));
+      for (const folder of folders) yield folderEntry(`${container}/${prefix}${folder}`);
+      if (file) yield fileEntry(container, blob.name, blob.properties);
     }
-  } catch (err) {
-    throw toFerryError(err, `list ${container}/${prefix}`, ctx.signal);
   }
   return found;
 }

@@ -15,6 +15,7 @@ import type {
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
+import { oauthAccess } from '../shared/http.js';
 import { parentAndName } from '../shared/paths.js';
 import { rangeHeader, sliceToRange } from '../shared/range.js';
 import { BoxClient, type BoxItem, ITEM_FIELDS } from './client.js';
@@ -72,10 +73,7 @@ class BoxStore implements Store {
     this.#client = new BoxClient({
       apiUrl: app.apiUrl,
       uploadUrl: app.contentUrl ?? app.apiUrl,
-      secret: location.secret,
-      tokens: location.tokens,
-      egress: ctx.egress,
-      timeouts: ctx.outbound,
+      ...oauthAccess(location, ctx),
     });
     this.#resolver = new BoxResolver(this.#client, tuning.pageSize);
     // Same Box user (metadata user_id, as recorded at connection time) or, failing that, the same

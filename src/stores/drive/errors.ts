@@ -4,8 +4,8 @@
 //              "errors": [{"domain": "usageLimits", "reason": "userRateLimitExceeded", "message": "…"}]}}
 // Drive says "slow down" with 403 rateLimitExceeded / userRateLimitExceeded or 429; the other 403s are
 // permission or quota answers about one file (forbidden), which say nothing about the credentials.
-import { type ErrorKind, FerryError } from '../../errors.js';
-import type { ErrorResponse } from '../shared/http.js';
+import type { ErrorKind, FerryError } from '../../errors.js';
+import { answerError, type ErrorResponse } from '../shared/http.js';
 
 const THROTTLE_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded']);
 
@@ -43,13 +43,5 @@ function kindOf(status: number, reason: string | undefined): ErrorKind {
 export function readDriveError(response: ErrorResponse): FerryError {
   const { message, reason } = details(response.json);
   const kind = kindOf(response.status, reason);
-  const said = message ?? (response.text.trim().slice(0, 200) || `HTTP ${response.status}`);
-  const text = `drive: ${response.operation}: ${said} (HTTP ${response.status}${reason ? `, ${reason}` : ''})`;
-  const options: { cause: unknown; retryAfterSeconds?: number } = {
-    cause: { status: response.status, reason },
-  };
-  if (kind === 'throttled' && response.retryAfterSeconds !== undefined) {
-    options.retryAfterSeconds = response.retryAfterSeconds;
-  }
-  return new FerryError(kind, text, options);
+  return answerError('drive', response, kind, { message, code: reason }, { status: response.status, reason });
 }

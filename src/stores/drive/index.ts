@@ -25,8 +25,9 @@ import type {
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
-import { OAuthHttp } from '../shared/http.js';
+import { OAuthHttp, oauthAccess } from '../shared/http.js';
 import { joinPath, parentAndName } from '../shared/paths.js';
+import { parseTime } from '../shared/times.js';
 import { DriveApi, type DriveFile, isFolder, isGoogleNative } from './client.js';
 import { readDriveError } from './errors.js';
 import { DriveResolver, newest, type ResolvedFile } from './resolve.js';
@@ -46,17 +47,11 @@ export function open(location: StoreLocation, ctx: StoreContext, tuning: Partial
   return new DriveStore(location, ctx, tuning);
 }
 
-function toDate(value: string | undefined): Date | undefined {
-  if (value === undefined) return undefined;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date;
-}
-
 function toEntry(file: DriveFile, path: string): Entry {
   const folder = isFolder(file);
   const entry: Entry = { name: file.name, path, size: folder ? 0 : Number(file.size ?? 0), isDir: folder };
   if (!folder) entry.mimeType = file.mimeType;
-  const modTime = toDate(file.modifiedTime);
+  const modTime = parseTime(file.modifiedTime);
   if (modTime) entry.modTime = modTime;
   return entry;
 }
@@ -67,7 +62,7 @@ function toInfo(file: DriveFile, path: string): ObjectInfo {
   if (file.sha1Checksum) hashes.sha1 = file.sha1Checksum.toLowerCase();
   if (file.sha256Checksum) hashes.sha256 = file.sha256Checksum.toLowerCase();
   const info: ObjectInfo = { path, size: Number(file.size ?? 0), mimeType: file.mimeType, hashes };
-  const modTime = toDate(file.modifiedTime);
+  const modTime = parseTime(file.modifiedTime);
   if (modTime) info.modTime = modTime;
   return info;
 }
@@ -93,12 +88,9 @@ class DriveStore implements Store {
     this.account = `drive:${apiUrl}#${location.id}`;
     this.#http = new OAuthHttp({
       provider: PROVIDER,
-      secret: location.secret,
-      tokens: location.tokens,
+      ...oauthAccess(location, ctx),
       readError: readDriveError,
-      egress: ctx.egress,
       origins: [apiUrl],
-      timeouts: ctx.outbound,
     });
     this.#api = new DriveApi(this.#http, apiUrl);
     this.#resolver = new DriveResolver(this.#api);
@@ -219,51 +211,47 @@ class DriveStore implements Store {
     if (from === to) throw new FerryError('invalid', `drive: cannot copy "${from}" onto itself`);
     const { signal } = options;
     const source = await this.#file(from, signal);
-    const target = parentAndName(to);
-    return this.#serial(to, async () => {
-      const parentId = await this.#resolver.ensureFolder(target.parent, signal);
-      const before = await this.#resolver.filesNamed(parentId, target.name, signal, `files.list ${to}`);
-      const copied = await this.#api.copy(
-        source.file.id,
-        target.name,
-        parentId,
-        signal,
-        `files.copy ${from} -> ${to}`,
-      );
-      await this.#dropReplaced(before.files, [copied.id, source.file.id], to, signal);
-      return toInfo(copied, to);
-    });
+    return this.#place(source, to, signal, (parentId, name) =>
+      this.#api.copy(source.file.id, name, parentId, signal, `files.copy ${from} -> ${to}`),
+    );
   }
 
   async #move(from: string, to: string, options: CallOptions = {}): Promise<ObjectInfo> {
     if (from === to) return this.stat(from, options);
     const { signal } = options;
     const source = await this.#file(from, signal);
-    const target = parentAndName(to);
-    return this.#serial(to, async () => {
-      const parentId = await this.#resolver.ensureFolder(target.parent, signal);
-      const before = await this.#resolver.filesNamed(parentId, target.name, signal, `files.list ${to}`);
-      const change: { name: string; addParents?: string; removeParents?: string } = { name: target.name };
+    return this.#place(source, to, signal, (parentId, name) => {
+      const change: { name: string; addParents?: string; removeParents?: string } = { name };
       if (parentId !== source.parentId) {
         change.addParents = parentId;
         change.removeParents = source.parentId;
       }
-      const moved = await this.#api.update(source.file.id, change, signal, `files.update ${from} -> ${to}`);
-      await this.#dropReplaced(before.files, [moved.id], to, signal);
-      return toInfo(moved, to);
+      return this.#api.update(source.file.id, change, signal, `files.update ${from} -> ${to}`);
     });
   }
 
-  /** Deletes the files a copy or move replaced, so the destination name holds one file. */
-  async #dropReplaced(
-    previous: DriveFile[],
-    keep: string[],
-    path: string,
+  /**
+   * Puts a copy or the moved source at `to`, one write at a time per name: the folder is made when
+   * missing, and the files the name held before are deleted once the new one is in place, so the
+   * destination name holds one file.
+   */
+  async #place(
+    source: ResolvedFile,
+    to: string,
     signal: AbortSignal | undefined,
-  ): Promise<void> {
-    for (const old of previous) {
-      if (!keep.includes(old.id)) await this.#api.delete(old.id, signal, `files.delete ${path} (replaced)`);
-    }
+    put: (parentId: string, name: string) => Promise<DriveFile>,
+  ): Promise<ObjectInfo> {
+    const target = parentAndName(to);
+    return this.#serial(to, async () => {
+      const parentId = await this.#resolver.ensureFolder(target.parent, signal);
+      const before = await this.#resolver.filesNamed(parentId, target.name, signal, `files.list ${to}`);
+      const placed = await put(parentId, target.name);
+      for (const old of before.files) {
+        if (old.id === placed.id || old.id === source.file.id) continue;
+        await this.#api.delete(old.id, signal, `files.delete ${to} (replaced)`);
+      }
+      return toInfo(placed, to);
+    });
   }
 
   async #file(path: string, signal: AbortSignal | undefined): Promise<ResolvedFile> {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { FerryError, invalid } from '../../errors.js';
 import type { WriteOptions } from '../contract.js';
-import { PartReader, readAll, uploadParts } from '../shared/chunks.js';
+import { oneRequestOrParts, PartReader, uploadParts } from '../shared/chunks.js';
 import { readText } from '../shared/http.js';
 import { type DriveApi, type DriveFile, FILE_FIELDS } from './client.js';
 
@@ -212,18 +212,11 @@ export async function uploadFile(
   options: WriteOptions,
 ): Promise<DriveFile> {
   const reader = new PartReader(body, options.size);
-  try {
-    if (options.size !== undefined && options.size <= settings.singleRequestMax) {
-      return await multipart(api, target, await readAll(reader, options.size), options);
-    }
-    let first: Buffer | undefined;
-    if (options.size === undefined) {
-      first = await reader.read(settings.singleRequestMax);
-      if (await reader.atEnd()) return await multipart(api, target, first, options);
-    }
-    return await resumable(api, target, reader, first, settings, options);
-  } catch (err) {
-    await reader.cancel().catch(() => undefined);
-    throw err;
-  }
+  return oneRequestOrParts(
+    reader,
+    options.size,
+    settings.singleRequestMax,
+    (bytes) => multipart(api, target, bytes, options),
+    (first) => resumable(api, target, reader, first, settings, options),
+  );
 }

@@ -14,6 +14,7 @@ import type {
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
+import { oauthAccess } from '../shared/http.js';
 import { parentAndName, splitPath } from '../shared/paths.js';
 import { rangeHeader, sliceToRange } from '../shared/range.js';
 import { DropboxClient, type FileMetadata, type Metadata } from './client.js';
@@ -63,10 +64,7 @@ class DropboxStore implements Store {
     this.#client = new DropboxClient({
       apiUrl: app.apiUrl,
       contentUrl: app.contentUrl ?? app.apiUrl,
-      secret: location.secret,
-      tokens: location.tokens,
-      egress: ctx.egress,
-      timeouts: ctx.outbound,
+      ...oauthAccess(location, ctx),
     });
     // Same Dropbox account (metadata account_id, as recorded at connection time) or, failing that,
     // the same location: the only cases where copy_v2/move_v2 can see both paths.

@@ -4,8 +4,8 @@
 // Throttling (https://learn.microsoft.com/graph/throttling): 429, or 503 with Retry-After; 509 is
 // SharePoint's "bandwidth limit exceeded". A copy's monitor reports failures in the same
 // {code, message} shape inside an asyncJobStatus, read here too.
-import { type ErrorKind, FerryError } from '../../errors.js';
-import type { ErrorResponse } from '../shared/http.js';
+import type { ErrorKind, FerryError } from '../../errors.js';
+import { answerError, type ErrorResponse } from '../shared/http.js';
 
 interface GraphError {
   code?: unknown;
@@ -37,15 +37,7 @@ function kindOf(status: number, retryAfter: number | undefined): ErrorKind {
 export function readGraphError(response: ErrorResponse): FerryError {
   const { code, message } = details(response.json);
   const kind = kindOf(response.status, response.retryAfterSeconds);
-  const said = message ?? (response.text.trim().slice(0, 200) || `HTTP ${response.status}`);
-  const text = `onedrive: ${response.operation}: ${said} (HTTP ${response.status}${code ? `, ${code}` : ''})`;
-  const options: { cause: unknown; retryAfterSeconds?: number } = {
-    cause: { status: response.status, code },
-  };
-  if (kind === 'throttled' && response.retryAfterSeconds !== undefined) {
-    options.retryAfterSeconds = response.retryAfterSeconds;
-  }
-  return new FerryError(kind, text, options);
+  return answerError('onedrive', response, kind, { message, code }, { status: response.status, code });
 }
 
 /** A failed asyncJobStatus of a copy: its error code read as the matching HTTP answer would be. */

@@ -27,8 +27,9 @@ import type {
   StoreFeatures,
   WriteOptions,
 } from '../contract.js';
-import { OAuthHttp } from '../shared/http.js';
+import { OAuthHttp, oauthAccess } from '../shared/http.js';
 import { joinPath, parentAndName, splitPath } from '../shared/paths.js';
+import { parseTime } from '../shared/times.js';
 import { type DriveItem, GraphApi, isFolderItem } from './client.js';
 import { readGraphError, readJobFailure } from './errors.js';
 import { FRAGMENT_GRANULE, FRAGMENT_MAX, SIMPLE_UPLOAD_MAX, uploadFile } from './upload.js';
@@ -56,17 +57,11 @@ export function open(
   return new OneDriveStore(location, ctx, tuning);
 }
 
-function toDate(value: string | undefined): Date | undefined {
-  if (value === undefined) return undefined;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date;
-}
-
 function toEntry(item: DriveItem, path: string): Entry {
   const folder = isFolderItem(item);
   const entry: Entry = { name: item.name, path, size: folder ? 0 : (item.size ?? 0), isDir: folder };
   if (!folder && item.file?.mimeType) entry.mimeType = item.file.mimeType;
-  const modTime = toDate(item.lastModifiedDateTime);
+  const modTime = parseTime(item.lastModifiedDateTime);
   if (modTime) entry.modTime = modTime;
   return entry;
 }
@@ -81,7 +76,7 @@ function toInfo(item: DriveItem, path: string): ObjectInfo {
   if (sha256) hashes.sha256 = sha256.toLowerCase();
   const info: ObjectInfo = { path, size: item.size ?? 0, hashes };
   if (item.file?.mimeType) info.mimeType = item.file.mimeType;
-  const modTime = toDate(item.lastModifiedDateTime);
+  const modTime = parseTime(item.lastModifiedDateTime);
   if (modTime) info.modTime = modTime;
   return info;
 }
@@ -107,12 +102,9 @@ class OneDriveStore implements Store {
     this.account = `onedrive:${apiUrl}#${location.id}`;
     this.#http = new OAuthHttp({
       provider: PROVIDER,
-      secret: location.secret,
-      tokens: location.tokens,
+      ...oauthAccess(location, ctx),
       readError: readGraphError,
-      egress: ctx.egress,
       origins: [apiUrl],
-      timeouts: ctx.outbound,
     });
     this.#api = new GraphApi(this.#http, apiUrl, driveId);
     const hashes: HashKind[] = ['quickxor', 'sha1'];

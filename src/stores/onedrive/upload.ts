@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FerryError, invalid, isFerryError } from '../../errors.js';
 import type { WriteOptions } from '../contract.js';
-import { PartReader, readAll, uploadParts } from '../shared/chunks.js';
+import { oneRequestOrParts, PartReader, uploadParts } from '../shared/chunks.js';
 import { readText } from '../shared/http.js';
 import { parentAndName, splitPath } from '../shared/paths.js';
 import type { DriveItem, GraphApi } from './client.js';
@@ -179,22 +179,23 @@ export async function uploadFile(
   options: WriteOptions,
 ): Promise<DriveItem> {
   const reader = new PartReader(body, options.size);
-  try {
-    if (options.size !== undefined && options.size <= SIMPLE_UPLOAD_MAX) {
-      return await simpleUpload(api, path, await readAll(reader, options.size), options);
-    }
-    if (options.size !== undefined) return await session(api, path, reader, options.size, settings, options);
-    const first = await reader.read(SIMPLE_UPLOAD_MAX);
-    if (await reader.atEnd()) return await simpleUpload(api, path, first, options);
-    const spooled = await spool(first, reader);
-    try {
-      const fromDisk = new PartReader(createReadStream(spooled.file), spooled.size);
-      return await session(api, path, fromDisk, spooled.size, settings, options);
-    } finally {
-      await rm(spooled.dir, { recursive: true, force: true });
-    }
-  } catch (err) {
-    await reader.cancel().catch(() => undefined);
-    throw err;
-  }
+  const { size } = options;
+  return oneRequestOrParts(
+    reader,
+    size,
+    SIMPLE_UPLOAD_MAX,
+    (bytes) => simpleUpload(api, path, bytes, options),
+    async (first) => {
+      if (first === undefined && size !== undefined)
+        return session(api, path, reader, size, settings, options);
+      // A session needs the total size first: a body of unknown length waits on disk.
+      const spooled = await spool(first ?? Buffer.alloc(0), reader);
+      try {
+        const fromDisk = new PartReader(createReadStream(spooled.file), spooled.size);
+        return await session(api, path, fromDisk, spooled.size, settings, options);
+      } finally {
+        await rm(spooled.dir, { recursive: true, force: true });
+      }
+    },
+  );
 }

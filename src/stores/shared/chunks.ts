@@ -331,3 +331,27 @@ export async function readFirst(
     throw err;
   }
 }
+
+/**
+ * An upload in one request when the body fits in `oneMax` (its declared size says so, or, undeclared,
+ * the body ended within the first `oneMax` bytes), else in parts; `parts` gets those first bytes when
+ * they were read. The reader is canceled when either fails.
+ */
+export async function oneRequestOrParts<T>(
+  reader: PartReader,
+  size: number | undefined,
+  oneMax: number,
+  one: (bytes: Buffer) => Promise<T>,
+  parts: (first: Buffer | undefined) => Promise<T>,
+): Promise<T> {
+  try {
+    if (size !== undefined && size <= oneMax) return await one(await readAll(reader, size));
+    if (size !== undefined) return await parts(undefined);
+    const first = await reader.read(oneMax);
+    if (await reader.atEnd()) return await one(first);
+    return await parts(first);
+  } catch (err) {
+    await reader.cancel().catch(() => undefined);
+    throw err;
+  }
+}

@@ -16,13 +16,13 @@
 // download) is not, since a large file legitimately takes long. A call cut off by a bound is transient.
 import { PassThrough, type Readable } from 'node:stream';
 import { Agent, type Dispatcher, request } from 'undici';
-import { FerryError, invalid } from '../../errors.js';
+import { type ErrorKind, FerryError, invalid } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
 import { networkFailure, parseRetryAfter } from '../../net/failures.js';
 import { type Deadline, deadline, OUTBOUND_DEFAULTS, type OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ProviderSecret } from '../../providers.js';
 import { Secret } from '../../secret.js';
-import type { AccessTokenSource } from '../context.js';
+import type { AccessTokenSource, StoreContext, StoreLocation } from '../context.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
@@ -41,6 +41,32 @@ export interface ErrorResponse {
 }
 
 export type ErrorReader = (response: ErrorResponse) => FerryError;
+
+/**
+ * A failed answer as a FerryError, worded alike by the errors.ts of providers whose error JSON holds a
+ * message and a code: "<provider>: <operation>: <message> (HTTP <status>, <code>)", the start of the
+ * body standing in for a missing message; Retry-After kept only when throttled. The message, the code,
+ * the kind and the cause are what that errors.ts read.
+ */
+export function answerError(
+  provider: string,
+  response: ErrorResponse,
+  kind: ErrorKind,
+  found: { message?: string | undefined; code?: string | undefined },
+  cause: unknown,
+): FerryError {
+  const said = found.message ?? (response.text.trim().slice(0, 200) || `HTTP ${response.status}`);
+  const code = found.code ? `, ${found.code}` : '';
+  const options: { cause: unknown; retryAfterSeconds?: number } = { cause };
+  if (kind === 'throttled' && response.retryAfterSeconds !== undefined) {
+    options.retryAfterSeconds = response.retryAfterSeconds;
+  }
+  return new FerryError(
+    kind,
+    `${provider}: ${response.operation}: ${said} (HTTP ${response.status}${code})`,
+    options,
+  );
+}
 
 export interface CallRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -83,6 +109,13 @@ export interface OAuthHttpOptions {
   origins: readonly string[];
   /** FERRY_OUTBOUND_…; OUTBOUND_DEFAULTS when absent. */
   timeouts?: OutboundTimeouts | undefined;
+}
+
+/** What an OAuth store's HTTP client takes, as they are, from its location and the store context. */
+export type OAuthAccess = Pick<OAuthHttpOptions, 'secret' | 'tokens' | 'egress' | 'timeouts'>;
+
+export function oauthAccess(location: StoreLocation, ctx: StoreContext): OAuthAccess {
+  return { secret: location.secret, tokens: location.tokens, egress: ctx.egress, timeouts: ctx.outbound };
 }
 
 const ERROR_BODY_LIMIT = 64 * 1024;

@@ -1,0 +1,67 @@
+// How the drive and onedrive stores word a failed answer (src/stores/shared/http.ts, answerError, fed
+// by each provider's errors.ts): the provider, the operation, the provider's message (else the start of
+// the body, else the status), the HTTP status and the provider's code; Retry-After kept only when the
+// answer is a throttle. These words reach API callers in a failed transfer's error.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { readDriveError } from '../../src/stores/drive/errors.js';
+import { readGraphError } from '../../src/stores/onedrive/errors.js';
+import type { ErrorResponse } from '../../src/stores/shared/http.js';
+
+function answer(status: number, json: unknown, extra: Partial<ErrorResponse> = {}): ErrorResponse {
+  return {
+    status,
+    headers: {},
+    text: json === undefined ? '' : JSON.stringify(json),
+    json,
+    retryAfterSeconds: undefined,
+    operation: 'files.get a/b',
+    ...extra,
+  };
+}
+
+describe('a failed drive or onedrive answer as a FerryError', () => {
+  test('drive: its message, the status and the reason; Retry-After kept on a throttle', () => {
+    const err = readDriveError(
+      answer(
+        403,
+        { error: { message: 'User Rate Limit Exceeded', errors: [{ reason: 'userRateLimitExceeded' }] } },
+        { retryAfterSeconds: 7 },
+      ),
+    );
+    assert.equal(err.kind, 'throttled');
+    assert.equal(
+      err.message,
+      'drive: files.get a/b: User Rate Limit Exceeded (HTTP 403, userRateLimitExceeded)',
+    );
+    assert.equal(err.retryAfterSeconds, 7);
+    assert.deepEqual(err.cause, { status: 403, reason: 'userRateLimitExceeded' });
+  });
+
+  test('onedrive: its message and code; no Retry-After on an answer that is not a throttle', () => {
+    const err = readGraphError(
+      answer(
+        404,
+        { error: { code: 'itemNotFound', message: 'The resource could not be found.' } },
+        {
+          retryAfterSeconds: 3,
+        },
+      ),
+    );
+    assert.equal(err.kind, 'not_found');
+    assert.equal(
+      err.message,
+      'onedrive: files.get a/b: The resource could not be found. (HTTP 404, itemNotFound)',
+    );
+    assert.equal(err.retryAfterSeconds, undefined);
+    assert.deepEqual(err.cause, { status: 404, code: 'itemNotFound' });
+  });
+
+  test('without a message: the start of the body, else the status', () => {
+    const long = 'x'.repeat(300);
+    const fromBody = readGraphError(answer(500, undefined, { text: `  ${long}  ` }));
+    assert.equal(fromBody.message, `onedrive: files.get a/b: ${'x'.repeat(200)} (HTTP 500)`);
+    const bare = readDriveError(answer(502, undefined));
+    assert.equal(bare.message, 'drive: files.get a/b: HTTP 502 (HTTP 502)');
+  });
+});
