@@ -105,7 +105,10 @@ try {
       duration: Number(values.seconds),
       headers: t.headers,
     });
-    if (r.non2xx || r.errors) throw new Error(`${t.name} errors`);
+    if (r.non2xx || r.errors)
+      throw new Error(
+        `${t.name}: ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts (${JSON.stringify(r.statusCodeStats)})`,
+      );
     return { rps: r.requests.average, us: (cpu(t.pid) - c0) / r.requests.total };
   };
   for (const t of targets) await m(t);
