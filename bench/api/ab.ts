@@ -81,6 +81,9 @@ try {
         FERRY_PORT: String(port),
         FERRY_LOG_LEVEL: 'info',
         FERRY_ROLE: 'api',
+        // autocannon's 50 connections would get 503 after 1,000 requests each at the default cap.
+        FERRY_HTTP_MAX_REQUESTS_PER_CONNECTION: '1000000',
+        FERRY_RATE_LIST_PER_MINUTE: '1000000',
       },
       stdio: ['ignore', openSync(log, 'a'), 'inherit'],
     });
@@ -105,7 +108,10 @@ try {
       duration: Number(values.seconds),
       headers: t.headers,
     });
-    if (r.non2xx || r.errors) throw new Error(`${t.name} errors`);
+    if (r.non2xx || r.errors)
+      throw new Error(
+        `${t.name}: ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts (${JSON.stringify(r.statusCodeStats)})`,
+      );
     return { rps: r.requests.average, us: (cpu(t.pid) - c0) / r.requests.total };
   };
   for (const t of targets) await m(t);

@@ -50,7 +50,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     loggerInstance,
     // One line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
-    // request.log is made when a route or Fastify first logs through it (src/http/lazy-logger.ts).
+    // request.log is made when a route or Fastify first logs through it (src/http/lazy-logger.ts;
+    // test/http/lazy-logger.test.ts holds it to what Fastify's own child writes).
     childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, options),
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Validation must not coerce or drop: a mistyped or unknown field is a 400 (docs/api.md, "Errors").

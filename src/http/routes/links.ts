@@ -8,8 +8,9 @@
 // further on counts too unless the client began a download there within the hour (its cookie or its
 // address), and such a range is served even once the limit is reached; HEAD never counts. The token
 // is never logged (the access log has the route pattern).
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import fastifyCookie from '@fastify/cookie';
+import formBody from '@fastify/formbody';
 import contentDisposition from 'content-disposition';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
@@ -71,12 +72,8 @@ function html(reply: FastifyReply, status: number, body: string) {
   return reply.code(status).type('text/html; charset=utf-8').send(body);
 }
 
-function cookieOf(headers: IncomingHttpHeaders): string | undefined {
-  for (const part of (headers.cookie ?? '').split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === COOKIE) return value.join('=');
-  }
-  return undefined;
+function cookieOf(request: FastifyRequest): string | undefined {
+  return request.cookies[COOKIE];
 }
 
 function baseName(path: string): string {
@@ -143,11 +140,13 @@ export const linkRoutes =
       registers: [deps.registry],
     });
 
-    app.addContentTypeParser(
-      'application/x-www-form-urlencoded',
-      { parseAs: 'string', bodyLimit: FORM_LIMIT },
-      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
-    );
+    // Registered here, so only these routes parse cookies and forms; the API pays nothing. A form's
+    // fields are read as URLSearchParams reads them: a repeated name keeps its last value.
+    await app.register(fastifyCookie);
+    await app.register(formBody, {
+      bodyLimit: FORM_LIMIT,
+      parser: (body) => Object.fromEntries(new URLSearchParams(body)),
+    });
 
     const open = { config: { public: true }, schema: { hide: true }, exposeHeadRoute: false };
 
@@ -171,8 +170,7 @@ export const linkRoutes =
       if (state === 'expired') return html(reply, 410, messagePage('Link expired', 'This link has expired.'));
       // Whether a range from this client continues a download it began (asked once, when needed).
       let continues: Promise<boolean> | undefined;
-      const continuing = () =>
-        (continues ??= shares.continuesDownload(row, cookieOf(request.headers), request.ip));
+      const continuing = () => (continues ??= shares.continuesDownload(row, cookieOf(request), request.ip));
       // A used-up link still lets a download it served resume (docs/api.md, "Share links").
       const resuming = mode === 'get' && request.headers.range !== undefined;
       if (state === 'used_up' && !(resuming && (await continuing()))) {
@@ -192,6 +190,8 @@ export const linkRoutes =
         return unavailable(request, reply, err);
       }
       let handedOff = false;
+      // Whether this answer gives the link's cookie already (the password was just given).
+      let granted = false;
       try {
         const facts: FileFacts = { name: baseName(row.path), size: info.size, expiresAt: row.expires_at };
         const action = `/s/${encodeURIComponent(token)}`;
@@ -217,6 +217,7 @@ export const linkRoutes =
               return html(reply, 401, passwordPage(facts, action, 'That password is not right.'));
             }
             setGrantCookie(reply, await shares.grant(row), action);
+            granted = true;
             // A browser's form gets a page that replaces the form and starts the download (a file
             // answered to the POST would leave the form, and any earlier "not right", on screen);
             // a program posting the password gets the file itself.
@@ -225,13 +226,17 @@ export const linkRoutes =
             }
           }
         } else if (row.password_hash !== null) {
-          if (!(await shares.hasGrant(row, cookieOf(request.headers))))
+          if (!(await shares.hasGrant(row, cookieOf(request))))
             return html(reply, 200, passwordPage(facts, action));
         } else if (row.max_downloads !== null && request.headers.range === undefined) {
           return html(reply, 200, landingPage(facts, action, row.max_downloads - row.downloads));
         }
         handedOff = true;
-        return await download(request, reply, mode, row, store, info, { path: action, continuing });
+        return await download(request, reply, mode, row, store, info, {
+          path: action,
+          continuing,
+          granted,
+        });
       } finally {
         if (!handedOff) await store.close();
       }
@@ -254,10 +259,13 @@ export const linkRoutes =
 
     /** The link's cookie: the password was given, or a download began (GRANT_MS, see Shares.grant). */
     function setGrantCookie(reply: FastifyReply, grant: string, path: string): void {
-      reply.header(
-        'set-cookie',
-        `${COOKIE}=${grant}; Path=${path}; Max-Age=3600; HttpOnly; SameSite=Strict${deps.secureCookies ? '; Secure' : ''}`,
-      );
+      reply.setCookie(COOKIE, grant, {
+        path,
+        maxAge: 3600,
+        httpOnly: true,
+        sameSite: 'strict',
+        secure: deps.secureCookies,
+      });
     }
 
     /** The file, or the part of it a range asks for; the store closes when the answer ends. */
@@ -268,7 +276,7 @@ export const linkRoutes =
       row: ShareRow,
       store: Store,
       info: ObjectInfo,
-      link: { path: string; continuing: () => Promise<boolean> },
+      link: { path: string; continuing: () => Promise<boolean>; granted: boolean },
     ) {
       const closeStore = () => void store.close().catch(() => {});
       const size = info.size;
@@ -333,7 +341,8 @@ export const linkRoutes =
         failed = err;
       };
       body.once('error', early);
-      let granted = false;
+      // The cookie for a download begun here, set once the source is known to be serving.
+      let grant: string | undefined;
       if (counted) {
         if (!(await shares.countDownload(row, request.ip))) {
           body.destroy();
@@ -346,24 +355,19 @@ export const linkRoutes =
           );
         }
         // A browser that began a download of a limited link resumes it by the link's cookie.
-        if (
-          row.max_downloads !== null &&
-          !reply.hasHeader('set-cookie') &&
-          !(await shares.hasGrant(row, cookieOf(request.headers)))
-        ) {
-          setGrantCookie(reply, await shares.grant(row), link.path);
-          granted = true;
+        if (row.max_downloads !== null && !link.granted && !(await shares.hasGrant(row, cookieOf(request)))) {
+          grant = await shares.grant(row);
         }
       }
       if (failed !== undefined || body.destroyed) {
         // It failed while the download was being counted: nothing went out, so the count goes back.
         if (counted) await shares.giveBackDownload(row);
-        if (granted) reply.removeHeader('set-cookie');
         closeStore();
         clearFileHeaders(reply);
         return unavailable(request, reply, failed);
       }
       body.off('error', early);
+      if (grant !== undefined) setGrantCookie(reply, grant, link.path);
       if (counted) downloads.inc();
       // An error after the headers went out aborts the connection, so a cut file is never presented
       // as complete: the client sees the connection end short of Content-Length.
