@@ -1,6 +1,7 @@
 // Locations: stored credentials for a storage backend (docs/api.md, "Locations"). Secrets are sealed
 // before they reach the database and opened only to build a store; no projection carries them.
 import type { Kysely } from 'kysely';
+import { locationData } from '../../api/events.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Database, LocationRow } from '../../db/schema.js';
@@ -14,12 +15,11 @@ import {
   type RotationClass,
   rotationClass,
 } from '../../providers.js';
+import { emit } from '../../queue/outbox.js';
 import { Secret } from '../../secret.js';
 import type { LocationStatus } from '../../states.js';
 import type { StoreLocation } from '../../stores/context.js';
 import { checkCap } from '../caps.js';
-import { locationData } from '../webhooks/events.js';
-import { emit } from '../webhooks/outbox.js';
 import { type LocationRef, resolveLocation } from './addressing.js';
 import { checkMetadata, type Metadata, parseMetadata, serializeMetadata } from './metadata.js';
 import { checkSecret } from './secret-shape.js';

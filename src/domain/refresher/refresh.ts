@@ -17,6 +17,7 @@
 // without saving the new one; the next attempt gets invalid_grant and the location fails with a reason
 // that says to store a new secret, once, not in a loop.
 import { sql } from 'kysely';
+import { locationData } from '../../api/events.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Db } from '../../db/database.js';
@@ -31,6 +32,7 @@ import {
 } from '../../providers.js';
 import { type BackoffPolicy, backoffMs } from '../../queue/backoff.js';
 import type { Queryable } from '../../queue/moves.js';
+import { emit } from '../../queue/outbox.js';
 import { Secret } from '../../secret.js';
 import type { LocationStatus } from '../../states.js';
 import type { OAuthApp } from '../../stores/context.js';
@@ -39,8 +41,6 @@ import {
   type RefreshFailureClass,
   refreshTokens,
 } from '../../stores/shared/token-endpoint.js';
-import { locationData } from '../webhooks/events.js';
-import { emit } from '../webhooks/outbox.js';
 import type { RefreshMetrics } from './metrics.js';
 
 export interface RefreshSettings {

@@ -25,8 +25,8 @@ import {
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
 import { crashedError } from '../../queue/moves.js';
+import { emit } from '../../queue/outbox.js';
 import type { Shares } from '../shares/shares.js';
-import { emit } from '../webhooks/outbox.js';
 import { type Recipients, sendItemOf } from './sends.js';
 
 /** Attempts before a send that keeps failing for a passing reason is failed. */

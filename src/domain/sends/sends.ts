@@ -6,14 +6,14 @@ import { hash } from '@node-rs/argon2';
 import type { Kysely } from 'kysely';
 import { type Clock, parseRfc3339, toRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
+import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, SendRow } from '../../db/schema.js';
 import { conflict, FerryError, invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
+import { emit } from '../../queue/outbox.js';
 import type { SendStatus } from '../../states.js';
 import { capReached, countHeld } from '../caps.js';
 import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
-import { newestFirst, type Page } from '../transfers/views.js';
-import { emit } from '../webhooks/outbox.js';
 import { checkTimezone, resolveSchedule } from './schedule.js';
 
 export const MAX_TO = 50;

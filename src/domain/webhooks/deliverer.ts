@@ -29,7 +29,7 @@ import type { Logger } from '../../log.js';
 import type { Egress } from '../../net/egress.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
-import { queuedHere } from './outbox.js';
+import { queuedHere } from '../../queue/outbox.js';
 import { DAY_MS, nextAttemptAt } from './schedule.js';
 import { signedHeaders } from './signing.js';
 import { secretContext } from './webhooks.js';
