@@ -23,3 +23,6 @@ export const SendItem = Type.Object({
   created_at: Timestamp,
 });
 export type SendItem = Static<typeof SendItem>;
+
+/** A send as any answer shows it: POST /send's (and the event stream's), or with its file and recipients. */
+export type AnySend = Send & Partial<Omit<SendItem, keyof Send>>;

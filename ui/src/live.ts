@@ -1,16 +1,13 @@
 // What the event stream has told this tab: the latest state of each job, transfer and send, with the
 // samples a rate and a remaining time are worked out from.
-import type { Send as ApiSend, SendItem } from '../../src/api/sends.js';
+import type { AnySend } from '../../src/api/sends.js';
 import type { Job, Transfer } from '../../src/api/transfers.js';
 import type { StreamEvent } from './api.js';
 
 export type { Job, Transfer };
 
-/**
- * A send as the event stream shows it (src/api/sends.ts `Send`); GET /v1/sends and GET /v1/sends/{id}
- * answers add its file and recipients.
- */
-export type Send = ApiSend & Partial<Omit<SendItem, keyof ApiSend>>;
+/** A send as the event stream or an answer of /v1/sends shows it (src/api/sends.ts). */
+export type Send = AnySend;
 
 interface Sample {
   at: number;
