@@ -1,28 +1,12 @@
 // Following a job or a transfer to its end (docs/api.md, "Polling"): a progress bar on a terminal
 // (objects, bytes, rate, ETA), one plain line per change otherwise, then the final state. The exit code
 // says how the work ended: 0 complete, 6 failed, partial or canceled.
+import type { Job, Transfer } from '../api/transfers.js';
 import type { Context } from './context.js';
 import { CliError, EXIT } from './exit.js';
 import { duration, size } from './format.js';
 
 const END = new Set(['complete', 'failed', 'partial', 'canceled']);
-
-export interface Job {
-  job_id: string;
-  status: string;
-  counts: { total: number; pending: number; succeeded: number; skipped: number; failed: number };
-  bytes_done: number;
-  error?: string;
-}
-
-export interface Transfer {
-  id: string;
-  kind: string;
-  status: string;
-  bytes_total?: number;
-  bytes_done: number;
-  error?: string;
-}
 
 /** What one poll shows, in numbers both kinds share. */
 interface Progress {

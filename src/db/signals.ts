@@ -16,7 +16,7 @@ import type { Db } from './database.js';
 
 /**
  * `auth` is sent only by database triggers (`key:<id>`, `ws:<id>`); `webhook` also by a trigger when
- * webhook messages are queued (src/domain/webhooks/outbox.ts).
+ * webhook messages are queued (src/queue/outbox.ts).
  */
 export type Channel = 'work' | 'refresh' | 'cancel' | 'changes' | 'auth' | 'webhook';
 const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel', 'changes', 'auth', 'webhook'];

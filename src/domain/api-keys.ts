@@ -5,6 +5,7 @@
 // conditional UPDATE that several processes can race on harmlessly.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { ApiKey, CreatedApiKey } from '../api/keys.js';
 import { type Clock, toRfc3339 } from '../clock.js';
 import type { ApiKeyRow, Database } from '../db/schema.js';
 import { FerryError, invalid, notFound } from '../errors.js';
@@ -15,23 +16,9 @@ import { checkCap } from './caps.js';
 export const TOKEN_PREFIX = 'fry_';
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  created_at: string;
-  expires_at?: string;
-  last_used_at?: string;
-  revoked_at?: string;
-}
-
-export interface CreatedApiKey {
-  id: string;
-  name: string;
-  created_at: string;
-  expires_at?: string;
-  /** The bearer token; shown only once. */
-  token: string;
-}
+export type { CreatedApiKey };
+/** An API key as the API shows it. */
+export type ApiKeyView = ApiKey;
 
 export interface Principal {
   workspaceId: string;

@@ -7,11 +7,15 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Database, LocationRow } from '../db/schema.js';
-import type { Storage } from '../domain/storage.js';
 import { FerryError } from '../errors.js';
 import type { Store } from '../stores/contract.js';
 
 const ROW_TTL_MS = 2000;
+
+/** What opens a location's store from its row (src/domain/storage.ts's Storage, given by the wiring). */
+export interface StoreOpener {
+  open(row: LocationRow): Store;
+}
 
 interface Open {
   row: LocationRow;
@@ -36,7 +40,7 @@ export class StoreCache {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly storage: Storage,
+    private readonly storage: StoreOpener,
     private readonly clock: Clock,
   ) {}
 

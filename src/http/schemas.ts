@@ -2,7 +2,20 @@
 // handler's types and /openapi.json. Every request body rejects fields it does not know, so a misspelt
 // option is never ignored (docs/api.md, "Errors").
 import { type Static, type TSchema, type TStringOptions, Type } from 'typebox';
-import { LABEL_MAX_LENGTH } from '../domain/locations/locations.js';
+import {
+  ID_MAX_LENGTH,
+  IdText,
+  LABEL_MAX_LENGTH,
+  Label,
+  MULTI_LINE,
+  NO_NUL,
+  oneOf,
+  PATH_MAX_LENGTH,
+  Path,
+  SINGLE_LINE,
+  TIMESTAMP_MAX_LENGTH,
+  text,
+} from '../api/text.js';
 import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH } from '../domain/locations/metadata.js';
 import { SCHEDULED_AT_MAX } from '../domain/sends/schedule.js';
 import { ADDRESS_MAX, MESSAGE_MAX } from '../domain/sends/sends.js';
@@ -45,14 +58,18 @@ export function errors(...codes: number[]): Record<number, TSchema> {
 /** 202 and 204 answers carry no body. */
 export const NoContent = Type.Unsafe<undefined>({ description: 'No body' });
 
+export { Timestamp, TimestampText } from '../api/text.js';
+// The strings shared with the response shapes (Label, Path, IdText, Timestamp, oneOf) and their patterns
+// live in src/api/text.ts; they are re-exported here for the routes.
+export { IdText, Label, oneOf, Path };
+
 // Input limits (docs/api.md, "Input"). Every string a caller sends has a maximum length, and refuses
 // what cannot be stored on both databases or makes no sense in it: PostgreSQL text cannot hold U+0000,
 // so no field takes it; names, addresses and the like take no control character at all. A lone
 // surrogate is refused in every string, whatever its schema, by src/http/input.ts.
 export const INPUT_MAX = {
   label: LABEL_MAX_LENGTH,
-  /** `<location>/<bucket>/<key>`: keys are at most 1,024 bytes on S3 and Azure, the rest rides on top. */
-  path: 4096,
+  path: PATH_MAX_LENGTH,
   url: 8192,
   text: MESSAGE_MAX,
   /** RFC 5321's limit on a forward path. */
@@ -61,10 +78,9 @@ export const INPUT_MAX = {
   /** IANA zone names are at most 32 characters today. */
   timezone: 64,
   password: PASSWORD_MAX,
-  /** A UUID is 36 characters; Fastify refuses path parameters over 100 before any route runs. */
-  id: 100,
+  id: ID_MAX_LENGTH,
   cursor: 256,
-  timestamp: 64,
+  timestamp: TIMESTAMP_MAX_LENGTH,
   /** Closed-list words checked by the domain (webhook event types). */
   word: 64,
   /** Sources of one move, pull or remove. */
@@ -72,13 +88,6 @@ export const INPUT_MAX = {
   metadataBytes: METADATA_MAX_BYTES,
   metadataDepth: METADATA_MAX_DEPTH,
 } as const;
-
-/** No control character (U+0000 to U+001F, U+007F): names, labels, URLs, times, zones. */
-const SINGLE_LINE = '^[^\\u0000-\\u001f\\u007f]*$';
-/** Tab and line breaks allowed, no other control character: messages. */
-const MULTI_LINE = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$';
-/** Every character a store may hold in a name, except U+0000, which PostgreSQL text cannot: paths. */
-const NO_NUL = '^[^\\u0000]*$';
 
 /** What a failed `pattern` says (src/http/errors.ts), by pattern. */
 export const PATTERN_RULES: Readonly<Record<string, string>> = {
@@ -88,15 +97,6 @@ export const PATTERN_RULES: Readonly<Record<string, string>> = {
   '^[0-9]+$': 'must be a whole number',
 };
 
-const text =
-  (maxLength: number, pattern: string, minLength: number) =>
-  (options: TStringOptions = {}) =>
-    Type.String({ minLength, maxLength, pattern, ...options });
-
-/** A location label, key name or other short name. */
-export const Label = text(INPUT_MAX.label, SINGLE_LINE, 1);
-/** `<location>/<path>`, a pattern, a copy target or a manifest key. */
-export const Path = text(INPUT_MAX.path, NO_NUL, 1);
 /** `"literal": true`: every path in the body is exact bytes, never a pattern (docs/api.md, "Exact names"). */
 export const Literal = () =>
   Type.Optional(
@@ -111,29 +111,12 @@ export const Address = text(INPUT_MAX.address, SINGLE_LINE, 1);
 /** A share or send password: hashed, never stored as text, so any character but a lone surrogate. */
 export const Password = (options: TStringOptions = {}) =>
   Type.String({ minLength: 1, maxLength: INPUT_MAX.password, ...options });
-/** An id in a body or a path; the domain answers 400 or 404 for one that is not a UUID. */
-export const IdText = text(INPUT_MAX.id, SINGLE_LINE, 0);
 /** A short word from a list the domain checks. */
 export const Word = text(INPUT_MAX.word, SINGLE_LINE, 1);
 /** A time in words or ISO 8601, read by src/domain/sends/schedule.ts. */
 export const ScheduleText = text(INPUT_MAX.scheduledAt, SINGLE_LINE, 1);
 /** An IANA zone name. */
 export const Timezone = text(INPUT_MAX.timezone, SINGLE_LINE, 1);
-
-/** An RFC 3339 time. */
-export const TimestampText = (options: TStringOptions = {}) =>
-  Type.String({ format: 'date-time', maxLength: INPUT_MAX.timestamp, ...options });
-export const Timestamp = TimestampText({ description: 'RFC 3339' });
-
-/** A string from a closed list (src/states.ts, src/providers.ts): an enum in /openapi.json. */
-export function oneOf<const T extends string>(values: readonly T[], description?: string) {
-  return Type.Unsafe<T>({
-    type: 'string',
-    enum: [...values],
-    maxLength: Math.max(...values.map((v) => v.length)),
-    ...(description ? { description } : {}),
-  });
-}
 
 export const Provider = oneOf<ProviderName>(PROVIDERS, 'Storage backend');
 

@@ -1,7 +1,5 @@
 // The layering of src/ (.dependency-cruiser.mjs, README "Layout"): every folder imports only from its
-// own layer and those below it. The imports still left from engine/ into domain/ are listed in
-// .dependency-cruiser-known-violations.json; any other, or a new one, fails here, and one that is gone
-// must leave the list too, so that it only shrinks.
+// own layer and those below it, with no exception.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,9 +18,8 @@ const root = new URL('../..', import.meta.url).pathname;
 const { default: rules } = (await import(pathToFileURL(join(root, '.dependency-cruiser.mjs')).href)) as {
   default: { forbidden: IForbiddenRuleType[]; options: ICruiseOptions };
 };
-const knownFile = join(root, '.dependency-cruiser-known-violations.json');
 
-async function violations(baseDir: string, paths: string[], known: IViolation[] = []) {
+async function violations(baseDir: string, paths: string[]) {
   const previous = process.cwd();
   process.chdir(baseDir);
   try {
@@ -31,7 +28,6 @@ async function violations(baseDir: string, paths: string[], known: IViolation[] 
       ruleSet: { forbidden: rules.forbidden },
       ...rules.options,
       baseDir,
-      knownViolations: known,
     });
     const result = reported.output as ICruiseResult;
     return result.summary.violations.filter((v) => v.rule.severity !== 'ignore');
@@ -42,18 +38,9 @@ async function violations(baseDir: string, paths: string[], known: IViolation[] 
 
 const line = (v: IViolation) => `${v.rule.name}: ${v.from} → ${v.to}`;
 
-test('src/ and ui/src import only downward, but for the known imports from engine/ into domain/', async () => {
-  const known = JSON.parse(readFileSync(knownFile, 'utf8')) as IViolation[];
-  const found = await violations(root, ['src', 'ui/src'], known);
+test('src/ and ui/src import only downward', async () => {
+  const found = await violations(root, ['src', 'ui/src']);
   assert.deepEqual(found.map(line), [], 'imports against the layering (.dependency-cruiser.mjs)');
-  const all = await violations(root, ['src', 'ui/src']);
-  const still = new Set(all.map(line));
-  const gone = known.map(line).filter((l) => !still.has(l));
-  assert.deepEqual(gone, [], `fixed: take these out of ${knownFile}`);
-  assert.ok(
-    known.every((v) => v.rule.name === 'engine-below-domain'),
-    'only engine → domain is tolerated',
-  );
 });
 
 test('the rules catch an import upward: a store that imports domain/, a kernel file that imports a store', async () => {

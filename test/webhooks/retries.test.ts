@@ -7,15 +7,15 @@
 // independent: an endpoint that answers 200 and trickles its body is cut off at the attempt's bound
 // (a timeout) while another workspace's endpoint gets its event at once, and a slow endpoint holds only
 // its own slots; an event whose attempts crash is failed after three. Events are queued through the
-// outbox (src/domain/webhooks/outbox.ts) as the lifecycles queue them.
+// outbox (src/queue/outbox.ts) as the lifecycles queue them.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { type Db, openDatabase } from '../../src/db/database.js';
 import { WebhookDeliverer } from '../../src/domain/webhooks/deliverer.js';
-import { emit } from '../../src/domain/webhooks/outbox.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import { createEgress, type Egress } from '../../src/net/egress.js';
+import { emit } from '../../src/queue/outbox.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import type { Call } from '../support/transfers.js';

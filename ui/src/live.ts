@@ -1,44 +1,13 @@
 // What the event stream has told this tab: the latest state of each job, transfer and send, with the
 // samples a rate and a remaining time are worked out from.
-import type { Given } from '../../src/display.js';
+import type { AnySend } from '../../src/api/sends.js';
+import type { Job, Transfer } from '../../src/api/transfers.js';
 import type { StreamEvent } from './api.js';
 
-export interface Job {
-  job_id: string;
-  status: string;
-  from: { id: string; path: string };
-  to: { id: string; path: string };
-  overwrite: string;
-  created_at: string;
-  counts: { total: number; pending: number; succeeded: number; skipped: number; failed: number };
-  bytes_done: number;
-  error?: string;
-}
+export type { Job, Transfer };
 
-export interface Transfer {
-  id: string;
-  kind: string;
-  status: string;
-  from?: Given;
-  to?: Given;
-  /** A transfer over several objects. */
-  counts?: { total: number; pending: number; succeeded: number; skipped: number; failed: number };
-  created_at: string;
-  bytes_total?: number;
-  bytes_done: number;
-  error?: string;
-}
-export interface Send {
-  id: string;
-  status: string;
-  /** In GET /v1/sends and GET /v1/sends/{id} answers, not in the event stream's. */
-  source?: string;
-  recipients?: number;
-  scheduled_at?: string;
-  sent_at?: string;
-  error?: string;
-  refused?: string[];
-}
+/** A send as the event stream or an answer of /v1/sends shows it (src/api/sends.ts). */
+export type Send = AnySend;
 
 interface Sample {
   at: number;

@@ -1,25 +1,12 @@
 // `ferry jobs …` and `ferry transfers …`: list (newest first, one page), show, watch; retry and cancel
 // for jobs (docs/api.md, "Polling").
-import { type Given, givenFromTo, givenText } from '../../display.js';
+import type { Failures, Job, Transfer } from '../../api/transfers.js';
+import { givenFromTo, givenText } from '../../display.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { fields, size, table, time } from '../format.js';
-import { type Job, jobProgress, type Transfer, transferProgress, watch } from '../watch.js';
+import { jobProgress, transferProgress, watch } from '../watch.js';
 
-interface JobFull extends Job {
-  from: { id: string; path: string };
-  to: { id: string; path: string };
-  overwrite: string;
-  created_at: string;
-  finished_at?: string;
-}
-
-interface TransferFull extends Transfer {
-  from?: Given;
-  to?: Given;
-  counts?: Job['counts'];
-  created_at: string;
-  finished_at?: string;
-}
+type Failure = Failures['failures'][number];
 
 /** Location labels by id, to show `from → to` with names rather than UUIDs (one request). */
 async function labelsOf(ctx: Context): Promise<Map<string, string>> {
@@ -27,11 +14,11 @@ async function labelsOf(ctx: Context): Promise<Map<string, string>> {
   return new Map(list.map((l) => [l.id, l.label]));
 }
 
-function fromTo(t: TransferFull): string {
+function fromTo(t: Transfer): string {
   return givenFromTo(t.from, t.to);
 }
 
-function jobFromTo(j: JobFull, labels: Map<string, string>): string {
+function jobFromTo(j: Job, labels: Map<string, string>): string {
   const side = (s: { id: string; path: string }) => `${labels.get(s.id) ?? s.id}:${s.path}`;
   return `${side(j.from)} → ${side(j.to)}`;
 }
@@ -50,17 +37,10 @@ function failuresTable(failures: Failure[]): string {
       ])}`;
 }
 
-interface Failure {
-  key: string;
-  error: string;
-  attempts: number;
-  last_attempt_at: string;
-}
-
 /** The first failures of a job or transfer that has some (one request), for show. */
 async function firstFailures(ctx: Context, path: string, failed: number): Promise<Failure[]> {
   if (failed <= 0) return [];
-  return (await ctx.api().get<{ failures: Failure[] }>(`${path}/failures?limit=20`)).failures;
+  return (await ctx.api().get<Failures>(`${path}/failures?limit=20`)).failures;
 }
 
 /** POSTs an action on one job or transfer (`/v1/<kind>/<id>/<action>`, an empty body); its answer. */
@@ -97,7 +77,7 @@ function counts(j: Pick<Job, 'counts'>): string {
   return `${c.succeeded + c.skipped + c.failed}/${c.total}${c.failed ? ` (${c.failed} failed)` : ''}`;
 }
 
-export function showJob(j: JobFull, labels = new Map<string, string>()): string {
+export function showJob(j: Job, labels = new Map<string, string>()): string {
   const c = j.counts;
   const side = (s: { id: string; path: string }) => `${labels.get(s.id) ?? s.id}:${s.path}`;
   return fields([
@@ -117,7 +97,7 @@ export function showJob(j: JobFull, labels = new Map<string, string>()): string 
   ]);
 }
 
-export function showTransfer(t: TransferFull): string {
+export function showTransfer(t: Transfer): string {
   return fields([
     ['transfer', t.id],
     ['kind', t.kind],
@@ -139,7 +119,7 @@ export function showTransfer(t: TransferFull): string {
 
 export function watchJob(ctx: Context, id: string, intervalSeconds: number): Promise<void> {
   const api = ctx.api();
-  return watch(ctx, () => api.get<JobFull>(`/v1/jobs/${encodeURIComponent(id)}`), jobProgress, showJob, {
+  return watch(ctx, () => api.get<Job>(`/v1/jobs/${encodeURIComponent(id)}`), jobProgress, showJob, {
     intervalMs: intervalSeconds * 1000,
     tty: process.stderr.isTTY === true,
     hint: `ferry jobs show ${id} lists the failures; ferry jobs retry ${id} tries them again`,
@@ -150,7 +130,7 @@ export function watchTransfer(ctx: Context, id: string, intervalSeconds: number)
   const api = ctx.api();
   return watch(
     ctx,
-    () => api.get<TransferFull>(`/v1/transfers/${encodeURIComponent(id)}`),
+    () => api.get<Transfer>(`/v1/transfers/${encodeURIComponent(id)}`),
     transferProgress,
     showTransfer,
     {
@@ -173,7 +153,7 @@ export function jobCommands(cli: Cli): Cli {
             const ctx = contextFor(argv);
             const page = await ctx
               .api()
-              .get<{ jobs: JobFull[]; next_cursor?: string }>(`/v1/jobs?${query(argv)}`);
+              .get<{ jobs: Job[]; next_cursor?: string }>(`/v1/jobs?${query(argv)}`);
             const labels =
               ctx.json || page.jobs.length === 0 ? new Map<string, string>() : await labelsOf(ctx);
             ctx.print(page, () =>
@@ -198,7 +178,7 @@ export function jobCommands(cli: Cli): Cli {
           async (argv) => {
             const ctx = contextFor(argv);
             const path = `/v1/jobs/${encodeURIComponent(argv.id)}`;
-            const job = await ctx.api().get<JobFull>(path);
+            const job = await ctx.api().get<Job>(path);
             if (ctx.json) return ctx.print(job, () => undefined);
             const failures = await firstFailures(ctx, path, job.counts.failed);
             const labels = await labelsOf(ctx);
@@ -245,7 +225,7 @@ export function jobCommands(cli: Cli): Cli {
               const ctx = contextFor(argv);
               const page = await ctx
                 .api()
-                .get<{ transfers: TransferFull[]; next_cursor?: string }>(`/v1/transfers?${query(argv)}`);
+                .get<{ transfers: Transfer[]; next_cursor?: string }>(`/v1/transfers?${query(argv)}`);
               ctx.print(page, () =>
                 page.transfers.length === 0
                   ? 'no transfers'
@@ -274,7 +254,7 @@ export function jobCommands(cli: Cli): Cli {
             async (argv) => {
               const ctx = contextFor(argv);
               const path = `/v1/transfers/${encodeURIComponent(argv.id)}`;
-              const t = await ctx.api().get<TransferFull>(path);
+              const t = await ctx.api().get<Transfer>(path);
               if (ctx.json) return ctx.print(t, () => undefined);
               const failures = await firstFailures(ctx, path, t.counts?.failed ?? 0);
               ctx.print(t, () => showTransfer(t) + failuresTable(failures));

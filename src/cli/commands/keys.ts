@@ -2,26 +2,18 @@
 // `--workspace NAME`, `keys create` is the server-side command it always was: it writes the key
 // straight into the database named by the FERRY_* settings (and makes the workspace if it is new), for
 // the first key of a workspace or when no key is at hand.
+import type { ApiKey, CreatedApiKey } from '../../api/keys.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { table, time } from '../format.js';
 
-interface Key {
-  id: string;
-  name: string;
-  created_at: string;
-  expires_at?: string;
-  last_used_at?: string;
-  revoked_at?: string;
-}
-
-function state(k: Key, now: number): string {
+function state(k: ApiKey, now: number): string {
   if (k.revoked_at) return `revoked ${time(k.revoked_at)}`;
   if (k.expires_at && Date.parse(k.expires_at) <= now) return 'expired';
   return 'active';
 }
 
 async function list(ctx: Context): Promise<void> {
-  const keys = await ctx.api().get<Key[]>('/v1/tokens');
+  const keys = await ctx.api().get<ApiKey[]>('/v1/tokens');
   const now = Date.now();
   ctx.print(keys, () =>
     table(keys, [
@@ -72,7 +64,7 @@ export function keyCommands(cli: Cli): Cli {
             name: argv.name,
             ...(argv.expiresAt === undefined ? {} : { expires_at: argv.expiresAt }),
           };
-          const k = await ctx.api().send<Key & { token: string }>('POST', '/v1/tokens', body);
+          const k = await ctx.api().send<CreatedApiKey>('POST', '/v1/tokens', body);
           ctx.print(k, () => k.token);
           if (!ctx.json)
             ctx.note(

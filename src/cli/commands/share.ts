@@ -1,6 +1,8 @@
 // `ferry share` (a link to one file), `ferry shares` (list, revoke), `ferry send` (mail a link, now or
 // later) and `ferry sends` (list, show, cancel) (docs/api.md, "Share links" and "Send"). A password given as a bare
 // `--password` is read without echo (or from stdin), so it stays out of the process list.
+import type { AnySend } from '../../api/sends.js';
+import type { Share } from '../../api/shares.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
 import { expiresAt } from '../expiry.js';
@@ -8,31 +10,7 @@ import { fields, table, time } from '../format.js';
 import { secretLine } from '../prompt.js';
 import { literalFor, literalOption, slashForm } from '../targets.js';
 
-interface Share {
-  id: string;
-  source: string;
-  state: 'active' | 'expired' | 'used_up' | 'revoked';
-  created_at: string;
-  expires_at?: string;
-  revoked_at?: string;
-  has_password: boolean;
-  downloads: number;
-  max_downloads?: number;
-  last_download_at?: string;
-}
-
-interface Send {
-  id: string;
-  status: string;
-  source?: string;
-  file_name?: string;
-  recipients?: number;
-  created_at?: string;
-  scheduled_at?: string;
-  sent_at?: string;
-  error?: string;
-  refused?: string[];
-}
+type Send = AnySend;
 
 const linkOptions = {
   password: {

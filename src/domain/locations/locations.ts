@@ -1,6 +1,7 @@
 // Locations: stored credentials for a storage backend (docs/api.md, "Locations"). Secrets are sealed
 // before they reach the database and opened only to build a store; no projection carries them.
 import type { Kysely } from 'kysely';
+import { LABEL_MAX_LENGTH } from '../../api/text.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Database, LocationRow } from '../../db/schema.js';
@@ -54,8 +55,6 @@ export interface LocationStatusView {
   failure_reason?: string;
   last_refresh_error?: string;
 }
-
-export const LABEL_MAX_LENGTH = 256;
 
 function checkLabel(label: string): string {
   if (label.trim() === '') throw invalid('label must not be empty');

@@ -1,22 +1,3 @@
-// One refresh of one location's OAuth token (docs/api.md, "Location health"): what is due, the token
-// request, and which move its outcome is. The writes themselves, the lease's among them, are the moves
-// of src/domain/locations/health.ts, the one home of a location's health:
-//
-//   take the lease  --(another process holds it)-->  busy
-//        |
-//   re-read: still due? --no--> release: fresh (another process refreshed a moment ago)
-//        |
-//   token endpoint --ok--> write the new tokens, checked against the lease: refreshed, active
-//        \--failure--> write the failure class, checked against the lease:
-//                        terminal -> failed; interaction, client -> needs_attention;
-//                        passing -> counted, backed off; needs_attention after the maximum
-//
-// The lease is a conditional UPDATE naming its owner and an expiry, as transfer claims are, so one
-// refresh runs per location across every process. For single-use refresh tokens (onedrive, box) the
-// new token is sealed and written before anything else happens: the only thing between the provider's
-// answer and the write is the write. A process that dies in that window has spent the old token
-// without saving the new one; the next attempt gets invalid_grant and the location fails with a reason
-// that says to store a new secret, once, not in a loop.
 import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Db } from '../../db/database.js';

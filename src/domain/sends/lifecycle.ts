@@ -9,8 +9,8 @@ import type { Dialect } from '../../db/database.js';
 import type { SendRow } from '../../db/schema.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { crashedError, type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
+import { emit } from '../../queue/outbox.js';
 import type { SendStatus } from '../../states.js';
-import { emit } from '../webhooks/outbox.js';
 import { sendItemOf } from './views.js';
 
 export const SEND_MOVES = {

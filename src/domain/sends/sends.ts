@@ -5,12 +5,12 @@
 import { hash } from '@node-rs/argon2';
 import { type Clock, parseRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
+import { newestFirst, type Page } from '../../db/paging.js';
 import type { SendRow } from '../../db/schema.js';
 import { conflict, FerryError, invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import { capReached, countHeld } from '../caps.js';
 import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
-import { newestFirst, type Page } from '../transfers/views.js';
 import * as lifecycle from './lifecycle.js';
 import { checkTimezone, resolveSchedule } from './schedule.js';
 import { type SendItem, type SendView, sendItem, sendView } from './views.js';

@@ -1,28 +1,14 @@
 // What GET /v1/sends and GET /v1/sends/{id} show of a send (docs/api.md, "Send"), and the event
 // stream and webhook events with them.
 import type { Kysely } from 'kysely';
+import type { Send, SendItem } from '../../api/sends.js';
 import { toRfc3339 } from '../../clock.js';
 import type { Database, SendRow } from '../../db/schema.js';
-import type { SendStatus } from '../../states.js';
 
-export interface SendView {
-  id: string;
-  status: SendStatus;
-  scheduled_at?: string;
-  sent_at?: string;
-  error?: string;
-  refused?: string[];
-}
-
+/** A send as the answer to POST /v1/send shows it; one schema, src/api/sends.ts. */
+export type SendView = Send;
 /** A send as GET /v1/sends and GET /v1/sends/{id} show it (docs/api.md, "Send"). */
-export interface SendItem extends SendView {
-  /** `<location label>/<path>` of the file (the location's id when it was deleted). */
-  source: string;
-  file_name: string;
-  /** How many addresses in to, cc and bcc. */
-  recipients: number;
-  created_at: string;
-}
+export type { SendItem };
 
 export function sendView(row: SendRow): SendView {
   const v: SendView = { id: row.id, status: row.status };

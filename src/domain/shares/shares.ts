@@ -9,20 +9,21 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
 import { type Kysely, sql } from 'kysely';
+import type { CreatedShare, Share } from '../../api/shares.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
+import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, LocationRow, ShareRow } from '../../db/schema.js';
 import { invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import { expandSources, isPattern } from '../../objects/patterns.js';
 import { type Queryable, rowsChanged } from '../../queue/moves.js';
+import { emit } from '../../queue/outbox.js';
 import type { ShareState } from '../../states.js';
 import type { Entry } from '../../stores/contract.js';
 import { checkCap } from '../caps.js';
 import type { Storage } from '../storage.js';
 import type { Operations } from '../transfers/operations.js';
-import { newestFirst, type Page } from '../transfers/views.js';
-import { emit } from '../webhooks/outbox.js';
 
 export interface CreateShare {
   file: string;
@@ -33,24 +34,9 @@ export interface CreateShare {
   max_downloads?: number;
 }
 
-export interface CreatedShare {
-  id: string;
-  url: string;
-  expires_at?: string;
-}
-
-export interface ShareView {
-  id: string;
-  source: string;
-  state: ShareState;
-  created_at: string;
-  expires_at?: string;
-  revoked_at?: string;
-  has_password: boolean;
-  downloads: number;
-  max_downloads?: number;
-  last_download_at?: string;
-}
+export type { CreatedShare };
+/** A share link as the API shows it. */
+export type ShareView = Share;
 
 /** Why a link serves nothing, or 'open'. */
 export type LinkState = 'open' | 'unknown' | 'expired' | 'used_up';

@@ -3,13 +3,14 @@
 // (their bytes move in rows of their own without touching updated_at), as the GET of each answers them.
 // The stream drops what it already sent, so reading a row twice costs nothing but the read.
 import type { Kysely } from 'kysely';
+import type { Job, Transfer } from '../../api/transfers.js';
 import type { Database } from '../../db/schema.js';
 import { type SendView, sendView } from '../sends/sends.js';
-import type { JobView, TransferView, TransferViews } from './views.js';
+import type { TransferViews } from './views.js';
 
 export type Change =
-  | { event: 'job'; id: string; data: JobView }
-  | { event: 'transfer'; id: string; data: TransferView }
+  | { event: 'job'; id: string; data: Job }
+  | { event: 'transfer'; id: string; data: Transfer }
   | { event: 'send'; id: string; data: SendView };
 
 /** Most rows of each kind one read answers: the most recently written first. */

@@ -3,6 +3,7 @@
 // to the webhook's id), listed and read without it, changed, re-enabled and deleted; and the log of
 // delivery attempts. A URL must be http(s) and resolve only to addresses the egress guard allows.
 import type { Kysely } from 'kysely';
+import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from '../../api/events.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Database, WebhookAttemptRow, WebhookRow } from '../../db/schema.js';
@@ -13,7 +14,6 @@ import { checkPullHost } from '../../objects/fetch-url.js';
 import type { Secret } from '../../secret.js';
 import type { WebhookStatus } from '../../states.js';
 import { checkCap } from '../caps.js';
-import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from './events.js';
 import * as lifecycle from './lifecycle.js';
 import { newSigningSecret } from './signing.js';
 

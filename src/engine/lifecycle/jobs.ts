@@ -5,13 +5,13 @@
 // partial when some failed and some succeeded or were skipped, failed when all failed
 // (docs/api.md, "Copy"). Cancel and retry come from the API.
 import { sql } from 'kysely';
+import { jobData, jobEvent } from '../../api/events.js';
 import type { Dialect } from '../../db/database.js';
 import type { JobRow } from '../../db/schema.js';
-import { jobData, jobEvent } from '../../domain/webhooks/events.js';
-import { emit } from '../../domain/webhooks/outbox.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { renewLeases } from '../../queue/leases.js';
 import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
+import { emit } from '../../queue/outbox.js';
 import type { JobStatus, Overwrite } from '../../states.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';

@@ -9,10 +9,9 @@
 // job (src/engine/lifecycle/jobs.ts) whose objects carry each one's work, so it is run object by
 // object by the job engine; its job's planner starts it, and whoever finishes its job ends it.
 import { sql } from 'kysely';
+import { transferView } from '../../api/views.js';
 import type { Dialect } from '../../db/database.js';
 import type { JobRow, TransferRow } from '../../db/schema.js';
-import { transferView } from '../../domain/transfers/views.js';
-import { emit } from '../../domain/webhooks/outbox.js';
 import { newId } from '../../ids.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
@@ -24,6 +23,7 @@ import {
   renewLeases,
 } from '../../queue/leases.js';
 import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
+import { emit } from '../../queue/outbox.js';
 import type { TransferStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 import { encodeSpec, type TransferSpec } from '../specs.js';

@@ -3,45 +3,25 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { Send, SendItem } from '../../api/sends.js';
+import { parseLimit } from '../../db/paging.js';
 import { MAX_OTHER, MAX_TO, SENDER_NAME_MAX, type Sends } from '../../domain/sends/sends.js';
-import { parseLimit } from '../../domain/transfers/views.js';
-import { SEND_STATES } from '../../states.js';
 import { workspaceOf } from '../auth.js';
 import {
   Address,
   errors,
   IdParam,
   Literal,
-  oneOf,
   Paging,
   Password,
   Path,
   ScheduleText,
   Text,
-  Timestamp,
   TimestampText,
   Timezone,
 } from '../schemas.js';
 
 const Addresses = (max: number) => Type.Union([Address(), Type.Array(Address(), { maxItems: max })]);
-
-const SendSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  status: oneOf(SEND_STATES),
-  scheduled_at: Type.Optional(Timestamp),
-  sent_at: Type.Optional(Timestamp),
-  error: Type.Optional(Type.String()),
-  refused: Type.Optional(Type.Array(Type.String(), { description: 'addresses the SMTP server refused' })),
-});
-
-/** A send as GET /v1/sends and GET /v1/sends/{id} show it. */
-const SendItemSchema = Type.Object({
-  ...SendSchema.properties,
-  source: Type.String({ description: '<location label>/<path> of the file' }),
-  file_name: Type.String(),
-  recipients: Type.Integer({ minimum: 1, description: 'how many addresses in to, cc and bcc' }),
-  created_at: Timestamp,
-});
 
 /**
  * `added` wakes the send dispatchers of every process: a scheduled send too, since one due before a
@@ -87,7 +67,7 @@ export const sendRoutes =
             },
             { additionalProperties: false },
           ),
-          response: { 202: SendSchema, ...errors(400, 401, 404, 409, 429, 502, 503) },
+          response: { 202: Send, ...errors(400, 401, 404, 409, 429, 502, 503) },
         },
       },
       async (request, reply) => {
@@ -106,7 +86,7 @@ export const sendRoutes =
           querystring: Paging,
           response: {
             200: Type.Object({
-              sends: Type.Array(SendItemSchema),
+              sends: Type.Array(SendItem),
               next_cursor: Type.Optional(Type.String()),
             }),
             ...errors(400, 401),
@@ -130,7 +110,7 @@ export const sendRoutes =
           summary: 'Read the state of a send',
           tags: ['sends'],
           params: IdParam,
-          response: { 200: SendItemSchema, ...errors(401, 404) },
+          response: { 200: SendItem, ...errors(401, 404) },
         },
       },
       async (request) => sends.get(workspaceOf(request), request.params.id),
@@ -143,7 +123,7 @@ export const sendRoutes =
           summary: 'Cancel a send whose mail has not started (scheduled, or queued and not yet claimed)',
           tags: ['sends'],
           params: IdParam,
-          response: { 200: SendItemSchema, ...errors(401, 404, 409) },
+          response: { 200: SendItem, ...errors(401, 404, 409) },
         },
       },
       async (request) => {

@@ -2,30 +2,11 @@
 // prefix, as move and remove; the list and revoke are under /v1. The links themselves: links.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { CreatedShare, Share } from '../../api/shares.js';
+import { parseLimit } from '../../db/paging.js';
 import type { Shares } from '../../domain/shares/shares.js';
-import { parseLimit } from '../../domain/transfers/views.js';
-import { SHARE_STATES } from '../../states.js';
 import { workspaceOf } from '../auth.js';
-import { errors, IdParam, Literal, NoContent, oneOf, Paging, Password, Path, Timestamp } from '../schemas.js';
-
-const ShareSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  source: Type.String({ description: '<location label>/<path> of the shared file, as it was when shared' }),
-  state: oneOf(SHARE_STATES),
-  created_at: Timestamp,
-  expires_at: Type.Optional(Timestamp),
-  revoked_at: Type.Optional(Timestamp),
-  has_password: Type.Boolean(),
-  downloads: Type.Integer({
-    minimum: 0,
-    description:
-      'downloads counted: each answer from byte 0 once the source sent its first bytes, and with max_downloads each range from a client that began no download in the hour before',
-  }),
-  max_downloads: Type.Optional(
-    Type.Integer({ minimum: 1, description: 'then 410, except for ranges that continue a download' }),
-  ),
-  last_download_at: Type.Optional(Timestamp),
-});
+import { errors, IdParam, Literal, NoContent, Paging, Password, Path, Timestamp } from '../schemas.js';
 
 export const shareRoutes =
   (shares: Shares): FastifyPluginAsyncTypebox =>
@@ -59,11 +40,7 @@ export const shareRoutes =
             { additionalProperties: false },
           ),
           response: {
-            201: Type.Object({
-              id: Type.String({ format: 'uuid' }),
-              url: Type.String(),
-              expires_at: Type.Optional(Timestamp),
-            }),
+            201: CreatedShare,
             ...errors(400, 401, 404, 409, 502, 503),
           },
         },
@@ -79,7 +56,7 @@ export const shareRoutes =
           tags: ['shares'],
           querystring: Paging,
           response: {
-            200: Type.Object({ shares: Type.Array(ShareSchema), next_cursor: Type.Optional(Type.String()) }),
+            200: Type.Object({ shares: Type.Array(Share), next_cursor: Type.Optional(Type.String()) }),
             ...errors(400, 401),
           },
         },

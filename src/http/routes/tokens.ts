@@ -1,27 +1,11 @@
 // API keys (docs/api.md, "API keys").
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { ApiKey, CreatedApiKey } from '../../api/keys.js';
 import { parseRfc3339 } from '../../clock.js';
 import type { ApiKeys } from '../../domain/api-keys.js';
 import { workspaceOf } from '../auth.js';
 import { errors, IdParam, Label, NoContent, Timestamp } from '../schemas.js';
-
-const KeyView = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  name: Type.String(),
-  created_at: Timestamp,
-  expires_at: Type.Optional(Timestamp),
-  last_used_at: Type.Optional(Timestamp),
-  revoked_at: Type.Optional(Timestamp),
-});
-
-const Created = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  name: Type.String(),
-  created_at: Timestamp,
-  expires_at: Type.Optional(Timestamp),
-  token: Type.String({ description: 'The bearer token, shown only in this response' }),
-});
 
 export const tokenRoutes =
   (apiKeys: ApiKeys): FastifyPluginAsyncTypebox =>
@@ -40,7 +24,7 @@ export const tokenRoutes =
             },
             { additionalProperties: false },
           ),
-          response: { 201: Created, ...errors(400, 401) },
+          response: { 201: CreatedApiKey, ...errors(400, 401) },
         },
       },
       async (request, reply) => {
@@ -59,7 +43,7 @@ export const tokenRoutes =
         schema: {
           summary: 'List API keys',
           tags: ['api keys'],
-          response: { 200: Type.Array(KeyView), ...errors(401) },
+          response: { 200: Type.Array(ApiKey), ...errors(401) },
         },
       },
       async (request) => apiKeys.list(workspaceOf(request)),

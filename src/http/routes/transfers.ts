@@ -4,82 +4,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { Failures, Job, Target, Transfer } from '../../api/transfers.js';
+import { parseLimit } from '../../db/paging.js';
 import type { Copies } from '../../domain/transfers/copy.js';
 import type { JobControl } from '../../domain/transfers/job-control.js';
 import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
-import { parseLimit, type TransferViews } from '../../domain/transfers/views.js';
+import type { TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
-import { JOB_STATES, OVERWRITE_MODES, TRANSFER_KINDS, TRANSFER_STATES } from '../../states.js';
+import { OVERWRITE_MODES } from '../../states.js';
 import { workspaceOf } from '../auth.js';
-import { errors, IdParam, IdText, Label, oneOf, Paging, Path, Timestamp } from '../schemas.js';
+import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 
 /** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
 export const COPY_BODY_LIMIT = 8 * 1024 * 1024;
-
-const TargetObject = Type.Object(
-  {
-    name: Type.Optional(Label()),
-    id: Type.Optional(IdText()),
-    path: Path({ minLength: 0 }),
-  },
-  { additionalProperties: false, required: ['path'] },
-);
-const Target = Type.Union([Path({ minLength: 0, description: '<location>:<path>' }), TargetObject]);
-/** A transfer's `from` or `to` as given: a copy's target, or a path, URL or list of them (move, remove, pull). */
-const Given = Type.Union([Target, Type.Array(Type.String())]);
-
-const Counts = Type.Object({
-  total: Type.Integer(),
-  pending: Type.Integer(),
-  succeeded: Type.Integer(),
-  skipped: Type.Integer(),
-  failed: Type.Integer(),
-});
-
-const Failures = Type.Object({
-  failures: Type.Array(
-    Type.Object({
-      key: Type.String(),
-      error: Type.String(),
-      attempts: Type.Integer(),
-      last_attempt_at: Type.Optional(Timestamp),
-    }),
-  ),
-  next_cursor: Type.Optional(Type.String()),
-});
-
-export const TransferSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  kind: oneOf(TRANSFER_KINDS),
-  status: oneOf(TRANSFER_STATES),
-  // As the request gave them (docs/api.md, "Polling"); `to` is absent for a remove.
-  from: Type.Optional(Given),
-  to: Type.Optional(Given),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  started_at: Type.Optional(Timestamp),
-  finished_at: Type.Optional(Timestamp),
-  bytes_total: Type.Optional(Type.Integer()),
-  bytes_done: Type.Integer(),
-  error: Type.Optional(Type.String()),
-  // A transfer over several objects (docs/api.md, "Polling").
-  counts: Type.Optional(Counts),
-});
-
-const JobSchema = Type.Object({
-  job_id: Type.String({ format: 'uuid' }),
-  status: oneOf(JOB_STATES),
-  from: Type.Object({ id: Type.String(), path: Type.String() }),
-  to: Type.Object({ id: Type.String(), path: Type.String() }),
-  overwrite: oneOf(OVERWRITE_MODES),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  started_at: Type.Optional(Timestamp),
-  finished_at: Type.Optional(Timestamp),
-  counts: Counts,
-  bytes_done: Type.Integer(),
-  error: Type.Optional(Type.String()),
-});
 
 /** Job retry and cancel take no body: nothing, or {} (docs/api.md, "Polling"). */
 function noBody(request: FastifyRequest): void {
@@ -147,7 +84,7 @@ export const transferRoutes =
           summary: 'Poll a transfer',
           tags: ['transfers'],
           params: IdParam,
-          response: { 200: TransferSchema, ...errors(401, 404) },
+          response: { 200: Transfer, ...errors(401, 404) },
         },
       },
       async (request) => views.transfer(workspaceOf(request), request.params.id),
@@ -162,7 +99,7 @@ export const transferRoutes =
           querystring: Paging,
           response: {
             200: Type.Object({
-              transfers: Type.Array(TransferSchema),
+              transfers: Type.Array(Transfer),
               next_cursor: Type.Optional(Type.String()),
             }),
             ...errors(400, 401),
@@ -227,7 +164,7 @@ export const transferRoutes =
           summary: 'Poll a bulk job',
           tags: ['jobs'],
           params: IdParam,
-          response: { 200: JobSchema, ...errors(401, 404) },
+          response: { 200: Job, ...errors(401, 404) },
         },
       },
       async (request) => views.job(workspaceOf(request), request.params.id),
@@ -241,7 +178,7 @@ export const transferRoutes =
           tags: ['jobs'],
           querystring: Paging,
           response: {
-            200: Type.Object({ jobs: Type.Array(JobSchema), next_cursor: Type.Optional(Type.String()) }),
+            200: Type.Object({ jobs: Type.Array(Job), next_cursor: Type.Optional(Type.String()) }),
             ...errors(400, 401),
           },
         },

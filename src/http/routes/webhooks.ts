@@ -1,8 +1,8 @@
 // Webhooks (docs/webhooks.md): endpoints of the caller's workspace, and each one's delivery log.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { parseLimit } from '../../domain/transfers/views.js';
-import { WEBHOOK_EVENTS } from '../../domain/webhooks/events.js';
+import { WEBHOOK_EVENTS } from '../../api/events.js';
+import { parseLimit } from '../../db/paging.js';
 import { URL_MAX, type Webhooks } from '../../domain/webhooks/webhooks.js';
 import { WEBHOOK_STATES } from '../../states.js';
 import { workspaceOf } from '../auth.js';

@@ -1,10 +1,9 @@
 // The events a webhook can subscribe to (docs/webhooks.md, "Events") and the `data` each carries: the
 // same shape the API answers for the resource, as it stands after the move that caused the event.
-
-import { toRfc3339 } from '../../clock.js';
-import type { JobRow, LocationRow } from '../../db/schema.js';
-import { decodeRef } from '../../engine/specs.js';
-import type { JobStatus, LocationStatus } from '../../states.js';
+import type { JobRow, LocationRow } from '../db/schema.js';
+import type { JobStatus, LocationStatus } from '../states.js';
+import type { JobEventData } from './transfers.js';
+import { jobView } from './views.js';
 
 export const WEBHOOK_EVENTS = [
   'transfer.complete',
@@ -34,27 +33,9 @@ export function jobEvent(status: Extract<JobStatus, 'complete' | 'partial' | 'fa
  * A job as GET /v1/jobs/{id} shows it, once it has ended: no object runs any more, so its bytes are
  * the finished objects' bytes.
  */
-export function jobData(row: JobRow) {
-  const source = decodeRef(row.source);
-  const destination = decodeRef(row.destination);
-  return {
-    job_id: row.id,
-    status: row.status,
-    from: { id: source.location_id, path: source.path },
-    to: { id: destination.location_id, path: destination.path },
-    overwrite: row.overwrite,
-    created_at: toRfc3339(row.created_at),
-    ...(row.finished_at === null ? {} : { finished_at: toRfc3339(row.finished_at) }),
-    counts: {
-      total: Number(row.objects_total),
-      pending: Number(row.objects_pending),
-      succeeded: Number(row.objects_succeeded),
-      skipped: Number(row.objects_skipped),
-      failed: Number(row.objects_failed),
-    },
-    bytes_done: Number(row.bytes_finished),
-    ...(row.error === null ? {} : { error: row.error }),
-  };
+export function jobData(row: JobRow): JobEventData {
+  const { updated_at, started_at, ...data } = jobView(row, 0);
+  return data;
 }
 
 /** A location whose status the refresher moved, with the status it left and why. */

@@ -10,10 +10,10 @@
 // the rows.
 import { EventEmitter } from 'node:events';
 import { SqliteAdapter, sql } from 'kysely';
-import { toRfc3339 } from '../../clock.js';
-import { newId } from '../../ids.js';
-import type { Queryable } from '../../queue/moves.js';
-import type { WebhookEvent } from './events.js';
+import type { WebhookEvent } from '../api/events.js';
+import { toRfc3339 } from '../clock.js';
+import { newId } from '../ids.js';
+import type { Queryable } from './moves.js';
 
 /** Emits 'queued' when this process queued webhook messages. */
 export const queuedHere = new EventEmitter().setMaxListeners(0);
