@@ -1,15 +1,16 @@
 // The lease writes every leased table of the engine shares (graphile-worker's rules): the holder renews
 // its leases; rows whose lease ran out are reclaimed, or given up on the last crash allowed; a stopping
 // worker hands its rows back without counting the interrupted attempt. Each is one UPDATE, parameterised
-// by the table and by the move of the table's lifecycle (src/engine/lifecycle/), so that lifecycle's
-// table of moves stays the only source of the states read and written.
+// by the table and by the move of the table's lifecycle (src/engine/lifecycle/, and the give-up of
+// src/domain/sends/lifecycle.ts), so that lifecycle's table of moves stays the only source of the
+// states read and written.
 import { type RawBuilder, sql } from 'kysely';
 import type { CrashPolicy } from './backoff.js';
 import { crashedError, type Move, type Queryable } from './moves.js';
 
 export interface Leased {
   /** The table whose rows are leased. */
-  table: 'transfers' | 'job_objects' | 'jobs';
+  table: 'transfers' | 'job_objects' | 'jobs' | 'sends';
   /** The states in which a row holds its lease (a claim's `to`). */
   held: readonly string[];
   /** Columns that take the time of each of these writes (a table's updated_at). */

@@ -128,7 +128,7 @@ export class SendDispatcher {
    */
   async #giveUp(): Promise<void> {
     const { db, clock } = this.deps;
-    const failed = await lifecycle.giveUp(db.kysely, clock.now(), this.#crashPolicy.max);
+    const failed = await lifecycle.giveUp(db.kysely, clock.now(), this.#crashPolicy);
     if (failed.length === 0) return;
     this.#sent.inc({ outcome: 'failed' }, failed.length);
     this.deps.wakeStreams?.();

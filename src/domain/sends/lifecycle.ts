@@ -7,8 +7,10 @@
 import { sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { SendRow } from '../../db/schema.js';
+import type { CrashPolicy } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
-import { crashedError, type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
+import { giveUpExpired, type Leased } from '../../queue/leases.js';
+import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
 import type { SendStatus } from '../../states.js';
 import { sendItemOf } from './views.js';
@@ -42,6 +44,9 @@ export const SEND_MOVES = {
   },
   cancel: { from: ['scheduled', 'queued'], to: ['canceled'], by: 'the API, while no dispatcher holds it' },
 } as const satisfies Moves<SendStatus>;
+
+/** A send holds its lease while queued (a claim leaves it queued); src/queue/leases.ts writes it. */
+const LEASED: Leased = { table: 'sends', held: SEND_MOVES.claim.to, touched: ['updated_at'] };
 
 /** accept: the one way a row enters the sends table; scheduled when it has a time, else queued. */
 export async function accept(q: Queryable, send: Omit<SendRow, 'status'>): Promise<SendRow> {
@@ -157,23 +162,9 @@ export async function settle(
  * delivering them, or crashed and could not even record it) are failed, not claimed again; with their
  * webhook events.
  */
-export async function giveUp(q: Queryable, now: number, maxCrashes: number): Promise<SendRow[]> {
+export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Promise<SendRow[]> {
   return q.transaction().execute(async (trx) => {
-    const rows = await trx
-      .updateTable('sends')
-      .set({
-        status: SEND_MOVES.giveUp.to[0],
-        error: crashedError(),
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: now,
-      })
-      .where('status', 'in', SEND_MOVES.giveUp.from)
-      .where('lease_owner', 'is not', null)
-      .where('lease_expires_at', '<', now)
-      .where('crashes', '>=', maxCrashes)
-      .returningAll()
-      .execute();
+    const rows = await giveUpExpired<SendRow>(trx, LEASED, SEND_MOVES.giveUp, now, policy);
     for (const row of rows) {
       await emit(trx, {
         workspaceId: row.workspace_id,
