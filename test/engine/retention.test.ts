@@ -47,12 +47,9 @@ await eachDatabase('retention', (database) => {
     );
   }
 
-  /** Each test starts past the previous run's next one (hourly), with its own workspace. */
-  async function fresh(): Promise<{ ws: string; location: string }> {
-    clock.advance(2 * HOUR);
-    const ws = (await ensureWorkspace(db(), unique('ws'), clock)).id;
+  /** A location row of `ws` for the rows under test to name (its secret is never read). */
+  async function insertLocation(ws: string, now: number): Promise<string> {
     const location = newId();
-    const now = clock.now();
     await db()
       .insertInto('locations')
       .values({
@@ -74,6 +71,15 @@ await eachDatabase('retention', (database) => {
         updated_at: now,
       })
       .execute();
+    return location;
+  }
+
+  /** Each test starts past the previous run's next one (hourly), with its own workspace. */
+  async function fresh(): Promise<{ ws: string; location: string }> {
+    clock.advance(2 * HOUR);
+    const ws = (await ensureWorkspace(db(), unique('ws'), clock)).id;
+    const now = clock.now();
+    const location = await insertLocation(ws, now);
     return { ws, location };
   }
 
@@ -429,29 +435,8 @@ await eachDatabase('retention', (database) => {
     const ws = (
       await db().selectFrom('workspaces').select('id').where('name', '=', 'default').executeTakeFirstOrThrow()
     ).id;
-    const location = newId();
     const now = clock.now();
-    await db()
-      .insertInto('locations')
-      .values({
-        id: location,
-        workspace_id: ws,
-        provider: 's3',
-        label: unique('loc'),
-        metadata: null,
-        secret_envelope: 'unused',
-        status: 'active',
-        validation_error: null,
-        access_token_expires_at: null,
-        last_refresh_attempt_at: null,
-        failure_reason: null,
-        last_refresh_error: null,
-        refresh_lease_owner: null,
-        refresh_lease_expires_at: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
+    const location = await insertLocation(ws, now);
     const old = now - 31 * DAY;
     const id = await transfer(ws, 'complete', old);
     const jobId = await job(ws, 'partial', old, 2);

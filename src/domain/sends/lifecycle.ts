@@ -10,8 +10,9 @@ import type { SendRow } from '../../db/schema.js';
 import type { CrashPolicy } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { giveUpExpired, type Leased } from '../../queue/leases.js';
-import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
+import type { Lease, Moves, Queryable } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
+import { deleteFinished } from '../../queue/prune.js';
 import type { SendStatus } from '../../states.js';
 import { sendItemOf } from './views.js';
 
@@ -197,20 +198,6 @@ export async function nextDue(q: Queryable): Promise<number | undefined> {
 export const FINISHED: readonly SendStatus[] = ['sent', 'failed', 'canceled'];
 
 /** Sends that ended (their last change) before `cutoff`. */
-export async function prune(q: Queryable, cutoff: number, limit: number): Promise<number> {
-  const result = await q
-    .deleteFrom('sends')
-    .where('status', 'in', FINISHED)
-    .where('updated_at', '<', cutoff)
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('sends')
-        .select('id')
-        .where('status', 'in', FINISHED)
-        .where('updated_at', '<', cutoff)
-        .orderBy('updated_at')
-        .limit(limit),
-    )
-    .executeTakeFirst();
-  return rowsChanged(result);
+export function prune(q: Queryable, cutoff: number, limit: number): Promise<number> {
+  return deleteFinished(q, { table: 'sends', finished: FINISHED, endedAt: 'updated_at' }, cutoff, limit);
 }

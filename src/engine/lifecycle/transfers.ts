@@ -24,6 +24,7 @@ import {
 } from '../../queue/leases.js';
 import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
+import { deleteFinished } from '../../queue/prune.js';
 import type { TransferStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 import { encodeSpec, type TransferSpec } from '../specs.js';
@@ -384,22 +385,11 @@ export const FINISHED: readonly TransferStatus[] = ['complete', 'failed'];
  * checked again by the DELETE itself, so a transfer retried since it was picked stays.
  */
 export async function prune(q: Queryable, cutoff: number, limit: number): Promise<number> {
-  const result = await q
-    .deleteFrom('transfers')
-    .where('status', 'in', FINISHED)
-    .where('finished_at', '<', cutoff)
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('transfers as t')
-        .select('t.id')
-        .where('t.status', 'in', FINISHED)
-        .where('t.finished_at', '<', cutoff)
-        .where(({ not, exists, selectFrom }) =>
-          not(exists(selectFrom('jobs as j').select('j.id').whereRef('j.transfer_id', '=', 't.id'))),
-        )
-        .orderBy('t.finished_at')
-        .limit(limit),
-    )
-    .executeTakeFirst();
-  return rowsChanged(result);
+  return deleteFinished(
+    q,
+    { table: 'transfers', finished: FINISHED, endedAt: 'finished_at' },
+    cutoff,
+    limit,
+    sql`not exists (select 1 from jobs where jobs.transfer_id = transfers.id)`,
+  );
 }
