@@ -6,6 +6,7 @@ import { api } from '../api.js';
 import { bytes, duration, time, visibleName } from '../format.js';
 import type { Job, Live, Transfer } from '../live.js';
 import { Alert, message } from './common.js';
+import { ConfirmButton } from './confirm.js';
 
 interface Failure {
   key: string;
@@ -86,8 +87,8 @@ function Failures({
           {(failures ?? []).map((f) => (
             <tr key={f.key}>
               <th scope="row">{f.key}</th>
-              <td>{f.error}</td>
-              <td>{f.attempts}</td>
+              <td data-label="Error">{f.error}</td>
+              <td data-label="Attempts">{f.attempts}</td>
             </tr>
           ))}
         </tbody>
@@ -103,6 +104,8 @@ function Failures({
 
 function JobRow({ job, live }: { job: Job; live: Live }) {
   const [open, setOpen] = useState(false);
+  // Why a cancel was refused (the job ended meanwhile: 409).
+  const [error, setError] = useState<string | undefined>(undefined);
   const c = job.counts;
   const done = c.succeeded + c.skipped + c.failed;
   const rate = live.rate(job.job_id);
@@ -133,14 +136,17 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
           onRetried={() => setOpen(false)}
         />
       )}
+      <Alert error={error} />
       {(job.status === 'running' || job.status === 'planning') && (
-        <button
-          type="button"
-          class="danger"
-          onClick={() => void api('POST', `/v1/jobs/${job.job_id}/cancel`)}
+        <ConfirmButton
+          label={`Cancel ${name}`}
+          question="Cancel this job? Objects already copied stay."
+          onConfirm={() =>
+            void api('POST', `/v1/jobs/${job.job_id}/cancel`).catch((err: unknown) => setError(message(err)))
+          }
         >
           Cancel
-        </button>
+        </ConfirmButton>
       )}
     </li>
   );

@@ -78,16 +78,16 @@ export function Keys() {
           {(data ?? []).map((k) => (
             <tr key={k.id}>
               <th scope="row">{k.name}</th>
-              <td>{time(k.created_at)}</td>
-              <td>{time(k.last_used_at)}</td>
-              <td>
+              <td data-label="Created">{time(k.created_at)}</td>
+              <td data-label="Last used">{time(k.last_used_at)}</td>
+              <td data-label="State">
                 {k.revoked_at
                   ? `revoked ${time(k.revoked_at)}`
                   : k.expires_at
                     ? `expires ${time(k.expires_at)}`
                     : 'active'}
               </td>
-              <td class="actions">
+              <td class="actions" data-label="">
                 <button
                   type="button"
                   aria-label={`Rename ${k.name}`}

@@ -60,17 +60,17 @@ export function Shares() {
           {(data?.shares ?? []).map((s) => (
             <tr key={s.id}>
               <th scope="row">{visibleName(s.source)}</th>
-              <td>{time(s.created_at)}</td>
-              <td>{time(s.expires_at)}</td>
-              <td>
+              <td data-label="Created">{time(s.created_at)}</td>
+              <td data-label="Expires">{time(s.expires_at)}</td>
+              <td data-label="Downloads">
                 {s.downloads}
                 {s.max_downloads ? ` of ${s.max_downloads}` : ''}
               </td>
-              <td>
+              <td data-label="State">
                 {s.state.replace('_', ' ')}
                 {s.state === 'active' && s.has_password ? ', password' : ''}
               </td>
-              <td>
+              <td class="actions" data-label="">
                 {s.state !== 'revoked' && (
                   <button
                     type="button"

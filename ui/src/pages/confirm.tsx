@@ -1,0 +1,72 @@
+// A button whose action is asked about first, inline where the button is (no modal: it fits a phone and
+// keeps the page readable around it): the question with Confirm and Keep, the focus on Keep, Escape or
+// Keep closing it, and the focus back on the button it came from.
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
+
+export function ConfirmButton({
+  children,
+  label,
+  question,
+  onConfirm,
+}: {
+  /** The button's text. */
+  children: string;
+  /** The button's accessible name when its text alone does not say what it acts on. */
+  label?: string;
+  question: string;
+  onConfirm: () => void;
+}) {
+  const [open, setOpen] = useState(false);
+  const id = useId();
+  const trigger = useRef<HTMLButtonElement>(null);
+  const keep = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (open) keep.current?.focus();
+  }, [open]);
+  const close = () => {
+    setOpen(false);
+    trigger.current?.focus();
+  };
+  return (
+    <>
+      <button
+        ref={trigger}
+        type="button"
+        class="danger"
+        aria-label={label}
+        aria-expanded={open}
+        onClick={() => setOpen(!open)}
+      >
+        {children}
+      </button>
+      {open && (
+        <div
+          class="confirm"
+          role="alertdialog"
+          aria-labelledby={id}
+          onKeyDown={(e) => {
+            if (e.key === 'Escape') {
+              e.preventDefault();
+              close();
+            }
+          }}
+        >
+          <p id={id}>{question}</p>
+          <button
+            type="button"
+            class="danger"
+            onClick={() => {
+              close();
+              onConfirm();
+            }}
+          >
+            Confirm
+          </button>
+          <button ref={keep} type="button" onClick={close}>
+            Keep
+          </button>
+        </div>
+      )}
+    </>
+  );
+}
