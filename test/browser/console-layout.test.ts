@@ -553,5 +553,44 @@ for (const database of await testDatabases()) {
         await page.close();
       }
     });
+
+    test('the API keys page by keyboard alone: create (the new key takes the focus, Escape gives it back), rename, revoke', async () => {
+      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      try {
+        await page.goto(`${base}/`);
+        await page.getByLabel('API key').focus();
+        await page.keyboard.type(tokens.empty);
+        await page.keyboard.press('Enter');
+        await page.getByRole('heading', { name: 'Locations' }).waitFor();
+        await tabTo(page, page.getByRole('link', { name: 'API keys' }));
+        await page.keyboard.press('Enter');
+        const name = page.getByLabel('New key name');
+        await tabTo(page, name);
+        await focusVisible(page);
+        await page.keyboard.type('typed key');
+        await page.keyboard.press('Enter');
+        const made = page.getByLabel('New API key');
+        await made.waitFor();
+        assert.ok(await focused(made), 'the new key has the focus');
+        assert.match(await made.inputValue(), /^fry_/);
+        await page.keyboard.press('Escape');
+        await made.waitFor({ state: 'detached' });
+        assert.ok(await focused(name), 'the focus is back on the name field');
+
+        const row = page.getByRole('row', { name: /typed key/ });
+        await tabTo(page, row.getByRole('button', { name: 'Rename typed key' }));
+        await focusVisible(page);
+        page.once('dialog', (d) => void d.accept('renamed by keyboard'));
+        await page.keyboard.press('Enter');
+        const renamed = page.getByRole('row', { name: /renamed by keyboard/ });
+        await renamed.waitFor();
+        await tabTo(page, renamed.getByRole('button', { name: 'Revoke renamed by keyboard' }));
+        page.once('dialog', (d) => void d.accept());
+        await page.keyboard.press('Space');
+        await renamed.getByText(/^revoked/).waitFor();
+      } finally {
+        await page.close();
+      }
+    });
   });
 }

@@ -1,5 +1,5 @@
 // API keys (docs/api.md, "API keys"): create (the key shown once), rename, revoke.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time } from '../format.js';
 import { Alert, message, Notice, useLoad } from './common.js';
@@ -18,6 +18,16 @@ export function Keys() {
   const [name, setName] = useState('');
   const [created, setCreated] = useState<string | undefined>(undefined);
   const [failed, setFailed] = useState<string | undefined>(undefined);
+  // The new key takes the focus (and is selected) so it can be copied at once; Done or Escape puts the
+  // focus back on the name field it came from.
+  const secret = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (created) secret.current?.focus();
+  }, [created]);
+  const done = () => {
+    setCreated(undefined);
+    document.getElementById('key-name')?.focus();
+  };
   const act = async (work: () => Promise<unknown>) => {
     try {
       await work();
@@ -50,13 +60,17 @@ export function Keys() {
         <Notice>
           <p>The new key, shown only now: copy it somewhere safe.</p>
           <input
+            ref={secret}
             readOnly
             class="secret"
             aria-label="New API key"
             value={created}
             onFocus={(e) => e.currentTarget.select()}
+            onKeyDown={(e) => {
+              if (e.key === 'Escape') done();
+            }}
           />
-          <button type="button" onClick={() => setCreated(undefined)}>
+          <button type="button" onClick={done}>
             Done
           </button>
         </Notice>
