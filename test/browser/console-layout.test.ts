@@ -3,7 +3,7 @@
 // window (the document's and the body's scrollWidth, and every visible element's right edge) and
 // axe-core finds no serious or critical violation. Pages are rows of PAGES: add one as a name, the
 // address's hash and what to wait for (and, if it needs them, a workspace, a held request or a click).
-// Then a page used with the keyboard alone, the confirmation before canceling a job included.
+// Then the activity and API keys pages used with the keyboard alone, the confirmation before canceling a job included.
 // Screenshots at 390 px go to test-artifacts/console/phone-*.png; each page's widths to
 // test-artifacts/console/layout-<database>.json.
 import assert from 'node:assert/strict';
@@ -282,315 +282,329 @@ async function focusVisible(page: Page): Promise<void> {
   assert.match(outline, /^solid [1-9]/, `the focus ring: ${outline}`);
 }
 
-for (const database of await testDatabases()) {
-  describe(`the console's layout in chromium [${database.name}]`, {
-    skip: skip ?? database.skip ?? false,
-  }, () => {
-    let t: TestApp;
-    let s3: S3rverHandle;
-    let smtp: TestSmtp;
-    let proxy: FaultProxy;
-    let client: S3Client;
-    let browser: Browser;
-    let base: string;
-    let call: Call;
-    const tokens: Record<'loaded' | 'empty', string> = { loaded: '', empty: '' };
-    const world: World = { id: '', label: '', bucket: '', down: '' };
-    const widths: Record<string, Record<number, number>> = {};
-    const shots = artifactsDir('console');
+const databases = await testDatabases();
+// The two databases side by side, each with its own server, store and browser: one after the other they
+// can outlast the runner's time for a file on a busy machine.
+describe('the console on every page, at every width', { concurrency: databases.length }, () => {
+  for (const database of databases) {
+    describe(`the console's layout in chromium [${database.name}]`, {
+      skip: skip ?? database.skip ?? false,
+      // Its own tests one at a time (they share its tabs), not the two at a time it would inherit.
+      concurrency: 1,
+    }, () => {
+      let t: TestApp;
+      let s3: S3rverHandle;
+      let smtp: TestSmtp;
+      let proxy: FaultProxy;
+      let client: S3Client;
+      let browser: Browser;
+      let base: string;
+      let call: Call;
+      const tokens: Record<'loaded' | 'empty', string> = { loaded: '', empty: '' };
+      const world: World = { id: '', label: '', bucket: '', down: '' };
+      const widths: Record<string, Record<number, number>> = {};
+      const shots = artifactsDir('console');
 
-    before(async () => {
-      const port = await freePort();
-      base = `http://127.0.0.1:${port}`;
-      s3 = await startS3rver();
-      proxy = await startFaultProxy(s3.endpoint);
-      smtp = await new TestSmtp().start();
-      client = s3Client(s3.endpoint);
-      t = await startTestApp(database, {
-        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
-        worker: true,
-      });
-      await t.app.listen({ host: '127.0.0.1', port });
-      call = await newWorkspace(t);
-      tokens.loaded = (
-        await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'layout' } })
-      ).json().token;
-      const empty = await newWorkspace(t);
-      tokens.empty = (
-        await empty({ method: 'POST', url: '/v1/tokens', payload: { name: 'empty' } })
-      ).json().token;
-      const s3Secret = { access_key_id: 'AKID', secret_access_key: 'secret' };
-      const loc = await createLocation(call, {
-        provider: 's3',
-        secret: s3Secret,
-        metadata: { endpoint: s3.endpoint },
-      });
-      // A store nobody answers at: its listing fails.
-      const closed = await freePort();
-      const down = await createLocation(call, {
-        provider: 's3',
-        secret: s3Secret,
-        metadata: { endpoint: `http://127.0.0.1:${closed}` },
-      });
-      const objects: Record<string, string> = {};
-      for (let i = 0; i < 6; i++) objects[`in/k${i}.txt`] = `object ${i} `.repeat(200);
-      objects[`${LONG_DIR}/${LONG_FILE}`] = 'long';
-      objects[`${LONG_DIR}/${LONG_WORDS}`] = 'words';
-      const bucket = await seedBucket(client, objects);
-      Object.assign(world, { id: loc.id, label: loc.label, bucket, down: down.label });
-
-      // A job complete, one partial (a key of its manifest is missing), a transfer failed.
-      const copy = async (body: Record<string, unknown>) => {
-        const res = await call({ method: 'POST', url: '/v1/copy', payload: body });
-        assert.equal(res.statusCode, 202, res.body);
-        return waitFor(call, `/v1/jobs/${res.json().job_id}`);
-      };
-      const at = (path: string) => `${loc.label}:${bucket}/${path}`;
-      assert.equal(
-        (await copy({ from: at(`${LONG_DIR}/`), to: at(`${LONG_DIR}-copy/`) })).status,
-        'complete',
-      );
-      const partial = await copy({ from: at('in/'), to: at('again/'), manifest: ['k0.txt', 'late.txt'] });
-      assert.equal(partial.status, 'partial');
-      const removed = await call({
-        method: 'POST',
-        url: '/remove',
-        payload: {
-          path: [`${loc.label}/${bucket}/in/k1.txt`, `${loc.label}/${bucket}/in/gone-${LONG_WORDS}`],
-        },
-      });
-      assert.equal(removed.statusCode, 202, removed.body);
-      assert.equal((await waitFor(call, `/v1/transfers/${removed.json().id}`)).status, 'failed');
-      const shared = await call({
-        method: 'POST',
-        url: '/share',
-        payload: {
-          file: `${loc.label}/${bucket}/${LONG_DIR}/${LONG_FILE}`,
-          max_downloads: 3,
-          expires_at: new Date(Date.now() + 7 * 86_400_000).toISOString(),
-        },
-      });
-      assert.equal(shared.statusCode, 201, shared.body);
-      const sent = await call({
-        method: 'POST',
-        url: '/send',
-        payload: {
-          source: `${loc.label}/${bucket}/${LONG_DIR}/${LONG_WORDS}`,
-          to: ['someone.with.a.long.address@example.com', 'another@example.com'],
-          scheduledAt: 'in 3 days',
-        },
-      });
-      assert.equal(sent.statusCode, 202, sent.body);
-      browser = await launchChromium();
-    });
-    after(async () => {
-      writeFileSync(join(shots, `layout-${database.name}.json`), `${JSON.stringify(widths, null, 1)}\n`);
-      await browser?.close();
-      await t?.close();
-      client?.destroy();
-      await proxy?.close();
-      await s3?.close();
-      await smtp?.close();
-    });
-
-    // Tabs signed in once, one per workspace and width ('none' never signs in).
-    const tabs = new Map<string, Page>();
-    const tab = async (as: 'loaded' | 'empty' | 'none', size: { width: number; height: number }) => {
-      const open = tabs.get(`${as} ${size.width}`);
-      if (open) return open;
-      const page = await browser.newPage({ viewport: size });
-      page.on('dialog', (d) => void d.dismiss());
-      if (as !== 'none') {
-        await page.goto(`${base}/`);
-        await page.getByLabel('API key').fill(tokens[as]);
-        await page.getByRole('button', { name: 'Sign in' }).click();
-        await page.getByRole('heading', { name: 'Locations' }).waitFor();
-      }
-      tabs.set(`${as} ${size.width}`, page);
-      return page;
-    };
-    after(async () => {
-      for (const page of tabs.values()) await page.close();
-    });
-    let loads = 0;
-
-    /** What is wrong with the page at one size, in words; nothing when it fits and axe is content. */
-    const check = async (p: ConsolePage, size: { width: number; height: number }): Promise<string[]> => {
-      const page = await tab(p.as ?? 'loaded', size);
-      let release = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      if (p.hold)
-        await page.route(p.hold, async (route) => {
-          await held;
-          await route.continue().catch(() => {});
+      before(async () => {
+        const port = await freePort();
+        base = `http://127.0.0.1:${port}`;
+        s3 = await startS3rver();
+        proxy = await startFaultProxy(s3.endpoint);
+        smtp = await new TestSmtp().start();
+        client = s3Client(s3.endpoint);
+        t = await startTestApp(database, {
+          env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
+          worker: true,
         });
-      try {
-        // A fresh load each time (another address, the same page): nothing is left from the page before.
-        await page.goto(`${base}/?load=${++loads}#${p.hash(world)}`);
-        await p.ready(page, world);
-        await p.act?.(page, world);
-        const m = await page.evaluate<Measured>(MEASURE);
-        widths[p.name] = { ...widths[p.name], [size.width]: Math.max(m.document, m.body) };
-        if (size.width === 390)
+        await t.app.listen({ host: '127.0.0.1', port });
+        call = await newWorkspace(t);
+        tokens.loaded = (
+          await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'layout' } })
+        ).json().token;
+        const empty = await newWorkspace(t);
+        tokens.empty = (
+          await empty({ method: 'POST', url: '/v1/tokens', payload: { name: 'empty' } })
+        ).json().token;
+        const s3Secret = { access_key_id: 'AKID', secret_access_key: 'secret' };
+        const loc = await createLocation(call, {
+          provider: 's3',
+          secret: s3Secret,
+          metadata: { endpoint: s3.endpoint },
+        });
+        // A store nobody answers at: its listing fails.
+        const closed = await freePort();
+        const down = await createLocation(call, {
+          provider: 's3',
+          secret: s3Secret,
+          metadata: { endpoint: `http://127.0.0.1:${closed}` },
+        });
+        const objects: Record<string, string> = {};
+        for (let i = 0; i < 6; i++) objects[`in/k${i}.txt`] = `object ${i} `.repeat(200);
+        objects[`${LONG_DIR}/${LONG_FILE}`] = 'long';
+        objects[`${LONG_DIR}/${LONG_WORDS}`] = 'words';
+        const bucket = await seedBucket(client, objects);
+        Object.assign(world, { id: loc.id, label: loc.label, bucket, down: down.label });
+
+        // A job complete, one partial (a key of its manifest is missing), a transfer failed.
+        const copy = async (body: Record<string, unknown>) => {
+          const res = await call({ method: 'POST', url: '/v1/copy', payload: body });
+          assert.equal(res.statusCode, 202, res.body);
+          return waitFor(call, `/v1/jobs/${res.json().job_id}`);
+        };
+        const at = (path: string) => `${loc.label}:${bucket}/${path}`;
+        assert.equal(
+          (await copy({ from: at(`${LONG_DIR}/`), to: at(`${LONG_DIR}-copy/`) })).status,
+          'complete',
+        );
+        const partial = await copy({ from: at('in/'), to: at('again/'), manifest: ['k0.txt', 'late.txt'] });
+        assert.equal(partial.status, 'partial');
+        const removed = await call({
+          method: 'POST',
+          url: '/remove',
+          payload: {
+            path: [`${loc.label}/${bucket}/in/k1.txt`, `${loc.label}/${bucket}/in/gone-${LONG_WORDS}`],
+          },
+        });
+        assert.equal(removed.statusCode, 202, removed.body);
+        assert.equal((await waitFor(call, `/v1/transfers/${removed.json().id}`)).status, 'failed');
+        const shared = await call({
+          method: 'POST',
+          url: '/share',
+          payload: {
+            file: `${loc.label}/${bucket}/${LONG_DIR}/${LONG_FILE}`,
+            max_downloads: 3,
+            expires_at: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+          },
+        });
+        assert.equal(shared.statusCode, 201, shared.body);
+        const sent = await call({
+          method: 'POST',
+          url: '/send',
+          payload: {
+            source: `${loc.label}/${bucket}/${LONG_DIR}/${LONG_WORDS}`,
+            to: ['someone.with.a.long.address@example.com', 'another@example.com'],
+            scheduledAt: 'in 3 days',
+          },
+        });
+        assert.equal(sent.statusCode, 202, sent.body);
+        browser = await launchChromium();
+      });
+      after(async () => {
+        writeFileSync(join(shots, `layout-${database.name}.json`), `${JSON.stringify(widths, null, 1)}\n`);
+        await browser?.close();
+        await t?.close();
+        client?.destroy();
+        await proxy?.close();
+        await s3?.close();
+        await smtp?.close();
+      });
+
+      // Tabs signed in once, one per workspace and width ('none' never signs in).
+      const tabs = new Map<string, Page>();
+      const tab = async (as: 'loaded' | 'empty' | 'none', size: { width: number; height: number }) => {
+        const open = tabs.get(`${as} ${size.width}`);
+        if (open) return open;
+        const page = await browser.newPage({ viewport: size });
+        page.on('dialog', (d) => void d.dismiss());
+        if (as !== 'none') {
+          await page.goto(`${base}/`);
+          await page.getByLabel('API key').fill(tokens[as]);
+          await page.getByRole('button', { name: 'Sign in' }).click();
+          await page.getByRole('heading', { name: 'Locations' }).waitFor();
+        }
+        tabs.set(`${as} ${size.width}`, page);
+        return page;
+      };
+      after(async () => {
+        for (const page of tabs.values()) await page.close();
+      });
+      let loads = 0;
+
+      /** What is wrong with the page at one size, in words; nothing when it fits and axe is content. */
+      const check = async (p: ConsolePage, size: { width: number; height: number }): Promise<string[]> => {
+        const page = await tab(p.as ?? 'loaded', size);
+        let release = () => {};
+        const held = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        if (p.hold)
+          await page.route(p.hold, async (route) => {
+            await held;
+            await route.continue().catch(() => {});
+          });
+        try {
+          // A fresh load each time (another address, the same page): nothing is left from the page before.
+          await page.goto(`${base}/?load=${++loads}#${p.hash(world)}`);
+          await p.ready(page, world);
+          await p.act?.(page, world);
+          const m = await page.evaluate<Measured>(MEASURE);
+          widths[p.name] = { ...widths[p.name], [size.width]: Math.max(m.document, m.body) };
+          if (size.width === 390)
+            await page.screenshot({
+              path: join(shots, `phone-${p.name}-${database.name}.png`),
+              fullPage: true,
+            });
+          const wrong: string[] = [];
+          if (m.document > m.width || m.body > m.width)
+            wrong.push(`scrollWidth ${m.document} (document), ${m.body} (body) > ${m.width}`);
+          if (m.offenders.length > 0)
+            wrong.push(`past the right edge: ${m.offenders.slice(0, 12).join('; ')}`);
+          const axe = await axeViolations(page);
+          if (axe.length > 0) wrong.push(`axe: ${axe.join(', ')}`);
+          return wrong.map((w) => `at ${size.width} px, ${w}`);
+        } finally {
+          release();
+          if (p.hold) await page.unroute(p.hold);
+        }
+      };
+
+      for (const p of PAGES) {
+        test(`${p.name} fits ${WIDTHS.map((w) => `${w.width} × ${w.height}`).join(' and ')}, and axe finds nothing`, async () => {
+          // The sizes at once, each in its own tab: half the time of one after the other.
+          const wrong = (await Promise.all(WIDTHS.map((size) => check(p, size)))).flat();
+          assert.deepEqual(wrong, []);
+        });
+      }
+
+      test('the activity page by keyboard alone: failures shown and hidden, retried, and a job canceled after its confirmation', async () => {
+        // A job whose listing the store holds: it stays planning until the test lets the store answer.
+        let answer = () => {};
+        const listing = new Promise<void>((resolve) => {
+          answer = resolve;
+        });
+        const slow = await createLocation(call, {
+          provider: 's3',
+          secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+          metadata: { endpoint: proxy.url },
+        });
+        proxy.dropNext(1, listing);
+        const started = await call({
+          method: 'POST',
+          url: '/v1/copy',
+          payload: { from: `${slow.label}:${world.bucket}/in/`, to: `${slow.label}:${world.bucket}/held/` },
+        });
+        assert.equal(started.statusCode, 202, started.body);
+        const jobId: string = started.json().job_id;
+        const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+        try {
+          await page.goto(`${base}/`);
+          await page.getByLabel('API key').focus();
+          await page.keyboard.type(tokens.loaded);
+          await page.keyboard.press('Enter');
+          await page.getByRole('heading', { name: 'Locations' }).waitFor();
+          // To the page through the navigation.
+          await tabTo(page, page.getByRole('link', { name: 'Transfers and jobs' }));
+          await focusVisible(page);
+          await page.keyboard.press('Enter');
+          await page.getByRole('heading', { name: 'Transfers and jobs' }).waitFor();
+
+          const partial = page
+            .locator('li.job')
+            .filter({ hasText: `${world.bucket}/in/ → ${world.bucket}/again/` });
+          const show = partial.getByRole('button', { name: 'Show 1 failure' });
+          await tabTo(page, show);
+          await focusVisible(page);
+          await page.keyboard.press('Enter');
+          await partial.getByRole('row', { name: /late\.txt/ }).waitFor();
+          await page.keyboard.press('Space');
+          assert.equal(
+            await partial.getByRole('row', { name: /late\.txt/ }).count(),
+            0,
+            'Space hides them again',
+          );
+          await page.keyboard.press('Enter');
+          const retry = partial.getByRole('button', { name: 'Retry failed objects' });
+          await tabTo(page, retry);
+          await focusVisible(page);
+          await page.keyboard.press('Enter');
+          await partial.getByText('Retry failed objects').waitFor({ state: 'detached' });
+
+          const held = page.locator('li.job').filter({ hasText: `${world.bucket}/held/` });
+          const cancel = held.getByRole('button', { name: /^Cancel/ });
+          await tabTo(page, cancel);
+          await focusVisible(page);
+          await page.keyboard.press('Enter');
+          const dialog = page.getByRole('alertdialog', {
+            name: 'Cancel this job? Objects already copied stay.',
+          });
+          await dialog.waitFor();
           await page.screenshot({
-            path: join(shots, `phone-${p.name}-${database.name}.png`),
+            path: join(shots, `phone-cancel-confirm-${database.name}.png`),
             fullPage: true,
           });
-        const wrong: string[] = [];
-        if (m.document > m.width || m.body > m.width)
-          wrong.push(`scrollWidth ${m.document} (document), ${m.body} (body) > ${m.width}`);
-        if (m.offenders.length > 0) wrong.push(`past the right edge: ${m.offenders.slice(0, 12).join('; ')}`);
-        const axe = await axeViolations(page);
-        if (axe.length > 0) wrong.push(`axe: ${axe.join(', ')}`);
-        return wrong.map((w) => `at ${size.width} px, ${w}`);
-      } finally {
-        release();
-        if (p.hold) await page.unroute(p.hold);
-      }
-    };
-
-    for (const p of PAGES) {
-      test(`${p.name} fits ${WIDTHS.map((w) => `${w.width} × ${w.height}`).join(' and ')}, and axe finds nothing`, async () => {
-        // The sizes at once, each in its own tab: half the time of one after the other.
-        const wrong = (await Promise.all(WIDTHS.map((size) => check(p, size)))).flat();
-        assert.deepEqual(wrong, []);
+          assert.deepEqual(await axeViolations(page), []);
+          // Escape keeps the job, and the focus goes back to Cancel.
+          assert.ok(await focused(dialog.getByRole('button', { name: 'Keep' })), 'the focus is on Keep');
+          await page.keyboard.press('Escape');
+          await dialog.waitFor({ state: 'detached' });
+          assert.ok(await focused(cancel), 'the focus is back on Cancel');
+          assert.notEqual(
+            (await call({ method: 'GET', url: `/v1/jobs/${jobId}` })).json().status,
+            'canceled',
+          );
+          // Keep, by Space: the same.
+          await page.keyboard.press('Space');
+          await dialog.waitFor();
+          await page.keyboard.press('Space');
+          await dialog.waitFor({ state: 'detached' });
+          assert.ok(await focused(cancel), 'the focus is back on Cancel');
+          // Confirm, reached by Shift+Tab from Keep.
+          await page.keyboard.press('Enter');
+          await dialog.waitFor();
+          await page.keyboard.press('Shift+Tab');
+          assert.ok(
+            await focused(dialog.getByRole('button', { name: 'Confirm' })),
+            'the focus is on Confirm',
+          );
+          await focusVisible(page);
+          await page.keyboard.press('Enter');
+          await held.getByText('canceled', { exact: true }).waitFor();
+          assert.equal((await call({ method: 'GET', url: `/v1/jobs/${jobId}` })).json().status, 'canceled');
+          assert.equal(await held.getByRole('button', { name: /^Cancel/ }).count(), 0);
+        } finally {
+          answer();
+          await page.close();
+        }
       });
-    }
 
-    test('the activity page by keyboard alone: failures shown and hidden, retried, and a job canceled after its confirmation', async () => {
-      // A job whose listing the store holds: it stays planning until the test lets the store answer.
-      let answer = () => {};
-      const listing = new Promise<void>((resolve) => {
-        answer = resolve;
-      });
-      const slow = await createLocation(call, {
-        provider: 's3',
-        secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
-        metadata: { endpoint: proxy.url },
-      });
-      proxy.dropNext(1, listing);
-      const started = await call({
-        method: 'POST',
-        url: '/v1/copy',
-        payload: { from: `${slow.label}:${world.bucket}/in/`, to: `${slow.label}:${world.bucket}/held/` },
-      });
-      assert.equal(started.statusCode, 202, started.body);
-      const jobId: string = started.json().job_id;
-      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
-      try {
-        await page.goto(`${base}/`);
-        await page.getByLabel('API key').focus();
-        await page.keyboard.type(tokens.loaded);
-        await page.keyboard.press('Enter');
-        await page.getByRole('heading', { name: 'Locations' }).waitFor();
-        // To the page through the navigation.
-        await tabTo(page, page.getByRole('link', { name: 'Transfers and jobs' }));
-        await focusVisible(page);
-        await page.keyboard.press('Enter');
-        await page.getByRole('heading', { name: 'Transfers and jobs' }).waitFor();
+      test('the API keys page by keyboard alone: create (the new key takes the focus, Escape gives it back), rename, revoke', async () => {
+        const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+        try {
+          await page.goto(`${base}/`);
+          await page.getByLabel('API key').focus();
+          await page.keyboard.type(tokens.empty);
+          await page.keyboard.press('Enter');
+          await page.getByRole('heading', { name: 'Locations' }).waitFor();
+          await tabTo(page, page.getByRole('link', { name: 'API keys' }));
+          await page.keyboard.press('Enter');
+          const name = page.getByLabel('New key name');
+          await tabTo(page, name);
+          await focusVisible(page);
+          await page.keyboard.type('typed key');
+          await page.keyboard.press('Enter');
+          const made = page.getByLabel('New API key');
+          await made.waitFor();
+          assert.ok(await focused(made), 'the new key has the focus');
+          assert.match(await made.inputValue(), /^fry_/);
+          await page.keyboard.press('Escape');
+          await made.waitFor({ state: 'detached' });
+          assert.ok(await focused(name), 'the focus is back on the name field');
 
-        const partial = page
-          .locator('li.job')
-          .filter({ hasText: `${world.bucket}/in/ → ${world.bucket}/again/` });
-        const show = partial.getByRole('button', { name: 'Show 1 failure' });
-        await tabTo(page, show);
-        await focusVisible(page);
-        await page.keyboard.press('Enter');
-        await partial.getByRole('row', { name: /late\.txt/ }).waitFor();
-        await page.keyboard.press('Space');
-        assert.equal(
-          await partial.getByRole('row', { name: /late\.txt/ }).count(),
-          0,
-          'Space hides them again',
-        );
-        await page.keyboard.press('Enter');
-        const retry = partial.getByRole('button', { name: 'Retry failed objects' });
-        await tabTo(page, retry);
-        await focusVisible(page);
-        await page.keyboard.press('Enter');
-        await partial.getByText('Retry failed objects').waitFor({ state: 'detached' });
-
-        const held = page.locator('li.job').filter({ hasText: `${world.bucket}/held/` });
-        const cancel = held.getByRole('button', { name: /^Cancel/ });
-        await tabTo(page, cancel);
-        await focusVisible(page);
-        await page.keyboard.press('Enter');
-        const dialog = page.getByRole('alertdialog', {
-          name: 'Cancel this job? Objects already copied stay.',
-        });
-        await dialog.waitFor();
-        await page.screenshot({
-          path: join(shots, `phone-cancel-confirm-${database.name}.png`),
-          fullPage: true,
-        });
-        assert.deepEqual(await axeViolations(page), []);
-        // Escape keeps the job, and the focus goes back to Cancel.
-        assert.ok(await focused(dialog.getByRole('button', { name: 'Keep' })), 'the focus is on Keep');
-        await page.keyboard.press('Escape');
-        await dialog.waitFor({ state: 'detached' });
-        assert.ok(await focused(cancel), 'the focus is back on Cancel');
-        assert.notEqual((await call({ method: 'GET', url: `/v1/jobs/${jobId}` })).json().status, 'canceled');
-        // Keep, by Space: the same.
-        await page.keyboard.press('Space');
-        await dialog.waitFor();
-        await page.keyboard.press('Space');
-        await dialog.waitFor({ state: 'detached' });
-        assert.ok(await focused(cancel), 'the focus is back on Cancel');
-        // Confirm, reached by Shift+Tab from Keep.
-        await page.keyboard.press('Enter');
-        await dialog.waitFor();
-        await page.keyboard.press('Shift+Tab');
-        assert.ok(await focused(dialog.getByRole('button', { name: 'Confirm' })), 'the focus is on Confirm');
-        await focusVisible(page);
-        await page.keyboard.press('Enter');
-        await held.getByText('canceled', { exact: true }).waitFor();
-        assert.equal((await call({ method: 'GET', url: `/v1/jobs/${jobId}` })).json().status, 'canceled');
-        assert.equal(await held.getByRole('button', { name: /^Cancel/ }).count(), 0);
-      } finally {
-        answer();
-        await page.close();
-      }
+          const row = page.getByRole('row', { name: /typed key/ });
+          await tabTo(page, row.getByRole('button', { name: 'Rename typed key' }));
+          await focusVisible(page);
+          page.once('dialog', (d) => void d.accept('renamed by keyboard'));
+          await page.keyboard.press('Enter');
+          const renamed = page.getByRole('row', { name: /renamed by keyboard/ });
+          await renamed.waitFor();
+          await tabTo(page, renamed.getByRole('button', { name: 'Revoke renamed by keyboard' }));
+          page.once('dialog', (d) => void d.accept());
+          await page.keyboard.press('Space');
+          await renamed.getByText(/^revoked/).waitFor();
+        } finally {
+          await page.close();
+        }
+      });
     });
-
-    test('the API keys page by keyboard alone: create (the new key takes the focus, Escape gives it back), rename, revoke', async () => {
-      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
-      try {
-        await page.goto(`${base}/`);
-        await page.getByLabel('API key').focus();
-        await page.keyboard.type(tokens.empty);
-        await page.keyboard.press('Enter');
-        await page.getByRole('heading', { name: 'Locations' }).waitFor();
-        await tabTo(page, page.getByRole('link', { name: 'API keys' }));
-        await page.keyboard.press('Enter');
-        const name = page.getByLabel('New key name');
-        await tabTo(page, name);
-        await focusVisible(page);
-        await page.keyboard.type('typed key');
-        await page.keyboard.press('Enter');
-        const made = page.getByLabel('New API key');
-        await made.waitFor();
-        assert.ok(await focused(made), 'the new key has the focus');
-        assert.match(await made.inputValue(), /^fry_/);
-        await page.keyboard.press('Escape');
-        await made.waitFor({ state: 'detached' });
-        assert.ok(await focused(name), 'the focus is back on the name field');
-
-        const row = page.getByRole('row', { name: /typed key/ });
-        await tabTo(page, row.getByRole('button', { name: 'Rename typed key' }));
-        await focusVisible(page);
-        page.once('dialog', (d) => void d.accept('renamed by keyboard'));
-        await page.keyboard.press('Enter');
-        const renamed = page.getByRole('row', { name: /renamed by keyboard/ });
-        await renamed.waitFor();
-        await tabTo(page, renamed.getByRole('button', { name: 'Revoke renamed by keyboard' }));
-        page.once('dialog', (d) => void d.accept());
-        await page.keyboard.press('Space');
-        await renamed.getByText(/^revoked/).waitFor();
-      } finally {
-        await page.close();
-      }
-    });
-  });
-}
+  }
+});
