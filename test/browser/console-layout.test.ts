@@ -88,7 +88,7 @@ export const PAGES: ConsolePage[] = [
       await p.getByRole('alert').waitFor();
     },
   },
-  { name: 'locations-empty', as: 'empty', hash: () => 'locations', ready: text('No locations yet.') },
+  { name: 'locations-empty', as: 'empty', hash: () => 'locations', ready: text(/^No locations yet/) },
   { name: 'locations-loading', hash: () => 'locations', hold: '**/v1/locations', ready: text('Loading…') },
   {
     name: 'locations',
