@@ -39,6 +39,10 @@ export function onKeyRefused(handler: (reason: string) => void): void {
 
 const refusedSentence = (why: string) => `The API key was refused (${why}). Sign in again.`;
 
+/** How ferry says a location is not usable: "location <label> (<id>) is [now] failed: …", "… needs attention: …". */
+const LOCATION_STATE =
+  /^location (.+?) \([0-9a-f-]{36}\) (?:is (?:now )?(failed|needs_attention)|(needs attention))/;
+
 /** ferry's own words with a full stop, for the end of a sentence. */
 const said = (text: string) => (/[.!?…]$/.test(text) ? text : `${text}.`);
 
@@ -63,11 +67,21 @@ export function sentenceFor(status: number, server: string, retryAfter?: string 
       return `That does not exist (any more): ${said(server)} Reload to see what there is now.`;
     case 408:
       return 'The request took too long to arrive; try again.';
-    case 409:
-      // A location whose credentials the provider refused, or that needs a person (Location health).
-      if (/credential|secret|needs attention|^location .* (is|was) (failed|not active|deleted)/i.test(server))
-        return `The location cannot be used now: ${said(server)} Its health and a new secret are on the Locations page.`;
+    case 409: {
+      // A location that cannot be used (docs/api.md, "Location health"): the provider's words go to
+      // the detail, the sentence says what state it is in and where to mend it.
+      const located = LOCATION_STATE.exec(server);
+      if (located) {
+        const state =
+          located[2] === 'failed'
+            ? 'the storage provider refused its credentials'
+            : 'a refresh of its access needs a person';
+        return `The location ${located[1]} cannot be used now: ${state}. Its health, and a form to replace its secret, are on the Locations page.`;
+      }
+      if (/credential|the location is failed|was deleted/i.test(server))
+        return `The location cannot be used now: ${said(server)} Its health is on the Locations page.`;
       return `That conflicts with how things are now: ${said(server)}`;
+    }
     case 413:
       return 'That is too large for ferry to accept.';
     case 414:

@@ -259,6 +259,9 @@ function CreateForm({ onDone, onCancel }: { onDone: (label: string) => void; onC
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   const fileKey = useRef(0);
+  const first = useRef<HTMLSelectElement>(null);
+  // The form takes the place of the button that opened it: focus goes to its first field.
+  useEffect(() => first.current?.focus(), []);
   const form = FORMS[provider] ?? (FORMS.s3 as ProviderForm);
   const submit = async () => {
     setBusy(true);
@@ -294,6 +297,7 @@ function CreateForm({ onDone, onCancel }: { onDone: (label: string) => void; onC
           <label for="new-provider">Provider</label>
           <select
             id="new-provider"
+            ref={first}
             value={provider}
             onChange={(e) => {
               setProvider(e.currentTarget.value);
@@ -371,7 +375,7 @@ function Health({ l }: { l: Located }) {
           <dd>{h.failure_reason}</dd>
         </>
       ) : null}
-      {h.last_refresh_error ? (
+      {h.last_refresh_error && h.last_refresh_error !== h.failure_reason ? (
         <>
           <dt>Refresher's last error</dt>
           <dd>{h.last_refresh_error}</dd>
@@ -557,6 +561,13 @@ export function Locations() {
       return false;
     }
   };
+  // A requested refresh runs at the refresher's next turn: look again until it has.
+  const pending = data?.some((l) => l.health.refresh_requested) ?? false;
+  useEffect(() => {
+    if (!pending) return;
+    const timer = setTimeout(reload, 2000);
+    return () => clearTimeout(timer);
+  }, [data, pending, reload]);
   const opened = data?.find((l) => l.id === open);
   return (
     <section aria-labelledby="h-locations">
