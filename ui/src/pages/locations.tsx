@@ -381,7 +381,7 @@ function Health({ l }: { l: Located }) {
           <dd>{h.last_refresh_error}</dd>
         </>
       ) : null}
-      {l.validation_error ? (
+      {l.validation_error && l.validation_error !== h.failure_reason ? (
         <>
           <dt>Provider's answer</dt>
           <dd>{l.validation_error}</dd>

@@ -204,9 +204,12 @@ export function Webhooks() {
           ))}
         </fieldset>
         <div class="row">
-          <button type="submit" disabled={events.length === 0}>
+          <button type="submit" disabled={events.length === 0} aria-describedby="hook-create-help">
             Create webhook
           </button>
+          <span class="help" id="hook-create-help">
+            {events.length === 0 ? 'Choose at least one event.' : `${events.length} chosen.`}
+          </span>
         </div>
       </form>
       {secret && (
