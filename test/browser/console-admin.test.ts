@@ -21,7 +21,14 @@ import { testDatabases } from '../support/databases.js';
 import { unique } from '../support/fixtures.js';
 import { freePort } from '../support/processes.js';
 import { REJECTED_ACCESS_KEY_ID, type S3rverHandle, startS3rver } from '../support/s3rver.js';
-import { azureService, type Call, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
+import {
+  azureService,
+  type Call,
+  createLocation,
+  newWorkspace,
+  s3Client,
+  seedBucket,
+} from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
 import { Receiver } from '../webhooks/receiver.js';
 
@@ -42,42 +49,52 @@ async function tabTo(page: Page, text: string): Promise<void> {
   throw new Error(`Tab never reached ${text}`);
 }
 
+// The stores, the fake token endpoint, the receiver and the browser do not depend on the database:
+// started once for the file.
+let s3: S3rverHandle;
+let azurite: AzuriteHandle;
+let tokens: FakeTokenServer;
+let receiver: Receiver;
+let client: S3Client;
+let browser: Browser;
+const shots = artifactsDir('console');
+
+if (!skip) {
+  before(async () => {
+    [s3, azurite, tokens, receiver, browser] = await Promise.all([
+      startS3rver(),
+      startAzurite(),
+      new FakeTokenServer().start(),
+      new Receiver().start(),
+      launchChromium(),
+    ]);
+    client = s3Client(s3.endpoint);
+  });
+  after(async () => {
+    await browser?.close();
+    client?.destroy();
+    await Promise.all([s3?.close(), azurite?.close(), tokens?.close(), receiver?.close()]);
+  });
+}
+
 for (const database of await testDatabases()) {
   describe(`console: locations and webhooks in chromium [${database.name}]`, {
     skip: skip ?? database.skip ?? false,
   }, () => {
     let t: TestApp;
-    let s3: S3rverHandle;
-    let azurite: AzuriteHandle;
-    let tokens: FakeTokenServer;
-    let receiver: Receiver;
-    let client: S3Client;
-    let browser: Browser;
     let base: string;
-    const shots = artifactsDir('console');
 
     before(async () => {
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
-      [s3, azurite, tokens, receiver] = await Promise.all([
-        startS3rver(),
-        startAzurite(),
-        new FakeTokenServer().start(),
-        new Receiver().start(),
-      ]);
-      client = s3Client(s3.endpoint);
       t = await startTestApp(database, {
         env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, ...tokens.env() },
         worker: true,
       });
       await t.app.listen({ host: '127.0.0.1', port });
-      browser = await launchChromium();
     });
     after(async () => {
-      await browser?.close();
       await t?.close();
-      client?.destroy();
-      await Promise.all([s3?.close(), azurite?.close(), tokens?.close(), receiver?.close()]);
     });
 
     /** A new workspace, its key, and a tab of `width` signed in with it on the Locations page. */
@@ -253,13 +270,49 @@ for (const database of await testDatabases()) {
           await axe(page, 'the manage panel');
           await del.click();
           await page.getByText(`${renamed} was deleted.`).waitFor();
-          assert.equal(await page.getByRole('link', { name: renamed }).count(), 0);
+          // The list loads again without it.
+          await page.getByRole('link', { name: renamed }).waitFor({ state: 'detached' });
           assert.deepEqual(
             (await locationsOf(call)).map((l) => l.label),
             [azLabel],
           );
           // No secret reached the page's text.
           assert.doesNotMatch(await page.content(), /very-secret|Eby8vdM02/);
+        } finally {
+          await page.close();
+        }
+      });
+
+      test(`at ${width} px, errors in words: ferry out of reach, a store that refuses connections; the detail one click away`, async () => {
+        const { call, page } = await signedIn(width);
+        try {
+          // The browser cannot reach ferry (the request fails in the network, as when it is down).
+          await page.route('**/v1/locations', (route) => route.abort('connectionrefused'));
+          await page.reload();
+          const down = page.getByRole('alert').filter({ hasText: 'ferry could not be reached' });
+          await down.waitFor();
+          await down.getByText('Technical detail').click();
+          await down.getByText(/^no answer from http:\/\/127\.0\.0\.1/).waitFor();
+          await axe(page, 'the Locations page when ferry is out of reach');
+          await page.unroute('**/v1/locations');
+
+          // A location whose endpoint refuses connections: the provider, not ferry, is out of reach.
+          const closed = await freePort();
+          const loc = await createLocation(call, {
+            provider: 's3',
+            secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+            metadata: { endpoint: `http://127.0.0.1:${closed}` },
+          });
+          await page.goto(`${base}/#browse/${loc.id}`);
+          const alert = page.getByRole('alert');
+          await alert.waitFor();
+          const sentence = await alert.locator('p').first().innerText();
+          assert.match(sentence, /^ferry could not reach the storage provider/);
+          assert.doesNotMatch(sentence, new RegExp(String(closed)), 'no address in the sentence');
+          await alert.getByText('Technical detail').click();
+          await alert.getByText(/^HTTP 502/).waitFor();
+          await axe(page, 'a listing whose provider refuses connections');
+          await shot(page, 'error-unreachable-store', width);
         } finally {
           await page.close();
         }
