@@ -13,10 +13,15 @@ export function storeKey(key: string | null): void {
   else sessionStorage.setItem(KEY, key);
 }
 
+/**
+ * A failed request: `message` is a sentence a person understands (what happened, what to do), `detail`
+ * the technical part (the status and ferry's own message) that the console shows one click away.
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly detail?: string,
   ) {
     super(message);
   }
@@ -34,22 +39,98 @@ export function onKeyRefused(handler: (reason: string) => void): void {
 
 const refusedSentence = (why: string) => `The API key was refused (${why}). Sign in again.`;
 
-/** A readable sentence for an answer that is not 2xx. */
+/** How ferry says a location is not usable: "location <label> (<id>) is [now] failed: …", "… needs attention: …". */
+const LOCATION_STATE =
+  /^location (.+?) \([0-9a-f-]{36}\) (?:is (?:now )?(failed|needs_attention)|(needs attention))/;
+
+/** ferry's own words with a full stop, for the end of a sentence. */
+const said = (text: string) => (/[.!?…]$/.test(text) ? text : `${text}.`);
+
+/**
+ * The sentence for an answer of `status` whose body said `server` (docs/api.md, "Errors"). Where ferry's
+ * message is about what the caller sent (400, 404, 409, 422) it is the reason and stays in the sentence;
+ * a provider's own words (403, 5xx: addresses, error codes) stay in the detail.
+ */
+export function sentenceFor(status: number, server: string, retryAfter?: string | null): string {
+  const wait = retryAfter && /^\d+$/.test(retryAfter) ? `${retryAfter} seconds` : 'a few seconds';
+  switch (status) {
+    case 0:
+      return 'ferry could not be reached. Is the server running?';
+    case 400:
+    case 422:
+      return `ferry did not accept that: ${said(server)}`;
+    case 401:
+      return refusedSentence(server);
+    case 403:
+      return "The storage provider does not allow this with the location's credentials (permissions).";
+    case 404:
+      return `That does not exist (any more): ${said(server)} Reload to see what there is now.`;
+    case 408:
+      return 'The request took too long to arrive; try again.';
+    case 409: {
+      // A location that cannot be used (docs/api.md, "Location health"): the provider's words go to
+      // the detail, the sentence says what state it is in and where to mend it.
+      const located = LOCATION_STATE.exec(server);
+      if (located) {
+        const state =
+          located[2] === 'failed'
+            ? 'the storage provider refused its credentials'
+            : 'a refresh of its access needs a person';
+        return `The location ${located[1]} cannot be used now: ${state}. Its health, and a form to replace its secret, are on the Locations page.`;
+      }
+      if (/credential|the location is failed|was deleted/i.test(server))
+        return `The location cannot be used now: ${said(server)} Its health is on the Locations page.`;
+      return `That conflicts with how things are now: ${said(server)}`;
+    }
+    case 413:
+      return 'That is too large for ferry to accept.';
+    case 414:
+    case 431:
+      return 'The request is too long for ferry (its address or headers).';
+    case 429:
+      return `Too many requests for now: slow down and try again in ${wait}.`;
+    case 500:
+      return 'ferry failed while doing this (an internal error; the server log has the details).';
+    case 502:
+      if (/ECONNREFUSED|connection refused|ECONNRESET|socket hang up|connect/i.test(server))
+        return "ferry could not reach the storage provider (the connection failed). Check the location's endpoint and that the provider is up.";
+      if (/ENOTFOUND|EAI_AGAIN|getaddrinfo|dns/i.test(server))
+        return "ferry could not find the storage provider's address. Check the location's endpoint.";
+      if (/timed? ?out|ETIMEDOUT|deadline/i.test(server))
+        return 'The storage provider did not answer in time. Try again in a moment.';
+      return 'The storage provider did not answer properly. Try again in a moment.';
+    case 503:
+      return `The storage provider (or ferry's database) is unavailable or busy; try again in ${wait}.`;
+    case 504:
+      return 'The storage provider did not answer in time. Try again in a moment.';
+    default:
+      return status >= 500
+        ? 'ferry or the storage provider failed; try again in a moment.'
+        : `ferry refused the request: ${said(server)}`;
+  }
+}
+
+/** A readable sentence, and the technical detail, for an answer that is not 2xx. */
 async function errorOf(res: Response): Promise<ApiError> {
-  let message = `${res.status} ${res.statusText}`;
+  let server = res.statusText;
   try {
     const body = (await res.json()) as { message?: unknown; error?: unknown; candidates?: unknown[] };
-    if (typeof body.message === 'string') message = body.message;
-    else if (typeof body.error === 'string') message = body.error;
+    if (typeof body.message === 'string') server = body.message;
+    else if (typeof body.error === 'string') server = body.error;
   } catch {
     // Not JSON: the status line says enough.
   }
-  if (res.status === 401) {
-    message = refusedSentence(message);
-    keyRefused?.(message);
-  }
-  if (res.status === 429) message += ` Try again in ${res.headers.get('retry-after') ?? 'a few'} seconds.`;
-  return new ApiError(res.status, message);
+  const retryAfter = res.headers.get('retry-after');
+  const sentence = sentenceFor(res.status, server, retryAfter);
+  if (res.status === 401) keyRefused?.(sentence);
+  const detail = [
+    `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`,
+    server,
+    retryAfter ? `Retry-After: ${retryAfter}` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
+  return new ApiError(res.status, sentence, detail);
 }
 
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
@@ -62,8 +143,8 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
       headers,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-  } catch {
-    throw new ApiError(0, 'ferry could not be reached. Is the server running?');
+  } catch (err) {
+    throw new ApiError(0, sentenceFor(0, ''), `no answer from ${location.origin}: ${String(err)}`);
   }
   if (!res.ok) throw await errorOf(res);
   const text = await res.text();

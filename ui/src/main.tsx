@@ -11,12 +11,14 @@ import { Locations } from './pages/locations.js';
 import { Sends } from './pages/sends.js';
 import { Shares } from './pages/shares.js';
 import { SignIn } from './pages/signin.js';
+import { Webhooks } from './pages/webhooks.js';
 
 const PAGES = [
   ['locations', 'Locations'],
   ['activity', 'Transfers and jobs'],
   ['shares', 'Shares'],
   ['sends', 'Sends'],
+  ['webhooks', 'Webhooks'],
   ['keys', 'API keys'],
 ] as const;
 
@@ -129,6 +131,8 @@ function App() {
           <Shares />
         ) : page === 'sends' ? (
           <Sends live={live} />
+        ) : page === 'webhooks' ? (
+          <Webhooks />
         ) : page === 'keys' ? (
           <Keys />
         ) : (

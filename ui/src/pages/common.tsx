@@ -1,13 +1,32 @@
 // Pieces every page uses: an error or notice line, and a hook that loads from the API.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../api.js';
 
-export function Alert({ error }: { error: string | undefined }) {
+/**
+ * The technical detail of the sentences message() gave lately (ApiError.detail), so that an Alert shown
+ * with only the sentence, as every page does, still has it one click away. The last few are kept.
+ */
+const details = new Map<string, string>();
+const DETAILS_KEPT = 20;
+
+/**
+ * An error as a sentence in words (ApiError's message, api.ts), with the technical detail (the status,
+ * ferry's message) in a <details> under it: given as `detail`, or found for a sentence message() made.
+ */
+export function Alert({ error, detail }: { error: string | undefined; detail?: string | undefined }) {
   if (!error) return null;
+  const more = detail ?? details.get(error);
   return (
-    <p class="alert" role="alert">
-      {error}
-    </p>
+    <div class="alert" role="alert">
+      <p>{error}</p>
+      {more ? (
+        <details>
+          <summary>Technical detail</summary>
+          <p class="small">{more}</p>
+        </details>
+      ) : null}
+    </div>
   );
 }
 
@@ -19,8 +38,15 @@ export function Notice({ children }: { children: ComponentChildren }) {
   );
 }
 
+/** The sentence for an error; an ApiError's detail is kept for the Alert that shows it. */
 export function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  const text = err instanceof Error ? err.message : String(err);
+  if (err instanceof ApiError && err.detail && err.detail !== text) {
+    details.delete(text);
+    details.set(text, err.detail);
+    if (details.size > DETAILS_KEPT) details.delete(details.keys().next().value as string);
+  }
+  return text;
 }
 
 /**

@@ -1,5 +1,7 @@
-// Locations with their status and refresh health (docs/api.md, "Locations" and "Location health").
-import { useState } from 'preact/hooks';
+// Locations with their status and refresh health (docs/api.md, "Locations" and "Location health"):
+// create one with a form per provider naming each secret and metadata field ("Secrets by provider",
+// "Metadata"), and for each: its health in full, rename, replace the secret, delete after typing its label.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
 import { Alert, message, Notice, useLoad } from './common.js';
@@ -14,6 +16,7 @@ interface Summary {
 }
 interface Status {
   status: string;
+  rotation_class?: string;
   refresh_requested: boolean;
   consecutive_refresh_failures: number;
   access_token_expires_at?: string;
@@ -21,8 +24,9 @@ interface Status {
   last_refresh_error?: string;
   failure_reason?: string;
 }
+type Located = Summary & { health: Status };
 
-async function load(): Promise<Array<Summary & { health: Status }>> {
+async function load(): Promise<Located[]> {
   const list = await api<Summary[]>('GET', '/v1/locations');
   return Promise.all(
     list.map(async (l) => ({
@@ -32,29 +36,567 @@ async function load(): Promise<Array<Summary & { health: Status }>> {
   );
 }
 
+/** One field of a provider's secret or metadata, as the form asks for it. */
+interface Field {
+  key: string;
+  label: string;
+  help?: string;
+  /** password (the default for secrets), text, boolean (metadata: default, yes, no), json (a key file). */
+  kind?: 'password' | 'text' | 'boolean' | 'json';
+}
+interface ProviderForm {
+  name: string;
+  secret: Field[];
+  metadata: Field[];
+}
+
+// docs/api.md, "Secrets by provider" and "Metadata" (src/domain/locations/secret-shape.ts).
+const ACCESS_KEY: Field[] = [
+  { key: 'access_key_id', label: 'Access key ID' },
+  { key: 'secret_access_key', label: 'Secret access key' },
+];
+const OAUTH_SECRET: Field[] = [
+  { key: 'access_token', label: 'Access token' },
+  { key: 'refresh_token', label: 'Refresh token' },
+  {
+    key: 'expiry',
+    label: 'Access token expires',
+    help: 'An RFC 3339 time, e.g. 2030-01-31T12:00:00Z',
+    kind: 'text',
+  },
+];
+const ENDPOINT: Field = {
+  key: 'endpoint',
+  label: 'Endpoint (optional)',
+  help: 'Another server (self-hosted, an emulator): an http(s) URL',
+  kind: 'text',
+};
+const S3_METADATA: Field[] = [
+  ENDPOINT,
+  { key: 'region', label: 'Region (optional)', kind: 'text' },
+  {
+    key: 'force_path_style',
+    label: 'Path-style addressing',
+    help: 'Default: yes, except on s3 without an endpoint',
+    kind: 'boolean',
+  },
+];
+
+const FORMS: Record<string, ProviderForm> = {
+  s3: { name: 'Amazon S3 (or S3-compatible)', secret: ACCESS_KEY, metadata: S3_METADATA },
+  r2: {
+    name: 'Cloudflare R2',
+    secret: ACCESS_KEY,
+    metadata: [{ key: 'account_id', label: 'Cloudflare account ID', kind: 'text' }, ...S3_METADATA],
+  },
+  wasabi: { name: 'Wasabi', secret: ACCESS_KEY, metadata: S3_METADATA },
+  b2: {
+    name: 'Backblaze B2',
+    secret: ACCESS_KEY,
+    metadata: S3_METADATA.map((f) =>
+      f.key === 'region' ? { ...f, label: 'Region', help: 'Needed unless an endpoint is given' } : f,
+    ),
+  },
+  gcs: {
+    name: 'Google Cloud Storage',
+    secret: [
+      {
+        key: 'service_account_json',
+        label: 'Service-account key (JSON)',
+        help: 'The key file Google gives: type "service_account", client_email, private_key',
+        kind: 'json',
+      },
+    ],
+    metadata: [ENDPOINT],
+  },
+  azureblob: {
+    name: 'Azure Blob Storage',
+    secret: [
+      { key: 'access_key_id', label: 'Storage account name' },
+      { key: 'secret_access_key', label: 'Account key' },
+    ],
+    metadata: [ENDPOINT],
+  },
+  dropbox: { name: 'Dropbox', secret: OAUTH_SECRET, metadata: [] },
+  drive: { name: 'Google Drive', secret: OAUTH_SECRET, metadata: [] },
+  onedrive: {
+    name: 'Microsoft OneDrive',
+    secret: OAUTH_SECRET,
+    metadata: [
+      {
+        key: 'scopes',
+        label: 'Scopes (optional)',
+        help: 'Space-separated; default offline_access Files.ReadWrite.All',
+        kind: 'text',
+      },
+    ],
+  },
+  box: { name: 'Box', secret: OAUTH_SECRET, metadata: [] },
+};
+
 /** The providers whose credentials are OAuth tokens the refresher renews; the others are static keys. */
 const OAUTH = new Set(['dropbox', 'drive', 'onedrive', 'box']);
+
+type Values = Record<string, string>;
+
+/** The secret as the API takes it: every field as typed (a key file as its JSON text). */
+function secretOf(form: ProviderForm, values: Values): Record<string, string> {
+  return Object.fromEntries(form.secret.map((f) => [f.key, values[f.key] ?? '']));
+}
+
+/** The metadata fields given (empty ones left out), or undefined when none is. */
+function metadataOf(form: ProviderForm, values: Values): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const f of form.metadata) {
+    const v = (values[f.key] ?? '').trim();
+    if (!v) continue;
+    out[f.key] = f.kind === 'boolean' ? v === 'yes' : v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The inputs of some fields; `prefix` keeps their ids apart from another form's on the page. */
+function Fields({
+  fields,
+  values,
+  set,
+  prefix,
+}: {
+  fields: Field[];
+  values: Values;
+  set: (key: string, value: string) => void;
+  prefix: string;
+}) {
+  return (
+    <>
+      {fields.map((f) => {
+        const id = `${prefix}-${f.key}`;
+        const help = f.help ? (
+          <span class="help" id={`${id}-help`}>
+            {f.help}
+          </span>
+        ) : null;
+        const described = f.help ? `${id}-help` : undefined;
+        if (f.kind === 'boolean')
+          return (
+            <div class="field" key={f.key}>
+              <label for={id}>{f.label}</label>
+              <select
+                id={id}
+                aria-describedby={described}
+                value={values[f.key] ?? ''}
+                onChange={(e) => set(f.key, e.currentTarget.value)}
+              >
+                <option value="">default</option>
+                <option value="yes">yes</option>
+                <option value="no">no</option>
+              </select>
+              {help}
+            </div>
+          );
+        if (f.kind === 'json')
+          return (
+            <div class="field" key={f.key}>
+              <label for={`${id}-file`}>{f.label}: key file</label>
+              <input
+                id={`${id}-file`}
+                type="file"
+                accept=".json,application/json"
+                aria-describedby={described}
+                onChange={(e) => {
+                  const file = e.currentTarget.files?.[0];
+                  // A key file is about 2 KiB; the API takes at most 16 KiB (SECRET_FIELD_MAX).
+                  if (file && file.size <= 16 * 1024) void file.text().then((text) => set(f.key, text));
+                  else if (file) set(f.key, '');
+                }}
+              />
+              <label for={id}>or paste it</label>
+              <textarea
+                id={id}
+                rows={4}
+                autocomplete="off"
+                spellcheck={false}
+                maxLength={16 * 1024}
+                value={values[f.key] ?? ''}
+                onInput={(e) => set(f.key, e.currentTarget.value)}
+              />
+              {help}
+            </div>
+          );
+        return (
+          <div class="field" key={f.key}>
+            <label for={id}>{f.label}</label>
+            <input
+              id={id}
+              type={f.kind === 'text' ? 'text' : 'password'}
+              autocomplete="off"
+              spellcheck={false}
+              aria-describedby={described}
+              value={values[f.key] ?? ''}
+              onInput={(e) => set(f.key, e.currentTarget.value)}
+            />
+            {help}
+          </div>
+        );
+      })}
+    </>
+  );
+}
+
+/** Secret inputs are emptied after every submit, whatever its outcome; a file input is reset too. */
+function useValues(): [Values, (key: string, value: string) => void, (keep?: string[]) => void] {
+  const [values, setValues] = useState<Values>({});
+  const set = (key: string, value: string) => setValues((v) => ({ ...v, [key]: value }));
+  const clear = (keep: string[] = []) =>
+    setValues((v) => Object.fromEntries(keep.map((k) => [k, v[k] ?? ''])));
+  return [values, set, clear];
+}
+
+function CreateForm({ onDone, onCancel }: { onDone: (label: string) => void; onCancel: () => void }) {
+  const [provider, setProvider] = useState('s3');
+  const [label, setLabel] = useState('');
+  const [values, set, clear] = useValues();
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const fileKey = useRef(0);
+  const first = useRef<HTMLSelectElement>(null);
+  // The form takes the place of the button that opened it: focus goes to its first field.
+  useEffect(() => first.current?.focus(), []);
+  const form = FORMS[provider] ?? (FORMS.s3 as ProviderForm);
+  const submit = async () => {
+    setBusy(true);
+    const metadata = metadataOf(form, values);
+    const secret = secretOf(form, values);
+    // The secret leaves the form's state before the request is answered.
+    clear(form.metadata.map((f) => f.key));
+    fileKey.current++;
+    try {
+      await api('POST', '/v1/locations', { provider, label, secret, ...(metadata ? { metadata } : {}) });
+      setError(undefined);
+      clear();
+      setLabel('');
+      onDone(label);
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="panel" aria-labelledby="h-new-location">
+      <h2 id="h-new-location">New location</h2>
+      <Alert error={error} />
+      <form
+        class="fields"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void submit();
+        }}
+      >
+        <div class="field">
+          <label for="new-provider">Provider</label>
+          <select
+            id="new-provider"
+            ref={first}
+            value={provider}
+            onChange={(e) => {
+              setProvider(e.currentTarget.value);
+              clear();
+            }}
+          >
+            {Object.entries(FORMS).map(([id, f]) => (
+              <option key={id} value={id}>
+                {f.name} ({id})
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="new-label">Label</label>
+          <input
+            id="new-label"
+            required
+            maxLength={256}
+            aria-describedby="new-label-help"
+            value={label}
+            onInput={(e) => setLabel(e.currentTarget.value)}
+          />
+          <span class="help" id="new-label-help">
+            The name you give it in paths, e.g. photos in photos:bucket/a.jpg
+          </span>
+        </div>
+        <fieldset>
+          <legend>Secret ({provider})</legend>
+          <Fields
+            key={`${provider}-${fileKey.current}`}
+            fields={form.secret}
+            values={values}
+            set={set}
+            prefix="new"
+          />
+        </fieldset>
+        {form.metadata.length > 0 ? (
+          <fieldset>
+            <legend>Settings</legend>
+            <Fields fields={form.metadata} values={values} set={set} prefix="new" />
+          </fieldset>
+        ) : null}
+        <div class="row">
+          <button type="submit" disabled={busy}>
+            Create location
+          </button>
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** The refresher's view of one location, as words (docs/api.md, "Location health"). */
+function Health({ l }: { l: Located }) {
+  const h = l.health;
+  const oauth = OAUTH.has(l.provider);
+  return (
+    <dl class="health">
+      <dt>Status</dt>
+      <dd>
+        <span class={`badge ${h.status}`}>{h.status.replace('_', ' ')}</span>
+        {h.status === 'failed'
+          ? ' The grant is gone: connect the account again and replace the secret.'
+          : h.status === 'needs_attention'
+            ? ' A person must act: fix the cause, then Refresh, or replace the secret.'
+            : ''}
+      </dd>
+      {h.failure_reason ? (
+        <>
+          <dt>Why</dt>
+          <dd>{h.failure_reason}</dd>
+        </>
+      ) : null}
+      {h.last_refresh_error && h.last_refresh_error !== h.failure_reason ? (
+        <>
+          <dt>Refresher's last error</dt>
+          <dd>{h.last_refresh_error}</dd>
+        </>
+      ) : null}
+      {l.validation_error && l.validation_error !== h.failure_reason ? (
+        <>
+          <dt>Provider's answer</dt>
+          <dd>{l.validation_error}</dd>
+        </>
+      ) : null}
+      {oauth ? (
+        <>
+          <dt>Access token expires</dt>
+          <dd>{time(h.access_token_expires_at)}</dd>
+          <dt>Last refresh attempt</dt>
+          <dd>
+            {time(h.last_refresh_attempt_at)}
+            {h.refresh_requested ? ' (a refresh is requested)' : ''}
+          </dd>
+          <dt>Failed refreshes in a row</dt>
+          <dd>{h.consecutive_refresh_failures}</dd>
+          <dt>Refresh token</dt>
+          <dd>
+            {h.rotation_class === 'oauth-single-use' ? 'replaced at every refresh' : 'kept across refreshes'}
+          </dd>
+        </>
+      ) : (
+        <>
+          <dt>Credentials</dt>
+          <dd>static keys: nothing to refresh</dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+function Manage({
+  l,
+  act,
+  onDeleted,
+  onClose,
+}: {
+  l: Located;
+  act: (work: () => Promise<unknown>, done: string) => Promise<boolean>;
+  onDeleted: (label: string) => void;
+  onClose: () => void;
+}) {
+  const name = visibleName(l.label);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const [label, setLabel] = useState(l.label);
+  const [values, set, clear] = useValues();
+  const [typed, setTyped] = useState('');
+  const form = FORMS[l.provider];
+  useEffect(() => heading.current?.focus(), [l.id]);
+  return (
+    <section class="panel" aria-labelledby="h-manage">
+      <h2 id="h-manage" tabIndex={-1} ref={heading}>
+        {name} ({l.provider})
+      </h2>
+      <h3>Health</h3>
+      <Health l={l} />
+      {OAUTH.has(l.provider) ? (
+        <button
+          type="button"
+          onClick={() =>
+            void act(
+              () => api('POST', '/v1/locations/refresh', { id: l.id }),
+              `Refresh of ${name} requested.`,
+            )
+          }
+        >
+          Refresh now
+        </button>
+      ) : null}
+
+      <h3>Rename</h3>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act(
+            () => api('PATCH', '/v1/locations', { id: l.id, label }),
+            `Renamed to ${visibleName(label)}.`,
+          );
+        }}
+      >
+        <label for="rename-label">New label</label>
+        <input
+          id="rename-label"
+          required
+          maxLength={256}
+          value={label}
+          onInput={(e) => setLabel(e.currentTarget.value)}
+        />
+        <button type="submit">Rename</button>
+      </form>
+
+      {form ? (
+        <>
+          <h3>Replace the secret</h3>
+          <form
+            class="fields"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const secret = secretOf(form, values);
+              clear();
+              void act(
+                () => api('PUT', '/v1/locations', { id: l.id, secret }),
+                `The secret of ${name} was replaced.`,
+              );
+            }}
+          >
+            <p class="help">
+              The new credentials take effect at the next operation; a failed or paused location becomes
+              active again. Nothing is checked with the provider until then.
+            </p>
+            <Fields fields={form.secret} values={values} set={set} prefix="replace" />
+            <div class="row">
+              <button type="submit">Replace secret</button>
+            </div>
+          </form>
+        </>
+      ) : null}
+
+      <h3>Delete</h3>
+      <form
+        class="fields"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (typed !== l.label) return;
+          void act(() => api('DELETE', '/v1/locations', { id: l.id }), `${name} was deleted.`).then(
+            (ok) => ok && onDeleted(l.label),
+          );
+        }}
+      >
+        <p id="delete-what">
+          Deleting {name} forgets its credentials for good; the files in the storage itself are not touched.
+          Its share links stop working and its sends are deleted with it, and transfers and jobs already
+          accepted that use it fail when they run. This cannot be undone.
+        </p>
+        <div class="field">
+          <label for="delete-confirm">Type {name} to confirm</label>
+          <input
+            id="delete-confirm"
+            autocomplete="off"
+            spellcheck={false}
+            aria-describedby="delete-what"
+            value={typed}
+            onInput={(e) => setTyped(e.currentTarget.value)}
+          />
+        </div>
+        <div class="row">
+          <button type="submit" class="danger" disabled={typed !== l.label}>
+            Delete {name}
+          </button>
+          <button type="button" onClick={onClose}>
+            Close
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
 
 export function Locations() {
   const { data, error, loading, reload } = useLoad(load, []);
   const [notice, setNotice] = useState<string | undefined>(undefined);
   const [failed, setFailed] = useState<string | undefined>(undefined);
-  const refresh = async (l: Summary) => {
+  const [creating, setCreating] = useState(false);
+  const [open, setOpen] = useState<string | undefined>(undefined);
+  const newButton = useRef<HTMLButtonElement>(null);
+  const act = async (work: () => Promise<unknown>, done: string) => {
     try {
-      await api('POST', '/v1/locations/refresh', { id: l.id });
-      setNotice(`Refresh of ${visibleName(l.label)} requested.`);
+      await work();
+      setFailed(undefined);
+      setNotice(done);
       reload();
+      return true;
     } catch (err) {
+      setNotice(undefined);
       setFailed(message(err));
+      return false;
     }
   };
+  // A requested refresh runs at the refresher's next turn: look again until it has.
+  const pending = data?.some((l) => l.health.refresh_requested) ?? false;
+  useEffect(() => {
+    if (!pending) return;
+    const timer = setTimeout(reload, 2000);
+    return () => clearTimeout(timer);
+  }, [data, pending, reload]);
+  const opened = data?.find((l) => l.id === open);
   return (
     <section aria-labelledby="h-locations">
       <h1 id="h-locations">Locations</h1>
       <Alert error={error ?? failed} />
       {notice && <Notice>{notice}</Notice>}
+      {creating ? (
+        <CreateForm
+          onDone={(label) => {
+            setCreating(false);
+            setFailed(undefined);
+            setNotice(`Location ${visibleName(label)} created.`);
+            reload();
+            newButton.current?.focus();
+          }}
+          onCancel={() => {
+            setCreating(false);
+            newButton.current?.focus();
+          }}
+        />
+      ) : (
+        <div class="row">
+          <button type="button" ref={newButton} onClick={() => setCreating(true)}>
+            New location
+          </button>
+        </div>
+      )}
       {loading && !data ? <p>Loading…</p> : null}
-      {data && data.length === 0 ? <p>No locations yet. Create one with POST /v1/locations.</p> : null}
+      {data && data.length === 0 ? <p>No locations yet: New location adds one.</p> : null}
       {data && data.length > 0 ? (
         <table>
           <caption class="sr-only">Locations and their health</caption>
@@ -76,27 +618,40 @@ export function Locations() {
                 <th scope="row">
                   <a href={`#browse/${encodeURIComponent(l.id)}`}>{visibleName(l.label)}</a>
                 </th>
-                <td>{l.provider}</td>
-                <td>
+                <td data-label="Provider">{l.provider}</td>
+                <td data-label="Status">
                   <span class={`badge ${l.health.status}`}>{l.health.status.replace('_', ' ')}</span>
                   {l.health.failure_reason || l.health.last_refresh_error ? (
                     <div class="small">{l.health.failure_reason ?? l.health.last_refresh_error}</div>
                   ) : null}
                 </td>
-                <td>{time(l.health.access_token_expires_at)}</td>
-                <td>
+                <td data-label="Token expires">{time(l.health.access_token_expires_at)}</td>
+                <td data-label="Last refresh">
                   {time(l.health.last_refresh_attempt_at)}
                   {l.health.consecutive_refresh_failures > 0
                     ? ` (${l.health.consecutive_refresh_failures} failed)`
                     : ''}
                   {l.health.refresh_requested ? ' (requested)' : ''}
                 </td>
-                <td>
+                <td data-label="Actions" class="actions">
+                  <button
+                    type="button"
+                    aria-label={`Manage ${visibleName(l.label)}`}
+                    aria-expanded={open === l.id}
+                    onClick={() => setOpen(open === l.id ? undefined : l.id)}
+                  >
+                    Manage
+                  </button>
                   {/* Only OAuth credentials have a token to refresh (docs/api.md, "Location health"). */}
                   {OAUTH.has(l.provider) ? (
                     <button
                       type="button"
-                      onClick={() => refresh(l)}
+                      onClick={() =>
+                        void act(
+                          () => api('POST', '/v1/locations/refresh', { id: l.id }),
+                          `Refresh of ${visibleName(l.label)} requested.`,
+                        )
+                      }
                       aria-label={`Refresh ${visibleName(l.label)}`}
                     >
                       Refresh
@@ -107,6 +662,18 @@ export function Locations() {
             ))}
           </tbody>
         </table>
+      ) : null}
+      {opened ? (
+        <Manage
+          key={opened.id}
+          l={opened}
+          act={act}
+          onDeleted={() => {
+            setOpen(undefined);
+            newButton.current?.focus();
+          }}
+          onClose={() => setOpen(undefined)}
+        />
       ) : null}
     </section>
   );

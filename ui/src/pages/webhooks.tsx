@@ -1,0 +1,329 @@
+// Webhooks (docs/webhooks.md): the workspace's endpoints with their state, create one (its signing
+// secret shown once), each one's delivery attempts, re-enable a disabled one, delete one.
+import { useState } from 'preact/hooks';
+import type { WebhookEvent } from '../../../src/api/events.js';
+import { api } from '../api.js';
+import { time } from '../format.js';
+import { Alert, message, Notice, useLoad } from './common.js';
+
+interface Webhook {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  status: 'enabled' | 'disabled';
+  disabled_reason?: string;
+  disabled_at?: string;
+  failing_since?: string;
+  created_at: string;
+}
+interface Delivery {
+  id: string;
+  event_id: string;
+  type: string;
+  attempt: number;
+  status_code?: number;
+  error?: string;
+  duration_ms: number;
+  at: string;
+}
+interface Deliveries {
+  deliveries: Delivery[];
+  next_cursor?: string;
+}
+
+/** Every event an endpoint can subscribe to (docs/webhooks.md, "Events"), with when it happens. */
+const EVENTS: Record<WebhookEvent, string> = {
+  'transfer.complete': 'a copy, move, remove or pull of one object ends well',
+  'transfer.failed': 'such a transfer fails',
+  'job.complete': 'a bulk copy ends with every object copied',
+  'job.partial': 'a bulk copy ends with some objects failed',
+  'job.failed': 'a bulk copy fails',
+  'job.canceled': 'a job is canceled',
+  'send.sent': "a send's mail went out",
+  'send.failed': 'a send failed for good',
+  'send.canceled': 'a send was canceled',
+  'location.status_changed': 'a location becomes active, needs attention or failed',
+  'share.downloaded': 'a share link is downloaded',
+};
+
+/** What a delivery attempt's `error` means (docs/webhooks.md, "The deliveries log"). */
+const ATTEMPT_ERRORS: Record<string, string> = {
+  timeout: 'timeout: no whole answer within the time allowed',
+  connection: 'connection: the endpoint could not be reached',
+  dns: "dns: the endpoint's name did not resolve",
+  blocked: 'blocked: the address is not allowed (egress guard)',
+  crashed: "crashed: ferry failed while making the attempt (not the endpoint's doing)",
+};
+
+function DeliveryLog({ hook, onClose }: { hook: Webhook; onClose: () => void }) {
+  const [older, setOlder] = useState<Delivery[]>([]);
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const { data, error, loading, reload, setError } = useLoad(async () => {
+    const page = await api<Deliveries>('GET', `/v1/webhooks/${hook.id}/deliveries?limit=50`);
+    setOlder([]);
+    setCursor(page.next_cursor);
+    return page.deliveries;
+  }, [hook.id]);
+  const more = async () => {
+    if (!cursor) return;
+    try {
+      const page = await api<Deliveries>(
+        'GET',
+        `/v1/webhooks/${hook.id}/deliveries?limit=50&cursor=${encodeURIComponent(cursor)}`,
+      );
+      setOlder((o) => [...o, ...page.deliveries]);
+      setCursor(page.next_cursor);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const rows = [...(data ?? []), ...older];
+  return (
+    <section class="panel" aria-labelledby="h-deliveries">
+      <h2 id="h-deliveries">Deliveries to {hook.url}</h2>
+      <Alert error={error} />
+      <div class="row">
+        <button type="button" onClick={reload}>
+          Reload deliveries
+        </button>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      {loading && !data ? <p>Loading…</p> : null}
+      {data && rows.length === 0 ? <p>No delivery attempts yet.</p> : null}
+      {rows.length > 0 ? (
+        <table>
+          <caption class="sr-only">Delivery attempts, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Event</th>
+              <th scope="col">Status code</th>
+              <th scope="col">Attempt</th>
+              <th scope="col">Took</th>
+              <th scope="col">Error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((d) => (
+              <tr key={d.id}>
+                <th scope="row">{time(d.at)}</th>
+                <td data-label="Event">{d.type}</td>
+                <td data-label="Status code">{d.status_code ?? '—'}</td>
+                <td data-label="Attempt">{d.attempt}</td>
+                <td data-label="Took">{d.duration_ms} ms</td>
+                <td data-label="Error">{d.error ? (ATTEMPT_ERRORS[d.error] ?? d.error) : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {cursor ? (
+        <button type="button" onClick={() => void more()}>
+          Older attempts
+        </button>
+      ) : null}
+    </section>
+  );
+}
+
+export function Webhooks() {
+  const { data, error, loading, reload } = useLoad(
+    () => api<{ webhooks: Webhook[] }>('GET', '/v1/webhooks').then((r) => r.webhooks),
+    [],
+  );
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState<WebhookEvent[]>([]);
+  const [secret, setSecret] = useState<string | undefined>(undefined);
+  const [copied, setCopied] = useState(false);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+  const [failed, setFailed] = useState<string | undefined>(undefined);
+  const [open, setOpen] = useState<string | undefined>(undefined);
+  const act = async (work: () => Promise<unknown>, done?: string) => {
+    try {
+      await work();
+      setFailed(undefined);
+      setNotice(done);
+      reload();
+    } catch (err) {
+      setNotice(undefined);
+      setFailed(message(err));
+    }
+  };
+  const opened = data?.find((h) => h.id === open);
+  return (
+    <section aria-labelledby="h-webhooks">
+      <h1 id="h-webhooks">Webhooks</h1>
+      <Alert error={error ?? failed} />
+      {notice && <Notice>{notice}</Notice>}
+      <form
+        class="fields panel"
+        aria-labelledby="h-new-webhook"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act(async () => {
+            const made = await api<{ secret: string }>('POST', '/v1/webhooks', { url, events });
+            setSecret(made.secret);
+            setCopied(false);
+            setUrl('');
+            setEvents([]);
+          });
+        }}
+      >
+        <h2 id="h-new-webhook">New webhook</h2>
+        <div class="field">
+          <label for="hook-url">Endpoint URL</label>
+          <input
+            id="hook-url"
+            type="url"
+            required
+            maxLength={2048}
+            placeholder="https://hooks.example.com/ferry"
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+          />
+        </div>
+        <fieldset>
+          <legend>Events to send</legend>
+          {(Object.keys(EVENTS) as WebhookEvent[]).map((name) => (
+            <div class="check" key={name}>
+              <input
+                type="checkbox"
+                id={`hook-event-${name}`}
+                checked={events.includes(name)}
+                onChange={(e) => {
+                  const on = e.currentTarget.checked;
+                  setEvents((list) => (on ? [...list, name] : list.filter((x) => x !== name)));
+                }}
+              />
+              <label for={`hook-event-${name}`}>
+                {name} <span class="small">{EVENTS[name]}</span>
+              </label>
+            </div>
+          ))}
+        </fieldset>
+        <div class="row">
+          <button type="submit" disabled={events.length === 0} aria-describedby="hook-create-help">
+            Create webhook
+          </button>
+          <span class="help" id="hook-create-help">
+            {events.length === 0 ? 'Choose at least one event.' : `${events.length} chosen.`}
+          </span>
+        </div>
+      </form>
+      {secret && (
+        <Notice>
+          <p>The signing secret, shown only now: keep it where your endpoint checks signatures.</p>
+          <input
+            readOnly
+            class="secret"
+            aria-label="Signing secret"
+            value={secret}
+            onFocus={(e) => e.currentTarget.select()}
+          />
+          <div class="row">
+            <button
+              type="button"
+              onClick={() =>
+                void navigator.clipboard?.writeText(secret).then(
+                  () => setCopied(true),
+                  () => setCopied(false),
+                )
+              }
+            >
+              Copy secret
+            </button>
+            <button type="button" onClick={() => setSecret(undefined)}>
+              Done
+            </button>
+            {copied ? <span>Copied.</span> : null}
+          </div>
+        </Notice>
+      )}
+      {loading && !data ? <p>Loading…</p> : null}
+      {data && data.length === 0 ? <p>No webhooks yet.</p> : null}
+      {data && data.length > 0 ? (
+        <table>
+          <caption class="sr-only">Webhook endpoints of this workspace</caption>
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Events</th>
+              <th scope="col">State</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.map((h) => (
+              <tr key={h.id}>
+                <th scope="row" class="url">
+                  {h.url}
+                </th>
+                <td data-label="Events">{h.events.join(', ')}</td>
+                <td data-label="State">
+                  <span class={`badge ${h.status}`}>{h.status}</span>
+                  {h.status === 'disabled' ? (
+                    <div class="small">
+                      {h.disabled_reason ?? 'disabled'}
+                      {h.disabled_at ? ` (since ${time(h.disabled_at)})` : ''}
+                    </div>
+                  ) : h.failing_since ? (
+                    <div class="small">failing since {time(h.failing_since)}</div>
+                  ) : null}
+                </td>
+                <td data-label="Created">{time(h.created_at)}</td>
+                <td data-label="Actions" class="actions">
+                  <button
+                    type="button"
+                    aria-label={`Deliveries to ${h.url}`}
+                    aria-expanded={open === h.id}
+                    onClick={() => setOpen(open === h.id ? undefined : h.id)}
+                  >
+                    Deliveries
+                  </button>
+                  {h.status === 'disabled' ? (
+                    <button
+                      type="button"
+                      aria-label={`Re-enable ${h.url}`}
+                      onClick={() =>
+                        void act(
+                          () => api('PATCH', `/v1/webhooks/${h.id}`, { status: 'enabled' }),
+                          `${h.url} is enabled again.`,
+                        )
+                      }
+                    >
+                      Re-enable
+                    </button>
+                  ) : null}
+                  <button
+                    type="button"
+                    class="danger"
+                    aria-label={`Delete ${h.url}`}
+                    onClick={() => {
+                      if (
+                        confirm(
+                          `Delete the webhook ${h.url}? Its queued events and its delivery log go with it.`,
+                        )
+                      )
+                        void act(async () => {
+                          await api('DELETE', `/v1/webhooks/${h.id}`);
+                          if (open === h.id) setOpen(undefined);
+                        }, `${h.url} deleted.`);
+                    }}
+                  >
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {opened ? <DeliveryLog key={opened.id} hook={opened} onClose={() => setOpen(undefined)} /> : null}
+    </section>
+  );
+}
