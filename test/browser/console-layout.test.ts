@@ -56,6 +56,8 @@ interface World {
   label: string;
   bucket: string;
   down: string;
+  /** A webhook's URL, long, at a port nobody answers at. */
+  hook: string;
 }
 
 interface ConsolePage {
@@ -202,6 +204,16 @@ export const PAGES: ConsolePage[] = [
     hash: () => 'sends',
     ready: (p) => p.getByRole('cell').getByText('scheduled', { exact: true }).first().waitFor(),
   },
+  { name: 'webhooks-empty', as: 'empty', hash: () => 'webhooks', ready: text('No webhooks yet.') },
+  {
+    name: 'webhooks',
+    hash: () => 'webhooks',
+    ready: (p, w) => p.getByRole('row', { name: new RegExp(w.hook) }).waitFor(),
+    act: async (p, w) => {
+      await p.getByRole('button', { name: `Deliveries to ${w.hook}` }).click();
+      await p.getByRole('heading', { name: /^Deliveries to/ }).waitFor();
+    },
+  },
   {
     name: 'keys',
     hash: () => 'keys',
@@ -301,7 +313,7 @@ describe('the console on every page, at every width', { concurrency: databases.l
       let base: string;
       let call: Call;
       const tokens: Record<'loaded' | 'empty', string> = { loaded: '', empty: '' };
-      const world: World = { id: '', label: '', bucket: '', down: '' };
+      const world: World = { id: '', label: '', bucket: '', down: '', hook: '' };
       const widths: Record<string, Record<number, number>> = {};
       const shots = artifactsDir('console');
 
@@ -344,6 +356,13 @@ describe('the console on every page, at every width', { concurrency: databases.l
         objects[`${LONG_DIR}/${LONG_WORDS}`] = 'words';
         const bucket = await seedBucket(client, objects);
         Object.assign(world, { id: loc.id, label: loc.label, bucket, down: down.label });
+        world.hook = `http://127.0.0.1:${closed}/hooks/${'a-rather-long-path-segment-'.repeat(6)}receiver`;
+        const hook = await call({
+          method: 'POST',
+          url: '/v1/webhooks',
+          payload: { url: world.hook, events: ['job.complete', 'job.partial', 'transfer.failed'] },
+        });
+        assert.equal(hook.statusCode, 201, hook.body);
 
         // A job complete, one partial (a key of its manifest is missing), a transfer failed.
         const copy = async (body: Record<string, unknown>) => {
