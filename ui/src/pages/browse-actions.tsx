@@ -217,7 +217,9 @@ export function ActionPanel({
   );
   return (
     <section class="panel" aria-labelledby="h-action">
-      <h2 id="h-action">{title}</h2>
+      <h2 id="h-action" tabIndex={-1}>
+        {title}
+      </h2>
       {!single && (
         <p class="small">{entries.map((e) => visibleName(e.name) + (e.isDir ? '/' : '')).join(', ')}</p>
       )}

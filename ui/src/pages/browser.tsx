@@ -119,7 +119,8 @@ export function Browser({ location, path }: { location: string; path: string }) 
   const open = (kind: Kind, list: Entry[]) => {
     setAction({ kind, entries: list });
     setOpened(opened + 1);
-    setTimeout(() => document.getElementById('h-action')?.scrollIntoView({ block: 'nearest' }));
+    // Keyboard and screen-reader users land in the panel that opened.
+    setTimeout(() => document.getElementById('h-action')?.focus());
   };
   return (
     <section aria-labelledby="h-browse" class={dragging ? 'browse dropping' : 'browse'} {...drop}>

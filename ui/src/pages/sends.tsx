@@ -209,14 +209,14 @@ export function Sends({ live }: { live: Live }) {
                         id="confirm-cancel"
                         onClick={() => cancel(s)}
                       >
-                        Yes, cancel it
+                        Yes, cancel send
                       </button>
                       <button
                         type="button"
                         aria-label={`Keep send ${s.id}`}
                         onClick={() => setConfirming(undefined)}
                       >
-                        Keep it
+                        Keep send
                       </button>
                     </>
                   ) : (
