@@ -107,8 +107,10 @@ export interface Task {
   id: number;
   kind: 'upload' | 'download';
   name: string;
-  /** Where it goes: the folder for an upload, the path for a download. */
+  /** Where it goes, as shown: the folder for an upload, the path for a download. */
   where: string;
+  /** The folder an upload goes into, as `location/path` in the console's address. */
+  folder?: string;
   loaded: number;
   total?: number | undefined;
   state: 'waiting' | 'running' | 'done' | 'failed' | 'canceled';
@@ -137,13 +139,14 @@ export class FileQueue {
     return () => this.#listeners.delete(listener);
   }
 
-  add(kind: Task['kind'], name: string, where: string, work: Work): Task {
+  add(kind: Task['kind'], name: string, where: string, work: Work, folder?: string): Task {
     const controller = new AbortController();
     const task: Task = {
       id: this.#next++,
       kind,
       name,
       where,
+      ...(folder === undefined ? {} : { folder }),
       loaded: 0,
       state: 'waiting',
       cancel: () => controller.abort(),

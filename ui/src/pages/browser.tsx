@@ -58,7 +58,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
     () =>
       files.listen((ended) => {
         setTick((n) => n + 1);
-        if (ended?.kind === 'upload' && ended.where === `${location}/${path}`) listing.reload();
+        if (ended?.folder === `${location}/${path}`) listing.reload();
       }),
     [location, path, listing.reload],
   );
@@ -95,27 +95,41 @@ export function Browser({ location, path }: { location: string; path: string }) 
     for (const p of paths) on ? next.add(p) : next.delete(p);
     setSelected(next);
   };
-  const upload = (list: FileList | null | undefined) => {
-    const where = `${location}/${path}`;
-    for (const file of list ? [...list] : [])
-      files.add('upload', file.name, where, (progress, signal) =>
-        putFile(location, path ? `${path}/${file.name}` : file.name, file, progress, signal),
+  const [dropError, setDropError] = useState<string | undefined>(undefined);
+  const upload = (list: File[]) => {
+    const into = `${label}/${path}`;
+    for (const file of list)
+      files.add(
+        'upload',
+        file.name,
+        into,
+        (progress, signal) =>
+          putFile(location, path ? `${path}/${file.name}` : file.name, file, progress, signal),
+        `${location}/${path}`,
       );
   };
-  const drop = canWrite
-    ? {
-        onDragOver: (e: DragEvent) => {
-          e.preventDefault();
-          setDragging(true);
-        },
-        onDragLeave: () => setDragging(false),
-        onDrop: (e: DragEvent) => {
-          e.preventDefault();
-          setDragging(false);
-          upload(e.dataTransfer?.files);
-        },
-      }
-    : {};
+  // Dropped files anywhere on the page never make the browser open them instead of the console.
+  const drop = {
+    onDragOver: (e: DragEvent) => {
+      e.preventDefault();
+      setDragging(canWrite);
+    },
+    onDragLeave: () => setDragging(false),
+    onDrop: (e: DragEvent) => {
+      e.preventDefault();
+      setDragging(false);
+      if (!canWrite || !e.dataTransfer) return;
+      // A dropped folder comes as a File that cannot be read: say so rather than fail its upload.
+      const items = [...e.dataTransfer.items].filter((i) => i.kind === 'file');
+      const folders = items.filter((i) => i.webkitGetAsEntry?.()?.isDirectory).length;
+      setDropError(
+        folders
+          ? `${folders} folder${folders === 1 ? ' was' : 's were'} not uploaded: drop the files inside.`
+          : undefined,
+      );
+      upload(items.filter((i) => !i.webkitGetAsEntry?.()?.isDirectory).flatMap((i) => i.getAsFile() ?? []));
+    },
+  };
   const open = (kind: Kind, list: Entry[]) => {
     setAction({ kind, entries: list });
     setOpened(opened + 1);
@@ -148,7 +162,12 @@ export function Browser({ location, path }: { location: string; path: string }) 
       {canWrite && (
         <div class="row">
           <label for="upload-files">Upload files</label>
-          <input id="upload-files" type="file" multiple onChange={(e) => upload(e.currentTarget.files)} />
+          <input
+            id="upload-files"
+            type="file"
+            multiple
+            onChange={(e) => upload([...(e.currentTarget.files ?? [])])}
+          />
           <NewFolder location={location} path={path} />
           <span class="small">
             or drop files on this page to upload them into {visibleName(path || label)}/.
@@ -161,6 +180,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
           it.
         </Notice>
       )}
+      <Alert error={dropError} />
       <Tasks />
       {listing.loading && <p>Loading…</p>}
       {action && (
@@ -204,7 +224,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
                   type="button"
                   key={kind}
                   class={kind === 'remove' ? 'danger' : undefined}
-                  onClick={() => open(kind, kind === 'share' ? chosen.filter((e) => !e.isDir) : chosen)}
+                  onClick={() => open(kind, chosen)}
                 >
                   {verb} selected
                 </button>
