@@ -92,24 +92,28 @@ export function SendForm({ file, onSent }: { file?: string; onSent?: (s: Send) =
     <>
       <Alert error={error} />
       {done && <Notice>{done}</Notice>}
+      <p class="small">
+        To, Cc and Bcc take several addresses, comma-separated; only To is needed. Your name is in From and
+        the subject. The link password is never written in the mail: pass it on another way.
+      </p>
       <form onSubmit={submit} class="grid">
         {!file && field('source', 'File (location/path)', { required: true })}
         {field('to', 'To (comma-separated)', { required: true, autocomplete: 'off' })}
-        {field('cc', 'Cc (comma-separated, optional)', { autocomplete: 'off' })}
-        {field('bcc', 'Bcc (comma-separated, optional)', { autocomplete: 'off' })}
-        {field('replyTo', 'Reply-to (optional)', { autocomplete: 'off' })}
-        {field('name', 'Your name (optional; in From and the subject)', { maxLength: 100 })}
+        {field('cc', 'Cc', { autocomplete: 'off' })}
+        {field('bcc', 'Bcc', { autocomplete: 'off' })}
+        {field('replyTo', 'Reply-to', { autocomplete: 'off' })}
+        {field('name', 'Your name', { maxLength: 100 })}
         <label for="send-text">Message</label>
         <textarea
           id="send-text"
           value={f.text}
           onInput={(e) => setF({ ...f, text: e.currentTarget.value })}
         />
-        {field('password', 'Link password (optional; not written in the mail)', {
+        {field('password', 'Link password', {
           type: 'password',
           autocomplete: 'new-password',
         })}
-        {field('expires', 'Link expires (optional)', { type: 'datetime-local' })}
+        {field('expires', 'Link expires', { type: 'datetime-local' })}
         {field('when', 'When (empty: now; or "tomorrow at 9am")')}
         <button type="submit" disabled={busy}>
           {busy ? 'Sending…' : 'Send'}
