@@ -88,9 +88,9 @@ for (const database of await testDatabases()) {
         try {
           await page.getByLabel('Select pic.bin').check();
           await page.getByLabel('Select one.txt').check();
-          await page.getByRole('button', { name: 'Move selected' }).click();
+          await page.getByRole('button', { name: 'Move selected', exact: true }).click();
           await page.getByLabel('Destination folder').fill(`${bucket}/moved${width}/`);
-          await page.getByRole('button', { name: 'Preview move' }).click();
+          await page.getByRole('button', { name: 'Preview move', exact: true }).click();
           await page.getByText('These 2 entries would be moved').waitFor();
           assert.ok(
             await readS3(client, bucket, `sel${width}/pic.bin`),
@@ -105,7 +105,7 @@ for (const database of await testDatabases()) {
 
           await page.goto(`${base}/#browse/${id}/${bucket}/moved${width}`);
           await page.getByLabel('Select all shown').check();
-          await page.getByRole('button', { name: 'Remove selected' }).click();
+          await page.getByRole('button', { name: 'Remove selected', exact: true }).click();
           await page.getByRole('button', { name: 'Preview removal' }).click();
           await page.getByText('These 2 entries would be removed').waitFor();
           assert.ok(
