@@ -1,8 +1,9 @@
 // The console's Browse page in a real browser (chromium through playwright-core) on both databases,
 // against s3rver, at 1280 and 390 px: a new folder takes three files dropped on it (one of 50 MiB) with
-// progress bars, stored byte for byte in the bucket, and one comes back whole as a download. axe-core
-// in each state; screenshots in test-artifacts/console/. (Selection: console-selection.test.ts; share
-// and send: console-share-send.test.ts; their setup: test/support/console-files.ts.)
+// progress bars, stored byte for byte in the bucket, and one comes back whole as a download; an upload
+// held slow is canceled and leaves nothing. axe-core in each state; screenshots in
+// test-artifacts/console/. (Selection: console-selection.test.ts; share and send:
+// console-share-send.test.ts; their setup: test/support/console-files.ts.)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -46,7 +47,7 @@ for (const database of await testDatabases()) {
     });
 
     for (const width of WIDTHS) {
-      test(`at ${width} px, a new folder takes three dropped files (one of 50 MiB) with progress, byte for byte; one downloads whole`, async () => {
+      test(`at ${width} px, a new folder takes three dropped files (one of 50 MiB) with progress, byte for byte; one downloads whole; an upload is canceled`, async () => {
         const folder = `up${width}`;
         const { client, bucket, id, tab, shot } = c;
         const page = await tab(width, `#browse/${id}/${bucket}`);
@@ -103,6 +104,33 @@ for (const database of await testDatabases()) {
             .and(page.locator('[aria-valuetext^="done"]'))
             .waitFor();
           assert.deepEqual(await axeViolations(page), []);
+
+          // Cancel: the browser's uploads held to 1 MiB/s, so that the file is still going when it is
+          // canceled; nothing of it is stored and the listing does not show it.
+          const cdp = await page.context().newCDPSession(page);
+          await cdp.send('Network.emulateNetworkConditions', {
+            offline: false,
+            latency: 0,
+            downloadThroughput: -1,
+            uploadThroughput: 1024 * 1024,
+          });
+          await page.getByLabel('Upload files').setInputFiles({
+            name: 'late.bin',
+            mimeType: 'application/octet-stream',
+            buffer: Buffer.alloc(8 * 1024 * 1024, 7),
+          });
+          const late = page.getByRole('progressbar', { name: 'Upload of late.bin' });
+          await late.and(page.locator('[aria-valuetext*="of 8.0 MiB"]')).waitFor();
+          await page.getByRole('button', { name: 'Cancel upload of late.bin' }).click();
+          await late.and(page.locator('[aria-valuetext="canceled"]')).waitFor();
+          await cdp.send('Network.emulateNetworkConditions', {
+            offline: false,
+            latency: 0,
+            downloadThroughput: -1,
+            uploadThroughput: -1,
+          });
+          assert.equal(await readS3(client, bucket, `${folder}/late.bin`), undefined);
+          assert.equal(await page.getByRole('row', { name: /late\.bin/ }).count(), 0);
         } finally {
           await page.close();
         }

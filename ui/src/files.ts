@@ -55,6 +55,7 @@ export function putFile(
     xhr.onerror = () => reject(unreachable());
     xhr.onabort = () => reject(new DOMException('canceled', 'AbortError'));
     signal.addEventListener('abort', () => xhr.abort(), { once: true });
+    progress(0, file.size);
     xhr.send(file);
   });
 }
