@@ -104,6 +104,7 @@ for (const database of await testDatabases()) {
           assert.ok(await readS3(client, bucket, `sel${width}/two.txt`), 'not selected, not moved');
 
           await page.goto(`${base}/#browse/${id}/${bucket}/moved${width}`);
+          await page.getByRole('row', { name: /pic\.bin/ }).waitFor();
           await page.getByLabel('Select all shown').check();
           await page.getByRole('button', { name: 'Remove selected', exact: true }).click();
           await page.getByRole('button', { name: 'Preview removal' }).click();

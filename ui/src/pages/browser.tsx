@@ -244,6 +244,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
                 <input
                   type="checkbox"
                   aria-label="Select all shown"
+                  disabled={shown.length === 0}
                   checked={allShown}
                   onChange={(e) =>
                     toggle(
