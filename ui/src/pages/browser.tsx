@@ -1,44 +1,67 @@
-// A location's buckets and folders (docs/api.md, "Listing objects"), a page at a time, and what can be
-// started from there: a new bucket (on a bucket store's top level), a copy or bulk prefix copy
-// (overwrite mode, manifest), a move, a remove after its preview, a share link (shown once).
+// A location's buckets and folders (docs/api.md, "Listing objects") as a file manager: a page of 50
+// entries at a time, filtered by name; upload into the folder shown (drag and drop or the file input)
+// and download, with progress and cancel (../files.ts); a new bucket (on a bucket store's top level)
+// or folder; and, on one entry or a selection, copy, move, remove, share and send (./browse-actions.tsx).
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { ApiError, api } from '../api.js';
+import { files, getFile, putFile, type Task } from '../files.js';
 import { bytes, time, visibleName } from '../format.js';
+import { type Action, ActionPanel, type Entry, entriesWord, type Kind, type Loc } from './browse-actions.js';
 import { Alert, message, Notice, useLoad } from './common.js';
-
-interface Entry {
-  name: string;
-  path: string;
-  size: number;
-  isDir: boolean;
-  modTime?: string;
-}
-interface Loc {
-  id: string;
-  label: string;
-}
 
 const PAGE = 50;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-type Action = { kind: 'copy' | 'move' | 'remove' | 'share'; entry: Entry };
+/**
+ * Folders opened with New folder in this tab, as `location/path`. A folder exists on a store only once
+ * something is written into it (src/stores/contract.ts), so until then its listing is 404: such a
+ * folder is shown empty, ready for an upload.
+ */
+const newFolders = new Set<string>();
 
 function href(location: string, path: string): string {
   return `#browse/${encodeURIComponent(location)}${path ? `/${path.split('/').map(encodeURIComponent).join('/')}` : ''}`;
 }
 
+const ROW_ACTIONS: [Kind, string, (e: Entry, inFolder: boolean) => boolean][] = [
+  ['copy', 'Copy', (_, inFolder) => inFolder],
+  ['move', 'Move', (_, inFolder) => inFolder],
+  ['remove', 'Remove', (_, inFolder) => inFolder],
+  ['share', 'Share', (e) => !e.isDir],
+  ['send', 'Send', (e) => !e.isDir],
+];
+
 export function Browser({ location, path }: { location: string; path: string }) {
   const locations = useLoad(() => api<Loc[]>('GET', '/v1/locations'), []);
-  const listing = useLoad(
-    () =>
-      api<{ hint?: string; entries: Entry[] }>('POST', '/v1/list', {
+  const isNew = newFolders.has(`${location}/${path}`);
+  const listing = useLoad(async () => {
+    try {
+      return await api<{ hint?: string; entries: Entry[] }>('POST', '/v1/list', {
         ...(UUID.test(location) ? { id: location } : { name: location }),
         path,
-      }),
-    [location, path],
-  );
+      });
+    } catch (err) {
+      if (isNew && err instanceof ApiError && err.status === 404) return { entries: [] };
+      throw err;
+    }
+  }, [location, path]);
   const [page, setPage] = useState(0);
+  const [filter, setFilter] = useState('');
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [action, setAction] = useState<Action | undefined>(undefined);
+  // Each opened action is a new panel, its fields fresh.
+  const [opened, setOpened] = useState(0);
+  const [dragging, setDragging] = useState(false);
+  const [, setTick] = useState(0);
+  // Progress re-renders; a finished upload into this folder shows in its listing.
+  useEffect(
+    () =>
+      files.listen((ended) => {
+        setTick((n) => n + 1);
+        if (ended?.folder === `${location}/${path}`) listing.reload();
+      }),
+    [location, path, listing.reload],
+  );
   const entries = useMemo(
     () =>
       [...(listing.data?.entries ?? [])].sort(
@@ -46,14 +69,75 @@ export function Browser({ location, path }: { location: string; path: string }) 
       ),
     [listing.data],
   );
+  const matching = useMemo(() => {
+    const words = filter.trim().toLowerCase();
+    return words ? entries.filter((e) => e.name.toLowerCase().includes(words)) : entries;
+  }, [entries, filter]);
   const label = locations.data?.find((l) => l.id === location)?.label ?? location;
-  // A new folder starts at its first page.
-  useEffect(() => setPage(0), [location, path]);
+  // A new folder starts at its first page, unfiltered, with nothing selected or open.
+  useEffect(() => {
+    setPage(0);
+    setFilter('');
+    setSelected(new Set());
+    setAction(undefined);
+  }, [location, path]);
   const crumbs = path ? path.split('/') : [];
-  const shown = entries.slice(page * PAGE, (page + 1) * PAGE);
-  const pages = Math.max(1, Math.ceil(entries.length / PAGE));
+  const shown = matching.slice(page * PAGE, (page + 1) * PAGE);
+  const pages = Math.max(1, Math.ceil(matching.length / PAGE));
+  // A bucket store's top level lists buckets: nothing is uploaded or selected there.
+  const bucketTop = path === '' && listing.data?.hint !== undefined;
+  const canWrite = listing.data !== undefined && !bucketTop;
+  const inFolder = path !== '';
+  const chosen = entries.filter((e) => selected.has(e.path));
+  const allShown = shown.length > 0 && shown.every((e) => selected.has(e.path));
+  const toggle = (paths: string[], on: boolean) => {
+    const next = new Set(selected);
+    for (const p of paths) on ? next.add(p) : next.delete(p);
+    setSelected(next);
+  };
+  const [dropError, setDropError] = useState<string | undefined>(undefined);
+  const upload = (list: File[]) => {
+    const into = `${label}/${path}`;
+    for (const file of list)
+      files.add(
+        'upload',
+        file.name,
+        into,
+        (progress, signal) =>
+          putFile(location, path ? `${path}/${file.name}` : file.name, file, progress, signal),
+        `${location}/${path}`,
+      );
+  };
+  // Dropped files anywhere on the page never make the browser open them instead of the console.
+  const drop = {
+    onDragOver: (e: DragEvent) => {
+      e.preventDefault();
+      setDragging(canWrite);
+    },
+    onDragLeave: () => setDragging(false),
+    onDrop: (e: DragEvent) => {
+      e.preventDefault();
+      setDragging(false);
+      if (!canWrite || !e.dataTransfer) return;
+      // A dropped folder comes as a File that cannot be read: say so rather than fail its upload.
+      const items = [...e.dataTransfer.items].filter((i) => i.kind === 'file');
+      const folders = items.filter((i) => i.webkitGetAsEntry?.()?.isDirectory).length;
+      setDropError(
+        folders
+          ? `${folders} folder${folders === 1 ? ' was' : 's were'} not uploaded: drop the files inside.`
+          : undefined,
+      );
+      upload(items.filter((i) => !i.webkitGetAsEntry?.()?.isDirectory).flatMap((i) => i.getAsFile() ?? []));
+    },
+  };
+  const open = (kind: Kind, list: Entry[]) => {
+    setAction({ kind, entries: list });
+    setOpened(opened + 1);
+    // Keyboard and screen-reader users land in the panel that opened.
+    setTimeout(() => document.getElementById('h-action')?.focus());
+  };
   return (
-    <section aria-labelledby="h-browse">
+    <section aria-labelledby="h-browse" class={dragging ? 'browse dropping' : 'browse'} {...drop}>
       <h1 id="h-browse">Browse {visibleName(label)}</h1>
       <nav aria-label="Breadcrumb" class="crumbs">
         <ol>
@@ -74,14 +158,37 @@ export function Browser({ location, path }: { location: string; path: string }) 
       </nav>
       <Alert error={listing.error} />
       {listing.data?.hint && <p class="small">{listing.data.hint}</p>}
-      {path === '' && listing.data?.hint !== undefined && (
-        <NewBucket location={location} onMade={() => listing.reload()} />
+      {bucketTop && <NewBucket location={location} onMade={() => listing.reload()} />}
+      {canWrite && (
+        <div class="row">
+          <label for="upload-files">Upload files</label>
+          <input
+            id="upload-files"
+            type="file"
+            multiple
+            onChange={(e) => upload([...(e.currentTarget.files ?? [])])}
+          />
+          <NewFolder location={location} path={path} />
+          <span class="small">
+            or drop files on this page to upload them into {visibleName(path || label)}/.
+          </span>
+        </div>
       )}
+      {isNew && entries.length === 0 && listing.data && (
+        <Notice>
+          This folder is new and empty: it comes into being on the store when the first file is uploaded into
+          it.
+        </Notice>
+      )}
+      <Alert error={dropError} />
+      <Tasks />
       {listing.loading && <p>Loading…</p>}
       {action && (
         <ActionPanel
+          key={opened}
           action={action}
           location={location}
+          folder={path}
           locations={locations.data ?? []}
           onDone={() => {
             setAction(undefined);
@@ -89,10 +196,65 @@ export function Browser({ location, path }: { location: string; path: string }) 
           }}
         />
       )}
+      {entries.length > 0 && (
+        <div class="row">
+          <label for="filter">Filter by name</label>
+          <input
+            id="filter"
+            type="search"
+            autocomplete="off"
+            value={filter}
+            onInput={(e) => {
+              setFilter(e.currentTarget.value);
+              setPage(0);
+            }}
+          />
+          <span role="status">
+            {filter.trim() ? `${matching.length} of ${entries.length} entries match.` : ''}
+          </span>
+        </div>
+      )}
+      {chosen.length > 0 && (
+        <fieldset class="row">
+          <legend>{entriesWord(chosen.length)} selected</legend>
+          {ROW_ACTIONS.filter(([kind]) => kind !== 'send').map(
+            ([kind, verb]) =>
+              chosen.some((e) => ROW_ACTIONS.find(([k]) => k === kind)?.[2](e, inFolder)) && (
+                <button
+                  type="button"
+                  key={kind}
+                  class={kind === 'remove' ? 'danger' : undefined}
+                  onClick={() => open(kind, chosen)}
+                >
+                  {verb} selected
+                </button>
+              ),
+          )}
+          <button type="button" onClick={() => setSelected(new Set())}>
+            Clear selection
+          </button>
+        </fieldset>
+      )}
       <table>
         <caption class="sr-only">Contents of {visibleName(path || label)}</caption>
         <thead>
           <tr>
+            {inFolder && (
+              <th scope="col">
+                <input
+                  type="checkbox"
+                  aria-label="Select all shown"
+                  disabled={shown.length === 0}
+                  checked={allShown}
+                  onChange={(e) =>
+                    toggle(
+                      shown.map((x) => x.path),
+                      e.currentTarget.checked,
+                    )
+                  }
+                />
+              </th>
+            )}
             <th scope="col">Name</th>
             <th scope="col">Size</th>
             <th scope="col">Modified</th>
@@ -104,59 +266,64 @@ export function Browser({ location, path }: { location: string; path: string }) 
         <tbody>
           {shown.map((e) => (
             <tr key={e.path}>
+              {inFolder && (
+                <td data-label="Select">
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${visibleName(e.name)}`}
+                    checked={selected.has(e.path)}
+                    onChange={(ev) => toggle([e.path], ev.currentTarget.checked)}
+                  />
+                </td>
+              )}
               <th scope="row">
                 {e.isDir ? <a href={href(location, e.path)}>{visibleName(e.name)}/</a> : visibleName(e.name)}
               </th>
-              <td>{e.isDir ? '—' : bytes(e.size)}</td>
-              <td>{time(e.modTime)}</td>
-              <td class="actions">
-                {path !== '' && (
-                  <>
-                    <button
-                      type="button"
-                      aria-label={`Copy ${visibleName(e.name)}`}
-                      onClick={() => setAction({ kind: 'copy', entry: e })}
-                    >
-                      Copy
-                    </button>
-                    <button
-                      type="button"
-                      aria-label={`Move ${visibleName(e.name)}`}
-                      onClick={() => setAction({ kind: 'move', entry: e })}
-                    >
-                      Move
-                    </button>
-                    <button
-                      type="button"
-                      class="danger"
-                      aria-label={`Remove ${visibleName(e.name)}`}
-                      onClick={() => setAction({ kind: 'remove', entry: e })}
-                    >
-                      Remove
-                    </button>
-                  </>
-                )}
+              <td data-label="Size">{e.isDir ? '—' : bytes(e.size)}</td>
+              <td data-label="Modified">{time(e.modTime)}</td>
+              <td data-label="Actions" class="actions">
                 {!e.isDir && (
                   <button
                     type="button"
-                    aria-label={`Share ${visibleName(e.name)}`}
-                    onClick={() => setAction({ kind: 'share', entry: e })}
+                    aria-label={`Download ${visibleName(e.name)}`}
+                    onClick={() =>
+                      files.add('download', e.name, e.path, (progress, signal) =>
+                        getFile(location, e.path, e.name, progress, signal),
+                      )
+                    }
                   >
-                    Share
+                    Download
                   </button>
+                )}
+                {ROW_ACTIONS.map(
+                  ([kind, verb, offered]) =>
+                    offered(e, inFolder) && (
+                      <button
+                        type="button"
+                        key={kind}
+                        class={kind === 'remove' ? 'danger' : undefined}
+                        aria-label={`${verb} ${visibleName(e.name)}`}
+                        onClick={() => open(kind, [e])}
+                      >
+                        {verb}
+                      </button>
+                    ),
                 )}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
+      {listing.data && entries.length > 0 && matching.length === 0 && (
+        <p>No entry here matches the filter.</p>
+      )}
       {pages > 1 && (
         <nav aria-label="Pages" class="row">
           <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
             Previous
           </button>
           <span>
-            Page {page + 1} of {pages} ({entries.length} entries)
+            Page {page + 1} of {pages} ({matching.length} entries)
           </span>
           <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)}>
             Next
@@ -164,6 +331,103 @@ export function Browser({ location, path }: { location: string; path: string }) 
         </nav>
       )}
     </section>
+  );
+}
+
+/** Uploads and downloads of this tab, with their progress, each with Cancel while it has not ended. */
+function Tasks() {
+  if (files.tasks.length === 0) return null;
+  const ended = files.tasks.some((t) => t.state !== 'waiting' && t.state !== 'running');
+  return (
+    <section aria-labelledby="h-tasks" class="panel">
+      <h2 id="h-tasks">Uploads and downloads</h2>
+      <ul class="jobs">
+        {files.tasks.map((t) => (
+          <TaskRow key={t.id} task={t} />
+        ))}
+      </ul>
+      {ended && (
+        <button type="button" onClick={() => files.clear()}>
+          Clear finished
+        </button>
+      )}
+    </section>
+  );
+}
+
+function TaskRow({ task: t }: { task: Task }) {
+  const what = `${t.kind === 'upload' ? 'Upload' : 'Download'} of ${visibleName(t.name)}`;
+  const total = t.total ?? 0;
+  const pct = t.state === 'done' ? 100 : total > 0 ? Math.min(100, Math.floor((t.loaded / total) * 100)) : 0;
+  const words =
+    t.state === 'waiting'
+      ? 'waiting'
+      : t.state === 'canceled'
+        ? 'canceled'
+        : t.state === 'done'
+          ? `done, ${bytes(t.total ?? t.loaded)}`
+          : t.state === 'failed'
+            ? 'failed'
+            : `${bytes(t.loaded)} of ${t.total === undefined ? '?' : bytes(t.total)} (${pct}%)`;
+  return (
+    <li class="job">
+      <div>
+        {what} {t.kind === 'upload' ? `into ${visibleName(t.where)}/` : ''}
+      </div>
+      <div class={`bar ${t.state === 'failed' || t.state === 'canceled' ? t.state : ''}`.trim()}>
+        <progress max={100} value={pct} aria-label={what} aria-valuetext={words} />
+        <span>{words}</span>
+        {(t.state === 'waiting' || t.state === 'running') && (
+          <button type="button" aria-label={`Cancel ${what.toLowerCase()}`} onClick={() => t.cancel()}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {t.error && <p class="alert">{t.error}</p>}
+    </li>
+  );
+}
+
+/**
+ * "New folder": asks a name and opens that folder, empty, for uploads. Nothing is written until then,
+ * since a folder exists on a store only once something is written into it (docs/api.md, "Buckets").
+ */
+function NewFolder({ location, path }: { location: string; path: string }) {
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [error, setError] = useState<string | undefined>(undefined);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const n = name.trim();
+    if (n.includes('/') || n === '.' || n === '..')
+      return setError('A folder name cannot contain / and cannot be . or ..');
+    const full = path ? `${path}/${n}` : n;
+    newFolders.add(`${location}/${full}`);
+    setOpen(false);
+    setName('');
+    window.location.hash = href(location, full);
+  };
+  return !open ? (
+    <button type="button" onClick={() => setOpen(true)}>
+      New folder
+    </button>
+  ) : (
+    <form onSubmit={submit} class="row">
+      <Alert error={error} />
+      <label for="folder-name">Folder name</label>
+      <input
+        id="folder-name"
+        required
+        autocomplete="off"
+        value={name}
+        onInput={(e) => setName(e.currentTarget.value)}
+      />
+      <button type="submit">Open new folder</button>
+      <button type="button" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      <span class="small">It exists once a file is uploaded into it.</span>
+    </form>
   );
 }
 
@@ -222,225 +486,4 @@ function NewBucket({ location, onMade }: { location: string; onMade: () => void 
       )}
     </div>
   );
-}
-
-function ActionPanel({
-  action,
-  location,
-  locations,
-  onDone,
-}: {
-  action: Action;
-  location: string;
-  locations: Loc[];
-  onDone: () => void;
-}) {
-  const { kind, entry } = action;
-  const [dest, setDest] = useState(location);
-  const [destPath, setDestPath] = useState(entry.isDir ? `${entry.path}-copy/` : `${entry.path}.copy`);
-  const [overwrite, setOverwrite] = useState('always');
-  const [manifest, setManifest] = useState<string[] | undefined>(undefined);
-  const [preview, setPreview] = useState<Entry[] | undefined>(undefined);
-  const [moves, setMoves] = useState<{ from: string; to: string }[] | undefined>(undefined);
-  const [result, setResult] = useState<string | undefined>(undefined);
-  const [link, setLink] = useState<string | undefined>(undefined);
-  const [error, setError] = useState<string | undefined>(undefined);
-  // The one entry listed, never a pattern that also names its neighbours (docs/api.md, "Exact names"):
-  // a file goes as an exact name; a folder as its path, glob characters escaped, with /** below it.
-  const exact = entry.isDir
-    ? { path: `${location}/${escapeGlob(entry.path)}/**` }
-    : { path: `${location}/${entry.path}`, literal: true };
-  const source = exact.path;
-  const literal = exact.literal === true ? { literal: true } : {};
-  const moveBody = () => ({
-    from: source,
-    to: `${dest}/${entry.isDir && !destPath.endsWith('/') ? `${destPath}/` : destPath}`,
-    ...literal,
-  });
-  const run = async (work: () => Promise<void>) => {
-    try {
-      setError(undefined);
-      await work();
-    } catch (err) {
-      setError(message(err));
-    }
-  };
-  const submit = (e: Event) => {
-    e.preventDefault();
-    void run(async () => {
-      if (kind === 'copy') {
-        const bulk = entry.isDir;
-        const to = bulk && !destPath.endsWith('/') ? `${destPath}/` : destPath;
-        const r = await api<{ id?: string; job_id?: string }>('POST', '/v1/copy', {
-          from: `${location}:${entry.path}${bulk ? '/' : ''}`,
-          to: `${dest}:${to}`,
-          ...(bulk ? { overwrite, ...(manifest ? { manifest } : {}) } : {}),
-        });
-        setResult(bulk ? `Bulk copy started (job ${r.job_id}).` : `Copy started (transfer ${r.id}).`);
-      } else if (kind === 'move') {
-        // First what would move and where (POST /move/preview); the move runs on confirm.
-        setMoves(
-          (await api<{ entries: { from: string; to: string }[] }>('POST', '/move/preview', moveBody()))
-            .entries,
-        );
-      } else if (kind === 'share') {
-        const r = await api<{ url: string }>('POST', '/share', { file: source, ...literal });
-        setLink(r.url);
-      }
-    });
-  };
-  const loadPreview = () =>
-    run(async () =>
-      setPreview(
-        (await api<{ entries: Entry[] }>('POST', '/remove/preview', { path: source, ...literal })).entries,
-      ),
-    );
-  const confirmMove = () =>
-    run(async () => {
-      const r = await api<{ id: string }>('POST', '/move', moveBody());
-      setResult(`Move started (transfer ${r.id}).`);
-      setMoves(undefined);
-    });
-  const confirmRemove = () =>
-    run(async () => {
-      const r = await api<{ id: string }>('POST', '/remove', { path: source, ...literal });
-      setResult(`Removal started (transfer ${r.id}).`);
-      setPreview(undefined);
-    });
-  const title = `${kind[0]?.toUpperCase()}${kind.slice(1)} ${visibleName(entry.path)}${entry.isDir ? '/' : ''}`;
-  return (
-    <section class="panel" aria-labelledby="h-action">
-      <h2 id="h-action">{title}</h2>
-      <Alert error={error} />
-      {result && (
-        <Notice>
-          {result} <a href="#activity">See progress</a>
-        </Notice>
-      )}
-      {kind === 'move' && moves && !result && (
-        <div>
-          <p>
-            These {moves.length} entr{moves.length === 1 ? 'y' : 'ies'} would be moved.
-          </p>
-          <ul class="preview">
-            {moves.slice(0, 200).map((m) => (
-              <li key={m.from}>
-                {visibleName(m.from)} → {visibleName(m.to)}
-              </li>
-            ))}
-          </ul>
-          <button type="button" onClick={confirmMove}>
-            Move {moves.length} entr{moves.length === 1 ? 'y' : 'ies'}
-          </button>
-          <button type="button" onClick={() => setMoves(undefined)}>
-            Back
-          </button>
-        </div>
-      )}
-      {(kind === 'copy' || kind === 'move') && !result && !moves && (
-        <form onSubmit={submit} class="grid">
-          <label for="dest-location">Destination location</label>
-          <select id="dest-location" value={dest} onChange={(e) => setDest(e.currentTarget.value)}>
-            {locations.map((l) => (
-              <option key={l.id} value={l.id}>
-                {visibleName(l.label)}
-              </option>
-            ))}
-          </select>
-          <label for="dest-path">Destination path{entry.isDir ? ' (a folder, ending in /)' : ''}</label>
-          <input
-            id="dest-path"
-            required
-            value={destPath}
-            onInput={(e) => setDestPath(e.currentTarget.value)}
-          />
-          {kind === 'copy' && entry.isDir && (
-            <>
-              <label for="overwrite">Objects already there</label>
-              <select id="overwrite" value={overwrite} onChange={(e) => setOverwrite(e.currentTarget.value)}>
-                <option value="always">Overwrite</option>
-                <option value="if-missing">Skip</option>
-              </select>
-              <label for="manifest">Manifest (optional: a text file, one key per line)</label>
-              <input
-                id="manifest"
-                type="file"
-                accept=".txt,text/plain"
-                onChange={async (e) => {
-                  const file = e.currentTarget.files?.[0];
-                  setManifest(
-                    file
-                      ? (await file.text())
-                          .split(/\r?\n/)
-                          .map((k) => k.trim())
-                          .filter(Boolean)
-                      : undefined,
-                  );
-                }}
-              />
-              {manifest && <p class="small">{manifest.length} keys from the manifest.</p>}
-            </>
-          )}
-          <button type="submit">{kind === 'copy' ? 'Start copy' : 'Preview move'}</button>
-        </form>
-      )}
-      {kind === 'remove' && !result && (
-        <div>
-          {!preview ? (
-            <button type="button" onClick={loadPreview}>
-              Preview removal
-            </button>
-          ) : (
-            <>
-              <p>
-                These {preview.length} entr{preview.length === 1 ? 'y' : 'ies'} would be removed. This cannot
-                be undone.
-              </p>
-              <ul class="preview">
-                {preview.slice(0, 200).map((p) => (
-                  <li key={p.path}>
-                    {visibleName(p.path)} {p.isDir ? '' : `(${bytes(p.size)})`}
-                  </li>
-                ))}
-              </ul>
-              <button type="button" class="danger" onClick={confirmRemove}>
-                Remove {preview.length} entr{preview.length === 1 ? 'y' : 'ies'}
-              </button>
-            </>
-          )}
-        </div>
-      )}
-      {kind === 'share' && (
-        <div>
-          {!link ? (
-            <form onSubmit={submit}>
-              <button type="submit">Create link</button>
-            </form>
-          ) : (
-            <Notice>
-              <p>The link, shown only now:</p>
-              <input
-                readOnly
-                class="secret"
-                aria-label="Share link"
-                value={link}
-                onFocus={(e) => e.currentTarget.select()}
-              />
-              <button type="button" onClick={() => void navigator.clipboard?.writeText(link)}>
-                Copy link
-              </button>
-            </Notice>
-          )}
-        </div>
-      )}
-      <button type="button" onClick={onDone}>
-        Close
-      </button>
-    </section>
-  );
-}
-
-/** `path` as a pattern naming exactly itself: `\`, `*`, `?`, `[` and `{` escaped (docs/api.md, "Exact names"). */
-function escapeGlob(path: string): string {
-  return path.replace(/[\\*?[{]/g, (c) => `\\${c}`);
 }

@@ -1,16 +1,129 @@
-// Sends (docs/api.md, "Send"): e-mail a link to a file, now or later, and the workspace's sends, newest
-// first, with their status as the event stream changes it.
-import { useState } from 'preact/hooks';
+// Sends (docs/api.md, "Send"): e-mail a link to a file, now or later, with every option of POST /send,
+// from this page (the file typed) or from Browse (the file picked there: SendForm); and the workspace's
+// sends, newest first, with their status as the event stream changes it, and cancel after a
+// confirmation.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
 import type { Live, Send } from '../live.js';
-import { Alert, message, useLoad } from './common.js';
+import { Alert, message, Notice, useLoad } from './common.js';
+
+/** "a@x, b@y" as a list of addresses; empty text is no list. */
+const addresses = (text: string) =>
+  text
+    .split(/[,;]/)
+    .map((a) => a.trim())
+    .filter(Boolean);
+
+const EMPTY = {
+  source: '',
+  to: '',
+  cc: '',
+  bcc: '',
+  replyTo: '',
+  name: '',
+  text: '',
+  password: '',
+  expires: '',
+  when: '',
+};
+
+/**
+ * The send form. With `file`, the file is fixed (picked in Browse, sent as an exact name); without,
+ * it is typed as `location/path`. It sends once per click: the button is disabled while the request
+ * runs, a click meanwhile does nothing, and the fields are cleared after success, so the next click
+ * asks for the recipients again instead of sending the same mail twice.
+ */
+export function SendForm({ file, onSent }: { file?: string; onSent?: (s: Send) => void }) {
+  const [f, setF] = useState(EMPTY);
+  const [busy, setBusy] = useState(false);
+  const sending = useRef(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [done, setDone] = useState<string | undefined>(undefined);
+  const field = (key: keyof typeof EMPTY, label: string, props: Record<string, unknown> = {}) => (
+    <>
+      <label for={`send-${key}`}>{label}</label>
+      <input
+        id={`send-${key}`}
+        value={f[key]}
+        onInput={(e) => setF({ ...f, [key]: e.currentTarget.value })}
+        {...props}
+      />
+    </>
+  );
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (sending.current) return;
+    sending.current = true;
+    setBusy(true);
+    const list = (key: 'cc' | 'bcc' | 'replyTo') => (f[key] ? { [key]: addresses(f[key]) } : {});
+    try {
+      setDone(undefined);
+      const s = await api<Send>('POST', '/send', {
+        ...(file ? { source: file, literal: true } : { source: f.source }),
+        to: addresses(f.to),
+        ...list('cc'),
+        ...list('bcc'),
+        ...list('replyTo'),
+        ...(f.name ? { sender_name: f.name } : {}),
+        ...(f.text ? { text: f.text } : {}),
+        ...(f.password ? { password: f.password } : {}),
+        ...(f.expires ? { expires_at: new Date(f.expires).toISOString() } : {}),
+        ...(f.when
+          ? { scheduledAt: f.when, timezone: Intl.DateTimeFormat().resolvedOptions().timeZone }
+          : {}),
+      });
+      setF(EMPTY);
+      setError(undefined);
+      setDone(
+        s.status === 'scheduled'
+          ? `Send scheduled for ${time(s.scheduled_at)}.`
+          : 'Send queued: the mail goes out now.',
+      );
+      onSent?.(s);
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      sending.current = false;
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <Alert error={error} />
+      {done && <Notice>{done}</Notice>}
+      <p class="small">
+        To, Cc and Bcc take several addresses, comma-separated; only To is needed. Your name is in From and
+        the subject. The link password is never written in the mail: pass it on another way.
+      </p>
+      <form onSubmit={submit} class="grid">
+        {!file && field('source', 'File (location/path)', { required: true })}
+        {field('to', 'To (comma-separated)', { required: true, autocomplete: 'off' })}
+        {field('cc', 'Cc', { autocomplete: 'off' })}
+        {field('bcc', 'Bcc', { autocomplete: 'off' })}
+        {field('replyTo', 'Reply-to', { autocomplete: 'off' })}
+        {field('name', 'Your name', { maxLength: 100 })}
+        <label for="send-text">Message</label>
+        <textarea
+          id="send-text"
+          value={f.text}
+          onInput={(e) => setF({ ...f, text: e.currentTarget.value })}
+        />
+        {field('password', 'Link password', {
+          type: 'password',
+          autocomplete: 'new-password',
+        })}
+        {field('expires', 'Link expires', { type: 'datetime-local' })}
+        {field('when', 'When (empty: now; or "tomorrow at 9am")')}
+        <button type="submit" disabled={busy}>
+          {busy ? 'Sending…' : 'Send'}
+        </button>
+      </form>
+    </>
+  );
+}
 
 export function Sends({ live }: { live: Live }) {
-  const [source, setSource] = useState('');
-  const [to, setTo] = useState('');
-  const [text, setText] = useState('');
-  const [when, setWhen] = useState('');
   const [cursor, setCursor] = useState<string | undefined>(undefined);
   const listed = useLoad(
     () =>
@@ -21,31 +134,19 @@ export function Sends({ live }: { live: Live }) {
     [cursor],
   );
   const [error, setError] = useState<string | undefined>(undefined);
+  // The send whose Cancel was clicked: canceled only when confirmed.
+  const [confirming, setConfirming] = useState<string | undefined>(undefined);
+  // Keyboard users land on the question's answer.
+  useEffect(() => {
+    if (confirming) document.getElementById('confirm-cancel')?.focus();
+  }, [confirming]);
   const [, setTick] = useState(0);
   const keep = (s: Send) => {
     live.sends.set(s.id, s);
     setTick((n) => n + 1);
   };
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    try {
-      const s = await api<Send>('POST', '/send', {
-        source,
-        to: to
-          .split(',')
-          .map((a) => a.trim())
-          .filter(Boolean),
-        ...(text ? { text } : {}),
-        ...(when ? { scheduledAt: when, timezone: Intl.DateTimeFormat().resolvedOptions().timeZone } : {}),
-      });
-      keep(s);
-      setError(undefined);
-      listed.reload();
-    } catch (err) {
-      setError(message(err));
-    }
-  };
   const cancel = async (s: Send) => {
+    setConfirming(undefined);
     try {
       keep(await api<Send>('POST', `/v1/sends/${s.id}/cancel`));
       setError(undefined);
@@ -61,18 +162,13 @@ export function Sends({ live }: { live: Live }) {
   return (
     <section aria-labelledby="h-sends">
       <h1 id="h-sends">Sends</h1>
+      <SendForm
+        onSent={(s) => {
+          keep(s);
+          listed.reload();
+        }}
+      />
       <Alert error={error} />
-      <form onSubmit={submit} class="grid">
-        <label for="send-source">File (location/path)</label>
-        <input id="send-source" required value={source} onInput={(e) => setSource(e.currentTarget.value)} />
-        <label for="send-to">To (comma-separated)</label>
-        <input id="send-to" required value={to} onInput={(e) => setTo(e.currentTarget.value)} />
-        <label for="send-text">Message</label>
-        <textarea id="send-text" value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        <label for="send-when">When (empty: now; or "tomorrow at 9am")</label>
-        <input id="send-when" value={when} onInput={(e) => setWhen(e.currentTarget.value)} />
-        <button type="submit">Send</button>
-      </form>
       <Alert error={listed.error} />
       <table>
         <caption class="sr-only">The workspace's sends, newest first</caption>
@@ -94,28 +190,49 @@ export function Sends({ live }: { live: Live }) {
           {[...(cursor ? [] : fresh), ...rows].map((s) => (
             <tr key={s.id}>
               <th scope="row">{s.id}</th>
-              <td>
+              <td data-label="Status">
                 <span class={`badge ${s.status}`}>{s.status}</span>
               </td>
-              <td>{s.source === undefined ? '' : visibleName(s.source)}</td>
-              <td>{s.recipients ?? ''}</td>
-              <td>{time(s.scheduled_at)}</td>
-              <td>{time(s.sent_at)}</td>
-              <td>
+              <td data-label="File">{s.source === undefined ? '' : visibleName(s.source)}</td>
+              <td data-label="Recipients">{s.recipients ?? ''}</td>
+              <td data-label="Scheduled">{time(s.scheduled_at)}</td>
+              <td data-label="Sent">{time(s.sent_at)}</td>
+              <td data-label="Error">
                 {s.error ?? ''}
                 {s.refused?.length ? ` refused: ${s.refused.join(', ')}` : ''}
               </td>
-              <td>
-                {(s.status === 'scheduled' || s.status === 'queued') && (
-                  <button
-                    type="button"
-                    class="danger"
-                    aria-label={`Cancel send ${s.id}`}
-                    onClick={() => cancel(s)}
-                  >
-                    Cancel
-                  </button>
-                )}
+              <td data-label="Actions" class="actions">
+                {(s.status === 'scheduled' || s.status === 'queued') &&
+                  (confirming === s.id ? (
+                    <>
+                      <span>Cancel this send? Its mail will not go out.</span>{' '}
+                      <button
+                        type="button"
+                        class="danger"
+                        aria-label={`Yes, cancel send ${s.id}`}
+                        id="confirm-cancel"
+                        onClick={() => cancel(s)}
+                      >
+                        Yes, cancel send
+                      </button>
+                      <button
+                        type="button"
+                        aria-label={`Keep send ${s.id}`}
+                        onClick={() => setConfirming(undefined)}
+                      >
+                        Keep send
+                      </button>
+                    </>
+                  ) : (
+                    <button
+                      type="button"
+                      class="danger"
+                      aria-label={`Cancel send ${s.id}`}
+                      onClick={() => setConfirming(s.id)}
+                    >
+                      Cancel
+                    </button>
+                  ))}
               </td>
             </tr>
           ))}

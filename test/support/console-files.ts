@@ -1,0 +1,123 @@
+// What the browser tests of the console's Browse page share (test/browser/console-files*.test.ts): a
+// ferry app with a worker on one database, listening for chromium, with s3rver, a real SMTP server, one
+// workspace's key and s3 location, a bucket seeded with a folder per test and width, and signed-in tabs.
+// The console is built from the source first, as it is now.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { startTestApp, type TestApp } from './app.js';
+import { artifactsDir, launchChromium } from './browser.js';
+import type { TestDatabase } from './databases.js';
+import { freePort } from './processes.js';
+import { type S3rverHandle, startS3rver } from './s3rver.js';
+import { TestSmtp } from './smtp.js';
+import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from './transfers.js';
+
+export const WIDTHS = [1280, 390] as const;
+
+/** Builds dist/ui from ui/src, so a test sees the console as the source is now. */
+export function buildConsole(): void {
+  const built = spawnSync(
+    process.execPath,
+    [new URL('../../scripts/build-ui.mjs', import.meta.url).pathname],
+    {
+      encoding: 'utf8',
+    },
+  );
+  if (built.status !== 0) throw new Error(`scripts/build-ui.mjs failed: ${built.stderr}`);
+}
+
+export interface ConsoleFiles {
+  t: TestApp;
+  smtp: TestSmtp;
+  client: S3Client;
+  browser: Browser;
+  base: string;
+  token: string;
+  label: string;
+  id: string;
+  bucket: string;
+  call: Call;
+  /** A signed-in tab at `width` px, at `hash`. */
+  tab(width: number, hash: string): Promise<Page>;
+  /** A full-page screenshot in test-artifacts/console/, named with the width and the database. */
+  shot(page: Page, name: string, width: number): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts everything; the bucket holds `seed.txt`, and for each width `sel<width>/` (one.txt, two.txt,
+ * pic.bin) and `docs<width>/` (one.txt, two.txt).
+ */
+export async function startConsoleFiles(database: TestDatabase): Promise<ConsoleFiles> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const s3: S3rverHandle = await startS3rver();
+  const smtp = await new TestSmtp().start();
+  const client = s3Client(s3.endpoint);
+  const t = await startTestApp(database, {
+    env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
+    worker: true,
+  });
+  await t.app.listen({ host: '127.0.0.1', port });
+  const call = await newWorkspace(t);
+  const token = (await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'files' } })).json().token;
+  const { id, label } = await createLocation(call, {
+    provider: 's3',
+    secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+    metadata: { endpoint: s3.endpoint },
+  });
+  const seeded: Record<string, string> = { 'seed.txt': 'seed' };
+  for (const w of WIDTHS) {
+    Object.assign(seeded, {
+      [`sel${w}/one.txt`]: 'first file\n',
+      [`sel${w}/two.txt`]: 'second file\n',
+      [`sel${w}/pic.bin`]: 'not text',
+      [`docs${w}/one.txt`]: 'first file\n',
+      [`docs${w}/two.txt`]: 'second file\n',
+    });
+  }
+  const bucket = await seedBucket(client, seeded);
+  const browser = await launchChromium();
+  const shots = artifactsDir('console');
+  return {
+    t,
+    smtp,
+    client,
+    browser,
+    base,
+    token,
+    label,
+    id,
+    bucket,
+    call,
+    async tab(width, hash) {
+      const page = await browser.newPage({ viewport: { width, height: 844 }, acceptDownloads: true });
+      await page.goto(`${base}/`);
+      await page.getByLabel('API key').fill(token);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Locations' }).waitFor();
+      await page.goto(`${base}/${hash}`);
+      return page;
+    },
+    shot: (page, name, width) =>
+      page.screenshot({ path: join(shots, `${name}-${width}-${database.name}.png`), fullPage: true }),
+    async close() {
+      await browser.close();
+      await t.close();
+      client.destroy();
+      await s3.close();
+      await smtp.close();
+    },
+  };
+}
+
+/** Presses Tab until `target` has the focus, as a keyboard user would reach it. */
+export async function tabTo(page: Page, target: Locator, what: string): Promise<void> {
+  for (let i = 0; i < 150; i++) {
+    await page.keyboard.press('Tab');
+    if (await target.evaluate((el) => el.matches(':focus'))) return;
+  }
+  throw new Error(`Tab never reached ${what}`);
+}

@@ -1,0 +1,377 @@
+// What Browse starts on one entry or on a selection of the folder shown: a copy (a file's single copy,
+// a folder's bulk prefix copy with overwrite mode and manifest; for a selection, one bulk copy of its
+// files by manifest and one per folder), a move and a remove, each previewed before it is confirmed,
+// share links with every option (one per file), and a send of a file.
+import { useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { bytes, visibleName } from '../format.js';
+import { Alert, message, Notice } from './common.js';
+import { SendForm } from './sends.js';
+
+export interface Entry {
+  name: string;
+  path: string;
+  size: number;
+  isDir: boolean;
+  modTime?: string;
+}
+export interface Loc {
+  id: string;
+  label: string;
+}
+export type Kind = 'copy' | 'move' | 'remove' | 'share' | 'send';
+export interface Action {
+  kind: Kind;
+  entries: Entry[];
+}
+
+export const entriesWord = (n: number) => `${n} entr${n === 1 ? 'y' : 'ies'}`;
+const slash = (p: string) => (p.endsWith('/') ? p : `${p}/`);
+const one = (list: string[]) => (list.length === 1 ? list[0] : list);
+
+/** `path` as a pattern naming exactly itself: `\`, `*`, `?`, `[` and `{` escaped (docs/api.md, "Exact names"). */
+function escapeGlob(path: string): string {
+  return path.replace(/[\\*?[{]/g, (c) => `\\${c}`);
+}
+
+/**
+ * The entries listed, never a pattern that also names their neighbours (docs/api.md, "Exact names"):
+ * files go as exact names (`literal`), each folder as its path, glob characters escaped, with /**
+ * below it. A body can be only one of the two, so files and folders go in separate requests.
+ */
+function sources(location: string, entries: Entry[]) {
+  return {
+    files: entries.filter((e) => !e.isDir).map((e) => `${location}/${e.path}`),
+    folders: entries.filter((e) => e.isDir).map((e) => ({ e, from: `${location}/${escapeGlob(e.path)}/**` })),
+  };
+}
+
+function removeBodies(location: string, entries: Entry[]): object[] {
+  const { files, folders } = sources(location, entries);
+  return [
+    ...(files.length ? [{ path: one(files), literal: true }] : []),
+    ...(folders.length ? [{ path: one(folders.map((f) => f.from)) }] : []),
+  ];
+}
+
+/** One entry moves to `to` (a folder's destination is the folder itself); a selection moves into `to`/. */
+function moveBodies(location: string, entries: Entry[], dest: string, to: string): object[] {
+  const { files, folders } = sources(location, entries);
+  const single = entries.length === 1;
+  const into = `${dest}/${single && files.length ? to : slash(to)}`;
+  return [
+    ...(files.length ? [{ from: one(files), to: into, literal: true }] : []),
+    ...folders.map((f) => ({ from: f.from, to: single ? into : `${into}${f.e.name}/` })),
+  ];
+}
+
+export function ActionPanel({
+  action,
+  location,
+  folder,
+  locations,
+  onDone,
+}: {
+  action: Action;
+  location: string;
+  /** The folder shown, whose entries these are. */
+  folder: string;
+  locations: Loc[];
+  onDone: () => void;
+}) {
+  const { kind, entries } = action;
+  const first = entries[0] as Entry;
+  const single = entries.length === 1;
+  const [dest, setDest] = useState(location);
+  const [destPath, setDestPath] = useState(
+    !single
+      ? `${folder}-${kind === 'copy' ? 'copy' : 'moved'}/`
+      : first.isDir
+        ? `${first.path}-copy/`
+        : `${first.path}.copy`,
+  );
+  const [overwrite, setOverwrite] = useState('always');
+  const [manifest, setManifest] = useState<string[] | undefined>(undefined);
+  const [preview, setPreview] = useState<Entry[] | undefined>(undefined);
+  const [moves, setMoves] = useState<{ from: string; to: string }[] | undefined>(undefined);
+  const [result, setResult] = useState<string | undefined>(undefined);
+  const [links, setLinks] = useState<{ name: string; url: string }[] | undefined>(undefined);
+  const [share, setShare] = useState({ password: '', expires: '', max: '' });
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const files = entries.filter((e) => !e.isDir);
+  const run = async (work: () => Promise<void>) => {
+    if (busy) return;
+    setBusy(true);
+    try {
+      setError(undefined);
+      await work();
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const all = <T,>(bodies: object[], url: string) => Promise.all(bodies.map((b) => api<T>('POST', url, b)));
+  const copy = async () => {
+    if (single) {
+      const bulk = first.isDir;
+      const r = await api<{ id?: string; job_id?: string }>('POST', '/v1/copy', {
+        from: `${location}:${first.path}${bulk ? '/' : ''}`,
+        to: `${dest}:${bulk ? slash(destPath) : destPath}`,
+        ...(bulk ? { overwrite, ...(manifest ? { manifest } : {}) } : {}),
+      });
+      return setResult(bulk ? `Bulk copy started (job ${r.job_id}).` : `Copy started (transfer ${r.id}).`);
+    }
+    // The selection's files as one bulk copy of the folder limited to them by a manifest; each folder
+    // as a bulk copy of its own into the destination under its name.
+    const to = slash(destPath);
+    const bodies = [
+      ...(files.length
+        ? [
+            {
+              from: `${location}:${folder}/`,
+              to: `${dest}:${to}`,
+              overwrite,
+              manifest: files.map((e) => e.name),
+            },
+          ]
+        : []),
+      ...entries
+        .filter((e) => e.isDir)
+        .map((e) => ({ from: `${location}:${e.path}/`, to: `${dest}:${to}${e.name}/`, overwrite })),
+    ];
+    const jobs = await all<{ job_id: string }>(bodies, '/v1/copy');
+    setResult(`Copy started (job ${jobs.map((j) => j.job_id).join(', job ')}).`);
+  };
+  const makeLinks = async () => {
+    const options = {
+      ...(share.password ? { password: share.password } : {}),
+      ...(share.expires ? { expires_at: new Date(share.expires).toISOString() } : {}),
+      ...(share.max ? { max_downloads: Number(share.max) } : {}),
+    };
+    const made: { name: string; url: string }[] = [];
+    // One at a time, so that a refusal (a past expiry, say) stops at the first, not once per file.
+    for (const e of files) {
+      const r = await api<{ url: string }>('POST', '/share', {
+        file: `${location}/${e.path}`,
+        literal: true,
+        ...options,
+      });
+      made.push({ name: e.name, url: r.url });
+      setLinks([...made]);
+    }
+  };
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void run(async () => {
+      if (kind === 'copy') await copy();
+      else if (kind === 'move')
+        // First what would move and where; the moves run on confirm.
+        setMoves(
+          (
+            await all<{ entries: { from: string; to: string }[] }>(
+              moveBodies(location, entries, dest, destPath),
+              '/move/preview',
+            )
+          ).flatMap((r) => r.entries),
+        );
+      else if (kind === 'share') await makeLinks();
+    });
+  };
+  const loadPreview = () =>
+    run(async () =>
+      setPreview(
+        (await all<{ entries: Entry[] }>(removeBodies(location, entries), '/remove/preview')).flatMap(
+          (r) => r.entries,
+        ),
+      ),
+    );
+  const ids = (list: { id: string }[]) => list.map((r) => r.id).join(', transfer ');
+  const confirmMove = () =>
+    run(async () => {
+      const r = await all<{ id: string }>(moveBodies(location, entries, dest, destPath), '/move');
+      setResult(`Move started (transfer ${ids(r)}).`);
+      setMoves(undefined);
+    });
+  const confirmRemove = () =>
+    run(async () => {
+      const r = await all<{ id: string }>(removeBodies(location, entries), '/remove');
+      setResult(`Removal started (transfer ${ids(r)}).`);
+      setPreview(undefined);
+    });
+  const verb = `${kind[0]?.toUpperCase()}${kind.slice(1)}`;
+  const title = single
+    ? `${verb} ${visibleName(first.path)}${first.isDir ? '/' : ''}`
+    : `${verb} ${entriesWord(entries.length)}`;
+  const shareField = (key: keyof typeof share, label: string, props: Record<string, unknown>) => (
+    <>
+      <label for={`share-${key}`}>{label}</label>
+      <input
+        id={`share-${key}`}
+        value={share[key]}
+        onInput={(e) => setShare({ ...share, [key]: e.currentTarget.value })}
+        {...props}
+      />
+    </>
+  );
+  return (
+    <section class="panel" aria-labelledby="h-action">
+      <h2 id="h-action" tabIndex={-1}>
+        {title}
+      </h2>
+      {!single && (
+        <p class="small">{entries.map((e) => visibleName(e.name) + (e.isDir ? '/' : '')).join(', ')}</p>
+      )}
+      <Alert error={error} />
+      {result && (
+        <Notice>
+          {result} <a href="#activity">See progress</a>
+        </Notice>
+      )}
+      {kind === 'move' && moves && !result && (
+        <div>
+          <p>These {entriesWord(moves.length)} would be moved.</p>
+          <ul class="preview">
+            {moves.slice(0, 200).map((m) => (
+              <li key={m.from}>
+                {visibleName(m.from)} → {visibleName(m.to)}
+              </li>
+            ))}
+          </ul>
+          <button type="button" disabled={busy} onClick={confirmMove}>
+            Move {entriesWord(moves.length)}
+          </button>
+          <button type="button" onClick={() => setMoves(undefined)}>
+            Back
+          </button>
+        </div>
+      )}
+      {(kind === 'copy' || kind === 'move') && !result && !moves && (
+        <form onSubmit={submit} class="grid">
+          <label for="dest-location">Destination location</label>
+          <select id="dest-location" value={dest} onChange={(e) => setDest(e.currentTarget.value)}>
+            {locations.map((l) => (
+              <option key={l.id} value={l.id}>
+                {visibleName(l.label)}
+              </option>
+            ))}
+          </select>
+          <label for="dest-path">
+            Destination {single ? 'path' : 'folder'}
+            {single && first.isDir ? ' (a folder, ending in /)' : ''}
+          </label>
+          <input
+            id="dest-path"
+            required
+            value={destPath}
+            onInput={(e) => setDestPath(e.currentTarget.value)}
+          />
+          {kind === 'copy' && (!single || first.isDir) && (
+            <>
+              <label for="overwrite">Objects already there</label>
+              <select id="overwrite" value={overwrite} onChange={(e) => setOverwrite(e.currentTarget.value)}>
+                <option value="always">Overwrite</option>
+                <option value="if-missing">Skip</option>
+              </select>
+            </>
+          )}
+          {kind === 'copy' && single && first.isDir && (
+            <>
+              <label for="manifest">Manifest (optional: a text file, one key per line)</label>
+              <input
+                id="manifest"
+                type="file"
+                accept=".txt,text/plain"
+                onChange={async (e) => {
+                  const file = e.currentTarget.files?.[0];
+                  setManifest(
+                    file
+                      ? (await file.text())
+                          .split(/\r?\n/)
+                          .map((k) => k.trim())
+                          .filter(Boolean)
+                      : undefined,
+                  );
+                }}
+              />
+              {manifest && <p class="small">{manifest.length} keys from the manifest.</p>}
+            </>
+          )}
+          <button type="submit" disabled={busy}>
+            {kind === 'copy' ? 'Start copy' : 'Preview move'}
+          </button>
+        </form>
+      )}
+      {kind === 'remove' && !result && (
+        <div>
+          {!preview ? (
+            <button type="button" disabled={busy} onClick={loadPreview}>
+              Preview removal
+            </button>
+          ) : (
+            <>
+              <p>These {entriesWord(preview.length)} would be removed. This cannot be undone.</p>
+              <ul class="preview">
+                {preview.slice(0, 200).map((p) => (
+                  <li key={p.path}>
+                    {visibleName(p.path)} {p.isDir ? '' : `(${bytes(p.size)})`}
+                  </li>
+                ))}
+              </ul>
+              <button type="button" class="danger" disabled={busy} onClick={confirmRemove}>
+                Remove {entriesWord(preview.length)}
+              </button>
+            </>
+          )}
+        </div>
+      )}
+      {kind === 'share' &&
+        (!links ? (
+          <form onSubmit={submit} class="grid">
+            {files.length < entries.length && (
+              <p class="small">Folders are not shared: a link is made for each file.</p>
+            )}
+            {shareField('password', 'Password (optional)', {
+              type: 'password',
+              autocomplete: 'new-password',
+            })}
+            {shareField('expires', 'Expires (optional)', { type: 'datetime-local' })}
+            {shareField('max', 'Download limit (optional)', { type: 'number', min: 1, step: 1 })}
+            <button type="submit" disabled={busy || files.length === 0}>
+              {files.length === 1 ? 'Create link' : `Create ${files.length} links`}
+            </button>
+          </form>
+        ) : (
+          <Notice>
+            <p>
+              {links.length === 1 ? 'The link, shown only now' : 'The links, shown only now'}
+              {share.password ? ' (pass the password on another way)' : ''}:
+            </p>
+            {links.map((l) => (
+              <div class="row" key={l.url}>
+                <input
+                  readOnly
+                  class="secret"
+                  aria-label={single ? 'Share link' : `Share link for ${visibleName(l.name)}`}
+                  value={l.url}
+                  onFocus={(e) => e.currentTarget.select()}
+                />
+                <button
+                  type="button"
+                  aria-label={single ? undefined : `Copy link for ${visibleName(l.name)}`}
+                  onClick={() => void navigator.clipboard?.writeText(l.url)}
+                >
+                  Copy link
+                </button>
+              </div>
+            ))}
+          </Notice>
+        ))}
+      {kind === 'send' && <SendForm file={`${location}/${first.path}`} />}
+      <button type="button" onClick={onDone}>
+        Close
+      </button>
+    </section>
+  );
+}
