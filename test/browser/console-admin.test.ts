@@ -345,7 +345,7 @@ for (const database of await testDatabases()) {
             .getByText('enabled')
             .waitFor();
           assert.equal(await page.getByLabel('Signing secret').count(), 0);
-          assert.doesNotMatch(await page.content(), new RegExp(secret), 'the secret is shown once');
+          assert.ok(!(await page.content()).includes(secret), 'the secret is shown once');
 
           // A dropbox location with a refresh token the provider does not know.
           await page.getByRole('link', { name: 'Locations' }).click();

@@ -389,6 +389,8 @@ for (const database of await testDatabases()) {
           await tab.screenshot({ path: join(shots, `sends-${width}-${database.name}.png`), fullPage: true });
           assert.deepEqual(await axeViolations(tab), []);
           await row.getByRole('button', { name: `Cancel send ${sendId}` }).click();
+          // Canceling asks first (docs/console.md, "Sends").
+          await row.getByRole('button', { name: `Yes, cancel send ${sendId}` }).click();
           await row.getByText('canceled', { exact: true }).waitFor();
           assert.equal(await row.getByRole('button', { name: /Cancel/ }).count(), 0);
           assert.equal((await call({ method: 'GET', url: `/v1/sends/${sendId}` })).json().status, 'canceled');

@@ -110,27 +110,50 @@ export function sentenceFor(status: number, server: string, retryAfter?: string 
   }
 }
 
-/** A readable sentence, and the technical detail, for an answer that is not 2xx. */
-async function errorOf(res: Response): Promise<ApiError> {
-  let server = res.statusText;
+/**
+ * A readable sentence, and the technical detail, for an answer that is not 2xx, from its status line,
+ * its body's text (ferry's `{error, message}`, or anything else) and its Retry-After. Every request of
+ * the console (fetch here, XMLHttpRequest in files.ts) reads its errors through this one function.
+ */
+export function errorFrom(
+  status: number,
+  statusText: string,
+  text: string,
+  retryAfter: string | null,
+): ApiError {
+  let server = statusText;
   try {
-    const body = (await res.json()) as { message?: unknown; error?: unknown; candidates?: unknown[] };
+    const body = JSON.parse(text) as { message?: unknown; error?: unknown };
     if (typeof body.message === 'string') server = body.message;
     else if (typeof body.error === 'string') server = body.error;
   } catch {
     // Not JSON: the status line says enough.
   }
-  const retryAfter = res.headers.get('retry-after');
-  const sentence = sentenceFor(res.status, server, retryAfter);
-  if (res.status === 401) keyRefused?.(sentence);
+  const sentence = sentenceFor(status, server, retryAfter);
+  if (status === 401) keyRefused?.(sentence);
   const detail = [
-    `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`,
+    `HTTP ${status}${statusText ? ` ${statusText}` : ''}`,
     server,
     retryAfter ? `Retry-After: ${retryAfter}` : '',
   ]
     .filter(Boolean)
     .join(' · ');
-  return new ApiError(res.status, sentence, detail);
+  return new ApiError(status, sentence, detail);
+}
+
+/** The same for a fetch Response. */
+export async function errorOf(res: Response): Promise<ApiError> {
+  return errorFrom(
+    res.status,
+    res.statusText,
+    await res.text().catch(() => ''),
+    res.headers.get('retry-after'),
+  );
+}
+
+/** No answer at all: ferry (or the network to it) is down. */
+export function unreachable(err: unknown): ApiError {
+  return new ApiError(0, sentenceFor(0, ''), `no answer from ${location.origin}: ${String(err)}`);
 }
 
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
@@ -144,7 +167,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch (err) {
-    throw new ApiError(0, sentenceFor(0, ''), `no answer from ${location.origin}: ${String(err)}`);
+    throw unreachable(err);
   }
   if (!res.ok) throw await errorOf(res);
   const text = await res.text();

@@ -3,7 +3,7 @@
 // learns how far a request body has gone, sending the File itself so the browser streams it from disk;
 // downloads by fetch (a plain link cannot carry the Authorization header), counted as they arrive. Both
 // wait their turn in one queue, a few at a time.
-import { ApiError, storedKey } from './api.js';
+import { errorFrom, errorOf, storedKey, unreachable } from './api.js';
 
 /** How many uploads and downloads run at once; the rest wait. */
 export const AT_ONCE = 3;
@@ -14,22 +14,6 @@ export function filesUrl(location: string, path: string): string {
 }
 
 const auth = () => `Bearer ${storedKey() ?? ''}`;
-const unreachable = () => new ApiError(0, 'ferry could not be reached. Is the server running?');
-
-/** ferry's error answer (`{error, message}`) as a sentence, or the status line when it is not one. */
-function answerError(status: number, statusText: string, body: string, retryAfter: string | null): ApiError {
-  let text = `${status} ${statusText}`.trim();
-  try {
-    const parsed = JSON.parse(body) as { message?: unknown };
-    if (typeof parsed.message === 'string') text = parsed.message;
-  } catch {
-    // Not JSON: the status line says enough.
-  }
-  if (status === 401) text = `The API key was refused (${text}). Sign in again.`;
-  if (status === 429) text += ` Try again in ${retryAfter ?? 'a few'} seconds.`;
-  return new ApiError(status, text);
-}
-
 type Progress = (loaded: number, total: number | undefined) => void;
 
 /** PUT `file` at `path`; rejects with an ApiError in words, or an AbortError when `signal` aborts. */
@@ -50,9 +34,9 @@ export function putFile(
       xhr.status >= 200 && xhr.status < 300
         ? resolve()
         : reject(
-            answerError(xhr.status, xhr.statusText, xhr.responseText, xhr.getResponseHeader('retry-after')),
+            errorFrom(xhr.status, xhr.statusText, xhr.responseText, xhr.getResponseHeader('retry-after')),
           );
-    xhr.onerror = () => reject(unreachable());
+    xhr.onerror = () => reject(unreachable('the upload was cut off'));
     xhr.onabort = () => reject(new DOMException('canceled', 'AbortError'));
     signal.addEventListener('abort', () => xhr.abort(), { once: true });
     progress(0, file.size);
@@ -77,10 +61,9 @@ export async function getFile(
   try {
     res = await fetch(filesUrl(location, path), { headers: { authorization: auth() }, signal });
   } catch (err) {
-    throw signal.aborted ? err : unreachable();
+    throw signal.aborted ? err : unreachable(err);
   }
-  if (!res.ok || !res.body)
-    throw answerError(res.status, res.statusText, await res.text(), res.headers.get('retry-after'));
+  if (!res.ok || !res.body) throw await errorOf(res);
   const total = Number(res.headers.get('content-length')) || undefined;
   let loaded = 0;
   const counted = res.body.pipeThrough(

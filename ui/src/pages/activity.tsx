@@ -5,7 +5,7 @@ import { givenFromTo } from '../../../src/display.js';
 import { api } from '../api.js';
 import { bytes, duration, time, visibleName } from '../format.js';
 import type { Job, Live, Transfer } from '../live.js';
-import { Alert, message } from './common.js';
+import { Alert, message, ProgressBar } from './common.js';
 import { ConfirmButton } from './confirm.js';
 
 interface Failure {
@@ -35,12 +35,7 @@ function Bar({
   const pct = max > 0 ? Math.min(100, Math.round((value / max) * 100)) : 0;
   const tone = status === 'failed' || status === 'partial' || status === 'canceled' ? status : '';
   const words = failed > 0 ? `${pct}% · ${failed} failed` : tone ? `${pct}% · ${status}` : `${pct}%`;
-  return (
-    <div class={`bar ${tone}`.trim()}>
-      <progress max={100} value={pct} aria-label={label} aria-valuetext={words} />
-      <span>{words}</span>
-    </div>
-  );
+  return <ProgressBar label={label} pct={pct} words={words} tone={tone} />;
 }
 
 /** The failed objects of a job or of a transfer over several objects (`base`: its URL), with retry. */

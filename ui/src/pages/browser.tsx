@@ -7,7 +7,7 @@ import { ApiError, api } from '../api.js';
 import { files, getFile, putFile, type Task } from '../files.js';
 import { bytes, time, visibleName } from '../format.js';
 import { type Action, ActionPanel, type Entry, entriesWord, type Kind, type Loc } from './browse-actions.js';
-import { Alert, message, Notice, useLoad } from './common.js';
+import { Alert, message, Notice, ProgressBar, useLoad } from './common.js';
 
 const PAGE = 50;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -374,15 +374,18 @@ function TaskRow({ task: t }: { task: Task }) {
       <div>
         {what} {t.kind === 'upload' ? `into ${visibleName(t.where)}/` : ''}
       </div>
-      <div class={`bar ${t.state === 'failed' || t.state === 'canceled' ? t.state : ''}`.trim()}>
-        <progress max={100} value={pct} aria-label={what} aria-valuetext={words} />
-        <span>{words}</span>
+      <ProgressBar
+        label={what}
+        pct={pct}
+        words={words}
+        tone={t.state === 'failed' || t.state === 'canceled' ? t.state : ''}
+      >
         {(t.state === 'waiting' || t.state === 'running') && (
           <button type="button" aria-label={`Cancel ${what.toLowerCase()}`} onClick={() => t.cancel()}>
             Cancel
           </button>
         )}
-      </div>
+      </ProgressBar>
       {t.error && <p class="alert">{t.error}</p>}
     </li>
   );

@@ -90,3 +90,30 @@ export function useLoad<T>(read: () => Promise<T>, deps: unknown[]) {
     setError,
   };
 }
+
+/**
+ * A progress bar with its words beside it (and any buttons, such as Cancel): the one shape of every
+ * bar of the console (jobs and transfers, uploads and downloads). `tone` colours work that ended badly:
+ * failed, partial or canceled.
+ */
+export function ProgressBar({
+  label,
+  pct,
+  words,
+  tone = '',
+  children,
+}: {
+  label: string;
+  pct: number;
+  words: string;
+  tone?: string;
+  children?: ComponentChildren;
+}) {
+  return (
+    <div class={`bar ${tone}`.trim()}>
+      <progress max={100} value={pct} aria-label={label} aria-valuetext={words} />
+      <span>{words}</span>
+      {children}
+    </div>
+  );
+}
