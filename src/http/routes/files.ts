@@ -217,7 +217,13 @@ export const fileRoutes =
           });
           return reply.code(201).send(entryOf(path, info));
         } catch (err) {
-          throw failure ?? err;
+          const reason = failure ?? err;
+          // The line a client that went away never sees: its answer has nowhere to go.
+          request.log.info(
+            { reason: reason instanceof Error ? reason.message : String(reason) },
+            'upload stopped before it was stored',
+          );
+          throw reason;
         } finally {
           unwatch();
           raw.off('close', gone);
