@@ -22,8 +22,6 @@ const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 const SIZE = GiB;
 const BUDGET = 64 * MiB;
-/** What the process may grow by beyond the budget: socket buffers, the hashing thread, the collector's lag. */
-const SLACK = 64 * MiB;
 
 /** A deterministic stream of `size` bytes: one random MiB, each copy stamped with its index. */
 function source(size: number): Readable {
@@ -141,52 +139,62 @@ const stores = {
   }),
 };
 
-for (const [provider, body] of Object.entries(stores)) {
-  test(`${provider}: 1 GiB up and down through ferry serve, its RSS within the transfer memory budget`, async () => {
-    const made = await apiCall(origin, token, 'POST', '/v1/locations', {
-      ...body(),
-      label: unique(provider),
-    });
-    assert.equal(made.status, 201, JSON.stringify(made.json));
-    const id = String(made.json.id);
-    const bucket = unique('large').toLowerCase();
-    const created = await apiCall(origin, token, 'POST', '/v1/buckets', { id, bucket });
-    assert.equal(created.status, 201, JSON.stringify(created.json));
-    const url = (name: string) => `${origin}/v1/files/${id}/${bucket}/${name}`;
+// Both stores at once: the budget is the process's, shared by every transfer, so the bound is the same;
+// and the file takes about half as long (s3rver, writing to disk and joining the parts, is the slow
+// side). Timings are printed; docs/performance.md has the measured ones.
+test('1 GiB up and down through ferry serve to s3rver and to azurite at once, its RSS within the transfer memory budget', async () => {
+  const targets = await Promise.all(
+    Object.entries(stores).map(async ([provider, body]) => {
+      const made = await apiCall(origin, token, 'POST', '/v1/locations', {
+        ...body(),
+        label: unique(provider),
+      });
+      assert.equal(made.status, 201, JSON.stringify(made.json));
+      const id = String(made.json.id);
+      const bucket = unique('large').toLowerCase();
+      const created = await apiCall(origin, token, 'POST', '/v1/buckets', { id, bucket });
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      const url = (name: string) => `${origin}/v1/files/${id}/${bucket}/${name}`;
+      // Warm up: one small file each way, so what follows measures the transfer, not loading the SDK.
+      const warm = await upload(url('warm.bin'), token, 3 * MiB);
+      assert.equal(warm.status, 201, warm.body);
+      assert.equal((await download(url('warm.bin'), token)).sha, warm.sha);
+      return { provider, url };
+    }),
+  );
+  const mib = (n: number) => `${Math.round(n / MiB)} MiB`;
+  const before = rssOf(server.pid);
+  const timed = async <T>(work: () => Promise<T>) => {
+    const started = Date.now();
+    const value = await work();
+    return { value, seconds: ((Date.now() - started) / 1000).toFixed(1) };
+  };
 
-    // Warm up: one small file each way, so what follows measures the transfer, not the SDK loading.
-    const warm = await upload(url('warm.bin'), token, 3 * MiB);
-    assert.equal(warm.status, 201, warm.body);
-    assert.equal((await download(url('warm.bin'), token)).sha, warm.sha);
+  const up = sampleRss(server.pid);
+  const sent = await Promise.all(
+    targets.map(({ url }) => timed(() => upload(url('one-gib.bin'), token, SIZE))),
+  );
+  const upPeak = up.stop();
+  const down = sampleRss(server.pid);
+  const got = await Promise.all(targets.map(({ url }) => timed(() => download(url('one-gib.bin'), token))));
+  const downPeak = down.stop();
 
-    const before = rssOf(server.pid);
-    let started = Date.now();
-    const up = sampleRss(server.pid);
-    const sent = await upload(url('one-gib.bin'), token, SIZE);
-    const upPeak = up.stop();
-    const upSeconds = (Date.now() - started) / 1000;
-    assert.equal(sent.status, 201, sent.body);
-    assert.equal(JSON.parse(sent.body).size, SIZE);
-
-    started = Date.now();
-    const down = sampleRss(server.pid);
-    const got = await download(url('one-gib.bin'), token);
-    const downPeak = down.stop();
-    const downSeconds = (Date.now() - started) / 1000;
-    assert.equal(got.status, 200);
-    assert.equal(got.size, SIZE);
-    assert.equal(got.sha, sent.sha, 'the bytes downloaded are the bytes uploaded');
-
-    const mib = (n: number) => `${Math.round(n / MiB)} MiB`;
-    const report = `${provider}: RSS before ${mib(before)}, peak up ${mib(upPeak)} (${upSeconds.toFixed(1)} s), peak down ${mib(downPeak)} (${downSeconds.toFixed(1)} s)`;
-    console.log(report);
-    assert.ok(
-      upPeak - before <= BUDGET + SLACK,
-      `upload grew the server by ${mib(upPeak - before)}: ${report}`,
-    );
-    assert.ok(
-      downPeak - before <= BUDGET + SLACK,
-      `download grew the server by ${mib(downPeak - before)}: ${report}`,
-    );
+  const report = `RSS before ${mib(before)}, peak during the uploads ${mib(upPeak)}, during the downloads ${mib(downPeak)}; ${targets
+    .map((t, i) => `${t.provider} up ${sent[i]?.seconds} s, down ${got[i]?.seconds} s`)
+    .join('; ')}`;
+  console.log(report);
+  targets.forEach(({ provider }, i) => {
+    const put = sent[i]?.value;
+    const get = got[i]?.value;
+    assert.equal(put?.status, 201, `${provider}: ${put?.body}`);
+    assert.equal(JSON.parse(put?.body ?? '{}').size, SIZE);
+    assert.equal(get?.status, 200);
+    assert.equal(get?.size, SIZE);
+    assert.equal(get?.sha, put?.sha, `${provider}: the bytes downloaded are the bytes uploaded`);
   });
-}
+  assert.ok(upPeak - before <= BUDGET, `the uploads grew the server by ${mib(upPeak - before)}: ${report}`);
+  assert.ok(
+    downPeak - before <= BUDGET,
+    `the downloads grew the server by ${mib(downPeak - before)}: ${report}`,
+  );
+});
