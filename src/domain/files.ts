@@ -13,9 +13,14 @@ import type { Locations } from './locations/locations.js';
 import type { Storage } from './storage.js';
 import { checkUsable } from './transfers/copy.js';
 
-/** The largest object a store's upload limits allow: its largest part, as many times as it may have parts. */
-export function largestUpload(limits: UploadLimits): number {
-  return Math.min(Number.MAX_SAFE_INTEGER, limits.maxPartSize * limits.maxParts);
+/**
+ * The largest upload a store's limits allow: of a known size, its largest part as many times as it may
+ * have parts; of unknown size (no Content-Length), its smallest part as many times, since a store must
+ * choose its part size before it knows how much comes (docs/api.md, "Files through ferry").
+ */
+export function largestUpload(limits: UploadLimits, sizeKnown: boolean): number {
+  const part = sizeKnown ? limits.maxPartSize : limits.minPartSize;
+  return Math.min(Number.MAX_SAFE_INTEGER, part * limits.maxParts);
 }
 
 /**
@@ -119,7 +124,7 @@ export class Files {
     const path = filePath(rawPath, row);
     checkUsable(row, this.clock.now(), 'uploads');
     const store = this.storage.open(row);
-    const limit = largestUpload(store.features.upload);
+    const limit = largestUpload(store.features.upload, size !== undefined);
     if (size !== undefined && size > limit) {
       await store.close();
       throw tooLarge(size, limit, row);
@@ -128,12 +133,14 @@ export class Files {
   }
 }
 
-/** 413: the body is larger than the location's store can hold. */
+/** 413: the body is larger than the location's store can take. */
 export function tooLarge(size: number | undefined, limit: number, row: LocationRow): FerryError {
-  const what = size === undefined ? 'the body is larger than' : `a body of ${size} bytes is larger than`;
+  const where = `location ${row.label} (${row.provider})`;
   return new FerryError(
     'too_large',
-    `${what} ${limit} bytes, the most a ${row.provider} object can hold (location ${row.label})`,
+    size === undefined
+      ? `the body passed ${limit} bytes, the most an upload without Content-Length may hold on ${where}; send Content-Length for a larger file`
+      : `a body of ${size} bytes is larger than ${limit} bytes, the most a file may hold on ${where}`,
   );
 }
 

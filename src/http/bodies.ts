@@ -1,6 +1,7 @@
 // What a request body may be (docs/api.md, "Errors"): JSON sent as application/json, or nothing. An
 // empty body is no body (job retry and cancel take none); any other content type is 415, refused before
-// a byte of the body is read. What the JSON holds is checked by src/http/input.ts.
+// a byte of the body is read. The one exception is an upload through PUT /v1/files/…, whose plugin has
+// a parser of its own that leaves any body unread for the route to stream (src/http/routes/files.ts). What the JSON holds is checked by src/http/input.ts.
 import type { FastifyBodyParser, FastifyRequest } from 'fastify';
 
 type Done = (err: Error | null, body?: unknown) => void;

@@ -1,20 +1,63 @@
 // docs/api.md "Files through ferry" over real sockets, on both databases, against s3rver: PUT stores
 // the body (streamed, its Content-Type kept) and answers the listing entry; GET and HEAD stream it back
-// with ranges; location by label or id; the path rules; folders and buckets; the limits; errors.
+// with ranges; location by label or id; the path rules; folders and buckets; the limits (size, a stalled
+// body, Node's whole-body deadline that an upload is out of); the key revoked mid-stream; rate limit,
+// metrics and /openapi.json. Every store's round trip is test/http/files-stores.test.ts; 1 GiB each way
+// with the server's memory measured is test/http/files-large.test.ts.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { UploadBody } from '../../src/http/routes/files.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
+import { RawConnection } from '../support/raw-http.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { createLocation, readS3, s3Client, seedBucket } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
+
+const MiB = 1024 * 1024;
+/** Node's whole-request deadline is headers + body: 2 s here. */
+const HEADERS_SECONDS = 1;
+const BODY_SECONDS = 1;
+
+test('an upload body of unknown size is cut off with too_large once it passes the limit', async () => {
+  const body = new UploadBody(
+    10,
+    60_000,
+    () => {},
+    () => new Error('unused'),
+  );
+  const limited = new UploadBody(
+    10,
+    60_000,
+    () => {},
+    () => Object.assign(new Error('past 10 bytes'), { kind: 'too_large' }),
+  );
+  await pipeline(
+    Readable.from([Buffer.alloc(6), Buffer.alloc(4)]),
+    body,
+    new Writable({ write: (_c, _e, d) => d() }),
+  );
+  assert.equal(body.bytes, 10);
+  await assert.rejects(
+    pipeline(
+      Readable.from([Buffer.alloc(6), Buffer.alloc(5)]),
+      limited,
+      new Writable({ write: (_c, _e, d) => d() }),
+    ),
+    /past 10 bytes/,
+  );
+});
 
 await eachDatabase('files through ferry on s3rver', (database) => {
   let t: TestApp;
   let s3: S3rverHandle;
   let base: string;
+  let port: number;
   let bucket: string;
   let label: string;
   let id: string;
@@ -24,9 +67,16 @@ await eachDatabase('files through ferry on s3rver', (database) => {
 
   before(async () => {
     s3 = await startS3rver();
-    t = await startTestApp(database, { env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' } });
+    t = await startTestApp(database, {
+      env: {
+        FERRY_EGRESS_ALLOW: '127.0.0.1/32',
+        FERRY_HTTP_HEADERS_TIMEOUT_SECONDS: String(HEADERS_SECONDS),
+        FERRY_HTTP_BODY_TIMEOUT_SECONDS: String(BODY_SECONDS),
+      },
+    });
     await t.app.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    port = (t.app.server.address() as AddressInfo).port;
+    base = `http://127.0.0.1:${port}`;
     const client = s3Client(s3.endpoint);
     bucket = await seedBucket(client, { 'docs/seeded.txt': 'seeded by the SDK' });
     client.destroy();
@@ -144,5 +194,246 @@ await eachDatabase('files through ferry on s3rver', (database) => {
     });
     assert.equal(empty.status, 400);
     assert.match(((await empty.json()) as { message: string }).message, /names no file/);
+  });
+
+  test('the location is a label (a "/" in it as %2F) or an id; unknown 404, a label two locations share 409', async () => {
+    const slashed = `team/${unique('l')}`;
+    await createLocation((o) => t.request(o), {
+      provider: 's3',
+      label: slashed,
+      secret: { access_key_id: 'AKID', secret_access_key: unique('secret') },
+      metadata: { endpoint: s3.endpoint },
+    });
+    const viaLabel = await fetch(url(slashed, `${bucket}/docs/seeded.txt`), { headers: auth() });
+    assert.equal(viaLabel.status, 200);
+    assert.equal(await viaLabel.text(), 'seeded by the SDK');
+    const viaId = await fetch(url(id, `${bucket}/docs/seeded.txt`), { headers: auth() });
+    assert.equal(await viaId.text(), 'seeded by the SDK');
+    const unknown = await fetch(url(unique('nobody'), `${bucket}/docs/seeded.txt`), { headers: auth() });
+    assert.equal(unknown.status, 404);
+    assert.match(((await unknown.json()) as { message: string }).message, /no location is named/);
+    const twice = unique('twice');
+    for (let i = 0; i < 2; i++) {
+      await createLocation((o) => t.request(o), {
+        provider: 's3',
+        label: twice,
+        secret: { access_key_id: 'AKID', secret_access_key: unique('secret') },
+        metadata: { endpoint: s3.endpoint },
+      });
+    }
+    const ambiguous = await fetch(url(twice, `${bucket}/docs/seeded.txt`), {
+      method: 'PUT',
+      headers: auth(),
+      body: 'x',
+    });
+    assert.equal(ambiguous.status, 409);
+    assert.equal(((await ambiguous.json()) as { candidates: unknown[] }).candidates.length, 2);
+  });
+
+  test('paths are exact bytes: a glob character is a name; ".." segments, NUL and broken encoding are 400', async () => {
+    const exact = await fetch(url(label, `${bucket}/exact/[ab]*.txt`), {
+      method: 'PUT',
+      headers: auth(),
+      body: 'star',
+    });
+    assert.equal(exact.status, 201, await exact.clone().text());
+    assert.equal(((await exact.json()) as { path: string }).path, `${bucket}/exact/[ab]*.txt`);
+    const client = s3Client(s3.endpoint);
+    assert.equal((await readS3(client, bucket, 'exact/[ab]*.txt'))?.toString(), 'star');
+    client.destroy();
+    const prefix = `/v1/files/${encodeURIComponent(label)}/${bucket}`;
+    for (const [path, message] of [
+      [`${prefix}/a/%2E%2E/b.txt`, /must not contain a "\.\." segment/],
+      [`${prefix}/a/nul%00.txt`, /U\+0000/],
+      [`${prefix}/a/%ED%A0%80.txt`, /percent-encoded|surrogate/],
+      [`${prefix}/a/%E0%A4%A.txt`, /percent-encoded/],
+    ] as const) {
+      const connection = new RawConnection(port);
+      connection.write(
+        `PUT ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\nContent-Length: 1\r\n\r\nx`,
+      );
+      const answer = await connection.answer();
+      connection.close();
+      assert.equal(answer?.status, 400, `${path}: ${answer?.body}`);
+      assert.match(JSON.parse(answer?.body ?? '{}').message, message);
+    }
+  });
+
+  test("a Content-Length over the store's limit is 413 before a byte of the body is read", async () => {
+    const connection = new RawConnection(port);
+    connection.write(
+      `PUT /v1/files/${encodeURIComponent(label)}/${bucket}/huge.bin HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\nContent-Length: ${2 ** 52}\r\n\r\n`,
+    );
+    const answer = await connection.answer();
+    assert.equal(answer?.status, 413, answer?.body);
+    assert.match(JSON.parse(answer?.body ?? '{}').message, /larger than \d+ bytes, the most a file may hold/);
+    assert.equal(answer?.headers.connection, 'close');
+    await connection.closed;
+  });
+
+  test("an upload that keeps coming outlives Node's whole-body deadline; one that stalls is stopped with 408", async () => {
+    // 3 s of trickle, past the 2 s headers + body deadline of other requests.
+    const steady = new RawConnection(port);
+    const chunk = randomBytes(64 * 1024);
+    steady.write(
+      `PUT /v1/files/${encodeURIComponent(label)}/${bucket}/steady.bin HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\nContent-Length: ${chunk.length * 6}\r\n\r\n`,
+    );
+    for (let i = 0; i < 6; i++) {
+      steady.socket.write(chunk);
+      await sleep(500);
+    }
+    const stored = await steady.answer();
+    steady.close();
+    assert.equal(stored?.status, 201, stored?.body);
+    assert.equal(JSON.parse(stored?.body ?? '{}').size, chunk.length * 6);
+
+    const stalled = new RawConnection(port);
+    const started = Date.now();
+    stalled.write(
+      `PUT /v1/files/${encodeURIComponent(label)}/${bucket}/stalled.bin HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\nContent-Length: ${MiB}\r\n\r\n`,
+    );
+    stalled.socket.write(randomBytes(100_000));
+    const answer = await stalled.answer();
+    const took = Date.now() - started;
+    assert.equal(answer?.status, 408, answer?.body);
+    assert.match(JSON.parse(answer?.body ?? '{}').message, /no byte of the body arrived for 1 s/);
+    assert.ok(took < 4000, `stopped after ${took} ms`);
+    await stalled.closed;
+    const gone = await fetch(url(label, `${bucket}/stalled.bin`), { headers: auth() });
+    assert.equal(gone.status, 404);
+  });
+
+  test('revoking the key ends a download in progress within a second, short of its length', async () => {
+    const size = 32 * MiB;
+    const put = await fetch(url(label, `${bucket}/big/download.bin`), {
+      method: 'PUT',
+      headers: auth(),
+      body: randomBytes(size),
+    });
+    assert.equal(put.status, 201);
+    const workspaceId = (await t.services.apiKeys.authenticate(t.token)).workspaceId;
+    const doomed = await t.services.apiKeys.create(workspaceId, { name: unique('doomed') });
+    const res = await fetch(url(label, `${bucket}/big/download.bin`), {
+      headers: { authorization: `Bearer ${doomed.token}` },
+    });
+    assert.equal(res.status, 200);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let got = (await reader.read()).value?.length ?? 0;
+    const revoked = await t.request({ method: 'DELETE', url: `/v1/tokens/${doomed.id}` });
+    assert.equal(revoked.statusCode, 204, revoked.body);
+    const since = Date.now();
+    const ended = await (async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return 'done';
+          got += value.length;
+        }
+      } catch {
+        return 'cut';
+      }
+    })();
+    assert.equal(ended, 'cut');
+    assert.ok(got < size, `${got} of ${size} bytes`);
+    assert.ok(Date.now() - since < 1500, `ended ${Date.now() - since} ms after the revocation`);
+  });
+
+  test('revoking the key stops an upload in progress with 401 and leaves no file', async () => {
+    const workspaceId = (await t.services.apiKeys.authenticate(t.token)).workspaceId;
+    const doomed = await t.services.apiKeys.create(workspaceId, { name: unique('doomed') });
+    const path = `${bucket}/big/upload.bin`;
+    const connection = new RawConnection(port);
+    connection.write(
+      `PUT /v1/files/${encodeURIComponent(label)}/${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${doomed.token}\r\nContent-Length: ${64 * MiB}\r\n\r\n`,
+    );
+    // Keep the upload alive (under the 1 s idle timeout) until the server answers.
+    const trickle = setInterval(
+      () => connection.socket.writable && connection.socket.write(randomBytes(64 * 1024)),
+      200,
+    );
+    try {
+      await sleep(400);
+      const revoked = await t.request({ method: 'DELETE', url: `/v1/tokens/${doomed.id}` });
+      assert.equal(revoked.statusCode, 204, revoked.body);
+      const since = Date.now();
+      const answer = await connection.answer();
+      assert.equal(answer?.status, 401, answer?.body);
+      assert.equal(JSON.parse(answer?.body ?? '{}').message, 'the API key has been revoked');
+      assert.ok(Date.now() - since < 1500, `answered ${Date.now() - since} ms after the revocation`);
+    } finally {
+      clearInterval(trickle);
+      connection.close();
+    }
+    const gone = await fetch(url(label, path), { headers: auth() });
+    assert.equal(gone.status, 404);
+  });
+
+  test('/metrics counts the bytes in and out; /openapi.json has PUT, GET and HEAD on /v1/files/{location}/{path}', async () => {
+    const metric = async (direction: string) => {
+      const text = (await t.request({ method: 'GET', url: '/metrics' })).body;
+      const match = new RegExp(`ferry_file_bytes_total\\{direction="${direction}"\\} (\\d+)`).exec(text);
+      return Number(match?.[1] ?? 0);
+    };
+    const [inBefore, outBefore] = [await metric('in'), await metric('out')];
+    const put = await fetch(url(label, `${bucket}/metrics.bin`), {
+      method: 'PUT',
+      headers: auth(),
+      body: randomBytes(12_345),
+    });
+    assert.equal(put.status, 201);
+    const get = await fetch(url(label, `${bucket}/metrics.bin`), {
+      headers: { ...auth(), range: 'bytes=0-99' },
+    });
+    assert.equal((await get.arrayBuffer()).byteLength, 100);
+    assert.equal((await metric('in')) - inBefore, 12_345);
+    await waitUntil(async () => (await metric('out')) - outBefore === 100, {
+      what: 'the 100 bytes sent counted',
+    });
+    const text = (await t.request({ method: 'GET', url: '/metrics' })).body;
+    assert.match(text, /ferry_http_requests_total\{method="PUT",route="\/v1\/files\/\*",status="201"\} \d+/);
+
+    const doc = (await t.request({ method: 'GET', url: '/openapi.json', token: null })).json();
+    const ops = doc.paths['/v1/files/{location}/{path}'];
+    assert.deepEqual(Object.keys(ops).sort(), ['get', 'head', 'put']);
+    assert.deepEqual(
+      ops.put.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort(),
+      ['path:location', 'path:path'],
+    );
+    assert.ok(ops.put.responses['201'] && ops.put.responses['413'] && ops.put.responses['429']);
+    assert.ok(ops.get.responses['206'] && ops.get.responses['416']);
+  });
+});
+
+await eachDatabase('files through ferry: rate limit', (database) => {
+  let t: TestApp;
+  let s3: S3rverHandle;
+  before(async () => {
+    s3 = await startS3rver();
+    t = await startTestApp(database, {
+      env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_RATE_FILES_PER_MINUTE: '3' },
+    });
+  });
+  after(async () => {
+    await t?.close();
+    await s3?.close();
+  });
+
+  test('PUT, GET and HEAD share the files bucket: the fourth in a minute is 429 with Retry-After', async () => {
+    const client = s3Client(s3.endpoint);
+    const bucket = await seedBucket(client, { 'a.txt': 'a' });
+    client.destroy();
+    const { label } = await createLocation((o) => t.request(o), {
+      provider: 's3',
+      secret: { access_key_id: 'AKID', secret_access_key: unique('secret') },
+      metadata: { endpoint: s3.endpoint },
+    });
+    const at = `/v1/files/${encodeURIComponent(label)}/${bucket}/a.txt`;
+    assert.equal((await t.request({ method: 'PUT', url: at, payload: 'b' })).statusCode, 201);
+    assert.equal((await t.request({ method: 'GET', url: at })).body, 'b');
+    assert.equal((await t.request({ method: 'HEAD', url: at })).statusCode, 200);
+    const refused = await t.request({ method: 'GET', url: at });
+    assert.equal(refused.statusCode, 429, refused.body);
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    assert.match(refused.json().message, /file uploads and downloads/);
   });
 });

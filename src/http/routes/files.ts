@@ -67,7 +67,7 @@ function statusError(status: number, message: string): Error {
  * client that stops sending. The idle timer fires only while ferry waits on the client: when the
  * store is the slow side, bytes wait here (writableLength) and the timer starts again.
  */
-class UploadBody extends Transform {
+export class UploadBody extends Transform {
   bytes = 0;
   readonly #timer: NodeJS.Timeout;
 
@@ -217,7 +217,13 @@ export const fileRoutes =
           });
           return reply.code(201).send(entryOf(path, info));
         } catch (err) {
-          throw failure ?? err;
+          const reason = failure ?? err;
+          // The line a client that went away never sees: its answer has nowhere to go.
+          request.log.info(
+            { reason: reason instanceof Error ? reason.message : String(reason) },
+            'upload stopped before it was stored',
+          );
+          throw reason;
         } finally {
           unwatch();
           raw.off('close', gone);
@@ -272,7 +278,8 @@ export const fileRoutes =
       method(
         `${FILES_PREFIX}*`,
         {
-          config: { rateLimit: 'files' },
+          // The HEAD route is declared, not derived from GET, so /openapi.json shows it.
+          config: { rateLimit: 'files', ...(head ? { swagger: { exposeHeadRoute: true } } : {}) },
           exposeHeadRoute: false,
           schema: {
             summary: head ? "A file's headers, as GET answers them" : 'Download a file (Range supported)',
