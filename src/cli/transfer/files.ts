@@ -50,8 +50,8 @@ export async function upload(api: Api, task: Upload, counter: Counter): Promise<
     },
     drop: counter.drop,
   });
+  const stream = file.createReadStream({ autoClose: false });
   try {
-    const stream = file.createReadStream({ autoClose: false });
     stream.once('error', (err) => pass.destroy(localError(err, task.local)));
     const body = Readable.toWeb(stream.pipe(pass)) as unknown as globalThis.ReadableStream<Uint8Array>;
     const res = await api.raw('PUT', filesPath(task.location, task.key), {
@@ -71,6 +71,9 @@ export async function upload(api: Api, task: Upload, counter: Counter): Promise<
     counter.drop(sent);
     throw err;
   } finally {
+    // The server may answer (an error) before reading the whole body: stop reading before closing.
+    stream.destroy();
+    pass.destroy();
     await file.close();
   }
 }
