@@ -9,9 +9,11 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { deferred } from '../support/deferred.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { seedBucket } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 import { ferry } from './run.js';
 import { ok, type Service, startService } from './service.js';
 
@@ -41,11 +43,17 @@ await eachDatabase('ferry client, resumed downloads', (database) => {
     const target = join(s.home, unique('big'));
     const partial = `${target}.ferry-partial`;
 
-    // HEAD passes; the GET is cut after part of its body.
+    // HEAD passes; the GET sends part of its body, which reaches the partial file, then is cut.
     proxy.reset();
     proxy.passNext(1);
-    proxy.dropNext(1);
-    const cut = await ferry(['cp', `${label}:${bucket}/big.bin`, target], { env: viaProxy });
+    const cutNow = deferred();
+    proxy.dropNext(1, cutNow.promise);
+    const running = ferry(['cp', `${label}:${bucket}/big.bin`, target], { env: viaProxy });
+    await waitUntil(() => existsSync(partial) && statSync(partial).size > 0, {
+      what: 'the first bytes on disk',
+    });
+    cutNow.resolve();
+    const cut = await running;
     assert.equal(cut.code, 1, cut.stderr);
     assert.match(
       cut.stderr,
@@ -54,7 +62,7 @@ await eachDatabase('ferry client, resumed downloads', (database) => {
       ),
     );
     const kept = statSync(partial).size;
-    assert.ok(kept > 0 && kept < first.length, `${kept} bytes kept`);
+    assert.ok(kept > 0 && kept < first.length, `${kept} bytes kept; ${cut.stderr}`);
     assert.equal(existsSync(target), false, 'nothing in place until it is whole');
 
     const again = ok(await ferry(['cp', `${label}:${bucket}/big.bin`, target, '--json'], { env: viaProxy }));
@@ -68,9 +76,17 @@ await eachDatabase('ferry client, resumed downloads', (database) => {
     const second = join(s.home, unique('big'));
     proxy.reset();
     proxy.passNext(1);
-    proxy.dropNext(1);
-    assert.equal((await ferry(['cp', `${label}:${bucket}/big.bin`, second], { env: viaProxy })).code, 1);
-    assert.ok(statSync(`${second}.ferry-partial`).size > 0);
+    const cutAgain = deferred();
+    proxy.dropNext(1, cutAgain.promise);
+    const stopped = ferry(['cp', `${label}:${bucket}/big.bin`, second], { env: viaProxy });
+    await waitUntil(
+      () => existsSync(`${second}.ferry-partial`) && statSync(`${second}.ferry-partial`).size > 0,
+      {
+        what: 'the first bytes on disk',
+      },
+    );
+    cutAgain.resolve();
+    assert.equal((await stopped).code, 1);
     const changed = randomBytes(first.length);
     await s.client.send(new PutObjectCommand({ Bucket: bucket, Key: 'big.bin', Body: changed }));
     const fresh = ok(await ferry(['cp', `${label}:${bucket}/big.bin`, second, '--json'], { env: viaProxy }));

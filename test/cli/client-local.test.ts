@@ -26,7 +26,7 @@ await eachDatabase('ferry client, local paths', (database) => {
     const { dir, files } = makeSite(s.home);
 
     const dry = ok(await run('cp', dir, `${label}:${bucket}/up/`, '--dry-run'));
-    assert.match(dry.stdout, /^SIZE\s+FROM\s+TO$/m);
+    assert.match(dry.stdout, /^\s+SIZE\s+FROM\s+TO$/m);
     assert.match(dry.stdout, /^\s*3\.0 MiB\s+\S+\/a b\/deep\/big\.bin\s+\S+:\S+\/up\/a b\/deep\/big\.bin$/m);
     assert.match(dry.stdout, /^would upload 4 files, 3\.0 MiB$/m);
     assert.equal(await readS3(s.client, bucket, 'up/index.html'), undefined, 'a dry run stores nothing');
@@ -128,6 +128,9 @@ await eachDatabase('ferry client, local paths', (database) => {
     writeFileSync(join(s.home, bareName), 'r');
     const bare = await ferry(['cp', bareName, `${label}:${bucket}/x`], { env, cwd: s.home });
     assert.equal(bare.code, 3);
-    assert.equal(bare.stderr, 'x');
+    assert.equal(
+      bare.stderr,
+      `ferry: no location is named "${bareName}"; "${bareName}" is read as a location; for the file or folder on this computer write ./${bareName}\n`,
+    );
   });
 });

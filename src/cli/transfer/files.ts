@@ -7,12 +7,9 @@
 // once the size matches. A later run finds the partial file and asks for the rest (`Range: bytes=N-`
 // with `If-Range`), so a file that changed in between comes whole from byte 0 rather than as a splice of
 // two versions; a 206 whose range or identity does not match what was saved is refused the same way.
-import { createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream } from 'node:stream/web';
 import { CliError, EXIT } from '../exit.js';
 import type { Api } from '../http.js';
 import { type Download, expandHome, filesPath, localError, type Upload } from './plan.js';
@@ -164,29 +161,35 @@ export async function download(api: Api, task: Download, counter: Counter): Prom
     }
     counter.add(offset);
     let got = 0;
+    let out: Awaited<ReturnType<typeof open>>;
     try {
-      const out = createWriteStream(partial, { flags: offset > 0 ? 'a' : 'w' });
-      const body = res.body as unknown as ReadableStream<Uint8Array> | null;
-      await pipeline(
-        body ? Readable.fromWeb(body) : Readable.from([]),
-        counting({
-          add(bytes) {
-            got += bytes;
-            counter.add(bytes);
-          },
-          drop: counter.drop,
-        }),
-        out,
-      );
+      out = await open(partial, offset > 0 ? 'a' : 'w');
+    } catch (err) {
+      await res.body?.cancel();
+      throw localError(err, task.local);
+    }
+    try {
+      // Each chunk is on disk before the next is read: a cut connection leaves every byte that
+      // arrived in the partial file, for the next run to continue from; memory holds one chunk.
+      const body = (res.body ?? []) as AsyncIterable<Uint8Array>;
+      for await (const chunk of body) {
+        try {
+          await out.write(chunk);
+        } catch (err) {
+          throw Object.assign(localError(err, task.local), { local: true });
+        }
+        got += chunk.length;
+        counter.add(chunk.length);
+      }
     } catch (err) {
       counter.drop(offset + got);
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code && /^E[A-Z]+$/.test(code) && !/^ECONN|^EPIPE|^ETIMEDOUT/.test(code))
-        throw localError(err, task.local);
+      if ((err as { local?: boolean }).local) throw err;
       throw new CliError(
         `${task.location}:${task.key}: the download stopped after ${offset + got} bytes (${(err as Error).message}); run the same command again to continue from there`,
         EXIT.failure,
       );
+    } finally {
+      await out.close();
     }
   }
   const have = await sizeOf(partial);

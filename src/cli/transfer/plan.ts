@@ -252,14 +252,23 @@ export async function planDownload(api: Api, src: Place, dst: string): Promise<P
     }
     return plan;
   }
-  const head = await api.raw('HEAD', filesPath(src.location, source), { pass: [404] });
-  if (head.status === 404) {
-    // Not a file: a folder, which needs the trailing `/`, or nothing at all (the list says which, in the
-    // server's words: a location or bucket that does not exist).
-    await api.send('POST', '/v1/list', { ...locationRef(src.location), path: source });
-    throw usageError(
-      `${src.location}:${source} is a folder, where a file is needed; write ${src.location}:${source}/ to download everything under it`,
-    );
+  const path = filesPath(src.location, source);
+  let head = await api.raw('HEAD', path, { pass: [400, 404] });
+  if (!head.ok) {
+    // A HEAD answer has no words. 400 is a folder (or a bucket) when it lists: that gets the fix;
+    // anything else is asked again as a GET for the server's own message (no such file or location).
+    if (head.status === 400) {
+      const listed = await api
+        .send('POST', '/v1/list', { ...locationRef(src.location), path: source })
+        .then(() => true)
+        .catch(() => false);
+      if (listed)
+        throw usageError(
+          `${src.location}:${source} is a folder, where a file is needed; write ${src.location}:${source}/ to download everything under it`,
+        );
+    }
+    head = await api.raw('GET', path);
+    await head.body?.cancel();
   }
   const length = head.headers.get('content-length');
   const name = basename(source);
