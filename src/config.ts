@@ -97,6 +97,7 @@ export const RATE_BUCKETS = [
   'tokens',
   'locations',
   'webhooks',
+  'files',
 ] as const;
 export type RateBucket = (typeof RATE_BUCKETS)[number];
 
@@ -226,6 +227,7 @@ const PER_MINUTE_DEFAULTS: Record<RateBucket, number> = {
   tokens: 60,
   locations: 60,
   webhooks: 60,
+  files: 600,
 };
 
 function rateLimitSettings(env: Env): RateLimitSettings {

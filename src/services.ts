@@ -11,6 +11,7 @@ import { createSignals, type Signals } from './db/signals.js';
 import { ApiKeys } from './domain/api-keys.js';
 import { AuthCache, invalidationsFor } from './domain/auth-cache.js';
 import { Buckets } from './domain/buckets.js';
+import { Files } from './domain/files.js';
 import { KeyWatch } from './domain/key-watch.js';
 import { Locations } from './domain/locations/locations.js';
 import { RateLimits } from './domain/rate-limit.js';
@@ -49,6 +50,8 @@ export interface Services {
   storage: Storage;
   /** Buckets and containers made on request (POST /v1/buckets). */
   buckets: Buckets;
+  /** Files through ferry (PUT, GET and HEAD /v1/files/…): what is checked before the bytes move. */
+  files: Files;
   stores: StoreContext;
   /** What the refresher and the stores' token renewals share (this process's lease owner id among it). */
   refresh: RefreshDeps;
@@ -152,6 +155,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     locations,
     storage,
     buckets: new Buckets(locations, storage, clock),
+    files: new Files(locations, storage, clock),
     stores,
     refresh,
     signals,

@@ -25,6 +25,7 @@ const WHAT: Record<RateBucket, string> = {
   tokens: 'API key changes',
   locations: 'location changes',
   webhooks: 'webhook changes',
+  files: 'file uploads and downloads',
 };
 
 export class RateLimits {

@@ -2,7 +2,13 @@
 // production listens on it in src/server.ts, tests call inject().
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifySchema,
+  LogController,
+} from 'fastify';
+import { LABEL_MAX_LENGTH, PATH_MAX_LENGTH } from '../api/text.js';
 import { ChangeReader } from '../domain/transfers/changes.js';
 import { addProcessMetrics } from '../metrics.js';
 import type { Services } from '../services.js';
@@ -12,11 +18,12 @@ import { clientErrorHandler, guardConnections, serverOptions } from './connectio
 import { errorHandler, frameworkErrorHandler, MethodTable, notFoundHandler } from './errors.js';
 import { checkInput } from './input.js';
 import { LazyChildLogger } from './lazy-logger.js';
-import { requestMetrics } from './metrics.js';
+import { fileBytesMetrics, requestMetrics } from './metrics.js';
 import { registerRateLimits } from './rate-limits.js';
 import { bucketRoutes } from './routes/buckets.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
+import { FILES_PREFIX, fileRoutes } from './routes/files.js';
 import { linkRoutes } from './routes/links.js';
 import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
@@ -113,6 +120,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    transform: openapiRoute,
   });
 
   registerAuth(app, services.apiKeys);
@@ -123,6 +131,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(tokenRoutes(services.apiKeys));
   await app.register(listRoutes(services.locations, services.storage));
   await app.register(bucketRoutes(services.buckets));
+  await app.register(
+    fileRoutes({
+      files: services.files,
+      keyWatch: services.keyWatch,
+      bytes: fileBytesMetrics(services.metrics),
+      idleMs: limits.bodyTimeoutMs,
+    }),
+  );
   const queued = () => services.workQueued();
   await app.register(
     transferRoutes({
@@ -155,4 +171,33 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   );
   await app.register(consoleRoutes());
   return app;
+}
+
+/**
+ * The file routes read their wildcard themselves (src/http/routes/files.ts); /openapi.json names its two
+ * parts (docs/api.md, "Files through ferry").
+ */
+const FILE_PARAMS = {
+  type: 'object',
+  required: ['location', 'path'],
+  properties: {
+    location: {
+      type: 'string',
+      minLength: 1,
+      maxLength: LABEL_MAX_LENGTH,
+      description: 'The location: its label or id, percent-encoded (a "/" in a label as %2F)',
+    },
+    path: {
+      type: 'string',
+      minLength: 1,
+      maxLength: PATH_MAX_LENGTH,
+      description:
+        'The file: bucket/key on bucket stores, folder/…/name on folder stores; exact bytes, percent-encoded',
+    },
+  },
+};
+
+function openapiRoute({ schema, url }: { schema: FastifySchema; url: string }) {
+  if (url !== `${FILES_PREFIX}*`) return { schema, url };
+  return { url: `${FILES_PREFIX}{location}/{path}`, schema: { ...schema, params: FILE_PARAMS } };
 }

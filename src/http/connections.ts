@@ -2,7 +2,7 @@
 // headers, bodies and idle keep-alive connections may take, how many connections one client address and
 // all clients together may hold open, and the answer to a request Node's HTTP parser refuses itself
 // (431, 414, 413, 408, 400), in the standard error shape. Routes never see any of this.
-import type { Server, ServerOptions } from 'node:http';
+import type { Server, ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyBaseLogger } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
@@ -12,7 +12,7 @@ import type { HttpLimits } from '../config.js';
  * Fastify's options for the server. Node's requestTimeout runs from a request's first byte until its
  * body is complete (not while the handler answers), so a body that trickles is cut off at headers +
  * body timeout. It is one deadline for the whole body, not an idle timeout: a route that streams large
- * uploads would need its own rule.
+ * uploads takes its request out of it (streamsItsBody) and applies its own rule.
  */
 export function serverOptions(limits: HttpLimits): {
   requestTimeout: number;
@@ -107,6 +107,22 @@ export function guardConnections(
   });
 }
 
+/**
+ * The answers whose request body streams for as long as it keeps coming (PUT /v1/files/…: docs/api.md,
+ * "Files through ferry"), so Node's whole-body deadline does not apply to them; their route cuts off a
+ * body that stalls instead.
+ */
+const streamedBodies = new WeakSet<ServerResponse>();
+
+/**
+ * Takes this request out of the whole-body deadline. Node reports a request past the deadline once (it
+ * drops it from the connections it watches as it does), through the clientError handler below, which
+ * leaves a marked request alone.
+ */
+export function streamsItsBody(response: ServerResponse): void {
+  streamedBodies.add(response);
+}
+
 /** How long a refused connection may still deliver what it was sending before it is closed. */
 const LINGER_MS = 1000;
 
@@ -121,10 +137,12 @@ type ClientError = Omit<ConnectionError, 'rawPacket'> & { code?: string; rawPack
 export function clientErrorHandler(limits: HttpLimits) {
   return function onClientError(this: { log: FastifyBaseLogger }, err: ClientError, socket: Socket): void {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const current = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && current !== undefined && streamedBodies.has(current))
+      return;
     const [status, message] = describeClientError(err, limits);
     this.log.debug({ code: err.code, status }, 'client error');
     // Node's own rule: no answer once an answer to this request has begun.
-    const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (!socket.writable || current?.headersSent === true) {
       socket.destroy();
       return;

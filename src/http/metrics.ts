@@ -128,3 +128,21 @@ export function requestMetrics(registry: Registry): ObserveRequest {
     t.buckets[i] = (t.buckets[i] ?? 0) + 1;
   };
 }
+
+/** Bytes through PUT and GET /v1/files/… (docs/api.md, "Files through ferry"), counted as they move. */
+export interface FileBytes {
+  received(bytes: number): void;
+  sent(bytes: number): void;
+}
+
+export function fileBytesMetrics(registry: Registry): FileBytes {
+  const counter = new Counter({
+    name: 'ferry_file_bytes_total',
+    help: 'Bytes of files uploaded (in) and downloaded (out) through /v1/files',
+    labelNames: ['direction'] as const,
+    registers: [registry],
+  });
+  const into = counter.labels({ direction: 'in' });
+  const out = counter.labels({ direction: 'out' });
+  return { received: (bytes) => into.inc(bytes), sent: (bytes) => out.inc(bytes) };
+}

@@ -11,17 +11,22 @@
 import type { Readable } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
 import formBody from '@fastify/formbody';
-import contentDisposition from 'content-disposition';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
-import rangeParser from 'range-parser';
 import type { ShareRow } from '../../db/schema.js';
-import { withoutBidiControls } from '../../display.js';
 import type { Shares } from '../../domain/shares/shares.js';
 
 import type { Storage } from '../../domain/storage.js';
 import { isFerryError } from '../../errors.js';
 import type { ObjectInfo, Store } from '../../stores/contract.js';
+import {
+  baseName,
+  clearFileHeaders,
+  fileAnswer,
+  firstBytes,
+  readOptions,
+  sendFileBody,
+} from '../file-answer.js';
 import {
   type FileFacts,
   landingPage,
@@ -54,75 +59,12 @@ function securityHeaders(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store');
 }
 
-/** Takes back the file's headers when a page answers instead of the file. */
-function clearFileHeaders(reply: FastifyReply): void {
-  for (const name of [
-    'content-length',
-    'content-range',
-    'content-disposition',
-    'etag',
-    'last-modified',
-    'accept-ranges',
-  ]) {
-    reply.removeHeader(name);
-  }
-}
-
 function html(reply: FastifyReply, status: number, body: string) {
   return reply.code(status).type('text/html; charset=utf-8').send(body);
 }
 
 function cookieOf(request: FastifyRequest): string | undefined {
   return request.cookies[COOKIE];
-}
-
-function baseName(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
-}
-
-/** An ETag as HTTP writes it: quoted (S3 gives it quoted, others may not). */
-function quoted(etag: string): string {
-  return etag.startsWith('"') || etag.startsWith('W/') ? etag : `"${etag}"`;
-}
-
-/**
- * If-Range (RFC 9110 13.1.5): whether a range may be served, that is whether the validator names the
- * version at hand. An entity tag is compared strongly: a weak one (`W/"…"`), given or current, never
- * matches, so the whole file goes out. A date must equal Last-Modified exactly.
- */
-function rangeStillValid(
-  ifRange: string | undefined,
-  etag: string | undefined,
-  lastModified: string | undefined,
-): boolean {
-  if (ifRange === undefined) return true;
-  const validator = ifRange.trim();
-  if (validator.startsWith('W/')) return false;
-  // A strong tag cannot equal a weak one: the W/ prefix differs.
-  if (validator.startsWith('"')) return validator === etag;
-  return lastModified !== undefined && validator === lastModified;
-}
-
-/**
- * Resolves when the stream has its first bytes buffered (or has ended: an empty file), rejects when it
- * fails or closes before. The bytes stay buffered for whoever reads the stream next.
- */
-function firstBytes(body: Readable): Promise<void> {
-  if (body.readableLength > 0 || body.readableEnded) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const settle = (err?: unknown) => {
-      body.off('readable', ready);
-      body.off('error', settle);
-      body.off('close', closed);
-      if (err === undefined) resolve();
-      else reject(err);
-    };
-    const ready = () => settle();
-    const closed = () => settle(new Error('the source closed before its first byte'));
-    body.once('readable', ready);
-    body.once('error', settle);
-    body.once('close', closed);
-  });
 }
 
 export const linkRoutes =
@@ -279,35 +221,12 @@ export const linkRoutes =
       link: { path: string; continuing: () => Promise<boolean>; granted: boolean },
     ) {
       const closeStore = () => void store.close().catch(() => {});
-      const size = info.size;
-      const etag = info.etag === undefined ? undefined : quoted(info.etag);
-      const lastModified = info.modTime?.toUTCString();
-      reply.header('accept-ranges', 'bytes');
-      // Bidi controls are dropped from the name the file is saved under (src/display.ts).
-      const saveAs = withoutBidiControls(baseName(row.path)) || 'download';
-      reply.header('content-disposition', contentDisposition(saveAs, { type: 'attachment' }));
-      reply.header('content-type', info.mimeType ?? 'application/octet-stream');
-      if (etag) reply.header('etag', etag);
-      if (lastModified) reply.header('last-modified', lastModified);
-
-      let range: { start: number; end: number } | undefined;
-      const header = mode === 'post' ? undefined : request.headers.range;
-      // If-Range: the range only for the same version, else the whole file.
-      const ifRange = request.headers['if-range'] as string | undefined;
-      if (header !== undefined && rangeStillValid(ifRange, etag, lastModified)) {
-        const ranges = rangeParser(size, header, { combine: true });
-        if (ranges === -1) {
-          closeStore();
-          reply.header('content-range', `bytes */${size}`);
-          return reply.code(416).type('text/plain; charset=utf-8').send('range not satisfiable\n');
-        }
-        // A malformed header, or several ranges: the whole file (RFC 9110 allows either).
-        if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 && ranges[0]) range = ranges[0];
+      const part = fileAnswer(request, reply, info, { ranges: mode !== 'post', path: row.path });
+      if (!part) {
+        closeStore();
+        return reply;
       }
-      const length = range ? range.end - range.start + 1 : size;
-      reply.code(range ? 206 : 200);
-      reply.header('content-length', String(length));
-      if (range) reply.header('content-range', `bytes ${range.start}-${range.end}/${size}`);
+      const { range } = part;
       if (mode === 'head') {
         closeStore();
         return reply.send();
@@ -324,7 +243,7 @@ export const linkRoutes =
       }
       let body: Readable | undefined;
       try {
-        body = await store.read(row.path, range ? { range: { offset: range.start, length } } : {});
+        body = await store.read(row.path, readOptions(part));
         // The source has opened once its first bytes are here: one that fails before them has served
         // nothing, so it must not use up a download (docs/api.md, "Share links").
         await firstBytes(body);
@@ -369,13 +288,8 @@ export const linkRoutes =
       body.off('error', early);
       if (grant !== undefined) setGrantCookie(reply, grant, link.path);
       if (counted) downloads.inc();
-      // An error after the headers went out aborts the connection, so a cut file is never presented
-      // as complete: the client sees the connection end short of Content-Length.
-      body.once('error', (err) => {
-        if (reply.raw.headersSent) reply.raw.destroy(err);
-      });
       reply.raw.once('close', closeStore);
-      return reply.send(body);
+      return sendFileBody(reply, body);
     }
 
     app.get('/s/:token', open, handler('get'));

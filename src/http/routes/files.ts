@@ -1,0 +1,297 @@
+// Files through ferry (docs/api.md, "Files through ferry"): PUT /v1/files/<location>/<path> stores the
+// request body, GET and HEAD stream the file back. Both stream: an upload goes to the store's write()
+// as it arrives, under the transfer memory budget (FERRY_TRANSFER_MEMORY), never held whole; a download
+// is the store's read() piped to the client, with ranges (src/http/file-answer.ts, shared with share
+// links). What is checked before a byte moves (the location, the path, the location's state, the
+// declared size against the store's limit) is src/domain/files.ts.
+//
+// The rules the bytes keep, each in docs/api.md "Files through ferry":
+// - The body is read raw, whatever its content type, without the JSON body limit: this plugin has its
+//   own content-type parser, which leaves the stream unread; every other route keeps its parsers.
+// - An upload is out of Node's whole-body deadline (it may take hours) and is cut off instead when no
+//   byte arrives for FERRY_HTTP_BODY_TIMEOUT_SECONDS while ferry is ready for more (408).
+// - A body past the store's limit is refused from Content-Length before it is read, or cut off once it
+//   passes the limit without one (413).
+// - A client that goes away, a stall, a limit passed or the key revoked abort the store's write: no
+//   object that looks complete is left (S3 aborts its multipart upload; Azure never commits the
+//   blocks; a single-request upload is never sent).
+// - An open upload or download whose key is revoked or expires ends within a second
+//   (src/domain/key-watch.ts), an upload with 401, a download by closing the connection short of its
+//   Content-Length.
+import type { IncomingMessage } from 'node:http';
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { type Files, tooLarge } from '../../domain/files.js';
+import type { KeyWatch } from '../../domain/key-watch.js';
+import { FerryError, invalid } from '../../errors.js';
+import type { ObjectInfo } from '../../stores/contract.js';
+import { principalOf } from '../auth.js';
+import { streamsItsBody } from '../connections.js';
+import { baseName, clearFileHeaders, fileAnswer, readOptions, sendFileBody } from '../file-answer.js';
+import type { FileBytes } from '../metrics.js';
+import { errors } from '../schemas.js';
+import { EntrySchema } from './list.js';
+
+export const FILES_PREFIX = '/v1/files/';
+
+export interface FileRouteDeps {
+  files: Files;
+  keyWatch: KeyWatch;
+  bytes: FileBytes;
+  /** An upload with no byte for this long, while ferry waits for one, is cut off (408). */
+  idleMs: number;
+}
+
+/** The location and the path a URL names: each percent-decoded on its own, so a label may hold "/". */
+export function fileTarget(url: string): { location: string; path: string } {
+  const raw = (url.split('?')[0] ?? '').slice(FILES_PREFIX.length);
+  const slash = raw.indexOf('/');
+  const location = slash === -1 ? raw : raw.slice(0, slash);
+  const path = slash === -1 ? '' : raw.slice(slash + 1);
+  try {
+    return { location: decodeURIComponent(location), path: decodeURIComponent(path) };
+  } catch {
+    throw invalid('the URL is not valid percent-encoded UTF-8');
+  }
+}
+
+/** An error answered with a status no error kind has (408). */
+function statusError(status: number, message: string): Error {
+  return Object.assign(new Error(message), { statusCode: status });
+}
+
+/**
+ * The upload's bytes on their way to the store: counted (the limit, the metrics) and watched for a
+ * client that stops sending. The idle timer fires only while ferry waits on the client: when the
+ * store is the slow side, bytes wait here (writableLength) and the timer starts again.
+ */
+class UploadBody extends Transform {
+  bytes = 0;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly limit: number,
+    private readonly idleMs: number,
+    private readonly onBytes: (bytes: number) => void,
+    private readonly overLimit: () => Error,
+  ) {
+    super();
+    this.#timer = setTimeout(() => this.#idle(), idleMs);
+    this.once('close', () => clearTimeout(this.#timer));
+  }
+
+  #idle(): void {
+    if (this.destroyed) return;
+    if (this.writableLength > 0 || this.readableLength >= this.readableHighWaterMark) {
+      this.#timer.refresh();
+      return;
+    }
+    this.destroy(
+      statusError(408, `no byte of the body arrived for ${this.idleMs / 1000} s; the upload was stopped`),
+    );
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.limit) {
+      done(this.overLimit());
+      return;
+    }
+    this.#timer.refresh();
+    this.onBytes(chunk.length);
+    done(null, chunk);
+  }
+
+  override _flush(done: TransformCallback): void {
+    clearTimeout(this.#timer);
+    done();
+  }
+}
+
+/** Counts a download's bytes as they leave. */
+function counted(body: Readable, onBytes: (bytes: number) => void): Transform {
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      onBytes(chunk.length);
+      done(null, chunk);
+    },
+  });
+  body.once('error', (err) => meter.destroy(err));
+  meter.once('close', () => body.destroy());
+  return body.pipe(meter);
+}
+
+/** Content-Length as a number; undefined when the body is chunked (or the header is not a number). */
+function declaredSize(request: IncomingMessage): number | undefined {
+  if (request.headers['transfer-encoding'] !== undefined) return undefined;
+  const header = request.headers['content-length'];
+  if (header === undefined) return 0;
+  const size = Number(header);
+  return Number.isSafeInteger(size) && size >= 0 ? size : undefined;
+}
+
+/** The listing entry of what was stored (docs/api.md, "Listing objects"). */
+function entryOf(path: string, info: ObjectInfo) {
+  return {
+    name: baseName(path),
+    path,
+    size: info.size,
+    isDir: false,
+    ...(info.mimeType === undefined ? {} : { mimeType: info.mimeType }),
+    ...(info.modTime === undefined ? {} : { modTime: info.modTime.toISOString() }),
+  };
+}
+
+const FileBody = Type.Unsafe<Readable>({
+  type: 'string',
+  format: 'binary',
+  maxLength: Number.MAX_SAFE_INTEGER,
+});
+
+export const fileRoutes =
+  (deps: FileRouteDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { files, keyWatch, bytes } = deps;
+    // Any content type is the file's own: the body is left unread for the handler to stream. Scoped to
+    // this plugin, so every other route keeps the JSON parser and its body limit.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+
+    const fileErrors = errors(400, 401, 403, 404, 409, 502, 503);
+
+    app.put(
+      `${FILES_PREFIX}*`,
+      {
+        config: { rateLimit: 'files' },
+        // Before anything else: the body may take longer than Node's whole-request deadline.
+        onRequest: (_request, reply, done) => {
+          streamsItsBody(reply.raw);
+          done();
+        },
+        schema: {
+          summary: 'Upload a file: the request body is stored at the path, streamed',
+          tags: ['files'],
+          response: {
+            201: EntrySchema,
+            ...fileErrors,
+            ...errors(408, 413),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { keyId, workspaceId } = principalOf(request);
+        const target = fileTarget(request.url);
+        const raw = request.raw;
+        const size = declaredSize(raw);
+        const open = await files.openForWrite(workspaceId, target.location, target.path, size);
+        const { store, path, row } = open;
+        const controller = new AbortController();
+        let failure: unknown;
+        const body = new UploadBody(open.limit, deps.idleMs, bytes.received, () =>
+          tooLarge(undefined, open.limit, row),
+        );
+        const fail = (err: unknown) => {
+          failure ??= err;
+          controller.abort(err);
+          body.destroy(err as Error);
+        };
+        body.once('error', (err) => {
+          failure ??= err;
+          controller.abort(err);
+        });
+        const gone = () => {
+          if (!raw.complete) fail(statusError(400, 'the client closed the connection before the body ended'));
+        };
+        raw.once('close', gone);
+        raw.once('aborted', gone);
+        const unwatch = keyWatch.watch(keyId, (reason) => fail(new FerryError('unauthenticated', reason)));
+        raw.pipe(body);
+        try {
+          const contentType = request.headers['content-type'];
+          const info = await store.write(path, body, {
+            ...(size === undefined ? {} : { size }),
+            ...(contentType === undefined ? {} : { mimeType: contentType }),
+            signal: controller.signal,
+          });
+          return reply.code(201).send(entryOf(path, info));
+        } catch (err) {
+          const reason = failure ?? err;
+          // The line a client that went away never sees: its answer has nowhere to go.
+          request.log.info(
+            { reason: reason instanceof Error ? reason.message : String(reason) },
+            'upload stopped before it was stored',
+          );
+          throw reason;
+        } finally {
+          unwatch();
+          raw.off('close', gone);
+          raw.off('aborted', gone);
+          raw.unpipe(body);
+          body.destroy();
+          await store.close();
+        }
+      },
+    );
+
+    const download = (head: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+      const { keyId, workspaceId } = principalOf(request);
+      const target = fileTarget(request.url);
+      const { store, path, info } = await files.openForRead(workspaceId, target.location, target.path);
+      const closeStore = () => void store.close().catch(() => {});
+      const part = fileAnswer(request, reply, info, { ranges: true, path });
+      if (!part || head) {
+        closeStore();
+        return part ? reply.send() : reply;
+      }
+      let source: Readable;
+      try {
+        source = await store.read(path, {
+          ...readOptions(part),
+          ...(info.etag === undefined ? {} : { ifMatch: info.etag }),
+        });
+      } catch (err) {
+        closeStore();
+        clearFileHeaders(reply);
+        throw err;
+      }
+      const out = counted(source, bytes.sent);
+      // The answer ends with its key (docs/api.md, "Live progress"): cut short of Content-Length.
+      const unwatch = keyWatch.watch(keyId, () => {
+        out.destroy();
+        reply.raw.destroy();
+      });
+      reply.raw.once('close', () => {
+        unwatch();
+        out.destroy();
+        closeStore();
+      });
+      return sendFileBody(reply, out);
+    };
+
+    const fileResponse = (status: number, description: string) => ({
+      [status]: { description, content: { 'application/octet-stream': { schema: FileBody } } },
+    });
+    for (const head of [false, true]) {
+      const method = head ? app.head.bind(app) : app.get.bind(app);
+      method(
+        `${FILES_PREFIX}*`,
+        {
+          config: { rateLimit: 'files' },
+          exposeHeadRoute: false,
+          schema: {
+            summary: head ? "A file's headers, as GET answers them" : 'Download a file (Range supported)',
+            tags: ['files'],
+            response: {
+              ...fileResponse(200, 'The whole file'),
+              ...fileResponse(206, 'The byte range asked for'),
+              416: { description: 'The range starts past the end of the file' },
+              ...fileErrors,
+            },
+          },
+        },
+        download(head),
+      );
+    }
+  };
