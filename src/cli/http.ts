@@ -9,6 +9,20 @@ export interface Api {
   readonly url: string;
   get<T>(path: string): Promise<T>;
   send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>;
+  /**
+   * A request whose body or answer is a stream of bytes (PUT/GET/HEAD /v1/files, docs/api.md "Files
+   * through ferry"): the answer as it came when its status is 2xx or one of `pass`, otherwise the same
+   * CliError as every other call. The caller reads (or cancels) the body.
+   */
+  raw(method: 'GET' | 'HEAD' | 'PUT', path: string, init?: RawInit): Promise<Response>;
+}
+
+export interface RawInit {
+  headers?: Record<string, string>;
+  body?: ReadableStream<Uint8Array>;
+  /** Statuses outside 2xx that the caller handles itself (416 for a resumed download). */
+  pass?: readonly number[];
+  signal?: AbortSignal;
 }
 
 function exitCodeFor(status: number): ExitCode {
@@ -57,21 +71,17 @@ function explain(
 
 export function createApi(settings: Settings, fetcher: typeof fetch = fetch): Api {
   const key = settings.key;
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async function request(method: string, path: string, init: RequestInit, accept: string): Promise<Response> {
     if (!key) throw new CliError('no API key: set FERRY_API_KEY or run ferry login', EXIT.auth);
     const headers: Record<string, string> = {
       authorization: `Bearer ${key.reveal()}`,
-      accept: 'application/json',
+      accept,
+      ...(init.headers as Record<string, string> | undefined),
     };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
     try {
-      res = await fetcher(`${settings.url}${path}`, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
+      return await fetcher(`${settings.url}${path}`, { ...init, method, headers });
     } catch (err) {
+      if ((err as Error).name === 'AbortError') throw err;
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (err as Error).message;
       throw new CliError(
@@ -79,26 +89,53 @@ export function createApi(settings: Settings, fetcher: typeof fetch = fetch): Ap
         EXIT.failure,
       );
     }
-    const text = await res.text();
+  }
+  async function failure(res: Response): Promise<CliError> {
+    const text = await res.text().catch(() => '');
     let json: unknown;
     try {
       json = text === '' ? undefined : JSON.parse(text);
+    } catch {}
+    const obj = json && typeof json === 'object' ? (json as Record<string, unknown>) : {};
+    return new CliError(
+      explain(res.status, obj, res.headers.get('retry-after'), settings),
+      exitCodeFor(res.status),
+    );
+  }
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await request(
+      method,
+      path,
+      body === undefined
+        ? {}
+        : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+      'application/json',
+    );
+    if (!res.ok) throw await failure(res);
+    const text = await res.text();
+    try {
+      return (text === '' ? undefined : JSON.parse(text)) as T;
     } catch {
-      if (res.ok)
-        throw new CliError(`${settings.url}${path} answered something that is not JSON`, EXIT.failure);
+      throw new CliError(`${settings.url}${path} answered something that is not JSON`, EXIT.failure);
     }
-    if (!res.ok) {
-      const obj = json && typeof json === 'object' ? (json as Record<string, unknown>) : {};
-      throw new CliError(
-        explain(res.status, obj, res.headers.get('retry-after'), settings),
-        exitCodeFor(res.status),
-      );
-    }
-    return json as T;
   }
   return {
     url: settings.url,
     get: (path) => call('GET', path),
     send: (method, path, body) => call(method, path, body),
+    async raw(method, path, init = {}) {
+      const res = await request(
+        method,
+        path,
+        {
+          ...(init.headers ? { headers: init.headers } : {}),
+          ...(init.body ? { body: init.body, duplex: 'half' } : {}),
+          ...(init.signal ? { signal: init.signal } : {}),
+        } as RequestInit,
+        '*/*',
+      );
+      if (res.ok || init.pass?.includes(res.status)) return res;
+      throw await failure(res);
+    },
   };
 }

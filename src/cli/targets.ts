@@ -14,8 +14,9 @@ export interface Place {
 
 /**
  * A path on this computer rather than a place in a location: `.`, `..`, or starting with `./`, `../`,
- * `/` or `~`. The client works on locations only, so these are refused with advice, never sent to the
- * API as a location named "." (docs/cli.md, "Places").
+ * `/` or `~`. `cp` and `mv` upload and download with them; every other command refuses them with advice
+ * rather than sending the API a location named "." (docs/cli.md, "Places"). A bare name (`report.pdf`)
+ * stays a location, as it always was, so that `ferry ls photos` keeps its meaning.
  */
 export function isLocalPath(arg: string): boolean {
   return arg === '.' || arg === '..' || /^(\.\.?\/|\/|~)/.test(arg);
@@ -25,7 +26,7 @@ export function isLocalPath(arg: string): boolean {
 export function parsePlace(arg: string): Place {
   if (isLocalPath(arg)) {
     throw new CliError(
-      `"${arg}" is a path on this computer; ferry works on locations, written location:bucket/path (ferry locations lists them); files on this computer cannot be copied yet`,
+      `"${arg}" is a path on this computer; only cp and mv take one (to upload or download); here name a place in a location, written location:bucket/path (ferry locations lists them)`,
       EXIT.usage,
     );
   }

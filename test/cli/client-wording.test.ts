@@ -1,5 +1,5 @@
 // `ferry` speaks about what was typed (docs/cli.md), run as a real process against a ferry service in
-// this process, on both databases: a path on this computer is refused with advice before any request;
+// this process, on both databases: a path on this computer is refused by ls with advice before any request;
 // a name holding a newline or a right-to-left override keeps its row in `ls`, escaped; the copy
 // grammar's mix-ups come back with the rewritten place.
 import assert from 'node:assert/strict';
@@ -26,11 +26,11 @@ await eachDatabase('ferry client wording', (database) => {
   test('local paths are refused with advice; odd names keep one escaped row each; mix-ups are explained', async () => {
     const { run } = await s.workspace();
     const label = await s.location(run);
-    const local = await run('cp', './report.pdf', `${label}:bucket/`);
+    const local = await run('ls', './report.pdf');
     assert.equal(local.code, 2);
     assert.equal(
       local.stderr,
-      'ferry: "./report.pdf" is a path on this computer; ferry works on locations, written location:bucket/path (ferry locations lists them); files on this computer cannot be copied yet\n',
+      'ferry: "./report.pdf" is a path on this computer; only cp and mv take one (to upload or download); here name a place in a location, written location:bucket/path (ferry locations lists them)\n',
     );
 
     const bucket = await seedBucket(s.client, {

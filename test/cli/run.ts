@@ -17,6 +17,8 @@ export interface RunOptions {
   stdin?: string;
   /** Run on a pseudo-terminal: stdin and stdout are the terminal; stderr is merged into stdout. */
   tty?: boolean;
+  /** The working directory (for relative paths on this computer); the test's own by default. */
+  cwd?: string;
 }
 
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
@@ -26,9 +28,10 @@ export function ferry(args: string[], options: RunOptions): Promise<Run> {
   for (const name of Object.keys(base)) if (name.startsWith('FERRY_')) delete base[name];
   const env = { ...base, ...options.env };
   const argv = [process.execPath, CLI, ...args];
+  const cwd = options.cwd ?? process.cwd();
   const child = options.tty
-    ? spawn('script', ['-q', '-e', '-c', argv.map(quote).join(' '), '/dev/null'], { env, stdio: 'pipe' })
-    : spawn(argv[0] as string, argv.slice(1), { env, stdio: 'pipe' });
+    ? spawn('script', ['-q', '-e', '-c', argv.map(quote).join(' '), '/dev/null'], { env, cwd, stdio: 'pipe' })
+    : spawn(argv[0] as string, argv.slice(1), { env, cwd, stdio: 'pipe' });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));

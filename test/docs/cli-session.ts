@@ -62,7 +62,7 @@ export function render(parsed: ReturnType<typeof parse>): string {
   return out + parsed.after;
 }
 
-/** What differs between two honest runs, masked: ids, times, ports, the folder, tokens, speeds. */
+/** What differs between two honest runs, masked: ids, times, ports, the folder, tokens, speeds, durations. */
 export function mask(line: string): string {
   return line
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>')
@@ -73,6 +73,7 @@ export function mask(line: string): string {
     .replace(/\/tmp\/[^/\s]+/g, '<folder>')
     .replace(/\d+(\.\d+)? (B|KiB|MiB|GiB)\/s/g, '<speed>')
     .replace(/ETA \S+/g, 'ETA <eta>')
+    .replace(/ in \d+:\d\d(:\d\d)?\b/g, ' in <duration>')
     .replace(/\s+/g, ' ')
     .trimEnd();
 }

@@ -1,12 +1,13 @@
 // `ferry cp`, `mv`, `rm` and `pull`: the work that runs in the background on the server
 // (docs/api.md, "Transfers"). Each prints what was accepted and how to follow it, or follows it itself
 // with --watch. `rm` shows what it would remove and asks first (docs/cli.md, "rm").
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit.js';
 import { count, size, table, time } from '../format.js';
 import { confirm, interactive } from '../prompt.js';
-import { colonForm, literalFor, literalOption, slashForm } from '../targets.js';
+import { colonForm, isLocalPath, literalFor, literalOption, slashForm } from '../targets.js';
+import { copyLocal, hasLocalSide, type LocalOptions } from '../transfer/run.js';
 import { watchJob, watchTransfer } from './jobs.js';
 
 interface Accepted {
@@ -40,6 +41,64 @@ async function accepted(ctx: Context, what: string, r: Accepted, follow: boolean
   ctx.print(r, () => `${what} ${r.status}: transfer ${r.id}\nferry transfers watch ${r.id} follows it`);
 }
 
+const localOptions = {
+  transfers: {
+    type: 'number',
+    describe: 'with a path on this computer: how many files move at once (1 to 64; default 4)',
+  },
+  quiet: {
+    alias: 'q',
+    type: 'boolean',
+    describe: 'with a path on this computer: no progress line and no summary (errors still print)',
+  },
+} as const;
+
+interface LocalArgv {
+  transfers?: number | undefined;
+  quiet?: boolean | undefined;
+  dryRun?: boolean | undefined;
+}
+
+function localOptionsOf(argv: LocalArgv, move: boolean): LocalOptions {
+  return {
+    transfers: argv.transfers ?? 4,
+    quiet: argv.quiet === true,
+    dryRun: argv.dryRun === true,
+    move,
+  };
+}
+
+/** Options that mean something only with a path on this computer, refused between two locations. */
+function refuseLocalOnly(argv: LocalArgv & { dryRun?: boolean | undefined }, dryRunToo: boolean): void {
+  const given = [
+    argv.transfers !== undefined ? '--transfers' : undefined,
+    argv.quiet !== undefined ? '--quiet' : undefined,
+    dryRunToo && argv.dryRun !== undefined ? '--dry-run' : undefined,
+  ].filter((o) => o !== undefined);
+  if (given.length > 0)
+    throw usageError(
+      `${given.join(' and ')} ${given.length === 1 ? 'works' : 'work'} only when one side is a path on this computer (./file, /folder, ~/…); between two locations the server does the work`,
+    );
+}
+
+/**
+ * A bare name with no `:` is a location (docs/cli.md, "Places"); when no location has that name but a
+ * file here does, the error says how to write the file.
+ */
+async function hintLocal<T>(paths: string[], work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof CliError) || err.exitCode !== EXIT.notFound) throw err;
+    const here = paths.find((p) => !p.includes(':') && existsSync(p));
+    if (here === undefined) throw err;
+    throw new CliError(
+      `${err.message}; "${here}" is read as a location; for the file or folder on this computer write ./${here}`,
+      err.exitCode,
+    );
+  }
+}
+
 /** The last of several paths is the destination. */
 function split(paths: string[]): { from: string | string[]; to: string } {
   const to = paths.at(-1) as string;
@@ -51,18 +110,18 @@ export function bulkCommands(cli: Cli): Cli {
   return cli
     .command(
       'cp <src> <dst>',
-      'copy one object, or every object under a prefix (a path ending in /) as a job',
+      'copy one object, or every object under a prefix (a path ending in /); either side may be a file or folder on this computer',
       (y) =>
         y
           .positional('src', {
             type: 'string',
             demandOption: true,
-            describe: 'location:bucket/key, or location:bucket/prefix/',
+            describe: 'location:bucket/key, location:bucket/prefix/, or ./file or ./folder on this computer',
           })
           .positional('dst', {
             type: 'string',
             demandOption: true,
-            describe: 'location:bucket/key, or a prefix ending in /',
+            describe: 'location:bucket/key, a prefix ending in /, or a path on this computer',
           })
           .option('manifest', {
             type: 'string',
@@ -73,18 +132,35 @@ export function bulkCommands(cli: Cli): Cli {
             describe: 'prefix copies: replace objects at the destination (always, the default) or skip them',
           })
           .options(watchOption)
-          .example('$0 cp photos:my-bucket/2026/ archive:backup/2026/ --overwrite if-missing -w', ''),
+          .options(localOptions)
+          .option('dry-run', {
+            alias: 'n',
+            type: 'boolean',
+            describe: 'with a path on this computer: only show what would be copied',
+          })
+          .example('$0 cp photos:my-bucket/2026/ archive:backup/2026/ --overwrite if-missing -w', '')
+          .example('$0 cp ./report.pdf photos:my-bucket/reports/', 'upload one file')
+          .example('$0 cp ./site photos:my-bucket/site/ --transfers 8', 'upload a folder')
+          .example('$0 cp photos:my-bucket/2026/ ./2026', 'download everything under a prefix'),
       async (argv) => {
         const ctx = contextFor(argv);
+        if (hasLocalSide(argv.src, argv.dst)) {
+          if (argv.manifest !== undefined || argv.overwrite !== undefined || argv.watch !== undefined)
+            throw usageError(
+              '--manifest, --overwrite and --watch are for copies between locations; with a path on this computer the copy runs here, with its progress shown',
+            );
+          return copyLocal(ctx, argv.src, argv.dst, localOptionsOf(argv, false));
+        }
+        refuseLocalOnly(argv, true);
         const body = {
           from: colonForm(argv.src),
           to: colonForm(argv.dst),
           ...(argv.manifest === undefined ? {} : { manifest: readManifest(argv.manifest) }),
           ...(argv.overwrite === undefined ? {} : { overwrite: argv.overwrite }),
         };
-        const r = await ctx
-          .api()
-          .send<Accepted | { job_id: string; status: string }>('POST', '/v1/copy', body);
+        const r = await hintLocal([argv.src, argv.dst], () =>
+          ctx.api().send<Accepted | { job_id: string; status: string }>('POST', '/v1/copy', body),
+        );
         if ('job_id' in r) {
           if (argv.watch) return watchJob(ctx, r.job_id, 1);
           return ctx.print(
@@ -97,7 +173,7 @@ export function bulkCommands(cli: Cli): Cli {
     )
     .command(
       'mv <paths..>',
-      'move files (or a pattern) to a destination; several sources or a pattern need a folder ending in /',
+      'move files (or a pattern) to a destination; several sources or a pattern need a folder ending in /; one side may be a file or folder on this computer',
       (y) =>
         y
           .positional('paths', { type: 'string', array: true, demandOption: true, describe: 'SRC... DST' })
@@ -105,10 +181,26 @@ export function bulkCommands(cli: Cli): Cli {
           .option('yes', { alias: 'y', type: 'boolean', describe: 'do not ask' })
           .option('dry-run', { alias: 'n', type: 'boolean', describe: 'only show what would be moved' })
           .options(watchOption)
-          .example('$0 mv "photos:my-bucket/inbox/*.jpg" archive:backup/inbox/', ''),
+          .options(localOptions)
+          .example('$0 mv "photos:my-bucket/inbox/*.jpg" archive:backup/inbox/', '')
+          .example(
+            '$0 mv ./outbox photos:my-bucket/inbox/',
+            'upload a folder, removing each file once stored',
+          ),
       async (argv) => {
         if (argv.paths.length < 2) throw usageError('mv needs a source and a destination');
         const ctx = contextFor(argv);
+        if (argv.paths.some(isLocalPath)) {
+          if (argv.paths.length > 2)
+            throw usageError('with a path on this computer, mv takes one source and one destination');
+          const [src, dst] = argv.paths as [string, string];
+          if (hasLocalSide(src, dst)) {
+            if (argv.watch !== undefined || argv.literal !== undefined)
+              throw usageError('--watch and --literal are for moves between locations');
+            return copyLocal(ctx, src, dst, localOptionsOf(argv, true));
+          }
+        }
+        refuseLocalOnly(argv, false);
         const { from, to } = split(argv.paths.map(slashForm));
         const literal = literalFor(argv.paths.slice(0, -1), argv.literal);
         const body = { from, to, ...(literal ? { literal: true } : {}) };
@@ -129,7 +221,7 @@ export function bulkCommands(cli: Cli): Cli {
             return;
           }
         }
-        const r = await ctx.api().send<Accepted>('POST', '/move', body);
+        const r = await hintLocal(argv.paths, () => ctx.api().send<Accepted>('POST', '/move', body));
         return accepted(ctx, 'move', r, argv.watch === true);
       },
     )
