@@ -3,8 +3,8 @@
 // as a program run the built one), then every test file under test/ with node's test runner. Arguments
 // narrow the run to files whose path contains one of them:
 //   npm test -- stores/s3 http/locations
-// FERRY_TEST_TIMEOUT_MS sets the timeout of each test file (default 240000: the files that start
-// several `ferry serve` processes on both databases take over 120 s on a loaded 2-core machine).
+// FERRY_TEST_TIMEOUT_MS sets the timeout of each test file (default 360000: the browser files walk every page at two widths
+// on both databases, and others start several `ferry serve` processes: each takes 100–180 s on a loaded 2-core machine).
 // PostgreSQL: tests run on SQLite and on PostgreSQL at FERRY_TEST_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test). With CI=true an unreachable PostgreSQL fails the run;
 // elsewhere its half of the suite is skipped with a message.
@@ -69,7 +69,7 @@ const result = spawnSync(
     `--test-reporter-destination=${failuresFile}`,
     `--test-concurrency=${process.env.FERRY_TEST_CONCURRENCY ?? '3'}`,
     // FERRY_TEST_TIMEOUT_MS: longer runs, such as the fuzzer's (test/http/fuzz).
-    `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '240000'}`,
+    `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '360000'}`,
     ...files,
   ],
   { cwd: root, stdio: 'inherit', env: process.env },

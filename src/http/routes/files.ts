@@ -50,11 +50,17 @@ export function fileTarget(url: string): { location: string; path: string } {
   const slash = raw.indexOf('/');
   const location = slash === -1 ? raw : raw.slice(0, slash);
   const path = slash === -1 ? '' : raw.slice(slash + 1);
+  let target: { location: string; path: string };
   try {
-    return { location: decodeURIComponent(location), path: decodeURIComponent(path) };
+    target = { location: decodeURIComponent(location), path: decodeURIComponent(path) };
   } catch {
     throw invalid('the URL is not valid percent-encoded UTF-8');
   }
+  // NUL is refused in every input (docs/api.md, "Input"): a database would refuse
+  // it too, PostgreSQL with an error of its own, so it never gets that far.
+  if (target.location.includes('\u0000')) throw invalid('the location must not contain U+0000 (NUL)');
+  if (target.path.includes('\u0000')) throw invalid('the path must not contain U+0000 (NUL)');
+  return target;
 }
 
 /** An error answered with a status no error kind has (408). */

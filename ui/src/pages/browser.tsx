@@ -214,6 +214,23 @@ export function Browser({ location, path }: { location: string; path: string }) 
           </span>
         </div>
       )}
+      {inFolder && (
+        // Outside the table: on a phone the table's head is not shown (its rows become cards).
+        <label class="row">
+          <input
+            type="checkbox"
+            disabled={shown.length === 0}
+            checked={allShown}
+            onChange={(e) =>
+              toggle(
+                shown.map((x) => x.path),
+                e.currentTarget.checked,
+              )
+            }
+          />
+          Select all shown
+        </label>
+      )}
       {chosen.length > 0 && (
         <fieldset class="row">
           <legend>{entriesWord(chosen.length)} selected</legend>
@@ -241,18 +258,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
           <tr>
             {inFolder && (
               <th scope="col">
-                <input
-                  type="checkbox"
-                  aria-label="Select all shown"
-                  disabled={shown.length === 0}
-                  checked={allShown}
-                  onChange={(e) =>
-                    toggle(
-                      shown.map((x) => x.path),
-                      e.currentTarget.checked,
-                    )
-                  }
-                />
+                <span class="sr-only">Selected</span>
               </th>
             )}
             <th scope="col">Name</th>

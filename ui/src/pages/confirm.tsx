@@ -8,6 +8,8 @@ export function ConfirmButton({
   label,
   question,
   onConfirm,
+  confirm = { text: 'Confirm' },
+  keep: keepAs = { text: 'Keep' },
 }: {
   /** The button's text. */
   children: string;
@@ -15,6 +17,9 @@ export function ConfirmButton({
   label?: string;
   question: string;
   onConfirm: () => void;
+  /** The answers' texts, and their accessible names where the text alone does not say what they act on. */
+  confirm?: { text: string; label?: string };
+  keep?: { text: string; label?: string };
 }) {
   const [open, setOpen] = useState(false);
   const id = useId();
@@ -55,15 +60,16 @@ export function ConfirmButton({
           <button
             type="button"
             class="danger"
+            aria-label={confirm.label}
             onClick={() => {
               close();
               onConfirm();
             }}
           >
-            Confirm
+            {confirm.text}
           </button>
-          <button ref={keep} type="button" onClick={close}>
-            Keep
+          <button ref={keep} type="button" aria-label={keepAs.label} onClick={close}>
+            {keepAs.text}
           </button>
         </div>
       )}

@@ -2,11 +2,12 @@
 // from this page (the file typed) or from Browse (the file picked there: SendForm); and the workspace's
 // sends, newest first, with their status as the event stream changes it, and cancel after a
 // confirmation.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
 import type { Live, Send } from '../live.js';
 import { Alert, message, Notice, useLoad } from './common.js';
+import { ConfirmButton } from './confirm.js';
 
 /** "a@x, b@y" as a list of addresses; empty text is no list. */
 const addresses = (text: string) =>
@@ -134,19 +135,12 @@ export function Sends({ live }: { live: Live }) {
     [cursor],
   );
   const [error, setError] = useState<string | undefined>(undefined);
-  // The send whose Cancel was clicked: canceled only when confirmed.
-  const [confirming, setConfirming] = useState<string | undefined>(undefined);
-  // Keyboard users land on the question's answer.
-  useEffect(() => {
-    if (confirming) document.getElementById('confirm-cancel')?.focus();
-  }, [confirming]);
   const [, setTick] = useState(0);
   const keep = (s: Send) => {
     live.sends.set(s.id, s);
     setTick((n) => n + 1);
   };
   const cancel = async (s: Send) => {
-    setConfirming(undefined);
     try {
       keep(await api<Send>('POST', `/v1/sends/${s.id}/cancel`));
       setError(undefined);
@@ -202,37 +196,17 @@ export function Sends({ live }: { live: Live }) {
                 {s.refused?.length ? ` refused: ${s.refused.join(', ')}` : ''}
               </td>
               <td data-label="Actions" class="actions">
-                {(s.status === 'scheduled' || s.status === 'queued') &&
-                  (confirming === s.id ? (
-                    <>
-                      <span>Cancel this send? Its mail will not go out.</span>{' '}
-                      <button
-                        type="button"
-                        class="danger"
-                        aria-label={`Yes, cancel send ${s.id}`}
-                        id="confirm-cancel"
-                        onClick={() => cancel(s)}
-                      >
-                        Yes, cancel send
-                      </button>
-                      <button
-                        type="button"
-                        aria-label={`Keep send ${s.id}`}
-                        onClick={() => setConfirming(undefined)}
-                      >
-                        Keep send
-                      </button>
-                    </>
-                  ) : (
-                    <button
-                      type="button"
-                      class="danger"
-                      aria-label={`Cancel send ${s.id}`}
-                      onClick={() => setConfirming(s.id)}
-                    >
-                      Cancel
-                    </button>
-                  ))}
+                {(s.status === 'scheduled' || s.status === 'queued') && (
+                  <ConfirmButton
+                    label={`Cancel send ${s.id}`}
+                    question="Cancel this send? Its mail will not go out."
+                    confirm={{ text: 'Yes, cancel send', label: `Yes, cancel send ${s.id}` }}
+                    keep={{ text: 'Keep send', label: `Keep send ${s.id}` }}
+                    onConfirm={() => void cancel(s)}
+                  >
+                    Cancel
+                  </ConfirmButton>
+                )}
               </td>
             </tr>
           ))}
