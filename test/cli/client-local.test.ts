@@ -132,5 +132,15 @@ await eachDatabase('ferry client, local paths', (database) => {
       bare.stderr,
       `ferry: no location is named "${bareName}"; "${bareName}" is read as a location; for the file or folder on this computer write ./${bareName}\n`,
     );
+    // Into a folder (a destination ending in /) the server refuses the place before it looks the
+    // location up; the same advice follows its words.
+    const intoFolder = await ferry(['cp', bareName, `${label}:${bucket}/`], { env, cwd: s.home });
+    assert.equal(intoFolder.code, 2);
+    assert.match(
+      intoFolder.stderr,
+      new RegExp(
+        `is read as a location; for the file or folder on this computer write \\./${bareName.replace('.', '\\.')}\n$`,
+      ),
+    );
   });
 });

@@ -82,14 +82,16 @@ function refuseLocalOnly(argv: LocalArgv & { dryRun?: boolean | undefined }, dry
 }
 
 /**
- * A bare name with no `:` is a location (docs/cli.md, "Places"); when no location has that name but a
- * file here does, the error says how to write the file.
+ * A bare name with no `:` is a location (docs/cli.md, "Places"); when the server refuses the copy (no
+ * such location, or a place that cannot be copied as written) and a file here has that name, the error
+ * says how to write the file.
  */
 async function hintLocal<T>(paths: string[], work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (!(err instanceof CliError) || err.exitCode !== EXIT.notFound) throw err;
+    if (!(err instanceof CliError) || (err.exitCode !== EXIT.notFound && err.exitCode !== EXIT.usage))
+      throw err;
     const here = paths.find((p) => !p.includes(':') && existsSync(p));
     if (here === undefined) throw err;
     throw new CliError(

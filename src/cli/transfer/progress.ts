@@ -36,7 +36,7 @@ export function progressLine(
   const left = totals.bytes - done;
   const eta = left <= 0 ? 0 : rate > 0 ? left / rate : Number.NaN;
   const percent = totals.bytes > 0 ? Math.floor((Math.min(done, totals.bytes) / totals.bytes) * 100) : 100;
-  const line = `${String(percent).padStart(3)}%  ${size(done)} of ${size(totals.bytes)}  ${size(rate)}/s  ETA ${duration(eta)}  ${filesDone}/${totals.files} files  ${printable(current)}`;
+  const line = `${String(percent).padStart(3)}%  ${size(done)} of ${size(totals.bytes)}  ${size(Math.round(rate))}/s  ETA ${duration(eta)}  ${filesDone}/${totals.files} files  ${printable(current)}`;
   return line.length < width ? line : `${line.slice(0, Math.max(20, width - 2))}…`;
 }
 

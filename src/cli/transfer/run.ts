@@ -240,7 +240,7 @@ export async function copyLocal(
   if (!options.quiet || ctx.json)
     ctx.print(summary, () => {
       const verb = action === 'upload' ? 'uploaded' : 'downloaded';
-      const rate = seconds > 0 ? `, ${size(bytes / seconds)}/s` : '';
+      const rate = seconds > 0 ? `, ${size(Math.round(bytes / seconds))}/s` : '';
       const parts = [`${verb} ${count(done.length, 'file')}, ${size(bytes)} in ${duration(seconds)}${rate}`];
       if (resumed.length > 0) parts.push(`${resumed.length} resumed`);
       if (options.move)

@@ -273,7 +273,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
           {shown.map((e) => (
             <tr key={e.path}>
               {inFolder && (
-                <td data-label="Select">
+                <td data-label="Select" class="select">
                   <input
                     type="checkbox"
                     aria-label={`Select ${visibleName(e.name)}`}
