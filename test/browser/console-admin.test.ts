@@ -180,8 +180,10 @@ for (const database of await testDatabases()) {
           await page.locator('body').click({ position: { x: 1, y: 1 } });
           await tabTo(page, 'New location');
           await page.keyboard.press('Enter');
-          await page.getByLabel('Provider').waitFor();
-          assert.equal(await page.evaluate('document.activeElement?.id'), 'new-provider');
+          // The form takes the focus once it has rendered (an effect after the render): wait for it.
+          await page.waitForFunction("document.activeElement?.id === 'new-provider'", undefined, {
+            timeout: 5000,
+          });
           // Typing in a focused select picks the option starting with it.
           await page.keyboard.type('Azure');
           assert.equal(await page.getByLabel('Provider').inputValue(), 'azureblob');
