@@ -67,10 +67,16 @@ export function useLoad<T>(read: () => Promise<T>, deps: unknown[]) {
   }>({
     loading: true,
   });
+  // Each load is numbered: of two loads for the same deps (a reload after each finished upload), only the
+  // last one asked settles, so a slow earlier answer cannot put back a listing without the newer files.
+  const asked = useRef(0);
   const reload = useCallback(() => {
+    const mine = ++asked.current;
     setState((s) => ({ ...s, loading: true }));
     const settle = (next: { data?: T; error?: string }) =>
-      setState((s) => (latest.current === current ? { for: current, ...next, loading: false } : s));
+      setState((s) =>
+        latest.current === current && asked.current === mine ? { for: current, ...next, loading: false } : s,
+      );
     read().then(
       (data) => settle({ data }),
       (err: unknown) => settle({ error: message(err) }),
