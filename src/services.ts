@@ -160,7 +160,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     refresh,
     signals,
     refreshRequested: () => signals.notify('refresh'),
-    copies: new Copies(locations, clock, rateLimits),
+    copies: new Copies(locations, clock, rateLimits, config.patterns),
     rateLimits,
     operations,
     shares,

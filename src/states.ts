@@ -15,6 +15,14 @@ export type TransferStatus = (typeof TRANSFER_STATES)[number];
 export const JOB_STATES = ['planning', 'running', 'complete', 'partial', 'failed', 'canceled'] as const;
 export type JobStatus = (typeof JOB_STATES)[number];
 
+/** A bulk job copies a prefix or syncs one to another (docs/api.md, "Sync"). */
+export const JOB_KINDS = ['copy', 'sync'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+
+/** How a sync tells that a destination object already holds the source's (docs/api.md, "Sync"). */
+export const COMPARE_MODES = ['size-modtime', 'checksum', 'size'] as const;
+export type CompareMode = (typeof COMPARE_MODES)[number];
+
 export const OBJECT_STATES = ['pending', 'running', 'succeeded', 'skipped', 'failed'] as const;
 export type ObjectStatus = (typeof OBJECT_STATES)[number];
 

@@ -3,7 +3,14 @@
 // (src/api/views.ts), the webhook events' data, and the types of the CLI and the console, which import
 // them type-only. A field added here is checked by the compiler everywhere one of them is built.
 import { type Static, Type } from 'typebox';
-import { JOB_STATES, OVERWRITE_MODES, TRANSFER_KINDS, TRANSFER_STATES } from '../states.js';
+import {
+  COMPARE_MODES,
+  JOB_KINDS,
+  JOB_STATES,
+  OVERWRITE_MODES,
+  TRANSFER_KINDS,
+  TRANSFER_STATES,
+} from '../states.js';
 import { IdText, Label, oneOf, Path, Timestamp } from './text.js';
 
 /** A copy's `from` or `to`: `<location>:<path>`, or the location by name or id and the path. */
@@ -19,12 +26,61 @@ export const Target = Type.Union([Path({ minLength: 0, description: '<location>:
 /** A transfer's `from` or `to` as given: a copy's target, or a path, URL or list of them (move, remove, pull). */
 export const Given = Type.Union([Target, Type.Array(Type.String())]);
 
+/**
+ * A filter on a bulk copy, sync, or patterned move and remove (docs/api.md, "Filters"); the domain
+ * (src/objects/filter.ts) checks the globs and times and names the field it refuses.
+ */
+export const Filter = Type.Object(
+  {
+    include: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 8192 }), {
+        maxItems: 100,
+        description: 'globs relative to the source prefix; an object must match one',
+      }),
+    ),
+    exclude: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 8192 }), {
+        maxItems: 100,
+        description: 'globs relative to the source prefix; an object must match none',
+      }),
+    ),
+    min_size: Type.Optional(Type.Integer({ minimum: 0, description: 'bytes' })),
+    max_size: Type.Optional(Type.Integer({ minimum: 0, description: 'bytes' })),
+    modified_after: Type.Optional(Type.String({ maxLength: 64, description: 'RFC 3339' })),
+    modified_before: Type.Optional(Type.String({ maxLength: 64, description: 'RFC 3339' })),
+  },
+  { additionalProperties: false },
+);
+export type Filter = Static<typeof Filter>;
+
+/** A checked filter, as queued work stores it (src/objects/filter.ts): times as epoch milliseconds. */
+export interface FilterSpec {
+  include?: string[];
+  exclude?: string[];
+  min_size?: number;
+  max_size?: number;
+  modified_after?: number;
+  modified_before?: number;
+}
+
+/** What a bulk job was asked besides its prefixes (the jobs row's `options`; docs/api.md, "Sync"). */
+export interface JobOptions {
+  filter?: FilterSpec;
+  /** A sync's: how equal objects are told (default size-modtime). */
+  compare?: (typeof COMPARE_MODES)[number];
+  /** A sync's: remove destination objects the source lacks, at most max_delete of them. */
+  delete?: boolean;
+  max_delete?: number;
+}
+
 export const Counts = Type.Object({
   total: Type.Integer(),
   pending: Type.Integer(),
   succeeded: Type.Integer(),
   skipped: Type.Integer(),
   failed: Type.Integer(),
+  // A sync's objects removed at the destination (docs/api.md, "Sync"); only a sync's counts have it.
+  deleted: Type.Optional(Type.Integer()),
 });
 export type Counts = Static<typeof Counts>;
 
@@ -51,10 +107,16 @@ const Ref = Type.Object({ id: Type.String(), path: Type.String() });
 
 export const Job = Type.Object({
   job_id: Type.String({ format: 'uuid' }),
+  kind: oneOf(JOB_KINDS),
   status: oneOf(JOB_STATES),
   from: Ref,
   to: Ref,
   overwrite: oneOf(OVERWRITE_MODES),
+  // The options given (docs/api.md, "Filters" and "Sync").
+  filter: Type.Optional(Filter),
+  compare: Type.Optional(oneOf(COMPARE_MODES)),
+  delete: Type.Optional(Type.Boolean()),
+  max_delete: Type.Optional(Type.Integer()),
   created_at: Timestamp,
   updated_at: Timestamp,
   started_at: Type.Optional(Timestamp),

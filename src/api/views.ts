@@ -3,7 +3,22 @@
 import { toRfc3339 } from '../clock.js';
 import type { JobRow, TransferRow } from '../db/schema.js';
 import type { Given } from '../display.js';
-import type { Counts, Job, Transfer } from './transfers.js';
+import type { Counts, FilterSpec, Job, JobOptions, Transfer } from './transfers.js';
+
+/** A jobs row's options (JSON of JobOptions; null: none). */
+export function decodeOptions(text: string | null): JobOptions {
+  return text === null ? {} : (JSON.parse(text) as JobOptions);
+}
+
+/** A stored filter as the API shows it back (times in RFC 3339). */
+function filterView(spec: FilterSpec): NonNullable<Job['filter']> {
+  const { modified_after, modified_before, ...rest } = spec;
+  return {
+    ...rest,
+    ...(modified_after === undefined ? {} : { modified_after: toRfc3339(modified_after) }),
+    ...(modified_before === undefined ? {} : { modified_before: toRfc3339(modified_before) }),
+  };
+}
 
 function times(row: {
   created_at: number;
@@ -26,6 +41,7 @@ function countsOf(row: JobRow): Counts {
     succeeded: Number(row.objects_succeeded),
     skipped: Number(row.objects_skipped),
     failed: Number(row.objects_failed),
+    ...(row.kind === 'sync' ? { deleted: Number(row.objects_deleted) } : {}),
   };
 }
 
@@ -62,12 +78,18 @@ function refOf(text: string): Job['from'] {
 
 /** A job as the API shows it: its counters, and `runningBytes`, the bytes of the objects running now. */
 export function jobView(row: JobRow, runningBytes: number): Job {
+  const options = decodeOptions(row.options);
   return {
     job_id: row.id,
+    kind: row.kind,
     status: row.status,
     from: refOf(row.source),
     to: refOf(row.destination),
     overwrite: row.overwrite,
+    ...(options.filter === undefined ? {} : { filter: filterView(options.filter) }),
+    ...(options.compare === undefined ? {} : { compare: options.compare }),
+    ...(options.delete === undefined ? {} : { delete: options.delete }),
+    ...(options.max_delete === undefined ? {} : { max_delete: options.max_delete }),
     ...times(row),
     counts: countsOf(row),
     bytes_done: Number(row.bytes_finished) + runningBytes,

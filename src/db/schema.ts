@@ -3,6 +3,7 @@
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { Provider } from '../providers.js';
 import type {
+  JobKind,
   JobStatus,
   LocationStatus,
   ObjectStatus,
@@ -121,6 +122,14 @@ export interface JobsTable {
   objects_skipped: Generated<number>;
   objects_failed: Generated<number>;
   bytes_finished: Generated<number>;
+  /** What the job is (docs/api.md, "Sync"): a bulk copy or a sync. */
+  kind: Generated<JobKind>;
+  /** JSON of the options it was given (src/engine/specs.ts, JobOptions); null: none. */
+  options: Generated<string | null>;
+  /** Objects a sync deleted at its destination (succeeded deletions; not in objects_succeeded). */
+  objects_deleted: Generated<number>;
+  /** A sync's deletions held back (pending, never due) until its copies have settled. */
+  objects_held: Generated<number>;
   error: string | null;
   /** The planner's lease; with no owner, a time before which planning is not retried. */
   lease_owner: string | null;

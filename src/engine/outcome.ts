@@ -17,7 +17,7 @@ import {
 import { ProgressWriter } from './progress.js';
 
 export type Settlement =
-  | { kind: 'done'; bytes: number; bytesTotal?: number; skipped?: boolean }
+  | { kind: 'done'; bytes: number; bytesTotal?: number; skipped?: boolean; deleted?: boolean }
   /** `crashed`: the attempt crashed, and the row keeps the crash its claim counted. */
   | { kind: 'again'; error: string; runAfter: number; crashed?: boolean }
   | { kind: 'failed'; error: string };

@@ -6,17 +6,27 @@ import { setImmediate } from 'node:timers/promises';
 import type { Db } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
 import { FerryError, isFerryError } from '../errors.js';
+import { compileFilter, type Filter, listFiltered } from '../objects/filter.js';
 import { expandSources, isPattern } from '../objects/patterns.js';
 import { describe } from '../queue/backoff.js';
 import type { Entry } from '../stores/contract.js';
 import { destinationReady } from './destination-bucket.js';
 import * as jobs from './lifecycle/jobs.js';
-import { keyHash } from './lifecycle/objects.js';
+import * as objects from './lifecycle/objects.js';
+import { type Held, keyHash } from './lifecycle/objects.js';
 import * as transfers from './lifecycle/transfers.js';
 import { afterFailure } from './outcome.js';
 import type { EngineContext } from './run-object.js';
 import { destinationPath } from './run-transfer.js';
-import { decodeRef, decodeSpec, type ObjectRef, type ObjectWork, type TransferSpec } from './specs.js';
+import {
+  decodeOptions,
+  decodeRef,
+  decodeSpec,
+  type ObjectRef,
+  type ObjectWork,
+  type TransferSpec,
+} from './specs.js';
+import { syncObjects } from './sync-plan.js';
 
 export const PLAN_BATCH = 1000;
 
@@ -25,6 +35,9 @@ interface Planned {
   size: number | null;
   etag: string | null;
   work?: string;
+  /** Planned as skipped, with the reason (a sync's equal object). */
+  skipped?: string;
+  held?: Held;
 }
 
 /** Writes one batch; false when the job is no longer ours to plan (canceled, or lease lost). */
@@ -46,12 +59,16 @@ async function* manifestKeys(db: Db, jobId: string): AsyncGenerator<Planned> {
   for (const key of JSON.parse(row.keys) as string[]) yield { key, size: null, etag: null };
 }
 
-async function* listedKeys(ctx: EngineContext, locationId: string, prefix: string): AsyncGenerator<Planned> {
+async function* listedKeys(
+  ctx: EngineContext,
+  locationId: string,
+  prefix: string,
+  filter: Filter | undefined,
+): AsyncGenerator<Planned> {
   const { store, release } = await ctx.stores.acquire(locationId);
   try {
     const folder = prefix.slice(0, -1);
-    for await (const entry of store.list(folder, { recursive: true })) {
-      if (entry.isDir) continue;
+    for await (const entry of listFiltered(store, folder, { recursive: true, filter })) {
       yield { key: entry.path.slice(prefix.length), size: entry.size, etag: entry.etag ?? null };
     }
   } finally {
@@ -72,6 +89,7 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
     .where('id', '=', transferId)
     .executeTakeFirstOrThrow();
   const spec = decodeSpec(row.spec);
+  const filter = spec.kind === 'move' || spec.kind === 'remove' ? compileFilter(spec.filter) : undefined;
   const planned = (key: string, size: number | null, etag: string | null, work: ObjectWork): Planned => ({
     key,
     size,
@@ -100,7 +118,7 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
         }
         const { store, release } = await ctx.stores.acquire(ref.location_id);
         try {
-          for await (const entry of expandSources(store, ref.path, undefined, ref.literal)) {
+          for await (const entry of expandSources(store, ref.path, undefined, ref.literal, filter)) {
             yield planned(
               keyOf(ref, entry.path),
               entry.size,
@@ -113,6 +131,20 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
         }
       }
     }
+  }
+}
+
+/** A sync's diff (src/engine/sync-plan.ts) as the planner commits it. */
+async function* syncPlanned(ctx: EngineContext, job: JobRow): AsyncGenerator<Planned> {
+  for await (const p of syncObjects(ctx, job)) {
+    yield {
+      key: p.key,
+      size: p.size,
+      etag: p.etag,
+      ...(p.work === undefined ? {} : { work: p.work }),
+      ...(p.status === 'skipped' ? { skipped: p.reason ?? 'equal' } : {}),
+      ...(p.held === undefined ? {} : { held: p.held }),
+    };
   }
 }
 
@@ -142,9 +174,16 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
     const keys =
       job.transfer_id !== null
         ? transferObjects(ctx, job.transfer_id)
-        : job.has_manifest === 1
-          ? manifestKeys(db, job.id)
-          : listedKeys(ctx, source.location_id, source.path);
+        : job.kind === 'sync'
+          ? syncPlanned(ctx, job)
+          : job.has_manifest === 1
+            ? manifestKeys(db, job.id)
+            : listedKeys(
+                ctx,
+                source.location_id,
+                source.path,
+                compileFilter(decodeOptions(job.options).filter),
+              );
     // After a planner died, keys it committed come round again and are ignored (unique per job); new
     // sequence numbers start past every committed one, so listing order need not be stable.
     let seq = job.planned_count;
@@ -166,6 +205,8 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
     if (job.transfer_id !== null && seq + batch.length === 0) {
       throw new FerryError('not_found', 'no object matched the sources');
     }
+    // A sync's copies held while it planned: its deletions are within max_delete, they may run.
+    if (job.kind === 'sync') await objects.releaseCopies(db.kysely, job.id);
     await jobs.planningDone(db.kysely, owner, job.id, clock.now());
     await jobs.finishIfDone(db.kysely, job.id, clock.now());
   } catch (err) {

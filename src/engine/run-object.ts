@@ -213,6 +213,16 @@ async function doWork(
         }
         return { bytes: 0 };
       });
+    case 'delete':
+      // A sync's deletion (docs/api.md, "Sync"): gone already is what was asked for.
+      return ctx.stores.use(work.target.location_id, async ({ store }) => {
+        try {
+          await store.delete(work.target.path, { signal });
+        } catch (err) {
+          if (!isFerryError(err, 'not_found')) throw err;
+        }
+        return { bytes: 0 };
+      });
     case 'pull': {
       const egress = ctx.egress;
       if (egress === undefined) throw new Error('a pull needs the egress rules');
@@ -243,7 +253,12 @@ async function runWork(
 ): Promise<void> {
   const settlement = await attemptObject(ctx, object, signal, {
     work: (report) => doWork(ctx, object, work, signal, report),
-    done: (outcome) => ({ kind: 'done', bytes: outcome.bytes, skipped: false }),
+    done: (outcome) => ({
+      kind: 'done',
+      bytes: outcome.bytes,
+      skipped: false,
+      deleted: work.op === 'delete',
+    }),
   });
   await settled(ctx, object, settlement, settle);
 }

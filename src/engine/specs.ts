@@ -1,6 +1,10 @@
 // What a queued transfer or job holds: the request with every location resolved to its id at accept
 // time. A location deleted afterwards makes the work fail, as any
 // request with it would (docs/api.md, "Operations" under "Locations").
+import type { FilterSpec, JobOptions } from '../api/transfers.js';
+
+export type { JobOptions };
+
 export interface ObjectRef {
   location_id: string;
   path: string;
@@ -15,8 +19,8 @@ export interface DestinationRef extends ObjectRef {
 
 export type TransferSpec =
   | { kind: 'copy'; source: ObjectRef; destination: ObjectRef }
-  | { kind: 'move'; sources: ObjectRef[]; destination: DestinationRef }
-  | { kind: 'remove'; paths: ObjectRef[] }
+  | { kind: 'move'; sources: ObjectRef[]; destination: DestinationRef; filter?: FilterSpec }
+  | { kind: 'remove'; paths: ObjectRef[]; filter?: FilterSpec }
   | { kind: 'pull'; urls: string[]; destination: DestinationRef };
 
 export function encodeSpec(spec: TransferSpec): string {
@@ -31,6 +35,8 @@ export function decodeRef(text: string): ObjectRef {
   return JSON.parse(text) as ObjectRef;
 }
 
+export { decodeOptions } from '../api/views.js';
+
 /**
  * One object of a transfer over several objects (a job object's `work`): moved, removed or pulled,
  * with its full source and destination.
@@ -38,7 +44,9 @@ export function decodeRef(text: string): ObjectRef {
 export type ObjectWork =
   | { op: 'move'; source: ObjectRef; destination: ObjectRef }
   | { op: 'remove'; source: ObjectRef }
-  | { op: 'pull'; url: string; destination: DestinationRef };
+  | { op: 'pull'; url: string; destination: DestinationRef }
+  /** A sync's deletion of a destination object its source lacks (counted as deleted). */
+  | { op: 'delete'; target: ObjectRef };
 
 /** The locations an object's work touches (for the per-location limit). */
 export function locationsOf(work: ObjectWork): string[] {
@@ -49,6 +57,8 @@ export function locationsOf(work: ObjectWork): string[] {
       return [work.source.location_id];
     case 'pull':
       return [work.destination.location_id];
+    case 'delete':
+      return [work.target.location_id];
   }
 }
 

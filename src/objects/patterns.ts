@@ -21,6 +21,7 @@
 import { FerryError } from '../errors.js';
 import type { Entry, Store } from '../stores/contract.js';
 import { slicer } from '../util/slicer.js';
+import { type Filter, listFiltered } from './filter.js';
 import { checkPatternLength, compileGlob, type PatternLimits } from './glob.js';
 
 const GLOB_CHARS = new Set(['*', '?', '[', '{']);
@@ -75,17 +76,21 @@ const WORK_PER_LOOK = 20_000;
 
 /**
  * The objects a source path names: a plain (or literal) path is that one object (stat; not_found when missing);
- * a pattern lists its base folder and yields the matching files (never folders), streaming.
+ * a pattern lists its base folder and yields the matching files (never folders), streaming. With a
+ * filter (docs/api.md, "Filters"), only the files that pass it, relative to the pattern's base (a plain
+ * path: its name), listed as filter.ts lists.
  */
 export async function* expandSources(
   store: Store,
   path: string,
   signal?: AbortSignal,
   literal?: boolean,
+  filter?: Filter,
 ): AsyncIterable<Entry> {
   const opts = signal === undefined ? {} : { signal };
   if (!isPattern(path, literal)) {
     const info = await store.stat(path, opts);
+    if (filter !== undefined && !(await filter.passes(lastSegment(info.path), info))) return;
     yield {
       name: lastSegment(info.path),
       path: info.path,
@@ -110,7 +115,7 @@ export async function* expandSources(
   // A page of a listing arrives at once and its entries follow each other without the event loop
   // running: every slice of matching, it is let run before the next entry (or the rest of a name).
   const pause = slicer();
-  for await (const entry of store.list(base, { recursive, ...opts })) {
+  for await (const entry of listFiltered(store, base, { recursive, filter, signal })) {
     await pause();
     if (entry.isDir || !entry.path.startsWith(prefix)) continue;
     matcher.begin(entry.path.slice(prefix.length));

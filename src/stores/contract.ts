@@ -41,6 +41,12 @@ export interface Entry {
    * be pinned to the version that was listed and confirmed from the provider's answer.
    */
   etag?: string;
+  /**
+   * Hashes of the content the listing itself reports, lower-case hex (s3: the MD5 a single-part ETag
+   * is; azureblob: Content-MD5; gcs: md5Hash and crc32c), so a sync can compare by checksum without a
+   * stat per object (docs/api.md, "Sync"). Absent where the listing gives none.
+   */
+  hashes?: Partial<Record<HashKind, string>>;
 }
 
 export interface ObjectInfo {

@@ -5,10 +5,14 @@ import type { Clock } from '../../clock.js';
 import type { LocationRow } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
+import type { JobOptions } from '../../engine/specs.js';
+import { commonListingHashes, DEFAULT_MAX_DELETE, LISTING_HASHES } from '../../engine/sync-plan.js';
 import { conflict, invalid } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { type FilterInput, parseFilter } from '../../objects/filter.js';
+import { DEFAULT_PATTERN_LIMITS, type PatternLimits } from '../../objects/glob.js';
 import { hasBuckets, rotationClass } from '../../providers.js';
-import type { Overwrite } from '../../states.js';
+import { COMPARE_MODES, type CompareMode, type Overwrite } from '../../states.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
 import {
@@ -25,6 +29,17 @@ export interface CopyRequest {
   to: TargetInput;
   manifest?: string[];
   overwrite?: Overwrite;
+  filter?: FilterInput;
+}
+
+/** POST /v1/sync (docs/api.md, "Sync"). */
+export interface SyncRequest {
+  from: TargetInput;
+  to: TargetInput;
+  compare?: CompareMode;
+  delete?: boolean;
+  max_delete?: number;
+  filter?: FilterInput;
 }
 
 export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; status: 'planning' };
@@ -59,6 +74,7 @@ export class Copies {
     private readonly locations: Locations,
     private readonly clock: Clock,
     private readonly limits: RateLimits,
+    private readonly patternLimits: PatternLimits = DEFAULT_PATTERN_LIMITS,
   ) {}
 
   async accept(workspaceId: string, request: CopyRequest): Promise<CopyAccepted> {
@@ -69,34 +85,12 @@ export class Copies {
       throw invalid('overwrite applies only to a bulk (prefix) copy');
     if (!bulk && request.manifest !== undefined)
       throw invalid('manifest applies only to a bulk (prefix) copy');
-    if (bulk !== to.path.endsWith('/')) {
-      throw invalid(
-        bulk
-          ? 'a prefix copy needs a prefix destination: "to" must end with "/"'
-          : '"to" ends with "/" (a prefix) but "from" names one object: end "from" with "/" to copy every object under it, or give "to" the full name of the object to write',
-      );
-    }
-    if (request.manifest !== undefined) checkManifest(request.manifest);
-    const source = await this.locations.resolve(workspaceId, from.ref);
-    const destination = await this.locations.resolve(workspaceId, to.ref);
-    if (bulk) {
-      checkPrefix(from.path, 'from');
-      checkPrefix(to.path, 'to');
-    } else {
-      checkObjectPath(from.path, 'from', hasBuckets(source.provider));
-      checkObjectPath(to.path, 'to', hasBuckets(destination.provider));
-    }
-    if (source.id === destination.id) {
-      if (from.path === to.path) throw invalid('a copy onto itself is not allowed');
-      if (bulk && prefixesOverlap(from.path, to.path)) {
-        throw invalid(
-          'the destination prefix must not lie inside the source prefix, nor the source inside the destination',
-        );
-      }
-    }
+    if (!bulk && request.filter !== undefined) throw invalid('filter applies only to a bulk (prefix) copy');
+    if (request.manifest !== undefined && request.filter !== undefined)
+      throw invalid('filter applies to a listed prefix, not to a manifest: give one or the other');
+    const filter = request.filter === undefined ? undefined : parseFilter(request.filter, this.patternLimits);
+    const { source, destination } = await this.targets(workspaceId, from, to, bulk, request.manifest);
     const now = this.clock.now();
-    checkUsable(source, now);
-    checkUsable(destination, now);
 
     return this.limits.within(workspaceId, 'copy', async (trx) => {
       if (!bulk) {
@@ -121,9 +115,99 @@ export class Copies {
           destination: JSON.stringify({ location_id: destination.id, path: to.path }),
           overwrite: request.overwrite ?? 'always',
           manifest: request.manifest,
+          ...(filter === undefined ? {} : { options: JSON.stringify({ filter } satisfies JobOptions) }),
         },
         now,
       );
     });
+  }
+
+  /**
+   * A sync (docs/api.md, "Sync"): prefix targets checked as a bulk copy's, then its own options; a
+   * job of kind sync, in the copy limit's bucket.
+   */
+  async sync(workspaceId: string, request: SyncRequest): Promise<{ job_id: string; status: 'planning' }> {
+    const from = parseTarget(request.from, 'from');
+    const to = parseTarget(request.to, 'to');
+    const compare = request.compare ?? 'size-modtime';
+    if (!(COMPARE_MODES as readonly string[]).includes(compare))
+      throw invalid(`compare must be one of ${COMPARE_MODES.join(', ')}`);
+    if (request.delete !== undefined && typeof request.delete !== 'boolean')
+      throw invalid('delete must be true or false');
+    const maxDelete = request.max_delete ?? DEFAULT_MAX_DELETE;
+    if (!Number.isSafeInteger(maxDelete) || maxDelete < 0)
+      throw invalid('max_delete must be a whole number, 0 or more');
+    if (request.max_delete !== undefined && request.delete !== true)
+      throw invalid('max_delete applies only with delete: true');
+    const filter = request.filter === undefined ? undefined : parseFilter(request.filter, this.patternLimits);
+    const { source, destination } = await this.targets(workspaceId, from, to, true, undefined);
+    if (compare === 'checksum' && commonListingHashes(source.provider, destination.provider).length === 0) {
+      const said = (p: string) => LISTING_HASHES[p as keyof typeof LISTING_HASHES]?.join(', ') || 'none';
+      throw invalid(
+        `compare checksum: the listings of ${source.provider} (${said(source.provider)}) and ${destination.provider} (${said(destination.provider)}) report no checksum in common; use size-modtime or size`,
+      );
+    }
+    const options: JobOptions = {
+      compare,
+      delete: request.delete === true,
+      ...(request.delete === true ? { max_delete: maxDelete } : {}),
+      ...(filter === undefined ? {} : { filter }),
+    };
+    const now = this.clock.now();
+    return this.limits.within(workspaceId, 'copy', (trx) =>
+      jobs.create(
+        trx,
+        {
+          id: newId(),
+          workspaceId,
+          kind: 'sync',
+          options: JSON.stringify(options),
+          source: JSON.stringify({ location_id: source.id, path: from.path }),
+          destination: JSON.stringify({ location_id: destination.id, path: to.path }),
+          overwrite: 'always',
+          manifest: undefined,
+        },
+        now,
+      ),
+    );
+  }
+
+  /** The checks a copy's (or sync's) targets pass, in order; both locations resolved and usable. */
+  private async targets(
+    workspaceId: string,
+    from: ReturnType<typeof parseTarget>,
+    to: ReturnType<typeof parseTarget>,
+    bulk: boolean,
+    manifest: string[] | undefined,
+  ): Promise<{ source: LocationRow; destination: LocationRow }> {
+    if (bulk !== to.path.endsWith('/')) {
+      throw invalid(
+        bulk
+          ? 'a prefix copy needs a prefix destination: "to" must end with "/"'
+          : '"to" ends with "/" (a prefix) but "from" names one object: end "from" with "/" to copy every object under it, or give "to" the full name of the object to write',
+      );
+    }
+    if (manifest !== undefined) checkManifest(manifest);
+    const source = await this.locations.resolve(workspaceId, from.ref);
+    const destination = await this.locations.resolve(workspaceId, to.ref);
+    if (bulk) {
+      checkPrefix(from.path, 'from');
+      checkPrefix(to.path, 'to');
+    } else {
+      checkObjectPath(from.path, 'from', hasBuckets(source.provider));
+      checkObjectPath(to.path, 'to', hasBuckets(destination.provider));
+    }
+    if (source.id === destination.id) {
+      if (from.path === to.path) throw invalid('a copy onto itself is not allowed');
+      if (bulk && prefixesOverlap(from.path, to.path)) {
+        throw invalid(
+          'the destination prefix must not lie inside the source prefix, nor the source inside the destination',
+        );
+      }
+    }
+    const now = this.clock.now();
+    checkUsable(source, now);
+    checkUsable(destination, now);
+    return { source, destination };
   }
 }

@@ -14,6 +14,13 @@ import { conflict, invalid, isFerryError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost, checkPullUrl } from '../../objects/fetch-url.js';
+import {
+  compileFilter,
+  type Filter,
+  type FilterInput,
+  type FilterSpec,
+  parseFilter,
+} from '../../objects/filter.js';
 import type { PatternLimits } from '../../objects/glob.js';
 import { checkPattern, expandSources, isPattern, splitPattern } from '../../objects/patterns.js';
 import { hasBuckets } from '../../providers.js';
@@ -163,9 +170,32 @@ export class Operations {
     return { location_id: resolved.row.id, path: resolved.path, folder };
   }
 
-  async move(workspaceId: string, from: string | string[], to: string, literal = false): Promise<Queued> {
+  /**
+   * A filter on a move or remove (docs/api.md, "Filters"): checked, and only with a pattern among the
+   * sources, which is what it narrows.
+   */
+  private checkFilter(input: FilterInput | undefined, refs: ObjectRef[]): FilterSpec | undefined {
+    if (input === undefined) return undefined;
+    const spec = parseFilter(input, this.patternLimits);
+    if (!refs.some((ref) => isPattern(ref.path, ref.literal)))
+      throw invalid('filter applies only to patterned sources ("<location>/bucket/dir/**")');
+    return spec;
+  }
+
+  async move(
+    workspaceId: string,
+    from: string | string[],
+    to: string,
+    literal = false,
+    filterInput?: FilterInput,
+  ): Promise<Queued> {
     const { sources, destination } = await this.movePlan(workspaceId, from, to, literal);
-    return this.queue(workspaceId, { kind: 'move', sources, destination }, { from, to });
+    const filter = this.checkFilter(filterInput, sources);
+    return this.queue(
+      workspaceId,
+      { kind: 'move', sources, destination, ...(filter === undefined ? {} : { filter }) },
+      { from, to },
+    );
   }
 
   /**
@@ -177,8 +207,10 @@ export class Operations {
     from: string | string[],
     to: string,
     literal = false,
+    filterInput?: FilterInput,
   ): Promise<AsyncIterable<{ from: string; to: string }>> {
     const { sources, destination } = await this.movePlan(workspaceId, from, to, literal);
+    const filter = compileFilter(this.checkFilter(filterInput, sources));
     const labels = new Map<string, string>();
     const rows = new Map<string, LocationRow>();
     for (const ref of [...sources, destination]) {
@@ -187,7 +219,7 @@ export class Operations {
       rows.set(row.id, row);
       labels.set(row.id, row.label);
     }
-    const entries = this.expandRefs(sources, rows);
+    const entries = this.expandRefs(sources, rows, filter);
     const first = await entries.head();
     const destLabel = labels.get(destination.location_id) as string;
     return {
@@ -258,19 +290,23 @@ export class Operations {
     return out;
   }
 
-  async remove(workspaceId: string, path: string | string[], literal = false): Promise<Queued> {
+  async remove(
+    workspaceId: string,
+    path: string | string[],
+    literal = false,
+    filterInput?: FilterInput,
+  ): Promise<Queued> {
     const paths = await this.removalPaths(workspaceId, path, literal);
     for (const p of paths) this.checkActive(p.row);
+    const refs: ObjectRef[] = paths.map((p) => ({
+      location_id: p.row.id,
+      path: p.path,
+      ...(literal ? { literal: true } : {}),
+    }));
+    const filter = this.checkFilter(filterInput, refs);
     return this.queue(
       workspaceId,
-      {
-        kind: 'remove',
-        paths: paths.map((p) => ({
-          location_id: p.row.id,
-          path: p.path,
-          ...(literal ? { literal: true } : {}),
-        })),
-      },
+      { kind: 'remove', paths: refs, ...(filter === undefined ? {} : { filter }) },
       { from: path },
     );
   }
@@ -280,6 +316,7 @@ export class Operations {
     workspaceId: string,
     path: string | string[],
     literal = false,
+    filterInput?: FilterInput,
   ): Promise<AsyncIterable<Entry>> {
     const paths = await this.removalPaths(workspaceId, path, literal);
     const rows = new Map(paths.map((p) => [p.row.id, p.row]));
@@ -288,7 +325,8 @@ export class Operations {
       path: p.path,
       ...(literal ? { literal: true } : {}),
     }));
-    const expanded = await this.expandRefs(refs, rows).head();
+    const filter = compileFilter(this.checkFilter(filterInput, refs));
+    const expanded = await this.expandRefs(refs, rows, filter).head();
     return {
       async *[Symbol.asyncIterator]() {
         for await (const { entry } of expanded) yield entry;
@@ -300,13 +338,13 @@ export class Operations {
    * The objects `refs` name, in order, as the worker expands them. head() expands the first before
    * answering, so that a missing file is a 404 rather than a cut answer.
    */
-  private expandRefs(refs: ObjectRef[], rows: Map<string, LocationRow>) {
+  private expandRefs(refs: ObjectRef[], rows: Map<string, LocationRow>, filter?: Filter) {
     const storage = this.storage;
     return {
       async head(): Promise<AsyncIterable<{ ref: ObjectRef; entry: Entry }>> {
         const first = refs[0] as ObjectRef;
         const firstStore = storage.open(rows.get(first.location_id) as LocationRow);
-        const firstIterator = expandSources(firstStore, first.path, undefined, first.literal)[
+        const firstIterator = expandSources(firstStore, first.path, undefined, first.literal, filter)[
           Symbol.asyncIterator
         ]();
         let head: IteratorResult<Entry>;
@@ -333,7 +371,7 @@ export class Operations {
             for (const ref of refs.slice(1)) {
               const store = storage.open(rows.get(ref.location_id) as LocationRow);
               try {
-                for await (const entry of expandSources(store, ref.path, undefined, ref.literal))
+                for await (const entry of expandSources(store, ref.path, undefined, ref.literal, filter))
                   yield { ref, entry };
               } finally {
                 await store.close();

@@ -12,7 +12,7 @@ import { claimRows, skipLocked } from '../../queue/claim.js';
 import { renewLeases } from '../../queue/leases.js';
 import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
-import type { JobStatus, Overwrite } from '../../states.js';
+import type { JobKind, JobStatus, Overwrite } from '../../states.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';
 
@@ -41,6 +41,9 @@ export interface NewJob {
   manifest: string[] | undefined;
   /** The transfer over several objects this job runs (its objects then carry their own work). */
   transferId?: string;
+  /** A bulk copy (the default) or a sync, and the options given (JSON of specs.ts's JobOptions). */
+  kind?: JobKind;
+  options?: string;
 }
 
 /** create: a planning job, and its manifest when it has one. */
@@ -61,6 +64,8 @@ export async function create(
       overwrite: job.overwrite,
       has_manifest: job.manifest ? 1 : 0,
       ...(job.transferId === undefined ? {} : { transfer_id: job.transferId }),
+      ...(job.kind === undefined ? {} : { kind: job.kind }),
+      ...(job.options === undefined ? {} : { options: job.options }),
       error: null,
       lease_owner: null,
       lease_expires_at: null,
@@ -208,23 +213,42 @@ async function ended(trx: Queryable, row: JobRow, now: number): Promise<void> {
  * finish: ends the job when planning is done and none of its objects is pending or running, as its
  * counters say (kept in the transaction of every object's move, so reading them costs one row). Called
  * after every object; the update is conditional, so concurrent workers finish a job exactly once.
+ * A sync's deletions, held back until then, are released once all else has settled (or skipped with
+ * the reason when a copy failed; docs/api.md, "Sync").
  */
 export async function finishIfDone(q: Queryable, jobId: string, now: number): Promise<JobStatus | undefined> {
-  const job = await q
-    .selectFrom('jobs')
-    .select([
-      'status',
-      'planning_done',
-      'objects_pending',
-      'objects_failed',
-      'objects_succeeded',
-      'objects_skipped',
-    ])
-    .where('id', '=', jobId)
-    .executeTakeFirst();
-  if (job === undefined || job.planning_done !== 1 || Number(job.objects_pending) > 0) return undefined;
+  const read = () =>
+    q
+      .selectFrom('jobs')
+      .select([
+        'status',
+        'planning_done',
+        'objects_pending',
+        'objects_failed',
+        'objects_succeeded',
+        'objects_skipped',
+        'objects_deleted',
+        'objects_held',
+      ])
+      .where('id', '=', jobId)
+      .executeTakeFirst();
+  let job = await read();
+  if (job === undefined || job.planning_done !== 1) return undefined;
   if (!(JOB_MOVES.finish.from as readonly JobStatus[]).includes(job.status)) return undefined;
-  const done = Number(job.objects_succeeded) + Number(job.objects_skipped);
+  const held = Number(job.objects_held);
+  if (held > 0 && Number(job.objects_pending) === held) {
+    const failed = Number(job.objects_failed);
+    const reason =
+      failed === 0
+        ? undefined
+        : `not removed: ${failed} ${failed === 1 ? 'copy' : 'copies'} of this sync failed`;
+    await objects.settleHeld(q, jobId, held, reason);
+    if (reason === undefined) return undefined;
+    job = await read();
+    if (job === undefined) return undefined;
+  }
+  if (Number(job.objects_pending) > 0) return undefined;
+  const done = Number(job.objects_succeeded) + Number(job.objects_skipped) + Number(job.objects_deleted);
   const [complete, partial, failed] = JOB_MOVES.finish.to;
   const status = Number(job.objects_failed) === 0 ? complete : done > 0 ? partial : failed;
   return q.transaction().execute(async (trx) => {

@@ -29,13 +29,34 @@ export function keyHash(key: string): string {
 }
 
 export const OBJECT_MOVES = {
-  plan: { from: [], to: ['pending'], by: 'the planner, a batch at a time' },
+  plan: {
+    from: [],
+    to: ['pending', 'skipped'],
+    by: "the planner, a batch at a time (a sync's equal objects straight as skipped)",
+  },
   claim: { from: ['pending'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
   succeed: { from: ['running'], to: ['succeeded', 'skipped'], by: 'the lease holder' },
   ...leaseMoves('running', 'pending', 'failed'),
   park: { from: ['pending', 'running'], to: ['pending'], by: 'cancel: never claimed again' },
   retry: { from: ['failed'], to: ['pending'], by: 'retrying the job (attempts start again)' },
+  release: {
+    from: ['pending'],
+    to: ['pending'],
+    by: "a sync's held objects made due: its copies when planned, its deletions when every copy succeeded",
+  },
+  skipHeld: {
+    from: ['pending'],
+    to: ['skipped'],
+    by: "whoever settles a sync's last copy when one failed: its deletions, with the reason",
+  },
 } as const satisfies Moves<ObjectStatus>;
+
+/**
+ * Why an object of a sync is held back (pending, never due) when planned: its copies until planning
+ * is done (a sync with deletions fails before changing anything when it would remove too many), its
+ * deletions until every copy has settled (docs/api.md, "Sync").
+ */
+export type Held = 'until-planned' | 'until-copied';
 
 /** What the planner found for one key. */
 export interface PlannedObject {
@@ -45,6 +66,9 @@ export interface PlannedObject {
   etag: string | null;
   /** JSON of the object's own work, for a job that runs a transfer over several objects. */
   work?: string;
+  /** Planned straight as skipped (a sync's object equal at the destination), with the reason. */
+  skipped?: string;
+  held?: Held;
 }
 
 /**
@@ -66,21 +90,83 @@ export async function plan(
         seq: firstSeq + i,
         key: p.key,
         key_hash: p.keyHash,
-        status: OBJECT_MOVES.plan.to[0],
+        status: p.skipped === undefined ? OBJECT_MOVES.plan.to[0] : OBJECT_MOVES.plan.to[1],
         size: p.size,
         source_etag: p.etag,
         ...(p.work === undefined ? {} : { work: p.work }),
-        error: null,
+        ...(p.held === undefined ? {} : { run_after: NEVER }),
+        error: p.skipped ?? null,
         last_attempt_at: null,
         lease_owner: null,
         lease_expires_at: null,
       })),
     )
     .onConflict((oc) => oc.columns(['job_id', 'key_hash']).doNothing())
-    .executeTakeFirst();
-  const inserted = Number(result.numInsertedOrUpdatedRows ?? 0);
-  await count(q, jobId, { objects_total: inserted, objects_pending: inserted });
+    .returning(['status', 'run_after', 'work'])
+    .execute();
+  // What was inserted (a key an earlier planner committed is not), counted by status.
+  const inserted = result.length;
+  const skipped = result.filter((r) => r.status === OBJECT_MOVES.plan.to[1]).length;
+  const held = result.filter((r) => Number(r.run_after) === NEVER && r.work !== null).length;
+  await count(q, jobId, {
+    objects_total: inserted,
+    objects_pending: inserted - skipped,
+    objects_skipped: skipped,
+    objects_held: held,
+  });
   return inserted;
+}
+
+/**
+ * release: a sync's copies held while it planned become due (planning is done, its deletions within
+ * max_delete). Deletions, which carry their work, stay held.
+ */
+export async function releaseCopies(q: Queryable, jobId: string): Promise<void> {
+  await q
+    .updateTable('job_objects')
+    .set({ run_after: 0 })
+    .where('job_id', '=', jobId)
+    .where('status', '=', OBJECT_MOVES.release.from[0])
+    .where('run_after', '=', NEVER)
+    .where('work', 'is', null)
+    .execute();
+}
+
+/**
+ * release or skipHeld: a sync's `held` deletions, once nothing else of it is pending or running. When
+ * `reason` is given (a copy failed) they are skipped with it, else made due. Exactly once: the job's
+ * held count is taken in the same transaction, conditionally. False when someone else did it.
+ */
+export async function settleHeld(
+  q: Queryable,
+  jobId: string,
+  held: number,
+  reason: string | undefined,
+): Promise<boolean> {
+  return q.transaction().execute(async (trx) => {
+    const taken = await trx
+      .updateTable('jobs')
+      .set({ objects_held: 0 })
+      .where('id', '=', jobId)
+      .where('objects_held', '=', held)
+      .where('objects_pending', '=', held)
+      .executeTakeFirst();
+    if (rowsChanged(taken) === 0) return false;
+    const rows = trx
+      .updateTable('job_objects')
+      .where('job_id', '=', jobId)
+      .where('status', '=', OBJECT_MOVES.release.from[0])
+      .where('run_after', '=', NEVER);
+    if (reason === undefined) {
+      await rows.set({ run_after: 0 }).execute();
+      return true;
+    }
+    const n = rowsChanged(
+      await rows.set({ status: OBJECT_MOVES.skipHeld.to[0], error: reason }).executeTakeFirst(),
+    );
+    await count(trx, jobId, { objects_pending: -n, objects_skipped: n });
+    return true;
+  });
 }
 
 type Counter =
@@ -89,6 +175,8 @@ type Counter =
   | 'objects_succeeded'
   | 'objects_skipped'
   | 'objects_failed'
+  | 'objects_deleted'
+  | 'objects_held'
   | 'bytes_finished';
 
 /** Moves the job's counters by the given amounts: called in the transaction of the move it counts. */
@@ -197,13 +285,14 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
       add(object.job_id, 'objects_failed', 1);
     }
     for (const [jobId, indexes] of done) {
-      const bySeq = new Map<number, { index: number; bytes: number; skipped: boolean }>();
+      const bySeq = new Map<number, { index: number; bytes: number; skipped: boolean; deleted: boolean }>();
       for (const i of indexes) {
         const item = items[i] as ObjectSettlement & { settlement: { kind: 'done' } };
         bySeq.set(item.object.seq, {
           index: i,
           bytes: item.settlement.bytes,
           skipped: item.settlement.skipped === true,
+          deleted: item.settlement.deleted === true,
         });
       }
       const seqs = [...bySeq.keys()];
@@ -238,7 +327,11 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
         if (!row) continue;
         written[row.index] = true;
         add(jobId, 'objects_pending', -1);
-        add(jobId, row.skipped ? 'objects_skipped' : 'objects_succeeded', 1);
+        add(
+          jobId,
+          row.skipped ? 'objects_skipped' : row.deleted ? 'objects_deleted' : 'objects_succeeded',
+          1,
+        );
         add(jobId, 'bytes_finished', row.bytes);
       }
     }

@@ -3,6 +3,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { Filter } from '../../api/transfers.js';
 import type { Operations } from '../../domain/transfers/operations.js';
 import { workspaceOf } from '../auth.js';
 import { errors, INPUT_MAX, Literal, Path, Url } from '../schemas.js';
@@ -11,9 +12,12 @@ import { EntrySchema, listingJson } from './list.js';
 const Paths = Type.Union([Path(), Type.Array(Path(), { minItems: 1, maxItems: INPUT_MAX.sources })]);
 const Urls = Type.Union([Url(), Type.Array(Url(), { minItems: 1, maxItems: INPUT_MAX.sources })]);
 const Queued = Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') });
-const RemoveBody = Type.Object({ path: Paths, literal: Literal() }, { additionalProperties: false });
+const RemoveBody = Type.Object(
+  { path: Paths, literal: Literal(), filter: Type.Optional(Filter) },
+  { additionalProperties: false },
+);
 const MoveBody = Type.Object(
-  { from: Paths, to: Path(), literal: Literal() },
+  { from: Paths, to: Path(), literal: Literal(), filter: Type.Optional(Filter) },
   { additionalProperties: false },
 );
 
@@ -61,6 +65,7 @@ export const operationRoutes =
           request.body.from,
           request.body.to,
           request.body.literal === true,
+          request.body.filter,
         );
         queued();
         return reply.code(202).send(result);
@@ -83,6 +88,7 @@ export const operationRoutes =
           workspaceOf(request),
           request.body.path,
           request.body.literal === true,
+          request.body.filter,
         );
         queued();
         return reply.code(202).send(result);
@@ -108,6 +114,7 @@ export const operationRoutes =
           workspaceOf(request),
           request.body.path,
           request.body.literal === true,
+          request.body.filter,
         );
         const body = Readable.from(listingJson({ entries })) as unknown as Parameters<typeof reply.send>[0];
         return reply.type('application/json; charset=utf-8').send(body);
@@ -141,6 +148,7 @@ export const operationRoutes =
           request.body.from,
           request.body.to,
           request.body.literal === true,
+          request.body.filter,
         );
         const body = Readable.from(moveJson(moves)) as unknown as Parameters<typeof reply.send>[0];
         return reply.type('application/json; charset=utf-8').send(body);

@@ -4,14 +4,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { Failures, Job, Target, Transfer } from '../../api/transfers.js';
+import { Failures, Filter, Job, Target, Transfer } from '../../api/transfers.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Copies } from '../../domain/transfers/copy.js';
 import type { JobControl } from '../../domain/transfers/job-control.js';
 import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
 import type { TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
-import { OVERWRITE_MODES } from '../../states.js';
+import { COMPARE_MODES, OVERWRITE_MODES } from '../../states.js';
 import { workspaceOf } from '../auth.js';
 import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 
@@ -52,6 +52,7 @@ export const transferRoutes =
               to: Target,
               manifest: Type.Optional(Type.Array(Path({ minLength: 0 }), { maxItems: MANIFEST_MAX_KEYS })),
               overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
+              filter: Type.Optional(Filter),
             },
             { additionalProperties: false, required: ['from', 'to'] },
           ),
@@ -65,12 +66,52 @@ export const transferRoutes =
         },
       },
       async (request, reply) => {
-        const { from, to, manifest, overwrite } = request.body;
+        const { from, to, manifest, overwrite, filter } = request.body;
         const accepted = await copies.accept(workspaceOf(request), {
           from,
           to,
           ...(manifest === undefined ? {} : { manifest }),
           ...(overwrite === undefined ? {} : { overwrite }),
+          ...(filter === undefined ? {} : { filter }),
+        });
+        deps.queued();
+        return reply.code(202).send(accepted);
+      },
+    );
+
+    app.post(
+      '/v1/sync',
+      {
+        schema: {
+          summary:
+            'Make a prefix hold what another holds: copy what is missing or different, optionally delete the rest',
+          tags: ['transfers'],
+          body: Type.Object(
+            {
+              from: Target,
+              to: Target,
+              compare: Type.Optional(oneOf(COMPARE_MODES)),
+              delete: Type.Optional(Type.Boolean()),
+              max_delete: Type.Optional(Type.Integer({ minimum: 0 })),
+              filter: Type.Optional(Filter),
+            },
+            { additionalProperties: false, required: ['from', 'to'] },
+          ),
+          response: {
+            202: Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
+            ...errors(400, 401, 404, 409, 429),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { from, to, compare, delete: remove, max_delete, filter } = request.body;
+        const accepted = await copies.sync(workspaceOf(request), {
+          from,
+          to,
+          ...(compare === undefined ? {} : { compare }),
+          ...(remove === undefined ? {} : { delete: remove }),
+          ...(max_delete === undefined ? {} : { max_delete }),
+          ...(filter === undefined ? {} : { filter }),
         });
         deps.queued();
         return reply.code(202).send(accepted);

@@ -115,7 +115,7 @@ async function* listFlat(
 function fileEntry(
   container: string,
   name: string,
-  properties: { contentLength?: number; lastModified: Date; contentType?: string },
+  properties: { contentLength?: number; lastModified: Date; contentType?: string; contentMD5?: Uint8Array },
 ): Entry {
   const path = `${container}/${name}`;
   return {
@@ -125,5 +125,8 @@ function fileEntry(
     isDir: false,
     modTime: properties.lastModified,
     ...(properties.contentType ? { mimeType: properties.contentType } : {}),
+    ...(properties.contentMD5 && properties.contentMD5.length === 16
+      ? { hashes: { md5: Buffer.from(properties.contentMD5).toString('hex') } }
+      : {}),
   };
 }

@@ -25,6 +25,9 @@ interface ObjectItem {
   size?: string;
   updated?: string;
   contentType?: string;
+  /** Base64, as the JSON API gives them. */
+  md5Hash?: string;
+  crc32c?: string;
 }
 
 interface ObjectsPage {
@@ -39,7 +42,7 @@ interface BucketItem {
   timeCreated?: string;
 }
 
-const OBJECT_FIELDS = 'items(name,size,updated,contentType),prefixes,nextPageToken';
+const OBJECT_FIELDS = 'items(name,size,updated,contentType,md5Hash,crc32c),prefixes,nextPageToken';
 
 export async function* listBuckets(ctx: ListContext): AsyncGenerator<Entry> {
   if (!ctx.projectId) {
@@ -143,5 +146,14 @@ function fileEntry(bucket: string, item: ObjectItem): Entry {
     isDir: false,
     ...(item.updated ? { modTime: new Date(item.updated) } : {}),
     ...(item.contentType ? { mimeType: item.contentType } : {}),
+    ...(item.md5Hash || item.crc32c ? { hashes: listedHashes(item) } : {}),
+  };
+}
+
+function listedHashes(item: ObjectItem): NonNullable<Entry['hashes']> {
+  const hex = (b64: string) => Buffer.from(b64, 'base64').toString('hex');
+  return {
+    ...(item.md5Hash ? { md5: hex(item.md5Hash) } : {}),
+    ...(item.crc32c ? { crc32c: hex(item.crc32c) } : {}),
   };
 }

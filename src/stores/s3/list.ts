@@ -108,6 +108,9 @@ export async function* listS3(
       };
       if (object.LastModified) entry.modTime = object.LastModified;
       if (object.ETag) entry.etag = object.ETag;
+      // A single-part upload's ETag is the MD5 of its bytes; a multipart one ("…-N") is not.
+      const md5 = object.ETag ? /^"?([0-9a-f]{32})"?$/i.exec(object.ETag)?.[1] : undefined;
+      if (md5 !== undefined) entry.hashes = { md5: md5.toLowerCase() };
       entries.push({ sortKey: object.Key, entry });
     }
     if (!recursive) entries.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
