@@ -8,10 +8,11 @@ import type { JobRow } from '../db/schema.js';
 import { FerryError, isFerryError } from '../errors.js';
 import { expandSources, isPattern } from '../objects/patterns.js';
 import { describe } from '../queue/backoff.js';
-import type { Entry } from '../stores/contract.js';
+import type { Entry, Store } from '../stores/contract.js';
 import { destinationReady } from './destination-bucket.js';
 import * as jobs from './lifecycle/jobs.js';
 import { keyHash } from './lifecycle/objects.js';
+import * as plans from './lifecycle/plans.js';
 import * as transfers from './lifecycle/transfers.js';
 import { afterFailure } from './outcome.js';
 import type { EngineContext } from './run-object.js';
@@ -20,12 +21,20 @@ import { decodeRef, decodeSpec, type ObjectRef, type ObjectWork, type TransferSp
 
 export const PLAN_BATCH = 1000;
 
-interface Planned {
+export interface Planned {
   key: string;
   size: number | null;
   etag: string | null;
   work?: string;
+  /** Left alone and recorded skipped with this reason (a plan's run: a key not in the plan). */
+  skipped?: string;
 }
+
+/** Why a plan's run leaves alone an object its listing found and the plan did not (docs/api.md, "Plans"). */
+export const NOT_IN_PLAN = 'not in the plan';
+
+/** A location's store, opened for a while: the engine's cache, or the API's own for a dry run. */
+export type OpenStore = (locationId: string) => Promise<{ store: Store; release: () => unknown }>;
 
 /** Writes one batch; false when the job is no longer ours to plan (canceled, or lease lost). */
 function commitBatch(ctx: EngineContext, job: JobRow, seq: number, batch: Planned[]): Promise<boolean> {
@@ -71,7 +80,20 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
     .select('spec')
     .where('id', '=', transferId)
     .executeTakeFirstOrThrow();
-  const spec = decodeSpec(row.spec);
+  yield* specObjects(decodeSpec(row.spec), (locationId) => ctx.stores.acquire(locationId));
+}
+
+/**
+ * The objects of a transfer spec, as transferObjects plans them; a dry run (src/domain/plans) plans
+ * with the same keys and work. With `stat`, a plain source is stat'ed (a missing one is not_found) so
+ * that its size and ETag are known, as a pattern's listing knows them.
+ */
+export async function* specObjects(
+  spec: TransferSpec,
+  open: OpenStore,
+  stat = false,
+  signal?: AbortSignal,
+): AsyncGenerator<Planned> {
   const planned = (key: string, size: number | null, etag: string | null, work: ObjectWork): Planned => ({
     key,
     size,
@@ -80,7 +102,7 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
   });
   switch (spec.kind) {
     case 'copy':
-      throw new FerryError('internal', `transfer ${transferId} is a single copy`);
+      throw new FerryError('internal', 'a single copy has no objects to plan');
     case 'pull':
       for (const url of spec.urls)
         yield planned(url, null, null, { op: 'pull', url, destination: spec.destination });
@@ -93,14 +115,14 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
       const several = new Set(sources.map((ref) => ref.location_id)).size > 1;
       const keyOf = (ref: ObjectRef, path: string) => (several ? `${ref.location_id}:${path}` : path);
       for (const ref of sources) {
-        if (!isPattern(ref.path, ref.literal)) {
+        if (!stat && !isPattern(ref.path, ref.literal)) {
           const name = ref.path.slice(ref.path.lastIndexOf('/') + 1);
           yield planned(keyOf(ref, ref.path), null, null, objectWork(spec, ref, { path: ref.path, name }));
           continue;
         }
-        const { store, release } = await ctx.stores.acquire(ref.location_id);
+        const { store, release } = await open(ref.location_id);
         try {
-          for await (const entry of expandSources(store, ref.path, undefined, ref.literal)) {
+          for await (const entry of expandSources(store, ref.path, signal, ref.literal)) {
             yield planned(
               keyOf(ref, entry.path),
               entry.size,
@@ -109,11 +131,36 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
             );
           }
         } finally {
-          release();
+          await release();
         }
       }
     }
   }
+}
+
+/**
+ * The objects of a job that runs a plan (docs/api.md, "Plans"): the plan's entries in order, each with
+ * the size and ETag the plan saw (checked when it runs); then the source listed again, each key the plan
+ * lacks recorded skipped, not in the plan (the plan's keys come round again and are ignored: keys are
+ * unique per job). Sync's plans join here with their own listing (and the plan's filter).
+ */
+async function* planRunObjects(ctx: EngineContext, job: JobRow, planId: string): AsyncGenerator<Planned> {
+  let after = -1;
+  for (;;) {
+    const page = await plans.entries(ctx.db.kysely, planId, after, PLAN_BATCH);
+    for (const e of page) {
+      yield { key: e.key, size: e.size, etag: e.etag, ...(e.work === undefined ? {} : { work: e.work }) };
+    }
+    const last = page.at(-1);
+    if (last === undefined || page.length < PLAN_BATCH) break;
+    after = last.seq;
+  }
+  const source = decodeRef(job.source);
+  const now =
+    job.transfer_id !== null
+      ? transferObjects(ctx, job.transfer_id)
+      : listedKeys(ctx, source.location_id, source.path);
+  for await (const found of now) yield { ...found, skipped: NOT_IN_PLAN };
 }
 
 function objectWork(
@@ -140,11 +187,13 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
   }
   try {
     const keys =
-      job.transfer_id !== null
-        ? transferObjects(ctx, job.transfer_id)
-        : job.has_manifest === 1
-          ? manifestKeys(db, job.id)
-          : listedKeys(ctx, source.location_id, source.path);
+      job.plan_id !== null
+        ? planRunObjects(ctx, job, job.plan_id)
+        : job.transfer_id !== null
+          ? transferObjects(ctx, job.transfer_id)
+          : job.has_manifest === 1
+            ? manifestKeys(db, job.id)
+            : listedKeys(ctx, source.location_id, source.path);
     // After a planner died, keys it committed come round again and are ignored (unique per job); new
     // sequence numbers start past every committed one, so listing order need not be stable.
     let seq = job.planned_count;

@@ -27,6 +27,16 @@ export interface CopyRequest {
   overwrite?: Overwrite;
 }
 
+/** A copy that passed every check: its locations, paths, and when it was checked. */
+export interface CheckedCopy {
+  bulk: boolean;
+  source: LocationRow;
+  destination: LocationRow;
+  from: string;
+  to: string;
+  now: number;
+}
+
 export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; status: 'planning' };
 
 /**
@@ -61,7 +71,11 @@ export class Copies {
     private readonly limits: RateLimits,
   ) {}
 
-  async accept(workspaceId: string, request: CopyRequest): Promise<CopyAccepted> {
+  /**
+   * Every check of a copy, before anything is queued (a dry run makes the same ones): the resolved
+   * locations and paths.
+   */
+  async check(workspaceId: string, request: CopyRequest): Promise<CheckedCopy> {
     const from = parseTarget(request.from, 'from');
     const to = parseTarget(request.to, 'to');
     const bulk = from.path.endsWith('/');
@@ -97,6 +111,13 @@ export class Copies {
     const now = this.clock.now();
     checkUsable(source, now);
     checkUsable(destination, now);
+    return { bulk, source, destination, from: from.path, to: to.path, now };
+  }
+
+  async accept(workspaceId: string, request: CopyRequest): Promise<CopyAccepted> {
+    const { bulk, source, destination, now, ...paths } = await this.check(workspaceId, request);
+    const from = { path: paths.from };
+    const to = { path: paths.to };
 
     return this.limits.within(workspaceId, 'copy', async (trx) => {
       if (!bulk) {

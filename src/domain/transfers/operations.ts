@@ -17,6 +17,7 @@ import { checkPullHost, checkPullUrl } from '../../objects/fetch-url.js';
 import type { PatternLimits } from '../../objects/glob.js';
 import { checkPattern, expandSources, isPattern, splitPattern } from '../../objects/patterns.js';
 import { hasBuckets } from '../../providers.js';
+import type { Queryable } from '../../queue/moves.js';
 import type { Entry } from '../../stores/contract.js';
 import { slicer } from '../../util/slicer.js';
 import type { Locations } from '../locations/locations.js';
@@ -126,25 +127,29 @@ export class Operations {
     const now = this.clock.now();
     if (!isSeveral(spec, (ref) => isPattern(ref.path, ref.literal)))
       return transfers.enqueue(this.db.kysely, workspaceId, spec, now, given);
-    return this.db.kysely.transaction().execute(async (trx) => {
-      const queued = await transfers.enqueue(trx, workspaceId, spec, now, given, true);
-      // The job's own source and destination only say where it works; each object carries its own.
-      const refs = jobRefs(spec);
-      await jobs.create(
-        trx,
-        {
-          id: newId(),
-          workspaceId,
-          source: JSON.stringify(refs.source),
-          destination: JSON.stringify(refs.destination),
-          overwrite: 'always',
-          manifest: undefined,
-          transferId: queued.id,
-        },
-        now,
-      );
-      return queued;
-    });
+    return this.db.kysely
+      .transaction()
+      .execute(async (trx) => (await queueWithJob(trx, workspaceId, spec, given, now)).queued);
+  }
+
+  /** The spec /move would queue, checked as /move checks it (a dry run of a move: src/domain/plans). */
+  async moveSpec(workspaceId: string, from: string | string[], to: string, literal = false) {
+    const { sources, destination } = await this.movePlan(workspaceId, from, to, literal);
+    return { kind: 'move', sources, destination } satisfies TransferSpec;
+  }
+
+  /** The spec /remove would queue, checked as /remove checks it. */
+  async removeSpec(workspaceId: string, path: string | string[], literal = false) {
+    const paths = await this.removalPaths(workspaceId, path, literal);
+    for (const p of paths) this.checkActive(p.row);
+    return {
+      kind: 'remove',
+      paths: paths.map((p) => ({
+        location_id: p.row.id,
+        path: p.path,
+        ...(literal ? { literal: true as const } : {}),
+      })),
+    } satisfies TransferSpec;
   }
 
   private async destination(workspaceId: string, to: string, several: boolean) {
@@ -351,6 +356,38 @@ export class Operations {
     const destination = await this.destination(workspaceId, to, urls.length > 1);
     return this.queue(workspaceId, { kind: 'pull', urls, destination }, { from, to });
   }
+}
+
+/**
+ * A transfer over several objects and the job that runs it, in the caller's transaction, so neither
+ * exists without the other; `planId` when the job runs a plan (docs/api.md, "Plans").
+ */
+export async function queueWithJob(
+  trx: Queryable,
+  workspaceId: string,
+  spec: TransferSpec,
+  given: transfers.Given,
+  now: number,
+  planId?: string,
+): Promise<{ queued: Queued; jobId: string }> {
+  const queued = await transfers.enqueue(trx, workspaceId, spec, now, given, true);
+  // The job's own source and destination only say where it works; each object carries its own.
+  const refs = jobRefs(spec);
+  const { job_id } = await jobs.create(
+    trx,
+    {
+      id: newId(),
+      workspaceId,
+      source: JSON.stringify(refs.source),
+      destination: JSON.stringify(refs.destination),
+      overwrite: 'always',
+      manifest: undefined,
+      transferId: queued.id,
+      ...(planId === undefined ? {} : { planId }),
+    },
+    now,
+  );
+  return { queued, jobId: job_id };
 }
 
 /** Where a job that runs a transfer works, as a job's source and destination (first source; destination). */

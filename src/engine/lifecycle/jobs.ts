@@ -41,6 +41,8 @@ export interface NewJob {
   manifest: string[] | undefined;
   /** The transfer over several objects this job runs (its objects then carry their own work). */
   transferId?: string;
+  /** The plan this job runs (docs/api.md, "Plans"). */
+  planId?: string;
 }
 
 /** create: a planning job, and its manifest when it has one. */
@@ -61,6 +63,7 @@ export async function create(
       overwrite: job.overwrite,
       has_manifest: job.manifest ? 1 : 0,
       ...(job.transferId === undefined ? {} : { transfer_id: job.transferId }),
+      ...(job.planId === undefined ? {} : { plan_id: job.planId }),
       error: null,
       lease_owner: null,
       lease_expires_at: null,
@@ -290,9 +293,10 @@ export async function retryWithin(trx: Queryable, jobId: string, now: number): P
     })
     .where('id', '=', jobId)
     .where('status', 'in', JOB_MOVES.retry.from)
+    .returning('plan_id')
     .executeTakeFirst();
-  if (rowsChanged(updated) === 0) return false;
-  await objects.retry(trx, jobId);
+  if (updated === undefined) return false;
+  await objects.retry(trx, jobId, updated.plan_id !== null);
   return true;
 }
 

@@ -30,6 +30,11 @@ export function keyHash(key: string): string {
 
 export const OBJECT_MOVES = {
   plan: { from: [], to: ['pending'], by: 'the planner, a batch at a time' },
+  planSkipped: {
+    from: [],
+    to: ['skipped'],
+    by: "the planner of a plan's run: an object not in the plan, with the reason",
+  },
   claim: { from: ['pending'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
   succeed: { from: ['running'], to: ['succeeded', 'skipped'], by: 'the lease holder' },
   ...leaseMoves('running', 'pending', 'failed'),
@@ -45,6 +50,11 @@ export interface PlannedObject {
   etag: string | null;
   /** JSON of the object's own work, for a job that runs a transfer over several objects. */
   work?: string;
+  /**
+   * Why the object is left alone: recorded settled skipped with this reason (planSkipped: a plan's
+   * run found a key the plan lacks).
+   */
+  skipped?: string;
 }
 
 /**
@@ -58,29 +68,38 @@ export async function plan(
   batch: PlannedObject[],
 ): Promise<number> {
   if (batch.length === 0) return 0;
-  const result = await q
-    .insertInto('job_objects')
-    .values(
-      batch.map((p, i) => ({
-        job_id: jobId,
-        seq: firstSeq + i,
-        key: p.key,
-        key_hash: p.keyHash,
-        status: OBJECT_MOVES.plan.to[0],
-        size: p.size,
-        source_etag: p.etag,
-        ...(p.work === undefined ? {} : { work: p.work }),
-        error: null,
-        last_attempt_at: null,
-        lease_owner: null,
-        lease_expires_at: null,
-      })),
-    )
-    .onConflict((oc) => oc.columns(['job_id', 'key_hash']).doNothing())
-    .executeTakeFirst();
-  const inserted = Number(result.numInsertedOrUpdatedRows ?? 0);
-  await count(q, jobId, { objects_total: inserted, objects_pending: inserted });
-  return inserted;
+  const rows = batch.map((p, i) => ({
+    job_id: jobId,
+    seq: firstSeq + i,
+    key: p.key,
+    key_hash: p.keyHash,
+    status: p.skipped === undefined ? OBJECT_MOVES.plan.to[0] : OBJECT_MOVES.planSkipped.to[0],
+    size: p.size,
+    source_etag: p.etag,
+    ...(p.work === undefined ? {} : { work: p.work }),
+    error: p.skipped ?? null,
+    last_attempt_at: null,
+    lease_owner: null,
+    lease_expires_at: null,
+  }));
+  const insert = async (values: typeof rows) => {
+    if (values.length === 0) return 0;
+    const result = await q
+      .insertInto('job_objects')
+      .values(values)
+      .onConflict((oc) => oc.columns(['job_id', 'key_hash']).doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0);
+  };
+  // Pending and skipped apart, so that each is counted as what it is.
+  const inserted = await insert(rows.filter((r) => r.status === 'pending'));
+  const skipped = await insert(rows.filter((r) => r.status !== 'pending'));
+  await count(q, jobId, {
+    objects_total: inserted + skipped,
+    objects_pending: inserted,
+    objects_skipped: skipped,
+  });
+  return inserted + skipped;
 }
 
 type Counter =
@@ -237,6 +256,16 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
         const row = bySeq.get(seq);
         if (!row) continue;
         written[row.index] = true;
+        const settlement = (items[row.index] as ObjectSettlement).settlement;
+        if (settlement.kind === 'done' && settlement.reason !== undefined) {
+          // Why it was left alone (docs/api.md, "Plans"): shown with the failures.
+          await trx
+            .updateTable('job_objects')
+            .set({ error: settlement.reason })
+            .where('job_id', '=', jobId)
+            .where('seq', '=', seq)
+            .execute();
+        }
         add(jobId, 'objects_pending', -1);
         add(jobId, row.skipped ? 'objects_skipped' : 'objects_succeeded', 1);
         add(jobId, 'bytes_finished', row.bytes);
@@ -345,16 +374,16 @@ export async function park(q: Queryable, jobIds: string[], owner?: string): Prom
 }
 
 /** retry: a retried job's failed objects are pending again, with a fresh count of attempts. */
-export async function retry(q: Queryable, jobId: string): Promise<void> {
+export async function retry(q: Queryable, jobId: string, planned = false): Promise<void> {
   const result = await q
     .updateTable('job_objects')
     .set({
       status: OBJECT_MOVES.retry.to[0],
       attempts: 0,
       crashes: 0,
-      // What the listing said may be stale by now: the retried objects are stat'ed afresh.
-      size: null,
-      source_etag: null,
+      // What the listing said may be stale by now: the retried objects are stat'ed afresh. A plan's
+      // objects keep what the plan saw: they are checked against it whenever they run.
+      ...(planned ? {} : { size: null, source_etag: null }),
       error: null,
       run_after: 0,
       lease_owner: null,

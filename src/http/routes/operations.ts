@@ -3,6 +3,9 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { Plan } from '../../api/plans.js';
+import { PAGE_DEFAULT } from '../../db/paging.js';
+import type { Plans } from '../../domain/plans/plans.js';
 import type { Operations } from '../../domain/transfers/operations.js';
 import { workspaceOf } from '../auth.js';
 import { errors, INPUT_MAX, Literal, Path, Url } from '../schemas.js';
@@ -16,9 +19,12 @@ const MoveBody = Type.Object(
   { from: Paths, to: Path(), literal: Literal() },
   { additionalProperties: false },
 );
+const DryRun = Type.Optional(
+  Type.Boolean({ description: 'answer a plan of what would be done and do nothing (see Plans)' }),
+);
 
 export const operationRoutes =
-  (operations: Operations, queued: () => void): FastifyPluginAsyncTypebox =>
+  (operations: Operations, queued: () => void, plans: Plans): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/pull',
@@ -51,11 +57,16 @@ export const operationRoutes =
         schema: {
           summary: 'Move files; afterwards they exist only at the destination',
           tags: ['transfers'],
-          body: MoveBody,
-          response: { 202: Queued, ...errors(400, 401, 404, 409) },
+          body: Type.Object(
+            { from: Paths, to: Path(), literal: Literal(), dry_run: DryRun },
+            { additionalProperties: false },
+          ),
+          response: { 200: Plan, 202: Queued, ...errors(400, 401, 404, 409) },
         },
       },
       async (request, reply) => {
+        if (request.body.dry_run === true)
+          return reply.code(200).send(await plans.move(workspaceOf(request), request.body, PAGE_DEFAULT));
         const result = await operations.move(
           workspaceOf(request),
           request.body.from,
@@ -72,13 +83,18 @@ export const operationRoutes =
       {
         config: { rateLimit: 'transfer' },
         schema: {
-          summary: 'Remove files (unrecoverable); POST /remove/preview first',
+          summary: 'Remove files (unrecoverable); a dry run first (dry_run: true), then run its plan',
           tags: ['transfers'],
-          body: RemoveBody,
-          response: { 202: Queued, ...errors(400, 401, 404, 409) },
+          body: Type.Object(
+            { path: Paths, literal: Literal(), dry_run: DryRun },
+            { additionalProperties: false },
+          ),
+          response: { 200: Plan, 202: Queued, ...errors(400, 401, 404, 409) },
         },
       },
       async (request, reply) => {
+        if (request.body.dry_run === true)
+          return reply.code(200).send(await plans.remove(workspaceOf(request), request.body, PAGE_DEFAULT));
         const result = await operations.remove(
           workspaceOf(request),
           request.body.path,

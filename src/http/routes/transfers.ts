@@ -4,8 +4,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { Plan } from '../../api/plans.js';
 import { Failures, Job, Target, Transfer } from '../../api/transfers.js';
-import { parseLimit } from '../../db/paging.js';
+import { PAGE_DEFAULT, parseLimit } from '../../db/paging.js';
+import type { Plans } from '../../domain/plans/plans.js';
 import type { Copies } from '../../domain/transfers/copy.js';
 import type { JobControl } from '../../domain/transfers/job-control.js';
 import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
@@ -19,7 +21,7 @@ import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 export const COPY_BODY_LIMIT = 8 * 1024 * 1024;
 
 /** Job retry and cancel take no body: nothing, or {} (docs/api.md, "Polling"). */
-function noBody(request: FastifyRequest): void {
+export function noBody(request: FastifyRequest): void {
   const body = request.body;
   if (body === undefined || body === null) return;
   if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
@@ -28,6 +30,8 @@ function noBody(request: FastifyRequest): void {
 
 export interface TransferRouteDeps {
   copies: Copies;
+  /** Dry runs (docs/api.md, "Plans"). */
+  plans: Plans;
   views: TransferViews;
   control: JobControl;
   /** Tells a worker in this process that there is new work. */
@@ -52,10 +56,14 @@ export const transferRoutes =
               to: Target,
               manifest: Type.Optional(Type.Array(Path({ minLength: 0 }), { maxItems: MANIFEST_MAX_KEYS })),
               overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
+              dry_run: Type.Optional(
+                Type.Boolean({ description: 'answer a plan of a bulk copy and copy nothing (see Plans)' }),
+              ),
             },
             { additionalProperties: false, required: ['from', 'to'] },
           ),
           response: {
+            200: Plan,
             202: Type.Union([
               Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') }),
               Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
@@ -65,13 +73,16 @@ export const transferRoutes =
         },
       },
       async (request, reply) => {
-        const { from, to, manifest, overwrite } = request.body;
-        const accepted = await copies.accept(workspaceOf(request), {
+        const { from, to, manifest, overwrite, dry_run } = request.body;
+        const body = {
           from,
           to,
           ...(manifest === undefined ? {} : { manifest }),
           ...(overwrite === undefined ? {} : { overwrite }),
-        });
+        };
+        if (dry_run === true)
+          return reply.code(200).send(await deps.plans.copy(workspaceOf(request), body, PAGE_DEFAULT));
+        const accepted = await copies.accept(workspaceOf(request), body);
         deps.queued();
         return reply.code(202).send(accepted);
       },
