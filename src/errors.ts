@@ -11,6 +11,8 @@ export type ErrorKind =
   | 'not_found'
   /** The request conflicts with the state of a resource (409). */
   | 'conflict'
+  /** The named thing existed for the caller and no longer can be used: an expired plan (410). */
+  | 'gone'
   /** A secret of the wrong shape for its provider (422). */
   | 'unprocessable'
   /** A body over the limit (413). */
@@ -64,6 +66,7 @@ export function isFerryError(err: unknown, kind?: ErrorKind): err is FerryError 
 export const invalid = (message: string, cause?: unknown) => new FerryError('invalid', message, { cause });
 export const notFound = (message: string, cause?: unknown) => new FerryError('not_found', message, { cause });
 export const conflict = (message: string, cause?: unknown) => new FerryError('conflict', message, { cause });
+export const gone = (message: string, cause?: unknown) => new FerryError('gone', message, { cause });
 
 /** How much of one value sent by a caller an error message quotes (docs/api.md, "Errors"). */
 export const QUOTE_LIMIT = 100;

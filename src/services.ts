@@ -14,6 +14,7 @@ import { Buckets } from './domain/buckets.js';
 import { Files } from './domain/files.js';
 import { KeyWatch } from './domain/key-watch.js';
 import { Locations } from './domain/locations/locations.js';
+import { Plans } from './domain/plans/plans.js';
 import { RateLimits } from './domain/rate-limit.js';
 import { AccessTokens } from './domain/refresher/access-tokens.js';
 import { refreshMetrics } from './domain/refresher/metrics.js';
@@ -58,6 +59,8 @@ export interface Services {
   /** Called when a refresh is requested: wakes the refreshers of every process. */
   refreshRequested: () => void;
   copies: Copies;
+  /** Dry runs and their plans (docs/api.md, "Plans"). */
+  plans: Plans;
   /** The per-workspace rate limit of every route that costs (docs/api.md, "Rate limits and caps"). */
   rateLimits: RateLimits;
   operations: Operations;
@@ -143,6 +146,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl) : undefined;
   const transferViews = new TransferViews(db.kysely);
   const rateLimits = new RateLimits(db, clock, config.rateLimits.perMinute);
+  const copies = new Copies(locations, clock, rateLimits, config.patterns);
   return {
     config,
     db,
@@ -160,7 +164,8 @@ export async function createServices(config: Config, options: ServicesOptions): 
     refresh,
     signals,
     refreshRequested: () => signals.notify('refresh'),
-    copies: new Copies(locations, clock, rateLimits, config.patterns),
+    copies,
+    plans: new Plans(db, locations, storage, copies, operations, rateLimits, clock),
     rateLimits,
     operations,
     shares,

@@ -124,6 +124,8 @@ export const Job = Type.Object({
   counts: Counts,
   bytes_done: Type.Integer(),
   error: Type.Optional(Type.String()),
+  /** The plan the job runs (docs/api.md, "Plans"). */
+  plan_id: Type.Optional(Type.String({ format: 'uuid' })),
 });
 export type Job = Static<typeof Job>;
 
@@ -141,6 +143,8 @@ export const Failures = Type.Object({
       error: Type.String(),
       attempts: Type.Integer(),
       last_attempt_at: Type.Optional(Timestamp),
+      /** Present for an object left alone with a reason (a plan's run, docs/api.md "Plans"). */
+      outcome: Type.Optional(Type.Literal('skipped')),
     }),
   ),
   next_cursor: Type.Optional(Type.String()),

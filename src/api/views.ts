@@ -94,5 +94,6 @@ export function jobView(row: JobRow, runningBytes: number): Job {
     counts: countsOf(row),
     bytes_done: Number(row.bytes_finished) + runningBytes,
     ...(row.error === null ? {} : { error: row.error }),
+    ...(row.plan_id === null ? {} : { plan_id: row.plan_id }),
   };
 }

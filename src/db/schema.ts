@@ -112,6 +112,8 @@ export interface JobsTable {
   planning_attempts: Generated<number>;
   /** The transfer over several objects this job runs (docs/engine.md); null for a bulk copy or sync. */
   transfer_id: Generated<string | null>;
+  /** The plan this job runs (docs/api.md, "Plans"); null for a job that was not planned ahead. */
+  plan_id: Generated<string | null>;
   /**
    * Object counts and finished bytes, kept by the object lifecycle in the same transaction as each
    * object's move (src/engine/lifecycle/objects.ts): pending includes running.
@@ -164,6 +166,40 @@ export interface JobObjectsTable extends LeasedColumns {
   error: string | null;
   last_attempt_at: number | null;
   run_after: Generated<number>;
+}
+
+/** A dry run's plan (docs/api.md, "Plans"): the request resolved to location ids, run at most once. */
+export interface PlansTable {
+  id: string;
+  workspace_id: string;
+  /** What the plan runs: copy, move or remove (src/engine/lifecycle/plans.ts, PLAN_KINDS). */
+  kind: string;
+  /** JSON of the request resolved to location ids (src/engine/lifecycle/plans.ts, PlanRequest). */
+  request: string;
+  /** JSON of the request's from and to as given (the transfer's `from` and `to`). */
+  given: string;
+  /** JSON {action: count}; null while the dry run is still writing entries. */
+  counts: string | null;
+  total: Generated<number>;
+  created_at: number;
+  expires_at: number;
+  ran_at: number | null;
+  job_id: string | null;
+  transfer_id: string | null;
+}
+
+/** One object of a plan, in listing order. */
+export interface PlanEntriesTable {
+  plan_id: string;
+  seq: number;
+  /** As a job object's key: relative to the copy's source prefix, or the source's path. */
+  key: string;
+  size: number | null;
+  etag: string | null;
+  /** What the run does with it: copy, move, remove (sync adds skip and delete). */
+  action: string;
+  /** JSON of the object's own work (src/engine/specs.ts, ObjectWork); null for a copy's object. */
+  work: string | null;
 }
 
 /** One accepted request of a rate-limited bucket, kept until its window has passed. */
@@ -351,6 +387,8 @@ export interface Database {
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
   periodic_tasks: PeriodicTasksTable;
+  plans: PlansTable;
+  plan_entries: PlanEntriesTable;
 }
 
 export type WebhookRow = Selectable<WebhooksTable>;
@@ -363,6 +401,7 @@ export type ShareRow = Selectable<SharesTable>;
 
 export type TransferRow = Selectable<TransfersTable>;
 export type JobRow = Selectable<JobsTable>;
+export type PlanRow = Selectable<PlansTable>;
 export type JobObjectRow = Selectable<JobObjectsTable>;
 
 export type WorkspaceRow = Selectable<WorkspacesTable>;

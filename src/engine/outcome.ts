@@ -17,7 +17,15 @@ import {
 import { ProgressWriter } from './progress.js';
 
 export type Settlement =
-  | { kind: 'done'; bytes: number; bytesTotal?: number; skipped?: boolean; deleted?: boolean }
+  /** `reason`: why a skipped object was left alone (a plan's object that changed since the plan). */
+  | {
+      kind: 'done';
+      bytes: number;
+      bytesTotal?: number;
+      skipped?: boolean;
+      deleted?: boolean;
+      reason?: string;
+    }
   /** `crashed`: the attempt crashed, and the row keeps the crash its claim counted. */
   | { kind: 'again'; error: string; runAfter: number; crashed?: boolean }
   | { kind: 'failed'; error: string };

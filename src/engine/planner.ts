@@ -9,11 +9,12 @@ import { FerryError, isFerryError } from '../errors.js';
 import { compileFilter, type Filter, listFiltered } from '../objects/filter.js';
 import { expandSources, isPattern } from '../objects/patterns.js';
 import { describe } from '../queue/backoff.js';
-import type { Entry } from '../stores/contract.js';
+import type { Entry, Store } from '../stores/contract.js';
 import { destinationReady } from './destination-bucket.js';
 import * as jobs from './lifecycle/jobs.js';
 import * as objects from './lifecycle/objects.js';
 import { type Held, keyHash } from './lifecycle/objects.js';
+import * as plans from './lifecycle/plans.js';
 import * as transfers from './lifecycle/transfers.js';
 import { afterFailure } from './outcome.js';
 import type { EngineContext } from './run-object.js';
@@ -30,15 +31,27 @@ import { syncObjects } from './sync-plan.js';
 
 export const PLAN_BATCH = 1000;
 
-interface Planned {
+export interface Planned {
   key: string;
   size: number | null;
   etag: string | null;
   work?: string;
-  /** Planned as skipped, with the reason (a sync's equal object). */
+  /**
+   * Planned straight as skipped, with the reason: a sync's object equal at the destination, or a plan's
+   * run finding a key the plan lacks.
+   */
   skipped?: string;
   held?: Held;
 }
+
+/** Why a plan's run leaves alone an object its listing found and the plan did not (docs/api.md, "Plans"). */
+export const NOT_IN_PLAN = 'not in the plan';
+
+/** Why a sync plan's run skips an object the plan found equal at the destination. */
+export const EQUAL_IN_PLAN = 'equal at the destination when planned';
+
+/** A location's store, opened for a while: the engine's cache, or the API's own for a dry run. */
+export type OpenStore = (locationId: string) => Promise<{ store: Store; release: () => unknown }>;
 
 /** Writes one batch; false when the job is no longer ours to plan (canceled, or lease lost). */
 function commitBatch(ctx: EngineContext, job: JobRow, seq: number, batch: Planned[]): Promise<boolean> {
@@ -88,7 +101,20 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
     .select('spec')
     .where('id', '=', transferId)
     .executeTakeFirstOrThrow();
-  const spec = decodeSpec(row.spec);
+  yield* specObjects(decodeSpec(row.spec), (locationId) => ctx.stores.acquire(locationId));
+}
+
+/**
+ * The objects of a transfer spec, as transferObjects plans them; a dry run (src/domain/plans) plans
+ * with the same keys and work. With `stat`, a plain source is stat'ed (a missing one is not_found) so
+ * that its size and ETag are known, as a pattern's listing knows them.
+ */
+export async function* specObjects(
+  spec: TransferSpec,
+  open: OpenStore,
+  stat = false,
+  signal?: AbortSignal,
+): AsyncGenerator<Planned> {
   const filter = spec.kind === 'move' || spec.kind === 'remove' ? compileFilter(spec.filter) : undefined;
   const planned = (key: string, size: number | null, etag: string | null, work: ObjectWork): Planned => ({
     key,
@@ -98,7 +124,7 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
   });
   switch (spec.kind) {
     case 'copy':
-      throw new FerryError('internal', `transfer ${transferId} is a single copy`);
+      throw new FerryError('internal', 'a single copy has no objects to plan');
     case 'pull':
       for (const url of spec.urls)
         yield planned(url, null, null, { op: 'pull', url, destination: spec.destination });
@@ -111,14 +137,14 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
       const several = new Set(sources.map((ref) => ref.location_id)).size > 1;
       const keyOf = (ref: ObjectRef, path: string) => (several ? `${ref.location_id}:${path}` : path);
       for (const ref of sources) {
-        if (!isPattern(ref.path, ref.literal)) {
+        if (!stat && !isPattern(ref.path, ref.literal)) {
           const name = ref.path.slice(ref.path.lastIndexOf('/') + 1);
           yield planned(keyOf(ref, ref.path), null, null, objectWork(spec, ref, { path: ref.path, name }));
           continue;
         }
-        const { store, release } = await ctx.stores.acquire(ref.location_id);
+        const { store, release } = await open(ref.location_id);
         try {
-          for await (const entry of expandSources(store, ref.path, undefined, ref.literal, filter)) {
+          for await (const entry of expandSources(store, ref.path, signal, ref.literal, filter)) {
             yield planned(
               keyOf(ref, entry.path),
               entry.size,
@@ -127,7 +153,7 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
             );
           }
         } finally {
-          release();
+          await release();
         }
       }
     }
@@ -136,7 +162,12 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
 
 /** A sync's diff (src/engine/sync-plan.ts) as the planner commits it. */
 async function* syncPlanned(ctx: EngineContext, job: JobRow): AsyncGenerator<Planned> {
-  for await (const p of syncObjects(ctx, job)) {
+  const spec = {
+    source: decodeRef(job.source),
+    destination: decodeRef(job.destination),
+    options: decodeOptions(job.options),
+  };
+  for await (const p of syncObjects((id) => ctx.stores.acquire(id), spec)) {
     yield {
       key: p.key,
       size: p.size,
@@ -146,6 +177,45 @@ async function* syncPlanned(ctx: EngineContext, job: JobRow): AsyncGenerator<Pla
       ...(p.held === undefined ? {} : { held: p.held }),
     };
   }
+}
+
+/**
+ * The objects of a job that runs a plan (docs/api.md, "Plans"): the plan's entries in order, each with
+ * the size and ETag the plan saw (checked when it runs); then the source listed again, each key the plan
+ * lacks recorded skipped, not in the plan (the plan's keys come round again and are ignored: keys are
+ * unique per job). Sync's plans join here with their own listing (and the plan's filter).
+ */
+async function* planRunObjects(ctx: EngineContext, job: JobRow, planId: string): AsyncGenerator<Planned> {
+  let after = -1;
+  const options = decodeOptions(job.options);
+  for (;;) {
+    const page = await plans.entries(ctx.db.kysely, planId, after, PLAN_BATCH);
+    for (const e of page) {
+      const planned: Planned = {
+        key: e.key,
+        size: e.size,
+        etag: e.etag,
+        ...(e.work === undefined ? {} : { work: e.work }),
+      };
+      // A sync's plan (src/engine/sync-plan.ts): equal objects skipped again, with what the plan saw;
+      // with delete, copies held until planned and deletions until every copy succeeded, as a sync's.
+      if (job.kind === 'sync') {
+        if (e.action === 'skip') planned.skipped = EQUAL_IN_PLAN;
+        else if (e.action === 'delete') planned.held = 'until-copied';
+        else if (options.delete === true) planned.held = 'until-planned';
+      }
+      yield planned;
+    }
+    const last = page.at(-1);
+    if (last === undefined || page.length < PLAN_BATCH) break;
+    after = last.seq;
+  }
+  const source = decodeRef(job.source);
+  const now =
+    job.transfer_id !== null
+      ? transferObjects(ctx, job.transfer_id)
+      : listedKeys(ctx, source.location_id, source.path, compileFilter(options.filter));
+  for await (const found of now) yield { ...found, skipped: NOT_IN_PLAN };
 }
 
 function objectWork(
@@ -172,18 +242,20 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
   }
   try {
     const keys =
-      job.transfer_id !== null
-        ? transferObjects(ctx, job.transfer_id)
-        : job.kind === 'sync'
-          ? syncPlanned(ctx, job)
-          : job.has_manifest === 1
-            ? manifestKeys(db, job.id)
-            : listedKeys(
-                ctx,
-                source.location_id,
-                source.path,
-                compileFilter(decodeOptions(job.options).filter),
-              );
+      job.plan_id !== null
+        ? planRunObjects(ctx, job, job.plan_id)
+        : job.transfer_id !== null
+          ? transferObjects(ctx, job.transfer_id)
+          : job.kind === 'sync'
+            ? syncPlanned(ctx, job)
+            : job.has_manifest === 1
+              ? manifestKeys(db, job.id)
+              : listedKeys(
+                  ctx,
+                  source.location_id,
+                  source.path,
+                  compileFilter(decodeOptions(job.options).filter),
+                );
     // After a planner died, keys it committed come round again and are ignored (unique per job); new
     // sequence numbers start past every committed one, so listing order need not be stable.
     let seq = job.planned_count;

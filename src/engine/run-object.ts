@@ -15,7 +15,7 @@ import { copyObject } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import type { Overwrite } from '../states.js';
-import type { ObjectInfo } from '../stores/contract.js';
+import type { ObjectInfo, Store } from '../stores/contract.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
 import type { ObjectSettlement } from './lifecycle/objects.js';
 import * as objects from './lifecycle/objects.js';
@@ -46,6 +46,8 @@ interface JobPlan {
   source: ObjectRef;
   destination: ObjectRef;
   overwrite: Overwrite;
+  /** The plan the job runs (docs/api.md, "Plans"): each object is checked against it first. */
+  planId: string | null;
 }
 
 const plans = new Map<string, JobPlan>();
@@ -55,13 +57,14 @@ export async function planOf(ctx: EngineContext, jobId: string): Promise<JobPlan
   if (known) return known;
   const job = await ctx.db.kysely
     .selectFrom('jobs')
-    .select(['source', 'destination', 'overwrite'])
+    .select(['source', 'destination', 'overwrite', 'plan_id'])
     .where('id', '=', jobId)
     .executeTakeFirstOrThrow();
   const plan = {
     source: decodeRef(job.source),
     destination: decodeRef(job.destination),
     overwrite: job.overwrite,
+    planId: job.plan_id,
   };
   if (plans.size > 1000) plans.clear();
   plans.set(jobId, plan);
@@ -72,6 +75,42 @@ function listedInfo(plan: JobPlan, object: JobObjectRow, size: number): ObjectIn
   const info: ObjectInfo = { path: plan.source.path + object.key, size, hashes: {} };
   if (object.source_etag !== null) info.etag = object.source_etag;
   return info;
+}
+
+/** An object a plan's run leaves alone, and why (docs/api.md, "Plans"). */
+interface LeftAlone {
+  reason: string;
+}
+
+/**
+ * A plan's object before it runs: its source as it is now (a stat, never the listing), or why it is
+ * left alone: gone, or another size or ETag than the plan saw. Undefined on a later attempt that finds
+ * the source gone, which an earlier attempt of this object may have moved or removed: the work decides.
+ */
+async function checkPlanned(
+  store: Store,
+  path: string,
+  object: JobObjectRow,
+  signal: AbortSignal,
+): Promise<ObjectInfo | LeftAlone | undefined> {
+  let info: ObjectInfo;
+  try {
+    info = await store.stat(path, { signal });
+  } catch (err) {
+    if (!isFerryError(err, 'not_found')) throw err;
+    return object.attempts > 1 ? undefined : { reason: 'changed since the plan: gone' };
+  }
+  if (object.size !== null && info.size !== object.size) {
+    return { reason: `changed since the plan: size ${object.size} → ${info.size}` };
+  }
+  if (object.source_etag !== null && info.etag !== undefined && info.etag !== object.source_etag) {
+    return { reason: `changed since the plan: ETag ${object.source_etag} → ${info.etag}` };
+  }
+  return info;
+}
+
+function leftAlone(checked: ObjectInfo | LeftAlone | undefined): checked is LeftAlone {
+  return checked !== undefined && 'reason' in checked;
 }
 
 /**
@@ -130,26 +169,36 @@ export async function runObject(
   const checkpoint = checkpointOf(db.kysely, work, owner, () => clock.now());
   const settlement = await attemptObject(ctx, object, signal, {
     work: (report) =>
-      ctx.stores.use(plan.source.location_id, (source) =>
-        ctx.stores.use(plan.destination.location_id, (destination) =>
+      ctx.stores.use(plan.source.location_id, async (source) => {
+        const sourcePath = plan.source.path + object.key;
+        const checked =
+          plan.planId === null ? undefined : await checkPlanned(source.store, sourcePath, object, signal);
+        if (leftAlone(checked)) return checked;
+        return ctx.stores.use(plan.destination.location_id, (destination) =>
           copyObject({
             source: source.store,
-            sourcePath: plan.source.path + object.key,
+            sourcePath,
             destination: destination.store,
             destinationPath: plan.destination.path + object.key,
             overwrite: plan.overwrite,
             // What the listing reported saves a stat per object. Manifest keys have nothing and are
             // stat'ed, and so is a retried object, whose source may have changed since it was listed.
-            ...(object.size === null || object.attempts > 1
-              ? {}
-              : { sourceInfo: listedInfo(plan, object, object.size) }),
+            // A plan's object was just stat'ed against the plan.
+            ...(checked !== undefined
+              ? { sourceInfo: checked }
+              : object.size === null || object.attempts > 1 || plan.planId !== null
+                ? {}
+                : { sourceInfo: listedInfo(plan, object, object.size) }),
             signal,
             onProgress: report,
             checkpoint,
           }),
-        ),
-      ),
-    done: (outcome) => ({ kind: 'done', bytes: outcome.bytes, skipped: outcome.action === 'skipped' }),
+        );
+      }),
+    done: (outcome) =>
+      'reason' in outcome
+        ? { kind: 'done', bytes: 0, skipped: true, reason: outcome.reason }
+        : { kind: 'done', bytes: outcome.bytes, skipped: outcome.action === 'skipped' },
   });
   // A canceled job's object, or one that failed for good, leaves no multipart upload behind. One
   // handed back on shutdown or tried again later keeps it, for the next attempt to continue.
@@ -173,56 +222,82 @@ async function doWork(
   work: ObjectWork,
   signal: AbortSignal,
   report: (bytes: number) => void,
-): Promise<{ bytes: number }> {
+): Promise<{ bytes: number } | LeftAlone> {
+  const planned = (await planOf(ctx, object.job_id)).planId !== null;
   switch (work.op) {
     case 'move':
       // Copied, verified, and only then the source removed (src/objects/object-move.ts), so a
       // process killed mid-move loses nothing; a repeat after the delete finds the move done.
-      return ctx.stores.use(work.source.location_id, (source) =>
-        ctx.stores.use(work.destination.location_id, (destination) =>
-          moveObject({
-            source: source.store,
-            sourcePath: work.source.path,
-            destination: destination.store,
-            destinationPath: work.destination.path,
-            // As a bulk copy's objects (runObject): the listing's size and ETag save a stat on the
-            // first attempt; a retried object is stat'ed, its source may have changed since.
-            ...(object.size === null || object.attempts > 1
-              ? {}
-              : {
-                  sourceInfo: {
-                    path: work.source.path,
-                    size: object.size,
-                    hashes: {},
-                    ...(object.source_etag === null ? {} : { etag: object.source_etag }),
-                  },
-                }),
-            signal,
-            onProgress: report,
-          }),
-        ),
+      return ctx.stores.use(
+        work.source.location_id,
+        async (source): Promise<{ bytes: number } | LeftAlone> => {
+          const checked = planned
+            ? await checkPlanned(source.store, work.source.path, object, signal)
+            : undefined;
+          if (leftAlone(checked)) return checked;
+          return ctx.stores.use(work.destination.location_id, (destination) =>
+            moveObject({
+              source: source.store,
+              sourcePath: work.source.path,
+              destination: destination.store,
+              destinationPath: work.destination.path,
+              // As a bulk copy's objects (runObject): the listing's size and ETag save a stat on the
+              // first attempt; a retried object is stat'ed, its source may have changed since. A plan's
+              // object was just stat'ed against the plan.
+              ...(checked !== undefined
+                ? { sourceInfo: checked }
+                : object.size === null || object.attempts > 1 || planned
+                  ? {}
+                  : {
+                      sourceInfo: {
+                        path: work.source.path,
+                        size: object.size,
+                        hashes: {},
+                        ...(object.source_etag === null ? {} : { etag: object.source_etag }),
+                      },
+                    }),
+              signal,
+              onProgress: report,
+            }),
+          );
+        },
       );
     case 'remove':
-      return ctx.stores.use(work.source.location_id, async ({ store }) => {
-        try {
-          await store.stat(work.source.path, { signal });
-          await store.delete(work.source.path, { signal });
-        } catch (err) {
-          // Gone since an earlier attempt of this object removed it: what was asked for holds.
-          if (!(isFerryError(err, 'not_found') && object.attempts > 1)) throw err;
-        }
-        return { bytes: 0 };
-      });
+      return ctx.stores.use(
+        work.source.location_id,
+        async ({ store }): Promise<{ bytes: number } | LeftAlone> => {
+          if (planned) {
+            const checked = await checkPlanned(store, work.source.path, object, signal);
+            if (leftAlone(checked)) return checked;
+          }
+          try {
+            await store.stat(work.source.path, { signal });
+            await store.delete(work.source.path, { signal });
+          } catch (err) {
+            // Gone since an earlier attempt of this object removed it: what was asked for holds.
+            if (!(isFerryError(err, 'not_found') && object.attempts > 1)) throw err;
+          }
+          return { bytes: 0 };
+        },
+      );
     case 'delete':
-      // A sync's deletion (docs/api.md, "Sync"): gone already is what was asked for.
-      return ctx.stores.use(work.target.location_id, async ({ store }) => {
-        try {
-          await store.delete(work.target.path, { signal });
-        } catch (err) {
-          if (!isFerryError(err, 'not_found')) throw err;
-        }
-        return { bytes: 0 };
-      });
+      // A sync's deletion (docs/api.md, "Sync"): gone already is what was asked for. A plan's deletion
+      // is left alone when the destination object changed since the plan.
+      return ctx.stores.use(
+        work.target.location_id,
+        async ({ store }): Promise<{ bytes: number } | LeftAlone> => {
+          if (planned) {
+            const checked = await checkPlanned(store, work.target.path, object, signal);
+            if (leftAlone(checked)) return checked;
+          }
+          try {
+            await store.delete(work.target.path, { signal });
+          } catch (err) {
+            if (!isFerryError(err, 'not_found')) throw err;
+          }
+          return { bytes: 0 };
+        },
+      );
     case 'pull': {
       const egress = ctx.egress;
       if (egress === undefined) throw new Error('a pull needs the egress rules');
@@ -253,12 +328,10 @@ async function runWork(
 ): Promise<void> {
   const settlement = await attemptObject(ctx, object, signal, {
     work: (report) => doWork(ctx, object, work, signal, report),
-    done: (outcome) => ({
-      kind: 'done',
-      bytes: outcome.bytes,
-      skipped: false,
-      deleted: work.op === 'delete',
-    }),
+    done: (outcome) =>
+      'reason' in outcome
+        ? { kind: 'done', bytes: 0, skipped: true, reason: outcome.reason }
+        : { kind: 'done', bytes: outcome.bytes, skipped: false, deleted: work.op === 'delete' },
   });
   await settled(ctx, object, settlement, settle);
 }

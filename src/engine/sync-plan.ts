@@ -9,15 +9,14 @@
 // source streams past it. That is fine up to the bulk limit (SYNC_MAX_DESTINATION objects, some tens
 // of MiB); a destination holding more fails planning with the reason rather than growing without end.
 // Past that a sorted merge of two listings would be needed, which not every store's listing allows.
-import type { JobRow } from '../db/schema.js';
 import { FerryError, isFerryError } from '../errors.js';
 import { compileFilter, listFiltered } from '../objects/filter.js';
 import type { Provider } from '../providers.js';
 import type { CompareMode } from '../states.js';
 import type { Entry, HashKind } from '../stores/contract.js';
 import type { Held } from './lifecycle/objects.js';
-import type { EngineContext } from './run-object.js';
-import { decodeOptions, decodeRef, type ObjectRef, type ObjectWork } from './specs.js';
+import type { OpenStore } from './planner.js';
+import type { JobOptions, ObjectRef, ObjectWork } from './specs.js';
 
 /** Most destination objects a sync holds in memory (the bulk limit, as a manifest's). */
 export const SYNC_MAX_DESTINATION = 100_000;
@@ -61,6 +60,7 @@ export interface SyncPlanned {
 
 interface Listed {
   size: number;
+  etag: string | undefined;
   modTime: number | undefined;
   hashes: Entry['hashes'];
 }
@@ -92,21 +92,36 @@ function folderOf(prefix: string): string {
   return prefix.slice(0, -1);
 }
 
-/** The sync job's diff, streamed; throws (a lasting error) past the limits of docs/api.md, "Sync". */
-export async function* syncObjects(ctx: EngineContext, job: JobRow): AsyncGenerator<SyncPlanned> {
-  const source = decodeRef(job.source);
-  const destination = decodeRef(job.destination);
-  const options = decodeOptions(job.options);
+/** What a sync compares: its prefixes, resolved to location ids, and its options. */
+export interface SyncSpec {
+  source: ObjectRef;
+  destination: ObjectRef;
+  options: JobOptions;
+}
+
+/**
+ * A sync's diff, streamed; throws (a lasting error) past the limits of docs/api.md, "Sync". `open` is the
+ * engine's store cache for a job, or the API's own for a dry run (src/domain/plans).
+ */
+export async function* syncObjects(
+  open: OpenStore,
+  { source, destination, options }: SyncSpec,
+  signal?: AbortSignal,
+): AsyncGenerator<SyncPlanned> {
   const compare = options.compare ?? 'size-modtime';
   const remove = options.delete === true;
   const maxDelete = options.max_delete ?? DEFAULT_MAX_DELETE;
   const filter = compileFilter(options.filter);
-  const existing = await listDestination(ctx, destination, filter);
+  const existing = await listDestination(open, destination, filter, signal);
   // With deletions, nothing may change before their count is known to be within max_delete.
   const hold: Partial<Pick<SyncPlanned, 'held'>> = remove ? { held: 'until-planned' } : {};
-  const { store, release } = await ctx.stores.acquire(source.location_id);
+  const { store, release } = await open(source.location_id);
   try {
-    for await (const entry of listFiltered(store, folderOf(source.path), { recursive: true, filter })) {
+    for await (const entry of listFiltered(store, folderOf(source.path), {
+      recursive: true,
+      filter,
+      signal,
+    })) {
       const key = entry.path.slice(source.path.length);
       const there = existing.get(key);
       existing.delete(key);
@@ -121,7 +136,7 @@ export async function* syncObjects(ctx: EngineContext, job: JobRow): AsyncGenera
       yield planned;
     }
   } finally {
-    release();
+    await release();
   }
   if (!remove || existing.size === 0) return;
   if (existing.size > maxDelete) {
@@ -130,15 +145,16 @@ export async function* syncObjects(ctx: EngineContext, job: JobRow): AsyncGenera
       `the sync would remove ${existing.size} objects at the destination, more than max_delete (${maxDelete}); nothing was copied or removed`,
     );
   }
-  for (const key of existing.keys()) {
+  for (const [key, there] of existing) {
     const work: ObjectWork = {
       op: 'delete',
       target: { location_id: destination.location_id, path: destination.path + key },
     };
+    // The destination object's size and ETag as listed: a plan's run leaves it alone if it changed.
     yield {
       key,
-      size: null,
-      etag: null,
+      size: there.size,
+      etag: there.etag ?? null,
       status: 'pending',
       work: JSON.stringify(work),
       held: 'until-copied',
@@ -147,14 +163,19 @@ export async function* syncObjects(ctx: EngineContext, job: JobRow): AsyncGenera
 }
 
 async function listDestination(
-  ctx: EngineContext,
+  open: OpenStore,
   destination: ObjectRef,
   filter: ReturnType<typeof compileFilter>,
+  signal: AbortSignal | undefined,
 ): Promise<Map<string, Listed>> {
   const listed = new Map<string, Listed>();
-  const { store, release } = await ctx.stores.acquire(destination.location_id);
+  const { store, release } = await open(destination.location_id);
   try {
-    for await (const entry of listFiltered(store, folderOf(destination.path), { recursive: true, filter })) {
+    for await (const entry of listFiltered(store, folderOf(destination.path), {
+      recursive: true,
+      filter,
+      signal,
+    })) {
       if (listed.size >= SYNC_MAX_DESTINATION) {
         throw new FerryError(
           'invalid',
@@ -163,6 +184,7 @@ async function listDestination(
       }
       listed.set(entry.path.slice(destination.path.length), {
         size: entry.size,
+        etag: entry.etag,
         modTime: entry.modTime?.getTime(),
         hashes: entry.hashes,
       });
@@ -172,7 +194,7 @@ async function listDestination(
     // bucket store a missing bucket is the same answer from the listing, and the copies will say so.
     if (!isFerryError(err, 'not_found') || listed.size > 0) throw err;
   } finally {
-    release();
+    await release();
   }
   return listed;
 }

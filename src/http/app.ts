@@ -28,6 +28,7 @@ import { linkRoutes } from './routes/links.js';
 import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
 import { operationRoutes } from './routes/operations.js';
+import { planRoutes } from './routes/plans.js';
 import { sendRoutes } from './routes/sends.js';
 import { serviceRoutes } from './routes/service.js';
 import { shareRoutes } from './routes/shares.js';
@@ -143,12 +144,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(
     transferRoutes({
       copies: services.copies,
+      plans: services.plans,
       views: services.transferViews,
       control: services.jobControl,
       queued,
     }),
   );
-  await app.register(operationRoutes(services.operations, queued));
+  await app.register(operationRoutes(services.operations, queued, services.plans));
+  await app.register(planRoutes(services.plans, queued));
   await app.register(
     eventRoutes({
       changes: new ChangeReader(services.db.kysely, services.transferViews),

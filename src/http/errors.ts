@@ -14,6 +14,7 @@ const STATUS: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   credentials_rejected: 409,
+  gone: 410,
   too_large: 413,
   unprocessable: 422,
   rate_limited: 429,

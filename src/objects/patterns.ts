@@ -98,6 +98,7 @@ export async function* expandSources(
       isDir: false,
       ...(info.mimeType === undefined ? {} : { mimeType: info.mimeType }),
       ...(info.modTime === undefined ? {} : { modTime: info.modTime }),
+      ...(info.etag === undefined ? {} : { etag: info.etag }),
     };
     return;
   }

@@ -1,9 +1,12 @@
 // The console's Browse page with the keyboard alone and with a selection, in chromium on both
 // databases against s3rver, at 1280 and 390 px: an upload through the file input, the filter, two files
 // selected by keyboard and copied (the job awaited through the API); a selection moved and removed,
-// each after its preview. axe-core in each state; screenshots in test-artifacts/console/.
+// each after its preview; the removal removes exactly what its preview showed (a plan, docs/api.md
+// "Plans"): a file added to the folder between preview and confirm stays. axe-core in each state;
+// screenshots in test-artifacts/console/.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { axeViolations, browserSkip } from '../support/browser.js';
 import {
   buildConsole,
@@ -79,7 +82,7 @@ for (const database of await testDatabases()) {
       });
 
       test(`at ${width} px, a selection moves and is removed only after its preview`, async () => {
-        const { client, bucket, id, base, tab, shot } = c;
+        const { client, bucket, id, base, tab, shot, call } = c;
         const page = await tab(width, `#browse/${id}/${bucket}/sel${width}`);
         const gone = (key: string) =>
           waitUntil(async () => ((await readS3(client, bucket, key)) === undefined ? true : undefined), {
@@ -103,9 +106,9 @@ for (const database of await testDatabases()) {
           assert.equal(String(await readS3(client, bucket, `moved${width}/one.txt`)), 'first file\n');
           assert.ok(await readS3(client, bucket, `sel${width}/two.txt`), 'not selected, not moved');
 
-          await page.goto(`${base}/#browse/${id}/${bucket}/moved${width}`);
-          await page.getByRole('row', { name: /pic\.bin/ }).waitFor();
-          await page.getByLabel('Select all shown').check();
+          // The folder as a whole: its preview is a plan of the two files in it.
+          await page.goto(`${base}/#browse/${id}/${bucket}`);
+          await page.getByLabel(`Select moved${width}`).check();
           await page.getByRole('button', { name: 'Remove selected', exact: true }).click();
           await page.getByRole('button', { name: 'Preview removal' }).click();
           await page.getByText('These 2 entries would be removed').waitFor();
@@ -115,10 +118,19 @@ for (const database of await testDatabases()) {
           );
           await shot(page, 'selection-remove-preview', width);
           assert.deepEqual(await axeViolations(page), []);
+          // Added after the preview: not in what was shown, so not removed.
+          await client.send(
+            new PutObjectCommand({ Bucket: bucket, Key: `moved${width}/late.txt`, Body: 'came later' }),
+          );
           await page.getByRole('button', { name: 'Remove 2 entries' }).click();
-          await page.getByText('Removal started').waitFor();
+          const started = await page.getByText(/Removal started \(transfer [0-9a-f-]{36}\)/).innerText();
+          const transfer = /transfer ([0-9a-f-]{36})/.exec(started)?.[1];
+          const done = await waitFor(call, `/v1/transfers/${transfer}`);
+          assert.equal(done.status, 'complete', JSON.stringify(done));
+          assert.deepEqual(done.counts, { total: 3, pending: 0, succeeded: 2, skipped: 1, failed: 0 });
           await gone(`moved${width}/pic.bin`);
           await gone(`moved${width}/one.txt`);
+          assert.equal(String(await readS3(client, bucket, `moved${width}/late.txt`)), 'came later');
         } finally {
           await page.close();
         }

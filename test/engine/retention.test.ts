@@ -365,6 +365,7 @@ await eachDatabase('retention', (database) => {
       webhook_messages: 2,
       webhook_attempts: 5,
       shares: 1,
+      plans: 0,
     });
     const metric = await registry.getSingleMetric('ferry_retention_pruned_total')?.get();
     const byTable = Object.fromEntries((metric?.values ?? []).map((v) => [v.labels.table, v.value]));

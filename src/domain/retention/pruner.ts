@@ -8,6 +8,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
+import * as plans from '../../engine/lifecycle/plans.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import type { Logger } from '../../log.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
@@ -58,6 +59,7 @@ export interface Pruned {
   webhook_messages: number;
   webhook_attempts: number;
   shares: number;
+  plans: number;
 }
 
 export class Pruner {
@@ -145,6 +147,7 @@ export class Pruner {
       webhook_messages: 0,
       webhook_attempts: 0,
       shares: 0,
+      plans: 0,
     };
     // Jobs before transfers: a transfer over several objects goes only once its job is gone.
     for (;;) {
@@ -160,6 +163,8 @@ export class Pruner {
       ['webhook_attempts', (q) => webhooks.pruneAttempts(q, cutoff, batch)],
       ['webhook_messages', (q) => webhooks.pruneMessages(q, cutoff, batch)],
       ['shares', (q) => pruneRevoked(q, cutoff, batch)],
+      // Plans go an hour after their dry run, run or not (docs/api.md, "Plans"): not after the cutoff.
+      ['plans', (q) => plans.prune(q, this.#deps.clock.now(), batch)],
     ];
     for (const [table, step] of steps) {
       for (;;) {

@@ -9,7 +9,7 @@ import type { JobOptions } from '../../engine/specs.js';
 import { commonListingHashes, DEFAULT_MAX_DELETE, LISTING_HASHES } from '../../engine/sync-plan.js';
 import { conflict, invalid } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { type FilterInput, parseFilter } from '../../objects/filter.js';
+import { type FilterInput, type FilterSpec, parseFilter } from '../../objects/filter.js';
 import { DEFAULT_PATTERN_LIMITS, type PatternLimits } from '../../objects/glob.js';
 import { hasBuckets, rotationClass } from '../../providers.js';
 import { COMPARE_MODES, type CompareMode, type Overwrite } from '../../states.js';
@@ -40,6 +40,28 @@ export interface SyncRequest {
   delete?: boolean;
   max_delete?: number;
   filter?: FilterInput;
+}
+
+/** A copy that passed every check: its locations, paths, and when it was checked. */
+export interface CheckedCopy {
+  bulk: boolean;
+  source: LocationRow;
+  destination: LocationRow;
+  from: string;
+  to: string;
+  now: number;
+  /** The filter given, parsed (a bulk copy's). */
+  filter?: FilterSpec | undefined;
+}
+
+/** A sync that passed every check: its locations, prefixes, and options as the job keeps them. */
+export interface CheckedSync {
+  source: LocationRow;
+  destination: LocationRow;
+  from: string;
+  to: string;
+  options: JobOptions;
+  now: number;
 }
 
 export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; status: 'planning' };
@@ -77,7 +99,11 @@ export class Copies {
     private readonly patternLimits: PatternLimits = DEFAULT_PATTERN_LIMITS,
   ) {}
 
-  async accept(workspaceId: string, request: CopyRequest): Promise<CopyAccepted> {
+  /**
+   * Every check of a copy, before anything is queued (a dry run makes the same ones): the resolved
+   * locations and paths.
+   */
+  async check(workspaceId: string, request: CopyRequest): Promise<CheckedCopy> {
     const from = parseTarget(request.from, 'from');
     const to = parseTarget(request.to, 'to');
     const bulk = from.path.endsWith('/');
@@ -91,6 +117,13 @@ export class Copies {
     const filter = request.filter === undefined ? undefined : parseFilter(request.filter, this.patternLimits);
     const { source, destination } = await this.targets(workspaceId, from, to, bulk, request.manifest);
     const now = this.clock.now();
+    return { bulk, source, destination, from: from.path, to: to.path, now, filter };
+  }
+
+  async accept(workspaceId: string, request: CopyRequest): Promise<CopyAccepted> {
+    const { bulk, source, destination, now, filter, ...paths } = await this.check(workspaceId, request);
+    const from = { path: paths.from };
+    const to = { path: paths.to };
 
     return this.limits.within(workspaceId, 'copy', async (trx) => {
       if (!bulk) {
@@ -122,11 +155,8 @@ export class Copies {
     });
   }
 
-  /**
-   * A sync (docs/api.md, "Sync"): prefix targets checked as a bulk copy's, then its own options; a
-   * job of kind sync, in the copy limit's bucket.
-   */
-  async sync(workspaceId: string, request: SyncRequest): Promise<{ job_id: string; status: 'planning' }> {
+  /** Every check of a sync, before anything is queued (its dry run makes the same ones). */
+  async checkSync(workspaceId: string, request: SyncRequest): Promise<CheckedSync> {
     const from = parseTarget(request.from, 'from');
     const to = parseTarget(request.to, 'to');
     const compare = request.compare ?? 'size-modtime';
@@ -153,7 +183,17 @@ export class Copies {
       ...(request.delete === true ? { max_delete: maxDelete } : {}),
       ...(filter === undefined ? {} : { filter }),
     };
-    const now = this.clock.now();
+    return { source, destination, from: from.path, to: to.path, options, now: this.clock.now() };
+  }
+
+  /**
+   * A sync (docs/api.md, "Sync"): prefix targets checked as a bulk copy's, then its own options; a
+   * job of kind sync, in the copy limit's bucket.
+   */
+  async sync(workspaceId: string, request: SyncRequest): Promise<{ job_id: string; status: 'planning' }> {
+    const { source, destination, options, now, ...paths } = await this.checkSync(workspaceId, request);
+    const from = { path: paths.from };
+    const to = { path: paths.to };
     return this.limits.within(workspaceId, 'copy', (trx) =>
       jobs.create(
         trx,

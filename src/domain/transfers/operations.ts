@@ -24,6 +24,7 @@ import {
 import type { PatternLimits } from '../../objects/glob.js';
 import { checkPattern, expandSources, isPattern, splitPattern } from '../../objects/patterns.js';
 import { hasBuckets } from '../../providers.js';
+import type { Queryable } from '../../queue/moves.js';
 import type { Entry } from '../../stores/contract.js';
 import { slicer } from '../../util/slicer.js';
 import type { Locations } from '../locations/locations.js';
@@ -133,25 +134,44 @@ export class Operations {
     const now = this.clock.now();
     if (!isSeveral(spec, (ref) => isPattern(ref.path, ref.literal)))
       return transfers.enqueue(this.db.kysely, workspaceId, spec, now, given);
-    return this.db.kysely.transaction().execute(async (trx) => {
-      const queued = await transfers.enqueue(trx, workspaceId, spec, now, given, true);
-      // The job's own source and destination only say where it works; each object carries its own.
-      const refs = jobRefs(spec);
-      await jobs.create(
-        trx,
-        {
-          id: newId(),
-          workspaceId,
-          source: JSON.stringify(refs.source),
-          destination: JSON.stringify(refs.destination),
-          overwrite: 'always',
-          manifest: undefined,
-          transferId: queued.id,
-        },
-        now,
-      );
-      return queued;
-    });
+    return this.db.kysely
+      .transaction()
+      .execute(async (trx) => (await queueWithJob(trx, workspaceId, spec, given, now)).queued);
+  }
+
+  /** The spec /move would queue, checked as /move checks it (a dry run of a move: src/domain/plans). */
+  async moveSpec(
+    workspaceId: string,
+    from: string | string[],
+    to: string,
+    literal = false,
+    filterInput?: FilterInput,
+  ) {
+    const { sources, destination } = await this.movePlan(workspaceId, from, to, literal);
+    const filter = this.checkFilter(filterInput, sources);
+    return {
+      kind: 'move',
+      sources,
+      destination,
+      ...(filter === undefined ? {} : { filter }),
+    } satisfies TransferSpec;
+  }
+
+  /** The spec /remove would queue, checked as /remove checks it. */
+  async removeSpec(workspaceId: string, path: string | string[], literal = false, filterInput?: FilterInput) {
+    const paths = await this.removalPaths(workspaceId, path, literal);
+    for (const p of paths) this.checkActive(p.row);
+    const refs: ObjectRef[] = paths.map((p) => ({
+      location_id: p.row.id,
+      path: p.path,
+      ...(literal ? { literal: true as const } : {}),
+    }));
+    const filter = this.checkFilter(filterInput, refs);
+    return {
+      kind: 'remove',
+      paths: refs,
+      ...(filter === undefined ? {} : { filter }),
+    } satisfies TransferSpec;
   }
 
   private async destination(workspaceId: string, to: string, several: boolean) {
@@ -189,13 +209,10 @@ export class Operations {
     literal = false,
     filterInput?: FilterInput,
   ): Promise<Queued> {
-    const { sources, destination } = await this.movePlan(workspaceId, from, to, literal);
-    const filter = this.checkFilter(filterInput, sources);
-    return this.queue(
-      workspaceId,
-      { kind: 'move', sources, destination, ...(filter === undefined ? {} : { filter }) },
-      { from, to },
-    );
+    return this.queue(workspaceId, await this.moveSpec(workspaceId, from, to, literal, filterInput), {
+      from,
+      to,
+    });
   }
 
   /**
@@ -296,19 +313,9 @@ export class Operations {
     literal = false,
     filterInput?: FilterInput,
   ): Promise<Queued> {
-    const paths = await this.removalPaths(workspaceId, path, literal);
-    for (const p of paths) this.checkActive(p.row);
-    const refs: ObjectRef[] = paths.map((p) => ({
-      location_id: p.row.id,
-      path: p.path,
-      ...(literal ? { literal: true } : {}),
-    }));
-    const filter = this.checkFilter(filterInput, refs);
-    return this.queue(
-      workspaceId,
-      { kind: 'remove', paths: refs, ...(filter === undefined ? {} : { filter }) },
-      { from: path },
-    );
+    return this.queue(workspaceId, await this.removeSpec(workspaceId, path, literal, filterInput), {
+      from: path,
+    });
   }
 
   /** What /remove would remove now, streamed; nothing is removed. Entries carry the location-relative path. */
@@ -389,6 +396,38 @@ export class Operations {
     const destination = await this.destination(workspaceId, to, urls.length > 1);
     return this.queue(workspaceId, { kind: 'pull', urls, destination }, { from, to });
   }
+}
+
+/**
+ * A transfer over several objects and the job that runs it, in the caller's transaction, so neither
+ * exists without the other; `planId` when the job runs a plan (docs/api.md, "Plans").
+ */
+export async function queueWithJob(
+  trx: Queryable,
+  workspaceId: string,
+  spec: TransferSpec,
+  given: transfers.Given,
+  now: number,
+  planId?: string,
+): Promise<{ queued: Queued; jobId: string }> {
+  const queued = await transfers.enqueue(trx, workspaceId, spec, now, given, true);
+  // The job's own source and destination only say where it works; each object carries its own.
+  const refs = jobRefs(spec);
+  const { job_id } = await jobs.create(
+    trx,
+    {
+      id: newId(),
+      workspaceId,
+      source: JSON.stringify(refs.source),
+      destination: JSON.stringify(refs.destination),
+      overwrite: 'always',
+      manifest: undefined,
+      transferId: queued.id,
+      ...(planId === undefined ? {} : { planId }),
+    },
+    now,
+  );
+  return { queued, jobId: job_id };
 }
 
 /** Where a job that runs a transfer works, as a job's source and destination (first source; destination). */

@@ -131,9 +131,15 @@ export class TransferViews {
     }
     const rows = await this.db
       .selectFrom('job_objects')
-      .select(['seq', 'key', 'error', 'attempts', 'last_attempt_at'])
+      .select(['seq', 'key', 'status', 'error', 'attempts', 'last_attempt_at'])
       .where('job_id', '=', job.id)
-      .where('status', '=', 'failed')
+      // With the failed ones, the objects left alone with a reason (a plan's run, docs/api.md "Plans").
+      .where((eb) =>
+        eb.or([
+          eb('status', '=', 'failed'),
+          eb.and([eb('status', '=', 'skipped'), eb('error', 'is not', null)]),
+        ]),
+      )
       .where('seq', '>', after)
       .orderBy('seq', 'asc')
       .limit(limit + 1)
@@ -146,6 +152,7 @@ export class TransferViews {
         error: r.error ?? 'unknown error',
         attempts: r.attempts,
         ...(r.last_attempt_at === null ? {} : { last_attempt_at: toRfc3339(r.last_attempt_at) }),
+        ...(r.status === 'skipped' ? { outcome: 'skipped' as const } : {}),
       })),
       ...(rows.length > limit && last
         ? { next_cursor: Buffer.from(String(last.seq), 'utf8').toString('base64url') }

@@ -44,6 +44,8 @@ export interface NewJob {
   /** A bulk copy (the default) or a sync, and the options given (JSON of specs.ts's JobOptions). */
   kind?: JobKind;
   options?: string;
+  /** The plan this job runs (docs/api.md, "Plans"). */
+  planId?: string;
 }
 
 /** create: a planning job, and its manifest when it has one. */
@@ -66,6 +68,7 @@ export async function create(
       ...(job.transferId === undefined ? {} : { transfer_id: job.transferId }),
       ...(job.kind === undefined ? {} : { kind: job.kind }),
       ...(job.options === undefined ? {} : { options: job.options }),
+      ...(job.planId === undefined ? {} : { plan_id: job.planId }),
       error: null,
       lease_owner: null,
       lease_expires_at: null,
@@ -314,9 +317,10 @@ export async function retryWithin(trx: Queryable, jobId: string, now: number): P
     })
     .where('id', '=', jobId)
     .where('status', 'in', JOB_MOVES.retry.from)
+    .returning('plan_id')
     .executeTakeFirst();
-  if (rowsChanged(updated) === 0) return false;
-  await objects.retry(trx, jobId);
+  if (updated === undefined) return false;
+  await objects.retry(trx, jobId, updated.plan_id !== null);
   return true;
 }
 

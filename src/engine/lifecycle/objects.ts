@@ -66,7 +66,7 @@ export interface PlannedObject {
   etag: string | null;
   /** JSON of the object's own work, for a job that runs a transfer over several objects. */
   work?: string;
-  /** Planned straight as skipped (a sync's object equal at the destination), with the reason. */
+  /** Planned straight as skipped, with the reason: a sync's object equal at the destination, or a key a plan's run found that the plan lacks. */
   skipped?: string;
   held?: Held;
 }
@@ -326,6 +326,16 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
         const row = bySeq.get(seq);
         if (!row) continue;
         written[row.index] = true;
+        const settlement = (items[row.index] as ObjectSettlement).settlement;
+        if (settlement.kind === 'done' && settlement.reason !== undefined) {
+          // Why it was left alone (docs/api.md, "Plans"): shown with the failures.
+          await trx
+            .updateTable('job_objects')
+            .set({ error: settlement.reason })
+            .where('job_id', '=', jobId)
+            .where('seq', '=', seq)
+            .execute();
+        }
         add(jobId, 'objects_pending', -1);
         add(
           jobId,
@@ -438,16 +448,16 @@ export async function park(q: Queryable, jobIds: string[], owner?: string): Prom
 }
 
 /** retry: a retried job's failed objects are pending again, with a fresh count of attempts. */
-export async function retry(q: Queryable, jobId: string): Promise<void> {
+export async function retry(q: Queryable, jobId: string, planned = false): Promise<void> {
   const result = await q
     .updateTable('job_objects')
     .set({
       status: OBJECT_MOVES.retry.to[0],
       attempts: 0,
       crashes: 0,
-      // What the listing said may be stale by now: the retried objects are stat'ed afresh.
-      size: null,
-      source_etag: null,
+      // What the listing said may be stale by now: the retried objects are stat'ed afresh. A plan's
+      // objects keep what the plan saw: they are checked against it whenever they run.
+      ...(planned ? {} : { size: null, source_etag: null }),
       error: null,
       run_after: 0,
       lease_owner: null,

@@ -3,7 +3,10 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { Plan } from '../../api/plans.js';
 import { Filter } from '../../api/transfers.js';
+import { PAGE_DEFAULT } from '../../db/paging.js';
+import type { Plans } from '../../domain/plans/plans.js';
 import type { Operations } from '../../domain/transfers/operations.js';
 import { workspaceOf } from '../auth.js';
 import { errors, INPUT_MAX, Literal, Path, Url } from '../schemas.js';
@@ -12,17 +15,16 @@ import { EntrySchema, listingJson } from './list.js';
 const Paths = Type.Union([Path(), Type.Array(Path(), { minItems: 1, maxItems: INPUT_MAX.sources })]);
 const Urls = Type.Union([Url(), Type.Array(Url(), { minItems: 1, maxItems: INPUT_MAX.sources })]);
 const Queued = Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') });
-const RemoveBody = Type.Object(
-  { path: Paths, literal: Literal(), filter: Type.Optional(Filter) },
-  { additionalProperties: false },
+const DryRun = Type.Optional(
+  Type.Boolean({ description: 'answer a plan of what would be done and do nothing (see Plans)' }),
 );
-const MoveBody = Type.Object(
-  { from: Paths, to: Path(), literal: Literal(), filter: Type.Optional(Filter) },
-  { additionalProperties: false },
-);
+const RemoveFields = { path: Paths, literal: Literal(), filter: Type.Optional(Filter) };
+const MoveFields = { from: Paths, to: Path(), literal: Literal(), filter: Type.Optional(Filter) };
+const RemoveBody = Type.Object(RemoveFields, { additionalProperties: false });
+const MoveBody = Type.Object(MoveFields, { additionalProperties: false });
 
 export const operationRoutes =
-  (operations: Operations, queued: () => void): FastifyPluginAsyncTypebox =>
+  (operations: Operations, queued: () => void, plans: Plans): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/pull',
@@ -55,11 +57,13 @@ export const operationRoutes =
         schema: {
           summary: 'Move files; afterwards they exist only at the destination',
           tags: ['transfers'],
-          body: MoveBody,
-          response: { 202: Queued, ...errors(400, 401, 404, 409) },
+          body: Type.Object({ ...MoveFields, dry_run: DryRun }, { additionalProperties: false }),
+          response: { 200: Plan, 202: Queued, ...errors(400, 401, 404, 409) },
         },
       },
       async (request, reply) => {
+        if (request.body.dry_run === true)
+          return reply.code(200).send(await plans.move(workspaceOf(request), request.body, PAGE_DEFAULT));
         const result = await operations.move(
           workspaceOf(request),
           request.body.from,
@@ -77,13 +81,15 @@ export const operationRoutes =
       {
         config: { rateLimit: 'transfer' },
         schema: {
-          summary: 'Remove files (unrecoverable); POST /remove/preview first',
+          summary: 'Remove files (unrecoverable); a dry run first (dry_run: true), then run its plan',
           tags: ['transfers'],
-          body: RemoveBody,
-          response: { 202: Queued, ...errors(400, 401, 404, 409) },
+          body: Type.Object({ ...RemoveFields, dry_run: DryRun }, { additionalProperties: false }),
+          response: { 200: Plan, 202: Queued, ...errors(400, 401, 404, 409) },
         },
       },
       async (request, reply) => {
+        if (request.body.dry_run === true)
+          return reply.code(200).send(await plans.remove(workspaceOf(request), request.body, PAGE_DEFAULT));
         const result = await operations.remove(
           workspaceOf(request),
           request.body.path,

@@ -4,8 +4,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { Plan } from '../../api/plans.js';
 import { Failures, Filter, Job, Target, Transfer } from '../../api/transfers.js';
-import { parseLimit } from '../../db/paging.js';
+import { PAGE_DEFAULT, parseLimit } from '../../db/paging.js';
+import type { Plans } from '../../domain/plans/plans.js';
 import type { Copies } from '../../domain/transfers/copy.js';
 import type { JobControl } from '../../domain/transfers/job-control.js';
 import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
@@ -19,7 +21,7 @@ import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 export const COPY_BODY_LIMIT = 8 * 1024 * 1024;
 
 /** Job retry and cancel take no body: nothing, or {} (docs/api.md, "Polling"). */
-function noBody(request: FastifyRequest): void {
+export function noBody(request: FastifyRequest): void {
   const body = request.body;
   if (body === undefined || body === null) return;
   if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
@@ -28,6 +30,8 @@ function noBody(request: FastifyRequest): void {
 
 export interface TransferRouteDeps {
   copies: Copies;
+  /** Dry runs (docs/api.md, "Plans"). */
+  plans: Plans;
   views: TransferViews;
   control: JobControl;
   /** Tells a worker in this process that there is new work. */
@@ -53,10 +57,14 @@ export const transferRoutes =
               manifest: Type.Optional(Type.Array(Path({ minLength: 0 }), { maxItems: MANIFEST_MAX_KEYS })),
               overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
               filter: Type.Optional(Filter),
+              dry_run: Type.Optional(
+                Type.Boolean({ description: 'answer a plan of a bulk copy and copy nothing (see Plans)' }),
+              ),
             },
             { additionalProperties: false, required: ['from', 'to'] },
           ),
           response: {
+            200: Plan,
             202: Type.Union([
               Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') }),
               Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
@@ -66,14 +74,17 @@ export const transferRoutes =
         },
       },
       async (request, reply) => {
-        const { from, to, manifest, overwrite, filter } = request.body;
-        const accepted = await copies.accept(workspaceOf(request), {
+        const { from, to, manifest, overwrite, filter, dry_run } = request.body;
+        const body = {
           from,
           to,
           ...(manifest === undefined ? {} : { manifest }),
           ...(overwrite === undefined ? {} : { overwrite }),
           ...(filter === undefined ? {} : { filter }),
-        });
+        };
+        if (dry_run === true)
+          return reply.code(200).send(await deps.plans.copy(workspaceOf(request), body, PAGE_DEFAULT));
+        const accepted = await copies.accept(workspaceOf(request), body);
         deps.queued();
         return reply.code(202).send(accepted);
       },
@@ -94,25 +105,32 @@ export const transferRoutes =
               delete: Type.Optional(Type.Boolean()),
               max_delete: Type.Optional(Type.Integer({ minimum: 0 })),
               filter: Type.Optional(Filter),
+              dry_run: Type.Optional(
+                Type.Boolean({ description: 'answer a plan of the sync and change nothing (see Plans)' }),
+              ),
             },
             { additionalProperties: false, required: ['from', 'to'] },
           ),
           response: {
+            200: Plan,
             202: Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
             ...errors(400, 401, 404, 409, 429),
           },
         },
       },
       async (request, reply) => {
-        const { from, to, compare, delete: remove, max_delete, filter } = request.body;
-        const accepted = await copies.sync(workspaceOf(request), {
+        const { from, to, compare, delete: remove, max_delete, filter, dry_run } = request.body;
+        const body = {
           from,
           to,
           ...(compare === undefined ? {} : { compare }),
           ...(remove === undefined ? {} : { delete: remove }),
           ...(max_delete === undefined ? {} : { max_delete }),
           ...(filter === undefined ? {} : { filter }),
-        });
+        };
+        if (dry_run === true)
+          return reply.code(200).send(await deps.plans.sync(workspaceOf(request), body, PAGE_DEFAULT));
+        const accepted = await copies.sync(workspaceOf(request), body);
         deps.queued();
         return reply.code(202).send(accepted);
       },

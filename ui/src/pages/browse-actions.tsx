@@ -1,8 +1,10 @@
 // What Browse starts on one entry or on a selection of the folder shown: a copy (a file's single copy,
 // a folder's bulk prefix copy with overwrite mode and manifest; for a selection, one bulk copy of its
-// files by manifest and one per folder), a move and a remove, each previewed before it is confirmed,
-// share links with every option (one per file), and a send of a file.
+// files by manifest and one per folder), a move and a remove, each previewed before it is confirmed
+// (a remove's preview is a dry run whose plan the confirmation runs: exactly what was shown is removed,
+// docs/api.md "Plans"), share links with every option (one per file), and a send of a file.
 import { useState } from 'preact/hooks';
+import type { Plan } from '../../../src/api/plans.js';
 import { api } from '../api.js';
 import { bytes, visibleName } from '../format.js';
 import { Alert, message, Notice } from './common.js';
@@ -65,6 +67,9 @@ function moveBodies(location: string, entries: Entry[], dest: string, to: string
   ];
 }
 
+/** A plan entry's `<location label>/<path>` without the location, as Browse shows paths. */
+const inLocation = (path: string) => path.slice(path.indexOf('/') + 1);
+
 export function ActionPanel({
   action,
   location,
@@ -92,7 +97,8 @@ export function ActionPanel({
   );
   const [overwrite, setOverwrite] = useState('always');
   const [manifest, setManifest] = useState<string[] | undefined>(undefined);
-  const [preview, setPreview] = useState<Entry[] | undefined>(undefined);
+  /** The plans of the remove's dry runs (one per body), which the confirmation runs. */
+  const [preview, setPreview] = useState<Plan[] | undefined>(undefined);
   const [moves, setMoves] = useState<{ from: string; to: string }[] | undefined>(undefined);
   const [result, setResult] = useState<string | undefined>(undefined);
   const [links, setLinks] = useState<{ name: string; url: string }[] | undefined>(undefined);
@@ -182,8 +188,9 @@ export function ActionPanel({
   const loadPreview = () =>
     run(async () =>
       setPreview(
-        (await all<{ entries: Entry[] }>(removeBodies(location, entries), '/remove/preview')).flatMap(
-          (r) => r.entries,
+        await all<Plan>(
+          removeBodies(location, entries).map((b) => ({ ...b, dry_run: true })),
+          '/remove',
         ),
       ),
     );
@@ -194,12 +201,17 @@ export function ActionPanel({
       setResult(`Move started (transfer ${ids(r)}).`);
       setMoves(undefined);
     });
+  // Runs the plans shown: an object that changed or appeared since the preview is left alone.
   const confirmRemove = () =>
     run(async () => {
-      const r = await all<{ id: string }>(removeBodies(location, entries), '/remove');
+      const r = await Promise.all(
+        (preview ?? []).map((p) => api<{ id: string }>('POST', `/v1/plans/${p.plan_id}/run`)),
+      );
       setResult(`Removal started (transfer ${ids(r)}).`);
       setPreview(undefined);
     });
+  const planned = (preview ?? []).reduce((n, p) => n + p.total, 0);
+  const shown = (preview ?? []).flatMap((p) => p.entries);
   const verb = `${kind[0]?.toUpperCase()}${kind.slice(1)}`;
   const title = single
     ? `${verb} ${visibleName(first.path)}${first.isDir ? '/' : ''}`
@@ -311,16 +323,22 @@ export function ActionPanel({
             </button>
           ) : (
             <>
-              <p>These {entriesWord(preview.length)} would be removed. This cannot be undone.</p>
+              <p>
+                These {entriesWord(planned)} would be removed. This cannot be undone. Only these are removed:
+                anything changed or added before you confirm is left alone.
+              </p>
               <ul class="preview">
-                {preview.slice(0, 200).map((p) => (
+                {shown.slice(0, 200).map((p) => (
                   <li key={p.path}>
-                    {visibleName(p.path)} {p.isDir ? '' : `(${bytes(p.size)})`}
+                    {visibleName(inLocation(p.path ?? ''))} {p.size === undefined ? '' : `(${bytes(p.size)})`}
                   </li>
                 ))}
               </ul>
+              {planned > Math.min(shown.length, 200) && (
+                <p class="small">and {planned - Math.min(shown.length, 200)} more.</p>
+              )}
               <button type="button" class="danger" disabled={busy} onClick={confirmRemove}>
-                Remove {entriesWord(preview.length)}
+                Remove {entriesWord(planned)}
               </button>
             </>
           )}

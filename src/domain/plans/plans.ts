@@ -1,0 +1,423 @@
+// Plans, a preview that binds (docs/api.md, "Plans"). A dry run of a bulk copy, a move or a remove
+// makes every check the request makes, lists what it would do and writes it as a plan: its entries
+// in batches as the listing streams (never held whole), at most PLAN_MAX_ENTRIES of them and for at
+// most PLAN_MAX_MS. Running the plan queues the request's own work (a bulk job, or a transfer with its
+// job) naming the plan; the engine plans that job from the plan's entries and checks each object
+// against them when it runs (src/engine/planner.ts, src/engine/run-object.ts).
+//
+// The store is generic over a kind, a resolved request and a stream of entries (write()): each kind
+// (copy, sync, move, remove) has a PlanRequest of its own, an entry generator, and a case in run().
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import type { LocationRow, PlanRow } from '../../db/schema.js';
+import * as jobs from '../../engine/lifecycle/jobs.js';
+import type { PlanEntry, PlanRequest } from '../../engine/lifecycle/plans.js';
+import * as plans from '../../engine/lifecycle/plans.js';
+import { type OpenStore, specObjects } from '../../engine/planner.js';
+import type { JobOptions, ObjectRef, ObjectWork } from '../../engine/specs.js';
+import { syncObjects } from '../../engine/sync-plan.js';
+import { conflict, gone, invalid, isFerryError, notFound } from '../../errors.js';
+import { isUuid, newId } from '../../ids.js';
+import { compileFilter, type FilterInput, listFiltered } from '../../objects/filter.js';
+import type { Locations } from '../locations/locations.js';
+import type { RateLimits } from '../rate-limit.js';
+import type { Storage } from '../storage.js';
+import { type Copies, type CopyRequest, checkUsable, type SyncRequest } from '../transfers/copy.js';
+import { type Operations, queueWithJob } from '../transfers/operations.js';
+import { MANIFEST_MAX_KEYS } from '../transfers/targets.js';
+
+/** The most entries a plan holds: the bulk limit (docs/api.md, "Copy"). */
+export const PLAN_MAX_ENTRIES = MANIFEST_MAX_KEYS;
+/** The longest a dry run lists before it gives up (it runs in the request). */
+export const PLAN_MAX_MS = 120_000;
+/** Entries written per statement while listing. */
+const WRITE_BATCH = 500;
+
+export interface PlanLimits {
+  maxEntries: number;
+  maxMs: number;
+  ttlMs: number;
+}
+
+export const DEFAULT_PLAN_LIMITS: PlanLimits = {
+  maxEntries: PLAN_MAX_ENTRIES,
+  maxMs: PLAN_MAX_MS,
+  ttlMs: plans.PLAN_TTL_MS,
+};
+
+/** One entry as the API shows it (a copy's key, a move's from and to, a remove's path). */
+export interface PlanEntryView {
+  action: string;
+  key?: string;
+  from?: string;
+  to?: string;
+  path?: string;
+  size?: number;
+  etag?: string;
+}
+
+export interface PlanView {
+  plan_id: string;
+  kind: string;
+  created_at: string;
+  expires_at: string;
+  counts: Record<string, number>;
+  total: number;
+  ran_at?: string;
+  job_id?: string;
+  transfer_id?: string;
+  entries: PlanEntryView[];
+  next_cursor?: string;
+}
+
+export type RunAccepted = { job_id: string; status: 'planning' } | { id: string; status: 'queued' };
+
+export class Plans {
+  readonly #limits: PlanLimits;
+
+  constructor(
+    private readonly db: Db,
+    private readonly locations: Locations,
+    private readonly storage: Storage,
+    private readonly copies: Copies,
+    private readonly operations: Operations,
+    private readonly rateLimits: RateLimits,
+    private readonly clock: Clock,
+    limits: Partial<PlanLimits> = {},
+  ) {
+    this.#limits = { ...DEFAULT_PLAN_LIMITS, ...limits };
+  }
+
+  /** A dry run of a bulk copy: every object under the source prefix, to be copied. */
+  async copy(workspaceId: string, request: CopyRequest, pageLimit: number): Promise<PlanView> {
+    if (request.manifest !== undefined) throw invalid('dry_run does not take a manifest');
+    const checked = await this.copies.check(workspaceId, request);
+    if (!checked.bulk) throw invalid('dry_run applies only to a bulk (prefix) copy: end "from" with "/"');
+    // A dry run is a listing: it takes a place among the previews, not the copies.
+    await this.rateLimits.take(workspaceId, 'preview');
+    const source = checked.source;
+    const prefix = checked.from;
+    const storage = this.storage;
+    const filter = compileFilter(checked.filter);
+    const entries = async function* (signal: AbortSignal): AsyncGenerator<PlanEntry> {
+      const store = storage.open(source);
+      try {
+        for await (const entry of listFiltered(store, prefix.slice(0, -1), {
+          recursive: true,
+          filter,
+          signal,
+        })) {
+          yield {
+            key: entry.path.slice(prefix.length),
+            size: entry.size,
+            etag: entry.etag ?? null,
+            action: 'copy',
+          };
+        }
+      } finally {
+        await store.close();
+      }
+    };
+    const request_: PlanRequest = {
+      kind: 'copy',
+      source: { location_id: source.id, path: checked.from },
+      destination: { location_id: checked.destination.id, path: checked.to },
+      overwrite: request.overwrite ?? 'always',
+      ...(checked.filter === undefined ? {} : { filter: checked.filter }),
+    };
+    return this.write(workspaceId, request_, { from: request.from, to: request.to }, entries, pageLimit);
+  }
+
+  /**
+   * A dry run of a sync: its diff (src/engine/sync-plan.ts), each object to copy, skip (equal already) or
+   * delete. Past max_delete the dry run is refused as the sync would fail (409), and no plan is kept.
+   */
+  async sync(workspaceId: string, request: SyncRequest, pageLimit: number): Promise<PlanView> {
+    const checked = await this.copies.checkSync(workspaceId, request);
+    await this.rateLimits.take(workspaceId, 'preview');
+    const spec = {
+      source: { location_id: checked.source.id, path: checked.from },
+      destination: { location_id: checked.destination.id, path: checked.to },
+      options: checked.options,
+    };
+    const open = this.opener(workspaceId);
+    const entries = async function* (signal: AbortSignal): AsyncGenerator<PlanEntry> {
+      for await (const p of syncObjects(open, spec, signal)) {
+        yield {
+          key: p.key,
+          size: p.size,
+          etag: p.etag,
+          action: p.status === 'skipped' ? 'skip' : p.work !== undefined ? 'delete' : 'copy',
+          ...(p.work === undefined ? {} : { work: p.work }),
+        };
+      }
+    };
+    return this.write(
+      workspaceId,
+      { kind: 'sync', ...spec },
+      { from: request.from, to: request.to },
+      entries,
+      pageLimit,
+    );
+  }
+
+  /** A dry run of /move: what would be moved and where, with the worker's keys and work. */
+  async move(
+    workspaceId: string,
+    body: { from: string | string[]; to: string; literal?: boolean; filter?: FilterInput },
+    pageLimit: number,
+  ): Promise<PlanView> {
+    const spec = await this.operations.moveSpec(
+      workspaceId,
+      body.from,
+      body.to,
+      body.literal === true,
+      body.filter,
+    );
+    const open = this.opener(workspaceId);
+    const entries = (signal: AbortSignal) => actions(specObjects(spec, open, true, signal), 'move');
+    return this.write(
+      workspaceId,
+      { kind: 'move', spec },
+      { from: body.from, to: body.to },
+      entries,
+      pageLimit,
+    );
+  }
+
+  /** A dry run of /remove: what would be removed. */
+  async remove(
+    workspaceId: string,
+    body: { path: string | string[]; literal?: boolean; filter?: FilterInput },
+    pageLimit: number,
+  ): Promise<PlanView> {
+    const spec = await this.operations.removeSpec(workspaceId, body.path, body.literal === true, body.filter);
+    const open = this.opener(workspaceId);
+    const entries = (signal: AbortSignal) => actions(specObjects(spec, open, true, signal), 'remove');
+    return this.write(workspaceId, { kind: 'remove', spec }, { from: body.path }, entries, pageLimit);
+  }
+
+  /** Opens stores of the workspace's locations by id, for a dry run's listing. */
+  private opener(workspaceId: string): OpenStore {
+    return async (locationId) => {
+      const row = await this.locations.resolve(workspaceId, { id: locationId });
+      const store = this.storage.open(row);
+      return { store, release: () => store.close() };
+    };
+  }
+
+  /**
+   * Writes a plan from its entries as they are listed, in batches, within the limits; a dry run that
+   * fails (a listing error, too many entries, too long) leaves nothing behind. Answers its first page.
+   */
+  async write(
+    workspaceId: string,
+    request: PlanRequest,
+    given: plans.NewPlan['given'],
+    list: (signal: AbortSignal) => AsyncIterable<PlanEntry>,
+    pageLimit: number,
+  ): Promise<PlanView> {
+    const { maxEntries, maxMs, ttlMs } = this.#limits;
+    const id = newId();
+    const q = this.db.kysely;
+    await plans.create(q, { id, workspaceId, request, given }, this.clock.now(), ttlMs);
+    const timer = new AbortController();
+    const timeout = setTimeout(() => timer.abort(), maxMs);
+    try {
+      const counts: Record<string, number> = {};
+      let seq = 0;
+      let batch: PlanEntry[] = [];
+      for await (const entry of list(timer.signal)) {
+        if (timer.signal.aborted) throw tooLong(maxMs);
+        if (seq + batch.length >= maxEntries) {
+          throw invalid(`the plan would hold more than ${maxEntries} objects; narrow the source`);
+        }
+        batch.push(entry);
+        counts[entry.action] = (counts[entry.action] ?? 0) + 1;
+        if (batch.length >= WRITE_BATCH) {
+          await plans.addEntries(q, id, seq, batch);
+          seq += batch.length;
+          batch = [];
+        }
+      }
+      await plans.addEntries(q, id, seq, batch);
+      await plans.complete(q, id, counts, seq + batch.length);
+    } catch (err) {
+      await plans.discard(q, id);
+      if (timer.signal.aborted && !isFerryError(err, 'invalid')) throw tooLong(maxMs);
+      throw err;
+    } finally {
+      clearTimeout(timeout);
+    }
+    return this.get(workspaceId, id, pageLimit);
+  }
+
+  private async find(workspaceId: string, id: string): Promise<PlanRow> {
+    const row = isUuid(id) ? await plans.find(this.db.kysely, workspaceId, id) : undefined;
+    if (!row) throw notFound(`plan ${id} was not found`);
+    return row;
+  }
+
+  /** The plan with a page of its entries, in listing order. */
+  async get(workspaceId: string, id: string, limit: number, cursor?: string): Promise<PlanView> {
+    const row = await this.find(workspaceId, id);
+    let after = -1;
+    if (cursor !== undefined) {
+      after = Number(Buffer.from(cursor, 'base64url').toString('utf8'));
+      if (!Number.isInteger(after) || after < 0) throw invalid('cursor is not valid');
+    }
+    const rows = await plans.entries(this.db.kysely, row.id, after, limit + 1);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    const labels = await this.labels(workspaceId);
+    return {
+      plan_id: row.id,
+      kind: row.kind,
+      created_at: new Date(row.created_at).toISOString(),
+      expires_at: new Date(row.expires_at).toISOString(),
+      counts: JSON.parse(row.counts ?? '{}') as Record<string, number>,
+      total: Number(row.total),
+      ...(row.ran_at === null ? {} : { ran_at: new Date(row.ran_at).toISOString() }),
+      ...(row.job_id === null || row.transfer_id !== null ? {} : { job_id: row.job_id }),
+      ...(row.transfer_id === null ? {} : { transfer_id: row.transfer_id }),
+      entries: await Promise.all(page.map((e) => entryView(e, labels))),
+      ...(rows.length > limit && last
+        ? { next_cursor: Buffer.from(String(last.seq), 'utf8').toString('base64url') }
+        : {}),
+    };
+  }
+
+  /** `<label>/<path>` of a location id (the id itself when the location is gone), looked up once each. */
+  private labels(workspaceId: string): (locationId: string) => Promise<string> {
+    const known = new Map<string, Promise<string>>();
+    return (locationId) => {
+      let label = known.get(locationId);
+      if (label === undefined) {
+        label = this.locations
+          .resolve(workspaceId, { id: locationId })
+          .then((row: LocationRow) => row.label)
+          .catch(() => locationId);
+        known.set(locationId, label);
+      }
+      return label;
+    };
+  }
+
+  /**
+   * Runs the plan once: queues what the request without dry_run queues, naming the plan, in one
+   * transaction with the plan's ran_at (a second run is 409 naming the job); 410 once expired.
+   */
+  async run(workspaceId: string, id: string): Promise<RunAccepted> {
+    const row = await this.find(workspaceId, id);
+    if (row.ran_at !== null) throw ranAlready(row);
+    const now = this.clock.now();
+    if (row.expires_at <= now) {
+      throw gone(`plan ${row.id} expired at ${new Date(row.expires_at).toISOString()}; make a new dry run`);
+    }
+    const request = JSON.parse(row.request) as PlanRequest;
+    const given = JSON.parse(row.given) as plans.NewPlan['given'];
+    // The locations as they are now: deleted is 404, not active (or a token about to lapse) is 409.
+    for (const locationId of locationsOf(request)) {
+      const location = await this.locations.resolve(workspaceId, { id: locationId });
+      if (request.kind === 'copy' || request.kind === 'sync') checkUsable(location, now);
+      else if (location.status !== 'active') {
+        throw conflict(`location ${location.label} (${location.id}) is ${location.status}`);
+      }
+    }
+    const bucket = request.kind === 'copy' || request.kind === 'sync' ? 'copy' : 'transfer';
+    try {
+      return await this.rateLimits.within(workspaceId, bucket, async (trx) => {
+        if (request.kind === 'copy' || request.kind === 'sync') {
+          const jobId = newId();
+          if (!(await plans.ran(trx, row.id, { jobId, transferId: null }, now))) throw ranAlready(row);
+          const options: JobOptions | undefined =
+            request.kind === 'sync'
+              ? request.options
+              : request.filter === undefined
+                ? undefined
+                : { filter: request.filter };
+          return jobs.create(
+            trx,
+            {
+              id: jobId,
+              workspaceId,
+              source: JSON.stringify(request.source),
+              destination: JSON.stringify(request.destination),
+              overwrite: request.kind === 'copy' ? request.overwrite : 'always',
+              manifest: undefined,
+              planId: row.id,
+              ...(request.kind === 'sync' ? { kind: 'sync' as const } : {}),
+              ...(options === undefined ? {} : { options: JSON.stringify(options) }),
+            },
+            now,
+          );
+        }
+        // A plan's move or remove runs by a job even for one object, so that it is checked against the plan.
+        const { queued, jobId } = await queueWithJob(trx, workspaceId, request.spec, given, now, row.id);
+        if (!(await plans.ran(trx, row.id, { jobId, transferId: queued.id }, now))) throw ranAlready(row);
+        return queued;
+      });
+    } catch (err) {
+      if (!isFerryError(err, 'conflict')) throw err;
+      // Run by another request meanwhile: name its work.
+      throw ranAlready(await this.find(workspaceId, id));
+    }
+  }
+}
+
+function tooLong(maxMs: number) {
+  return invalid(`the plan took longer than ${maxMs / 1000} s to list; narrow the source`);
+}
+
+function ranAlready(row: PlanRow) {
+  const by =
+    row.transfer_id !== null
+      ? `transfer ${row.transfer_id}`
+      : row.job_id !== null
+        ? `job ${row.job_id}`
+        : 'a job';
+  return conflict(`plan ${row.id} was run already, by ${by}; a plan runs once`);
+}
+
+function locationsOf(request: PlanRequest): string[] {
+  if (request.kind === 'copy' || request.kind === 'sync')
+    return [request.source.location_id, request.destination.location_id];
+  const spec = request.spec;
+  const refs: ObjectRef[] =
+    spec.kind === 'move' ? [...spec.sources, spec.destination] : spec.kind === 'remove' ? spec.paths : [];
+  return [...new Set(refs.map((ref) => ref.location_id))];
+}
+
+async function* actions(
+  planned: AsyncIterable<{ key: string; size: number | null; etag: string | null; work?: string }>,
+  action: string,
+): AsyncGenerator<PlanEntry> {
+  for await (const p of planned) yield { ...p, action };
+}
+
+async function entryView(
+  entry: PlanEntry,
+  label: (locationId: string) => Promise<string>,
+): Promise<PlanEntryView> {
+  const facts = {
+    ...(entry.size === null ? {} : { size: entry.size }),
+    ...(entry.etag === null ? {} : { etag: entry.etag }),
+  };
+  const work = entry.work === undefined ? undefined : (JSON.parse(entry.work) as ObjectWork);
+  if (work?.op === 'move') {
+    return {
+      action: entry.action,
+      from: `${await label(work.source.location_id)}/${work.source.path}`,
+      to: `${await label(work.destination.location_id)}/${work.destination.path}`,
+      ...facts,
+    };
+  }
+  if (work?.op === 'remove') {
+    return {
+      action: entry.action,
+      path: `${await label(work.source.location_id)}/${work.source.path}`,
+      ...facts,
+    };
+  }
+  return { action: entry.action, key: entry.key, ...facts };
+}

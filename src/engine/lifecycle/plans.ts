@@ -1,0 +1,203 @@
+// Plans, a preview that binds (docs/api.md, "Plans"): every write of the plans and plan_entries
+// tables. A dry run inserts its plan (counts null), then its entries in batches as the source is
+// listed, then the counts; a plan is run once, in the transaction that queues its job (ran); the job's
+// planner reads the entries back in order (entries), and retention prunes expired plans (prune).
+// The store is generic over what a plan holds: a kind, the request resolved to location ids, and a
+// stream of entries, each a key with its size, ETag, action and (for a transfer's objects) its work.
+import { sql } from 'kysely';
+import type { PlanRow } from '../../db/schema.js';
+import type { FilterSpec } from '../../objects/filter.js';
+import { type Queryable, rowsChanged } from '../../queue/moves.js';
+import type { Overwrite } from '../../states.js';
+import type { JobOptions, ObjectRef, TransferSpec } from '../specs.js';
+
+/** What a plan runs. */
+export const PLAN_KINDS = ['copy', 'sync', 'move', 'remove'] as const;
+export type PlanKind = (typeof PLAN_KINDS)[number];
+
+/** How long a plan can be run after its dry run (docs/api.md, "Plans"). */
+export const PLAN_TTL_MS = 60 * 60_000;
+
+/** The request a plan runs, resolved to location ids when the dry run accepted it. */
+export type PlanRequest =
+  | { kind: 'copy'; source: ObjectRef; destination: ObjectRef; overwrite: Overwrite; filter?: FilterSpec }
+  | { kind: 'sync'; source: ObjectRef; destination: ObjectRef; options: JobOptions }
+  | { kind: 'move' | 'remove'; spec: TransferSpec };
+
+/** One object of a plan, as a dry run's lister yields it. */
+export interface PlanEntry {
+  key: string;
+  size: number | null;
+  etag: string | null;
+  /** What the run does with it (copy, move, remove; sync: copy, skip, delete). */
+  action: string;
+  /** JSON of the object's own work (src/engine/specs.ts, ObjectWork); absent for a copy's object. */
+  work?: string;
+}
+
+export interface NewPlan {
+  id: string;
+  workspaceId: string;
+  request: PlanRequest;
+  /** The request's from and to as given, for the transfer its run queues. */
+  given: { from: unknown; to?: unknown };
+}
+
+export async function create(q: Queryable, plan: NewPlan, now: number, ttlMs = PLAN_TTL_MS): Promise<number> {
+  const expiresAt = now + ttlMs;
+  await q
+    .insertInto('plans')
+    .values({
+      id: plan.id,
+      workspace_id: plan.workspaceId,
+      kind: plan.request.kind,
+      request: JSON.stringify(plan.request),
+      given: JSON.stringify(plan.given),
+      counts: null,
+      created_at: now,
+      expires_at: expiresAt,
+      ran_at: null,
+      job_id: null,
+      transfer_id: null,
+    })
+    .execute();
+  return expiresAt;
+}
+
+/** Writes one batch of entries, numbered from `firstSeq`. */
+export async function addEntries(
+  q: Queryable,
+  planId: string,
+  firstSeq: number,
+  batch: PlanEntry[],
+): Promise<void> {
+  if (batch.length === 0) return;
+  await q
+    .insertInto('plan_entries')
+    .values(
+      batch.map((e, i) => ({
+        plan_id: planId,
+        seq: firstSeq + i,
+        key: e.key,
+        size: e.size,
+        etag: e.etag,
+        action: e.action,
+        work: e.work ?? null,
+      })),
+    )
+    .execute();
+}
+
+/** Every entry is written: the plan can be read and run. */
+export async function complete(
+  q: Queryable,
+  planId: string,
+  counts: Record<string, number>,
+  total: number,
+): Promise<void> {
+  await q
+    .updateTable('plans')
+    .set({ counts: JSON.stringify(counts), total })
+    .where('id', '=', planId)
+    .execute();
+}
+
+/** A dry run that failed (too many entries, too long, a listing error) leaves nothing behind. */
+export async function discard(q: Queryable, planId: string): Promise<void> {
+  await q.deleteFrom('plan_entries').where('plan_id', '=', planId).execute();
+  await q.deleteFrom('plans').where('id', '=', planId).execute();
+}
+
+/** A complete plan of the workspace; undefined when there is none (or it is still being written). */
+export async function find(q: Queryable, workspaceId: string, planId: string): Promise<PlanRow | undefined> {
+  return q
+    .selectFrom('plans')
+    .selectAll()
+    .where('id', '=', planId)
+    .where('workspace_id', '=', workspaceId)
+    .where('counts', 'is not', null)
+    .executeTakeFirst();
+}
+
+export interface StoredEntry extends PlanEntry {
+  seq: number;
+}
+
+/** Up to `limit` entries after `afterSeq`, in order. */
+export async function entries(
+  q: Queryable,
+  planId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<StoredEntry[]> {
+  const rows = await q
+    .selectFrom('plan_entries')
+    .select(['seq', 'key', 'size', 'etag', 'action', 'work'])
+    .where('plan_id', '=', planId)
+    .where('seq', '>', afterSeq)
+    .orderBy('seq', 'asc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    seq: r.seq,
+    key: r.key,
+    size: r.size === null ? null : Number(r.size),
+    etag: r.etag,
+    action: r.action,
+    ...(r.work === null ? {} : { work: r.work }),
+  }));
+}
+
+/**
+ * ran: the plan is taken for its run, in the transaction that queues the run; false when it was run
+ * already (or meanwhile, by another request).
+ */
+export async function ran(
+  q: Queryable,
+  planId: string,
+  run: { jobId: string; transferId: string | null },
+  now: number,
+): Promise<boolean> {
+  const updated = await q
+    .updateTable('plans')
+    .set({ ran_at: now, job_id: run.jobId, transfer_id: run.transferId })
+    .where('id', '=', planId)
+    .where('ran_at', 'is', null)
+    .executeTakeFirst();
+  return rowsChanged(updated) > 0;
+}
+
+/**
+ * prune: up to `limit` plans expired before `now` leave the table with their entries (at most `limit`
+ * entries a call, so run it again until it answers 0). A plan whose run is still being planned stays:
+ * its planner reads the entries.
+ */
+export async function prune(q: Queryable, now: number, limit: number): Promise<number> {
+  const picked = await sql<{ id: string }>`
+    select p.id from plans p
+    where p.expires_at < ${now}
+      and not exists (select 1 from jobs j where j.plan_id = p.id and j.planning_done = 0
+                      and j.status in ('planning', 'running'))
+    order by p.expires_at
+    limit ${limit}`.execute(q);
+  const ids = picked.rows.map((r) => r.id);
+  if (ids.length === 0) return 0;
+  const gone = rowsChanged(
+    await q
+      .deleteFrom('plan_entries')
+      .where(({ eb, refTuple, selectFrom }) =>
+        eb(
+          refTuple('plan_id', 'seq'),
+          'in',
+          selectFrom('plan_entries')
+            .select(['plan_id', 'seq'])
+            .where('plan_id', 'in', ids)
+            .limit(limit)
+            .$asTuple('plan_id', 'seq'),
+        ),
+      )
+      .executeTakeFirst(),
+  );
+  if (gone >= limit) return gone;
+  return gone + rowsChanged(await q.deleteFrom('plans').where('id', 'in', ids).executeTakeFirst());
+}

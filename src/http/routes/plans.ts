@@ -1,0 +1,58 @@
+// Plans (docs/api.md, "Plans"): reading a plan's entries page by page, and running it once. The dry
+// runs themselves are the copy, move and remove routes with `dry_run: true`.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { Plan } from '../../api/plans.js';
+import { parseLimit } from '../../db/paging.js';
+import type { Plans } from '../../domain/plans/plans.js';
+import { workspaceOf } from '../auth.js';
+import { errors, IdParam, Paging } from '../schemas.js';
+import { noBody } from './transfers.js';
+
+export const planRoutes =
+  (plans: Plans, queued: () => void): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/v1/plans/:id',
+      {
+        schema: {
+          summary: 'A plan and a page of its entries, in listing order',
+          tags: ['plans'],
+          params: IdParam,
+          querystring: Paging,
+          response: { 200: Plan, ...errors(400, 401, 404) },
+        },
+      },
+      async (request) =>
+        plans.get(
+          workspaceOf(request),
+          request.params.id,
+          parseLimit(request.query.limit),
+          request.query.cursor,
+        ),
+    );
+
+    app.post(
+      '/v1/plans/:id/run',
+      {
+        schema: {
+          summary: 'Run exactly what a plan holds, once',
+          tags: ['plans'],
+          params: IdParam,
+          response: {
+            202: Type.Union([
+              Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
+              Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') }),
+            ]),
+            ...errors(400, 401, 404, 409, 410, 429),
+          },
+        },
+      },
+      async (request, reply) => {
+        noBody(request);
+        const accepted = await plans.run(workspaceOf(request), request.params.id);
+        queued();
+        return reply.code(202).send(accepted);
+      },
+    );
+  };
