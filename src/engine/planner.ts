@@ -27,7 +27,7 @@ import {
   type ObjectWork,
   type TransferSpec,
 } from './specs.js';
-import { syncObjects } from './sync-plan.js';
+import { EQUAL_PREFIX, syncObjects } from './sync-plan.js';
 
 export const PLAN_BATCH = 1000;
 
@@ -48,7 +48,7 @@ export interface Planned {
 export const NOT_IN_PLAN = 'not in the plan';
 
 /** Why a sync plan's run skips an object the plan found equal at the destination. */
-export const EQUAL_IN_PLAN = 'equal at the destination when planned';
+export const EQUAL_IN_PLAN = `${EQUAL_PREFIX}at the destination when planned`;
 
 /** A location's store, opened for a while: the engine's cache, or the API's own for a dry run. */
 export type OpenStore = (locationId: string) => Promise<{ store: Store; release: () => unknown }>;

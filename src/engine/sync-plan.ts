@@ -65,22 +65,30 @@ interface Listed {
   hashes: Entry['hashes'];
 }
 
+/**
+ * How every reason of an object skipped as equal begins: the failures list leaves those out (they did
+ * what was asked), and shows the objects left alone for another reason (src/domain/transfers/views.ts).
+ */
+export const EQUAL_PREFIX = 'equal ';
+
 /** Whether the destination's object holds the source's, by `compare`; the reason when it does. */
 export function equalBy(compare: CompareMode, source: Entry, destination: Listed): string | undefined {
   if (source.size !== destination.size) return undefined;
   switch (compare) {
     case 'size':
-      return 'equal by size';
+      return `${EQUAL_PREFIX}by size`;
     case 'size-modtime': {
       const from = source.modTime?.getTime();
       const to = destination.modTime;
       // Not older than the source: a copy written after the source was is the source's content.
-      return from !== undefined && to !== undefined && to >= from ? 'equal by size-modtime' : undefined;
+      return from !== undefined && to !== undefined && to >= from
+        ? `${EQUAL_PREFIX}by size-modtime`
+        : undefined;
     }
     case 'checksum': {
       for (const [kind, value] of Object.entries(source.hashes ?? {})) {
         if (value !== undefined && destination.hashes?.[kind as HashKind] === value)
-          return `equal by checksum (${kind})`;
+          return `${EQUAL_PREFIX}by checksum (${kind})`;
       }
       return undefined;
     }

@@ -208,9 +208,13 @@ await eachDatabase('sync', (database) => {
       'extra.txt': 'not removed: 1 copy of this sync failed',
     });
     const failures = (await call({ method: 'GET', url: `/v1/jobs/${job.job_id}/failures` })).json();
+    // The failed copy, and the deletion left alone because of it (docs/api.md, "Polling": failures).
     assert.deepEqual(
-      failures.failures.map((f: { key: string }) => f.key),
-      ['broken.txt'],
+      failures.failures.map((f: { key: string; outcome?: string }) => [f.key, f.outcome ?? 'failed']),
+      [
+        ['broken.txt', 'failed'],
+        ['extra.txt', 'skipped'],
+      ],
     );
   });
 

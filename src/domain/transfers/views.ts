@@ -1,6 +1,7 @@
 // Polling (docs/api.md, "Polling"): reading the transfer and job resources (shown as src/api/views.ts
 // builds them), their lists (newest first, src/db/paging.ts) and a job's failures (paged by object
 // sequence).
+
 import type { Kysely } from 'kysely';
 import type { Failures, Job, Transfer } from '../../api/transfers.js';
 import { jobView, transferView } from '../../api/views.js';
@@ -8,6 +9,7 @@ import { toRfc3339 } from '../../clock.js';
 import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
 import * as objects from '../../engine/lifecycle/objects.js';
+import { EQUAL_PREFIX } from '../../engine/sync-plan.js';
 import { invalid, notFound } from '../../errors.js';
 import { isUuid } from '../../ids.js';
 
@@ -133,11 +135,16 @@ export class TransferViews {
       .selectFrom('job_objects')
       .select(['seq', 'key', 'status', 'error', 'attempts', 'last_attempt_at'])
       .where('job_id', '=', job.id)
-      // With the failed ones, the objects left alone with a reason (a plan's run, docs/api.md "Plans").
+      // With the failed ones, the objects left alone with a reason (a plan's run, docs/api.md "Plans"; a
+      // sync's deletion not done): not a sync's objects skipped as equal, which were what was asked.
       .where((eb) =>
         eb.or([
           eb('status', '=', 'failed'),
-          eb.and([eb('status', '=', 'skipped'), eb('error', 'is not', null)]),
+          eb.and([
+            eb('status', '=', 'skipped'),
+            eb('error', 'is not', null),
+            eb('error', 'not like', `${EQUAL_PREFIX}%`),
+          ]),
         ]),
       )
       .where('seq', '>', after)
