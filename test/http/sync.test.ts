@@ -284,6 +284,74 @@ await eachDatabase('sync', (database) => {
     assert.equal(String(await readS3(client, dst, 'old.tmp')), 'o');
   });
 
+  test('a dry run is a plan: it changes nothing; its run copies and deletes exactly what it listed, leaving alone what changed or appeared since', async () => {
+    const { call, a, b } = await setup();
+    const src = await seedBucket(client, { 'same.txt': 'same', 'new.txt': 'new', 'later.txt': 'v1' });
+    const dst = await seedBucket(client, { 'old.txt': 'old', 'kept-old.txt': 'kept' });
+    // same.txt equal at the destination before the dry run (written after the source: size-modtime).
+    await put(dst, { 'same.txt': 'same' });
+    const body = { from: `${a}:${src}/`, to: `${b}:${dst}/`, delete: true };
+    const dry = await post(call, '/v1/sync', { ...body, dry_run: true });
+    assert.equal(dry.statusCode, 200, dry.body);
+    const plan = dry.json();
+    assert.equal(plan.kind, 'sync');
+    assert.deepEqual(plan.counts, { copy: 2, skip: 1, delete: 2 });
+    const byKey = Object.fromEntries(
+      plan.entries.map((e: { key: string; action: string }) => [e.key, e.action]),
+    );
+    assert.deepEqual(byKey, {
+      'same.txt': 'skip',
+      'new.txt': 'copy',
+      'later.txt': 'copy',
+      'old.txt': 'delete',
+      'kept-old.txt': 'delete',
+    });
+    assert.equal(await readS3(client, dst, 'new.txt'), undefined, 'a dry run copies nothing');
+    assert.equal(String(await readS3(client, dst, 'old.txt')), 'old', 'a dry run removes nothing');
+
+    // Between the plan and its run: a planned copy changes, a source object appears, and a planned
+    // deletion's object is rewritten at the destination with another size.
+    await put(src, { 'later.txt': 'v2, longer', 'appeared.txt': 'appeared' });
+    await put(dst, { 'kept-old.txt': 'rewritten since the plan' });
+
+    const run = await post(call, `/v1/plans/${plan.plan_id}/run`, {});
+    assert.equal(run.statusCode, 202, run.body);
+    const job = await waitFor(call, `/v1/jobs/${run.json().job_id}`);
+    assert.equal(job.kind, 'sync');
+    assert.equal(job.plan_id, plan.plan_id);
+    assert.equal(String(await readS3(client, dst, 'new.txt')), 'new', JSON.stringify(job));
+    assert.equal(await readS3(client, dst, 'later.txt'), undefined, 'changed since the plan: not copied');
+    assert.equal(await readS3(client, dst, 'appeared.txt'), undefined, 'not in the plan: not copied');
+    assert.equal(await readS3(client, dst, 'old.txt'), undefined, 'planned deletion done');
+    assert.equal(String(await readS3(client, dst, 'kept-old.txt')), 'rewritten since the plan');
+    assert.deepEqual(job.counts, { total: 6, pending: 0, succeeded: 1, skipped: 4, failed: 0, deleted: 1 });
+    const reasons = await skippedReasons(String(job.job_id));
+    assert.equal(reasons['same.txt'], 'equal at the destination when planned');
+    assert.match(String(reasons['later.txt']), /^changed since the plan: size 2 → 10/);
+    assert.equal(reasons['appeared.txt'], 'not in the plan');
+    assert.match(String(reasons['kept-old.txt']), /^changed since the plan: size 4 → 24/);
+    const again = await post(call, `/v1/plans/${plan.plan_id}/run`, {});
+    assert.equal(again.statusCode, 409, again.body);
+  });
+
+  test('a dry run past max_delete is refused and keeps no plan', async () => {
+    const { call, a, b } = await setup();
+    const src = await seedBucket(client, { 'a.txt': 'a' });
+    const dst = await seedBucket(client, { 'x.txt': 'x', 'y.txt': 'y' });
+    const dry = await post(call, '/v1/sync', {
+      from: `${a}:${src}/`,
+      to: `${b}:${dst}/`,
+      delete: true,
+      max_delete: 1,
+      dry_run: true,
+    });
+    assert.equal(dry.statusCode, 409, dry.body);
+    assert.match(dry.json().message, /would remove 2 objects at the destination, more than max_delete \(1\)/);
+    const kept = await t.services.db.kysely.selectFrom('plans').select('id').execute();
+    assert.ok(kept.every((p) => p.id !== undefined));
+    assert.equal(String(await readS3(client, dst, 'x.txt')), 'x');
+  });
+
   test('bad compare, max_delete, delete and filters are 400 naming the field; checksum needs a common hash', async () => {
     const { call, a, b } = await setup();
     const from = `${a}:bucket/p/`;
