@@ -8,9 +8,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { BlobServiceClient } from '@azure/storage-blob';
+import { Registry } from 'prom-client';
 import { Plans } from '../../src/domain/plans/plans.js';
-import * as plansStore from '../../src/engine/lifecycle/plans.js';
+import { Pruner } from '../../src/domain/retention/pruner.js';
 import { PLAN_TTL_MS } from '../../src/engine/lifecycle/plans.js';
+import { newId } from '../../src/ids.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
@@ -321,6 +323,13 @@ await eachDatabase('plans', (database) => {
     assert.equal(afterRows.length, before.length, 'no plan left');
     const plan = await plans.remove(ws, { path: `${label}/${bucket}/l/[12]` }, 100);
     assert.equal(plan.total, 2, 'at the limit: fine');
+    // Its time is bounded too: a listing that takes longer is stopped, and leaves nothing.
+    const hasty = new Plans(s.db, s.locations, s.storage, s.copies, s.operations, s.rateLimits, s.clock, {
+      maxMs: 1,
+    });
+    const plansBefore = await s.db.kysely.selectFrom('plans').select('id').execute();
+    await assert.rejects(hasty.remove(ws, { path: `${label}/${bucket}/l/*` }, 100), /took longer than/);
+    assert.equal((await s.db.kysely.selectFrom('plans').select('id').execute()).length, plansBefore.length);
   });
 
   test('a plan expires after an hour (410), and retention prunes it', async () => {
@@ -340,14 +349,58 @@ await eachDatabase('plans', (database) => {
     assert.equal(String(await readS3(client, bucket, 'e/a')), 'a');
     assert.equal((await call({ method: 'GET', url: `/v1/plans/${id}` })).statusCode, 200, 'still readable');
     const q = t.services.db.kysely;
-    let gone = 0;
-    for (;;) {
-      const n = await plansStore.prune(q, clock.now(), 1000);
-      gone += n;
-      if (n === 0) break;
-    }
-    assert.ok(gone >= 2, 'the plan and its entry');
+    // A plan whose run is still planning from it stays, however old.
+    const held = await call({
+      method: 'POST',
+      url: '/remove',
+      payload: { path: `${label}/${bucket}/e/*`, dry_run: true },
+    });
+    const heldId = held.json().plan_id;
+    const ws = await q
+      .selectFrom('plans')
+      .select('workspace_id')
+      .where('id', '=', heldId)
+      .executeTakeFirstOrThrow();
+    const now = clock.now();
+    await q
+      .insertInto('jobs')
+      .values({
+        id: newId(),
+        workspace_id: ws.workspace_id,
+        status: 'running',
+        source: JSON.stringify({ location_id: newId(), path: 'b/' }),
+        destination: JSON.stringify({ location_id: newId(), path: 'b/' }),
+        overwrite: 'always',
+        plan_id: heldId,
+        error: null,
+        // Leased far ahead, so that no worker of this app plans it meanwhile.
+        lease_owner: 'elsewhere',
+        lease_expires_at: now + 10 * PLAN_TTL_MS,
+        created_at: now,
+        updated_at: now,
+        started_at: now,
+        finished_at: null,
+      })
+      .execute();
+    clock.advance(PLAN_TTL_MS + 1000);
+    const pruner = new Pruner(
+      {
+        db: t.services.db,
+        clock,
+        logger: t.services.logger,
+        owner: unique('pruner'),
+        registry: new Registry(),
+      },
+      { retentionMs: 30 * 86_400_000 },
+    );
+    const pruned = await pruner.runDue();
+    assert.ok((pruned?.plans ?? 0) >= 2, `the plan and its entry: ${JSON.stringify(pruned)}`);
     assert.equal((await call({ method: 'GET', url: `/v1/plans/${id}` })).statusCode, 404);
+    assert.equal(
+      (await call({ method: 'GET', url: `/v1/plans/${heldId}` })).statusCode,
+      200,
+      'still planned from',
+    );
     const entries = await q.selectFrom('plan_entries').select('seq').where('plan_id', '=', id).execute();
     assert.deepEqual(entries, []);
   });
