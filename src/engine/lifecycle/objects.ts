@@ -94,7 +94,8 @@ export async function plan(
         size: p.size,
         source_etag: p.etag,
         ...(p.work === undefined ? {} : { work: p.work }),
-        ...(p.held === undefined ? {} : { run_after: NEVER }),
+        // Every row names every column: SQLite fills a column one row of a batch lacks with NULL, not its default.
+        run_after: p.held === undefined ? 0 : NEVER,
         error: p.skipped ?? null,
         last_attempt_at: null,
         lease_owner: null,
