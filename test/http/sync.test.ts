@@ -34,7 +34,11 @@ await eachDatabase('sync', (database) => {
     proxy = await startFaultProxy(s3.endpoint);
     client = s3Client(s3.endpoint);
     azure = azureService(azurite);
-    t = await startTestApp(database, { env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' }, worker: true });
+    // Five copies a minute per workspace: enough for each test, and the limit test reaches it.
+    t = await startTestApp(database, {
+      env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_RATE_COPY_PER_MINUTE: '5' },
+      worker: true,
+    });
   });
   after(async () => {
     await t.close();
@@ -350,6 +354,17 @@ await eachDatabase('sync', (database) => {
     const kept = await t.services.db.kysely.selectFrom('plans').select('id').execute();
     assert.ok(kept.every((p) => p.id !== undefined));
     assert.equal(String(await readS3(client, dst, 'x.txt')), 'x');
+  test('a sync counts against the copy limit, in one bucket with copies; a refused one does not count', async () => {
+    const { call, a, b } = await setup();
+    const src = await seedBucket(client, {});
+    const body = { from: `${a}:${src}/p/`, to: `${b}:${src}-none/q/` };
+    assert.equal((await post(call, '/v1/sync', { ...body, compare: 'nope' })).statusCode, 400);
+    for (let i = 0; i < 3; i++) assert.equal((await post(call, '/v1/copy', body)).statusCode, 202);
+    for (let i = 0; i < 2; i++) assert.equal((await post(call, '/v1/sync', body)).statusCode, 202);
+    const sync = await post(call, '/v1/sync', body);
+    assert.equal(sync.statusCode, 429, sync.body);
+    assert.ok(sync.headers['retry-after']);
+    assert.equal((await post(call, '/v1/copy', body)).statusCode, 429);
   });
 
   test('bad compare, max_delete, delete and filters are 400 naming the field; checksum needs a common hash', async () => {
