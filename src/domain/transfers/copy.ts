@@ -11,6 +11,7 @@ import { hasBuckets, rotationClass } from '../../providers.js';
 import type { Overwrite } from '../../states.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
+import { parseBandwidthLimit } from './bandwidth.js';
 import {
   checkManifest,
   checkObjectPath,
@@ -25,6 +26,8 @@ export interface CopyRequest {
   to: TargetInput;
   manifest?: string[];
   overwrite?: Overwrite;
+  /** Bytes per second through ferry (docs/api.md, "Bandwidth"). */
+  bandwidth_limit?: number;
 }
 
 export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; status: 'planning' };
@@ -77,6 +80,7 @@ export class Copies {
       );
     }
     if (request.manifest !== undefined) checkManifest(request.manifest);
+    const bandwidthLimit = parseBandwidthLimit(request.bandwidth_limit);
     const source = await this.locations.resolve(workspaceId, from.ref);
     const destination = await this.locations.resolve(workspaceId, to.ref);
     if (bulk) {
@@ -110,6 +114,8 @@ export class Copies {
           },
           now,
           { from: request.from, to: request.to },
+          false,
+          bandwidthLimit,
         );
       }
       return jobs.create(
@@ -121,6 +127,7 @@ export class Copies {
           destination: JSON.stringify({ location_id: destination.id, path: to.path }),
           overwrite: request.overwrite ?? 'always',
           manifest: request.manifest,
+          ...(bandwidthLimit === undefined ? {} : { bandwidthLimit }),
         },
         now,
       );

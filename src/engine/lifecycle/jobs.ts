@@ -41,6 +41,8 @@ export interface NewJob {
   manifest: string[] | undefined;
   /** The transfer over several objects this job runs (its objects then carry their own work). */
   transferId?: string;
+  /** The job's cap in bytes per second (docs/api.md, "Bandwidth"). */
+  bandwidthLimit?: number;
 }
 
 /** create: a planning job, and its manifest when it has one. */
@@ -61,6 +63,7 @@ export async function create(
       overwrite: job.overwrite,
       has_manifest: job.manifest ? 1 : 0,
       ...(job.transferId === undefined ? {} : { transfer_id: job.transferId }),
+      ...(job.bandwidthLimit === undefined ? {} : { bandwidth_limit: job.bandwidthLimit }),
       error: null,
       lease_owner: null,
       lease_expires_at: null,

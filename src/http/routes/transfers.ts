@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { Failures, Job, Target, Transfer } from '../../api/transfers.js';
+import { BandwidthLimit, Failures, Job, Target, Transfer } from '../../api/transfers.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Copies } from '../../domain/transfers/copy.js';
 import type { JobControl } from '../../domain/transfers/job-control.js';
@@ -52,6 +52,7 @@ export const transferRoutes =
               to: Target,
               manifest: Type.Optional(Type.Array(Path({ minLength: 0 }), { maxItems: MANIFEST_MAX_KEYS })),
               overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
+              bandwidth_limit: Type.Optional(BandwidthLimit),
             },
             { additionalProperties: false, required: ['from', 'to'] },
           ),
@@ -65,12 +66,13 @@ export const transferRoutes =
         },
       },
       async (request, reply) => {
-        const { from, to, manifest, overwrite } = request.body;
+        const { from, to, manifest, overwrite, bandwidth_limit } = request.body;
         const accepted = await copies.accept(workspaceOf(request), {
           from,
           to,
           ...(manifest === undefined ? {} : { manifest }),
           ...(overwrite === undefined ? {} : { overwrite }),
+          ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
         });
         deps.queued();
         return reply.code(202).send(accepted);
