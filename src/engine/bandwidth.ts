@@ -2,8 +2,8 @@
 // FERRY_WORKSPACE_BANDWIDTH over all of a workspace's transfers through ferry. Each cap is one token
 // bucket that every process shares through the database: a row of bandwidth_buckets holding the
 // bucket's level (bytes) at a time. A process takes a slice (SLICE_MS worth of the rate) with one
-// upsert that refills the level for the time passed (never past one slice: an idle bucket saves up
-// nothing), subtracts the slice and answers the level left. A level below zero is a debt: the process
+// upsert that refills the level for the time passed (never past BURST_SLICES slices: an idle bucket
+// saves up one second at most), subtracts the slice and answers the level left. A level below zero is a debt: the process
 // waits until the rate has paid it, then lets the slice's bytes through, chunk by chunk, to every copy
 // of that cap it runs. So the database sees at most one write per cap per slice per process (a process
 // alone gets 1000 / SLICE_MS slices a second; several share them), and a process that dies loses at
@@ -22,6 +22,12 @@ import { bothThrottles, sleep, type Throttle, untilSettled } from '../objects/th
 
 /** Each grant from the database is this long at the cap's rate. */
 export const SLICE_MS = 250;
+/**
+ * The most a bucket saves up while nobody asks, in slices (one second): enough that a process slowed
+ * for a moment (a busy database, a stalled event loop) does not lose the rate meanwhile, and little
+ * enough that an idle cap lets at most one second's worth through at once.
+ */
+export const BURST_SLICES = 4;
 
 /** Rows of caps unused this long are deleted (by whichever process next takes a grant). */
 const STALE_MS = 10 * 60_000;
@@ -135,13 +141,14 @@ export class Bandwidth {
     const now = this.clock.now();
     await this.prune(now);
     const q = this.db.kysely;
-    // The level a new bucket starts at: one slice (taken at once); never more than that saved up.
+    // A new bucket starts with one slice, taken at once; a bucket never saves up more than the burst.
+    const burst = slice * BURST_SLICES;
     const { rows } =
       this.db.dialect === 'postgres'
         ? await sql<{ tokens: number }>`
             insert into bandwidth_buckets (key, tokens, at) values (${key}, 0, cast(${now} as bigint))
             on conflict (key) do update set
-              tokens = least(cast(${slice} as double precision),
+              tokens = least(cast(${burst} as double precision),
                              bandwidth_buckets.tokens
                              + greatest(0, cast(${now} as bigint) - bandwidth_buckets.at)
                                * cast(${rate} as double precision) / 1000.0)
@@ -151,7 +158,7 @@ export class Bandwidth {
         : await sql<{ tokens: number }>`
             insert into bandwidth_buckets (key, tokens, at) values (${key}, 0, ${now})
             on conflict (key) do update set
-              tokens = min(${slice}, bandwidth_buckets.tokens
+              tokens = min(${burst}, bandwidth_buckets.tokens
                                      + max(0, ${now} - bandwidth_buckets.at) * ${rate} / 1000.0) - ${slice},
               at = max(bandwidth_buckets.at, ${now})
             returning tokens`.execute(q);
