@@ -54,6 +54,7 @@ function createWorker(services: Services, options: Partial<WorkerOptions> = {}):
       outbound: outboundTimeouts(config.outbound),
       wakeStreams: streamWaker(services),
       crashes: { max: config.crashedWork.maxCrashes },
+      bandwidth: services.bandwidth,
     },
     {
       concurrency: config.worker.concurrency,

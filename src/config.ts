@@ -2,6 +2,7 @@
 // a Config, so tests build one without touching process.env.
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { BANDWIDTH_MAX, BANDWIDTH_MIN } from './api/transfers.js';
 import { DEFAULT_PATTERN_LIMITS, PATTERN_LIMIT_CEILINGS, type PatternLimits } from './objects/glob.js';
 import { OAUTH_PROVIDERS } from './providers.js';
 import { Secret } from './secret.js';
@@ -38,6 +39,11 @@ export interface Config {
     /** Bytes of object data all transfers of the process may hold in memory at once. */
     memoryBytes: number;
   };
+  /**
+   * FERRY_WORKSPACE_BANDWIDTH: bytes per second all of a workspace's transfers through ferry share,
+   * across every process (docs/api.md, "Bandwidth"); undefined: no cap.
+   */
+  workspaceBandwidth: number | undefined;
   /** The HTTP server's own defences (docs/api.md, "HTTP connections and bodies"). */
   http: HttpLimits;
   /** Work that keeps crashing (docs/api.md, "Background work that keeps failing"). */
@@ -122,6 +128,12 @@ function retentionDays(env: Env): number | undefined {
   if (raw?.toLowerCase() === 'never') return undefined;
   const days = integer(env, 'FERRY_RETENTION_DAYS', 30, 0, 36_500);
   return days === 0 ? undefined : days;
+}
+
+/** FERRY_WORKSPACE_BANDWIDTH: bytes per second (or KiB, MiB, GiB), from 64 KiB to 10 GiB; unset: none. */
+function workspaceBandwidth(env: Env): number | undefined {
+  const value = byteSize(env, 'FERRY_WORKSPACE_BANDWIDTH', 0, BANDWIDTH_MIN, BANDWIDTH_MAX);
+  return value === 0 ? undefined : value;
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -329,6 +341,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxCrashes: integer(env, 'FERRY_WORK_MAX_CRASHES', 3, 1, 100),
     },
     retentionDays: retentionDays(env),
+    workspaceBandwidth: workspaceBandwidth(env),
     patterns: {
       maxLength: integer(
         env,

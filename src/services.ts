@@ -27,6 +27,7 @@ import { JobControl } from './domain/transfers/job-control.js';
 import { Operations } from './domain/transfers/operations.js';
 import { TransferViews } from './domain/transfers/views.js';
 import { Webhooks } from './domain/webhooks/webhooks.js';
+import { Bandwidth } from './engine/bandwidth.js';
 import { workerId } from './engine/worker.js';
 import type { Logger } from './log.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
@@ -63,6 +64,8 @@ export interface Services {
   plans: Plans;
   /** The per-workspace rate limit of every route that costs (docs/api.md, "Rate limits and caps"). */
   rateLimits: RateLimits;
+  /** The bandwidth caps' token buckets, shared with every process (docs/api.md, "Bandwidth"). */
+  bandwidth: Bandwidth;
   operations: Operations;
   shares: Shares;
   sends: Sends;
@@ -167,6 +170,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     copies,
     plans: new Plans(db, locations, storage, copies, operations, rateLimits, clock),
     rateLimits,
+    bandwidth: new Bandwidth(db, clock, config.workspaceBandwidth, options.logger),
     operations,
     shares,
     sends: new Sends(db, shares, clock, {

@@ -72,6 +72,21 @@ export interface JobOptions {
   delete?: boolean;
   max_delete?: number;
 }
+/** The least cap in bytes per second (64 KiB/s): below it a transfer of any size would crawl. */
+export const BANDWIDTH_MIN = 64 * 1024;
+/** The largest cap (10 GiB/s), well past what one process moves. */
+export const BANDWIDTH_MAX = 10 * 1024 ** 3;
+
+/**
+ * `bandwidth_limit` (docs/api.md, "Bandwidth"): a cap in bytes per second on the bytes a copy, sync or
+ * schedule's job moves through ferry. Bodies declare it with this schema; src/domain/transfers/
+ * bandwidth.ts checks it again for callers that do not come through a route.
+ */
+export const BandwidthLimit = Type.Integer({
+  minimum: BANDWIDTH_MIN,
+  maximum: BANDWIDTH_MAX,
+  description: 'bytes per second through ferry, from 65536 (64 KiB/s)',
+});
 
 export const Counts = Type.Object({
   total: Type.Integer(),
@@ -98,6 +113,7 @@ export const Transfer = Type.Object({
   bytes_total: Type.Optional(Type.Integer()),
   bytes_done: Type.Integer(),
   error: Type.Optional(Type.String()),
+  bandwidth_limit: Type.Optional(Type.Integer()),
   // A transfer over several objects (docs/api.md, "Polling").
   counts: Type.Optional(Counts),
 });
@@ -126,6 +142,7 @@ export const Job = Type.Object({
   error: Type.Optional(Type.String()),
   /** The plan the job runs (docs/api.md, "Plans"). */
   plan_id: Type.Optional(Type.String({ format: 'uuid' })),
+  bandwidth_limit: Type.Optional(Type.Integer()),
 });
 export type Job = Static<typeof Job>;
 

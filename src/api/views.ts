@@ -60,6 +60,7 @@ export function transferView(row: TransferRow, job?: { row: JobRow; runningBytes
     ...(row.bytes_total === null ? {} : { bytes_total: row.bytes_total }),
     bytes_done: row.bytes_done,
     ...(row.error === null ? {} : { error: row.error }),
+    ...(row.bandwidth_limit === null ? {} : { bandwidth_limit: Number(row.bandwidth_limit) }),
   };
   if (job === undefined) return view;
   view.counts = countsOf(job.row);
@@ -95,5 +96,6 @@ export function jobView(row: JobRow, runningBytes: number): Job {
     bytes_done: Number(row.bytes_finished) + runningBytes,
     ...(row.error === null ? {} : { error: row.error }),
     ...(row.plan_id === null ? {} : { plan_id: row.plan_id }),
+    ...(row.bandwidth_limit === null ? {} : { bandwidth_limit: Number(row.bandwidth_limit) }),
   };
 }

@@ -90,6 +90,8 @@ export interface TransfersTable extends LeasedColumns {
   bytes_total: number | null;
   bytes_done: Generated<number>;
   error: string | null;
+  /** A single copy's cap in bytes per second (docs/api.md, "Bandwidth"); null for none. */
+  bandwidth_limit: Generated<number | null>;
   /** Not claimed before this time (backoff). */
   run_after: Generated<number>;
   created_at: number;
@@ -106,6 +108,8 @@ export interface JobsTable {
   source: string;
   destination: string;
   overwrite: Overwrite;
+  /** The job's cap in bytes per second over all its objects (docs/api.md, "Bandwidth"); null for none. */
+  bandwidth_limit: Generated<number | null>;
   has_manifest: Generated<number>;
   planning_done: Generated<number>;
   planned_count: Generated<number>;
@@ -389,6 +393,17 @@ export interface Database {
   periodic_tasks: PeriodicTasksTable;
   plans: PlansTable;
   plan_entries: PlanEntriesTable;
+  bandwidth_buckets: BandwidthBucketsTable;
+}
+
+/** A bandwidth cap's token bucket shared by every process (src/engine/bandwidth.ts). */
+export interface BandwidthBucketsTable {
+  /** `job:<id>`, `transfer:<id>` or `workspace:<id>`. */
+  key: string;
+  /** Bytes that may pass now; negative when slices were granted ahead of time. */
+  tokens: number;
+  /** When `tokens` was last worked out (ms). */
+  at: number;
 }
 
 export type WebhookRow = Selectable<WebhooksTable>;

@@ -13,9 +13,11 @@ import type { OutboundTimeouts } from '../net/time-bounds.js';
 import { openUrl } from '../objects/fetch-url.js';
 import { copyObject } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
+import { type Throttle, throttled } from '../objects/throttle.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import type { Overwrite } from '../states.js';
 import type { ObjectInfo, Store } from '../stores/contract.js';
+import type { Bandwidth } from './bandwidth.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
 import type { ObjectSettlement } from './lifecycle/objects.js';
 import * as objects from './lifecycle/objects.js';
@@ -40,6 +42,8 @@ export interface EngineContext {
   /** What a pull may reach, and its time bounds: objects of a pull need them. */
   egress?: Egress;
   outbound?: OutboundTimeouts;
+  /** The bandwidth caps (docs/api.md, "Bandwidth"); none without it. */
+  bandwidth?: Bandwidth;
 }
 
 interface JobPlan {
@@ -69,6 +73,34 @@ export async function planOf(ctx: EngineContext, jobId: string): Promise<JobPlan
   if (plans.size > 1000) plans.clear();
   plans.set(jobId, plan);
   return plan;
+}
+
+interface JobCaps {
+  workspaceId: string;
+  limit: number | null;
+}
+
+const caps = new Map<string, JobCaps>();
+
+/** The caps a job's objects wait for (the job's own and its workspace's), or undefined for none. */
+async function throttleOf(ctx: EngineContext, jobId: string): Promise<Throttle | undefined> {
+  if (ctx.bandwidth === undefined) return undefined;
+  let known = caps.get(jobId);
+  if (known === undefined) {
+    const job = await ctx.db.kysely
+      .selectFrom('jobs')
+      .select(['workspace_id', 'bandwidth_limit'])
+      .where('id', '=', jobId)
+      .executeTakeFirstOrThrow();
+    known = { workspaceId: job.workspace_id, limit: job.bandwidth_limit };
+    if (caps.size > 1000) caps.clear();
+    caps.set(jobId, known);
+  }
+  return ctx.bandwidth.throttleFor({
+    workspaceId: known.workspaceId,
+    key: `job:${jobId}`,
+    limit: known.limit,
+  });
 }
 
 function listedInfo(plan: JobPlan, object: JobObjectRow, size: number): ObjectInfo {
@@ -165,6 +197,7 @@ export async function runObject(
     return;
   }
   const plan = await planOf(ctx, object.job_id);
+  const throttle = await throttleOf(ctx, object.job_id);
   const work: Work = { kind: 'object', jobId: object.job_id, seq: object.seq };
   const checkpoint = checkpointOf(db.kysely, work, owner, () => clock.now());
   const settlement = await attemptObject(ctx, object, signal, {
@@ -192,6 +225,7 @@ export async function runObject(
             signal,
             onProgress: report,
             checkpoint,
+            ...(throttle === undefined ? {} : { throttle }),
           }),
         );
       }),
@@ -222,6 +256,7 @@ async function doWork(
   work: ObjectWork,
   signal: AbortSignal,
   report: (bytes: number) => void,
+  throttle: Throttle | undefined,
 ): Promise<{ bytes: number } | LeftAlone> {
   const planned = (await planOf(ctx, object.job_id)).planId !== null;
   switch (work.op) {
@@ -258,6 +293,7 @@ async function doWork(
                     }),
               signal,
               onProgress: report,
+              ...(throttle === undefined ? {} : { throttle }),
             }),
           );
         },
@@ -307,7 +343,7 @@ async function doWork(
           ...(ctx.outbound === undefined ? {} : { timeouts: ctx.outbound }),
         });
         const path = work.destination.folder ? work.destination.path + fetched.name : work.destination.path;
-        const info = await store.write(path, fetched.body, {
+        const info = await store.write(path, throttled(fetched.body, throttle, signal), {
           signal,
           ...(fetched.size === undefined ? {} : { size: fetched.size }),
           ...(fetched.mimeType === undefined ? {} : { mimeType: fetched.mimeType }),
@@ -326,8 +362,9 @@ async function runWork(
   signal: AbortSignal,
   settle: SettleObject,
 ): Promise<void> {
+  const throttle = await throttleOf(ctx, object.job_id);
   const settlement = await attemptObject(ctx, object, signal, {
-    work: (report) => doWork(ctx, object, work, signal, report),
+    work: (report) => doWork(ctx, object, work, signal, report, throttle),
     done: (outcome) =>
       'reason' in outcome
         ? { kind: 'done', bytes: 0, skipped: true, reason: outcome.reason }

@@ -10,6 +10,7 @@ import { openUrl } from '../objects/fetch-url.js';
 import { copyObject, type UploadCheckpoint } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
 import { expandSources, isPattern, splitPattern } from '../objects/patterns.js';
+import { type Throttle, throttled } from '../objects/throttle.js';
 import { DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import type { Entry, Store } from '../stores/contract.js';
 import { abandonUpload, checkpointOf, type Work } from './checkpoints.js';
@@ -58,6 +59,8 @@ interface Run {
   checkpoint: UploadCheckpoint;
   /** Opens a location's store for the rest of the run. */
   acquire: (locationId: string) => Promise<StoreUse>;
+  /** The bandwidth caps the run's bytes wait for (docs/api.md, "Bandwidth"), if any. */
+  throttle?: Throttle;
 }
 
 async function execute(ctx: TransferContext, run: Omit<Run, 'acquire'>): Promise<Outcome> {
@@ -103,7 +106,8 @@ async function eachSource(
 }
 
 async function executeWith(ctx: TransferContext, run: Run): Promise<Outcome> {
-  const { spec, signal, progress, sized, acquire, checkpoint } = run;
+  const { spec, signal, progress, sized, acquire, checkpoint, throttle } = run;
+  const throttling = throttle === undefined ? {} : { throttle };
   switch (spec.kind) {
     case 'copy': {
       const source = await acquire(spec.source.location_id);
@@ -117,6 +121,7 @@ async function executeWith(ctx: TransferContext, run: Run): Promise<Outcome> {
         onProgress: progress,
         onSource: (info) => sized(info.size),
         checkpoint,
+        ...throttling,
       }).catch(async (err: unknown) => {
         throw await explainNotFound(
           err,
@@ -143,6 +148,7 @@ async function executeWith(ctx: TransferContext, run: Run): Promise<Outcome> {
           destinationPath: destinationPath(spec.destination, ref, entry),
           signal,
           onProgress: (bytes) => progress(before + bytes),
+          ...throttling,
         });
         done = before + outcome.bytes;
       });
@@ -170,7 +176,7 @@ async function executeWith(ctx: TransferContext, run: Run): Promise<Outcome> {
         // One URL whose server says its length: the size is known before the bytes start.
         if (spec.urls.length === 1 && fetched.size !== undefined) await sized(fetched.size);
         const before = done;
-        const info = await store.write(path, fetched.body, {
+        const info = await store.write(path, throttled(fetched.body, throttle, signal), {
           signal,
           ...(fetched.size === undefined ? {} : { size: fetched.size }),
           ...(fetched.mimeType === undefined ? {} : { mimeType: fetched.mimeType }),
@@ -193,6 +199,11 @@ export async function runTransfer(
   const spec = decodeSpec(transfer.spec);
   const work: Work = { kind: 'transfer', id: transfer.id };
   const checkpoint = checkpointOf(db.kysely, work, owner, () => clock.now());
+  const throttle = ctx.bandwidth?.throttleFor({
+    workspaceId: transfer.workspace_id,
+    key: `transfer:${transfer.id}`,
+    limit: transfer.bandwidth_limit,
+  });
   const settlement = await attempt({
     clock,
     signal,
@@ -209,6 +220,7 @@ export async function runTransfer(
         sized: (total) =>
           transfers.sized(db.kysely, owner, transfer.id, total, clock.now()).then(() => ctx.wakeStreams?.()),
         checkpoint,
+        ...(throttle === undefined ? {} : { throttle }),
       }),
     done: (outcome) => ({
       kind: 'done',

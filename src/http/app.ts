@@ -138,6 +138,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       keyWatch: services.keyWatch,
       bytes: fileBytesMetrics(services.metrics),
       idleMs: limits.bodyTimeoutMs,
+      throttle: (workspaceId) => services.bandwidth.forWorkspace(workspaceId),
     }),
   );
   const queued = () => services.workQueued();

@@ -16,6 +16,7 @@ import type {
   Store,
   UploadedPart,
 } from '../stores/contract.js';
+import type { Throttle } from './throttle.js';
 import { ByteCounter, copyMismatch, sameAccount, sameObject } from './verify.js';
 
 /**
@@ -71,6 +72,11 @@ export interface CopyObjectArgs {
    * next attempt continues from the first missing part instead of byte 0.
    */
   checkpoint?: UploadCheckpoint;
+  /**
+   * The bandwidth cap(s) the streamed copy's reads wait for (docs/api.md, "Bandwidth"). A server-side
+   * copy moves no bytes through ferry and is not throttled.
+   */
+  throttle?: Throttle;
 }
 
 export async function copyObject(args: CopyObjectArgs): Promise<CopyOutcome> {
@@ -177,6 +183,8 @@ async function streamCopy(args: CopyObjectArgs, info: ObjectInfo, what: string):
     info.size - offset,
     what,
     args.onProgress && ((bytes) => args.onProgress?.(offset + bytes)),
+    args.throttle,
+    signal,
   );
   // The source's own failure (a cut connection: transient) is the reason the write failed, whatever
   // the destination makes of its truncated input, so it is the one reported.

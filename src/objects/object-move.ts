@@ -17,6 +17,7 @@
 import { FerryError, isFerryError } from '../errors.js';
 import type { CallOptions, ObjectInfo, Store } from '../stores/contract.js';
 import { copyObject } from './object-copy.js';
+import type { Throttle } from './throttle.js';
 import { sameAccount, sameObject } from './verify.js';
 
 export interface MoveObjectArgs {
@@ -32,6 +33,8 @@ export interface MoveObjectArgs {
    * the copy (not_found), and handled as a missing source is.
    */
   sourceInfo?: ObjectInfo;
+  /** The bandwidth cap a streamed copy waits for (src/objects/throttle.ts); a native move has no bytes to cap. */
+  throttle?: Throttle;
 }
 
 export interface MoveOutcome {
@@ -89,6 +92,7 @@ export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
       sourceInfo: info,
       ...(signal === undefined ? {} : { signal }),
       ...(args.onProgress === undefined ? {} : { onProgress: args.onProgress }),
+      ...(args.throttle === undefined ? {} : { throttle: args.throttle }),
     });
   } catch (err) {
     const done = await finishedElsewhere(err, args, opts);

@@ -5,6 +5,7 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { FerryError } from '../errors.js';
 import type { HashKind, ObjectInfo, Store } from '../stores/contract.js';
+import type { Throttle } from './throttle.js';
 
 /**
  * True when `destination` can copy or move server-side from `source`: the same provider and the same
@@ -56,6 +57,9 @@ export class ByteCounter extends Transform {
     private readonly expected: number,
     private readonly what: string,
     private readonly onProgress?: (bytesDone: number) => void,
+    /** Waited for before each chunk goes on (a bandwidth cap, src/objects/throttle.ts). */
+    private readonly throttle?: Throttle,
+    private readonly signal?: AbortSignal,
   ) {
     super();
   }
@@ -68,8 +72,19 @@ export class ByteCounter extends Transform {
       );
       return;
     }
-    this.onProgress?.(this.bytes);
-    callback(null, chunk);
+    if (this.throttle === undefined) {
+      this.onProgress?.(this.bytes);
+      callback(null, chunk);
+      return;
+    }
+    const bytes = this.bytes;
+    this.throttle(chunk.length, this.signal).then(
+      () => {
+        this.onProgress?.(bytes);
+        callback(null, chunk);
+      },
+      (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
+    );
   }
 
   override _flush(callback: TransformCallback): void {

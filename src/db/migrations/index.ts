@@ -18,6 +18,7 @@ import * as webhooks from './2026-11-26-webhooks.js';
 import * as webhookCrashes from './2026-11-26-webhooks-crashes.js';
 import * as workCrashes from './2026-11-26-work-crashes.js';
 import * as rateLimits from './2026-11-26-workspace-rate-limits.js';
+import * as bandwidth from './2026-11-27-bandwidth.js';
 import * as plans from './2026-11-27-plans.js';
 import * as retention from './2026-11-27-retention.js';
 import * as sync from './2026-11-27-sync.js';
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-retention': retention,
   '2026-11-27-sync': sync,
   '2026-11-27-plans': plans,
+  '2026-11-27-bandwidth': bandwidth,
 };

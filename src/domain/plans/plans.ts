@@ -124,6 +124,7 @@ export class Plans {
       destination: { location_id: checked.destination.id, path: checked.to },
       overwrite: request.overwrite ?? 'always',
       ...(checked.filter === undefined ? {} : { filter: checked.filter }),
+      ...(checked.bandwidthLimit === undefined ? {} : { bandwidth_limit: checked.bandwidthLimit }),
     };
     return this.write(workspaceId, request_, { from: request.from, to: request.to }, entries, pageLimit);
   }
@@ -154,7 +155,11 @@ export class Plans {
     };
     return this.write(
       workspaceId,
-      { kind: 'sync', ...spec },
+      {
+        kind: 'sync',
+        ...spec,
+        ...(checked.bandwidthLimit === undefined ? {} : { bandwidth_limit: checked.bandwidthLimit }),
+      },
       { from: request.from, to: request.to },
       entries,
       pageLimit,
@@ -348,6 +353,7 @@ export class Plans {
               planId: row.id,
               ...(request.kind === 'sync' ? { kind: 'sync' as const } : {}),
               ...(options === undefined ? {} : { options: JSON.stringify(options) }),
+              ...(request.bandwidth_limit === undefined ? {} : { bandwidthLimit: request.bandwidth_limit }),
             },
             now,
           );

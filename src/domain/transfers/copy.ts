@@ -15,6 +15,7 @@ import { hasBuckets, rotationClass } from '../../providers.js';
 import { COMPARE_MODES, type CompareMode, type Overwrite } from '../../states.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
+import { parseBandwidthLimit } from './bandwidth.js';
 import {
   checkManifest,
   checkObjectPath,
@@ -30,6 +31,8 @@ export interface CopyRequest {
   manifest?: string[];
   overwrite?: Overwrite;
   filter?: FilterInput;
+  /** Bytes per second through ferry (docs/api.md, "Bandwidth"). */
+  bandwidth_limit?: number;
 }
 
 /** POST /v1/sync (docs/api.md, "Sync"). */
@@ -40,6 +43,7 @@ export interface SyncRequest {
   delete?: boolean;
   max_delete?: number;
   filter?: FilterInput;
+  bandwidth_limit?: number;
 }
 
 /** A copy that passed every check: its locations, paths, and when it was checked. */
@@ -52,6 +56,8 @@ export interface CheckedCopy {
   now: number;
   /** The filter given, parsed (a bulk copy's). */
   filter?: FilterSpec | undefined;
+  /** The cap given, checked (docs/api.md, "Bandwidth"). */
+  bandwidthLimit?: number | undefined;
 }
 
 /** A sync that passed every check: its locations, prefixes, and options as the job keeps them. */
@@ -62,6 +68,7 @@ export interface CheckedSync {
   to: string;
   options: JobOptions;
   now: number;
+  bandwidthLimit?: number | undefined;
 }
 
 export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; status: 'planning' };
@@ -116,12 +123,16 @@ export class Copies {
       throw invalid('filter applies to a listed prefix, not to a manifest: give one or the other');
     const filter = request.filter === undefined ? undefined : parseFilter(request.filter, this.patternLimits);
     const { source, destination } = await this.targets(workspaceId, from, to, bulk, request.manifest);
+    const bandwidthLimit = parseBandwidthLimit(request.bandwidth_limit);
     const now = this.clock.now();
-    return { bulk, source, destination, from: from.path, to: to.path, now, filter };
+    return { bulk, source, destination, from: from.path, to: to.path, now, filter, bandwidthLimit };
   }
 
   async accept(workspaceId: string, request: CopyRequest): Promise<CopyAccepted> {
-    const { bulk, source, destination, now, filter, ...paths } = await this.check(workspaceId, request);
+    const { bulk, source, destination, now, filter, bandwidthLimit, ...paths } = await this.check(
+      workspaceId,
+      request,
+    );
     const from = { path: paths.from };
     const to = { path: paths.to };
 
@@ -137,6 +148,8 @@ export class Copies {
           },
           now,
           { from: request.from, to: request.to },
+          false,
+          bandwidthLimit,
         );
       }
       return jobs.create(
@@ -149,6 +162,7 @@ export class Copies {
           overwrite: request.overwrite ?? 'always',
           manifest: request.manifest,
           ...(filter === undefined ? {} : { options: JSON.stringify({ filter } satisfies JobOptions) }),
+          ...(bandwidthLimit === undefined ? {} : { bandwidthLimit }),
         },
         now,
       );
@@ -183,7 +197,16 @@ export class Copies {
       ...(request.delete === true ? { max_delete: maxDelete } : {}),
       ...(filter === undefined ? {} : { filter }),
     };
-    return { source, destination, from: from.path, to: to.path, options, now: this.clock.now() };
+    const bandwidthLimit = parseBandwidthLimit(request.bandwidth_limit);
+    return {
+      source,
+      destination,
+      from: from.path,
+      to: to.path,
+      options,
+      now: this.clock.now(),
+      bandwidthLimit,
+    };
   }
 
   /**
@@ -191,7 +214,10 @@ export class Copies {
    * job of kind sync, in the copy limit's bucket.
    */
   async sync(workspaceId: string, request: SyncRequest): Promise<{ job_id: string; status: 'planning' }> {
-    const { source, destination, options, now, ...paths } = await this.checkSync(workspaceId, request);
+    const { source, destination, options, now, bandwidthLimit, ...paths } = await this.checkSync(
+      workspaceId,
+      request,
+    );
     const from = { path: paths.from };
     const to = { path: paths.to };
     return this.limits.within(workspaceId, 'copy', (trx) =>
@@ -202,6 +228,7 @@ export class Copies {
           workspaceId,
           kind: 'sync',
           options: JSON.stringify(options),
+          ...(bandwidthLimit === undefined ? {} : { bandwidthLimit }),
           source: JSON.stringify({ location_id: source.id, path: from.path }),
           destination: JSON.stringify({ location_id: destination.id, path: to.path }),
           overwrite: 'always',

@@ -46,6 +46,8 @@ export interface NewJob {
   options?: string;
   /** The plan this job runs (docs/api.md, "Plans"). */
   planId?: string;
+  /** The job's cap in bytes per second (docs/api.md, "Bandwidth"). */
+  bandwidthLimit?: number;
 }
 
 /** create: a planning job, and its manifest when it has one. */
@@ -69,6 +71,7 @@ export async function create(
       ...(job.kind === undefined ? {} : { kind: job.kind }),
       ...(job.options === undefined ? {} : { options: job.options }),
       ...(job.planId === undefined ? {} : { plan_id: job.planId }),
+      ...(job.bandwidthLimit === undefined ? {} : { bandwidth_limit: job.bandwidthLimit }),
       error: null,
       lease_owner: null,
       lease_expires_at: null,

@@ -20,8 +20,15 @@ export const PLAN_TTL_MS = 60 * 60_000;
 
 /** The request a plan runs, resolved to location ids when the dry run accepted it. */
 export type PlanRequest =
-  | { kind: 'copy'; source: ObjectRef; destination: ObjectRef; overwrite: Overwrite; filter?: FilterSpec }
-  | { kind: 'sync'; source: ObjectRef; destination: ObjectRef; options: JobOptions }
+  | {
+      kind: 'copy';
+      source: ObjectRef;
+      destination: ObjectRef;
+      overwrite: Overwrite;
+      filter?: FilterSpec;
+      bandwidth_limit?: number;
+    }
+  | { kind: 'sync'; source: ObjectRef; destination: ObjectRef; options: JobOptions; bandwidth_limit?: number }
   | { kind: 'move' | 'remove'; spec: TransferSpec };
 
 /** One object of a plan, as a dry run's lister yields it. */

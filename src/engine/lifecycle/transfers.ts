@@ -63,6 +63,8 @@ export async function enqueue(
   given?: Given,
   /** Run by a job over its objects (the caller creates the job): never claimed as a whole. */
   byJob = false,
+  /** The transfer's cap in bytes per second (docs/api.md, "Bandwidth"). */
+  bandwidthLimit?: number,
 ): Promise<Queued> {
   const id = newId();
   const status = TRANSFER_MOVES.enqueue.to[0];
@@ -81,6 +83,7 @@ export async function enqueue(
       lease_owner: null,
       lease_expires_at: null,
       ...(byJob ? { run_after: NEVER } : {}),
+      ...(bandwidthLimit === undefined ? {} : { bandwidth_limit: bandwidthLimit }),
       created_at: now,
       updated_at: now,
       started_at: null,

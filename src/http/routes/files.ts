@@ -26,6 +26,7 @@ import { Type } from 'typebox';
 import { type Files, tooLarge } from '../../domain/files.js';
 import type { KeyWatch } from '../../domain/key-watch.js';
 import { FerryError, invalid } from '../../errors.js';
+import { type Throttle, throttled } from '../../objects/throttle.js';
 import type { ObjectInfo } from '../../stores/contract.js';
 import { principalOf } from '../auth.js';
 import { streamsItsBody } from '../connections.js';
@@ -42,6 +43,8 @@ export interface FileRouteDeps {
   bytes: FileBytes;
   /** An upload with no byte for this long, while ferry waits for one, is cut off (408). */
   idleMs: number;
+  /** The workspace's bandwidth cap (FERRY_WORKSPACE_BANDWIDTH, docs/api.md "Bandwidth"), if any. */
+  throttle?: (workspaceId: string) => Throttle | undefined;
 }
 
 /** The location and the path a URL names: each percent-decoded on its own, so a label may hold "/". */
@@ -216,7 +219,9 @@ export const fileRoutes =
         raw.pipe(body);
         try {
           const contentType = request.headers['content-type'];
-          const info = await store.write(path, body, {
+          // The cap waits after the idle watch: a wait for the cap is not a client gone quiet.
+          const capped = throttled(body, deps.throttle?.(workspaceId), controller.signal);
+          const info = await store.write(path, capped, {
             ...(size === undefined ? {} : { size }),
             ...(contentType === undefined ? {} : { mimeType: contentType }),
             signal: controller.signal,
@@ -262,7 +267,7 @@ export const fileRoutes =
         clearFileHeaders(reply);
         throw err;
       }
-      const out = counted(source, bytes.sent);
+      const out = throttled(counted(source, bytes.sent), deps.throttle?.(workspaceId));
       // The answer ends with its key (docs/api.md, "Live progress"): cut short of Content-Length.
       const unwatch = keyWatch.watch(keyId, () => {
         out.destroy();

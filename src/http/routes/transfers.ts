@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { Plan } from '../../api/plans.js';
-import { Failures, Filter, Job, Target, Transfer } from '../../api/transfers.js';
+import { BandwidthLimit, Failures, Filter, Job, Target, Transfer } from '../../api/transfers.js';
 import { PAGE_DEFAULT, parseLimit } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
 import type { Copies } from '../../domain/transfers/copy.js';
@@ -60,6 +60,7 @@ export const transferRoutes =
               dry_run: Type.Optional(
                 Type.Boolean({ description: 'answer a plan of a bulk copy and copy nothing (see Plans)' }),
               ),
+              bandwidth_limit: Type.Optional(BandwidthLimit),
             },
             { additionalProperties: false, required: ['from', 'to'] },
           ),
@@ -74,13 +75,14 @@ export const transferRoutes =
         },
       },
       async (request, reply) => {
-        const { from, to, manifest, overwrite, filter, dry_run } = request.body;
+        const { from, to, manifest, overwrite, filter, dry_run, bandwidth_limit } = request.body;
         const body = {
           from,
           to,
           ...(manifest === undefined ? {} : { manifest }),
           ...(overwrite === undefined ? {} : { overwrite }),
           ...(filter === undefined ? {} : { filter }),
+          ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
         };
         if (dry_run === true)
           return reply.code(200).send(await deps.plans.copy(workspaceOf(request), body, PAGE_DEFAULT));
@@ -105,6 +107,7 @@ export const transferRoutes =
               delete: Type.Optional(Type.Boolean()),
               max_delete: Type.Optional(Type.Integer({ minimum: 0 })),
               filter: Type.Optional(Filter),
+              bandwidth_limit: Type.Optional(BandwidthLimit),
               dry_run: Type.Optional(
                 Type.Boolean({ description: 'answer a plan of the sync and change nothing (see Plans)' }),
               ),
@@ -119,7 +122,16 @@ export const transferRoutes =
         },
       },
       async (request, reply) => {
-        const { from, to, compare, delete: remove, max_delete, filter, dry_run } = request.body;
+        const {
+          from,
+          to,
+          compare,
+          delete: remove,
+          max_delete,
+          filter,
+          dry_run,
+          bandwidth_limit,
+        } = request.body;
         const body = {
           from,
           to,
@@ -127,6 +139,7 @@ export const transferRoutes =
           ...(remove === undefined ? {} : { delete: remove }),
           ...(max_delete === undefined ? {} : { max_delete }),
           ...(filter === undefined ? {} : { filter }),
+          ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
         };
         if (dry_run === true)
           return reply.code(200).send(await deps.plans.sync(workspaceOf(request), body, PAGE_DEFAULT));
