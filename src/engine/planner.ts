@@ -26,7 +26,7 @@ import {
   type ObjectWork,
   type TransferSpec,
 } from './specs.js';
-import { syncObjects } from './sync-plan.js';
+import { syncObjects, syncSpecOf } from './sync-plan.js';
 
 export const PLAN_BATCH = 1000;
 
@@ -136,7 +136,7 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
 
 /** A sync's diff (src/engine/sync-plan.ts) as the planner commits it. */
 async function* syncPlanned(ctx: EngineContext, job: JobRow): AsyncGenerator<Planned> {
-  for await (const p of syncObjects(ctx, job)) {
+  for await (const p of syncObjects(ctx, syncSpecOf(job))) {
     yield {
       key: p.key,
       size: p.size,

@@ -17,7 +17,7 @@ import type { CompareMode } from '../states.js';
 import type { Entry, HashKind } from '../stores/contract.js';
 import type { Held } from './lifecycle/objects.js';
 import type { EngineContext } from './run-object.js';
-import { decodeOptions, decodeRef, type ObjectRef, type ObjectWork } from './specs.js';
+import { decodeOptions, decodeRef, type JobOptions, type ObjectRef, type ObjectWork } from './specs.js';
 
 /** Most destination objects a sync holds in memory (the bulk limit, as a manifest's). */
 export const SYNC_MAX_DESTINATION = 100_000;
@@ -92,11 +92,28 @@ function folderOf(prefix: string): string {
   return prefix.slice(0, -1);
 }
 
-/** The sync job's diff, streamed; throws (a lasting error) past the limits of docs/api.md, "Sync". */
-export async function* syncObjects(ctx: EngineContext, job: JobRow): AsyncGenerator<SyncPlanned> {
-  const source = decodeRef(job.source);
-  const destination = decodeRef(job.destination);
-  const options = decodeOptions(job.options);
+/** What a sync works on: its prefixes (location ids resolved) and the options given. */
+export interface SyncSpec {
+  source: ObjectRef;
+  destination: ObjectRef;
+  options: JobOptions;
+}
+
+/** A sync job's spec, from its row. */
+export function syncSpecOf(job: Pick<JobRow, 'source' | 'destination' | 'options'>): SyncSpec {
+  return {
+    source: decodeRef(job.source),
+    destination: decodeRef(job.destination),
+    options: decodeOptions(job.options),
+  };
+}
+
+/**
+ * A sync's diff, streamed; throws (a lasting error) past the limits of docs/api.md, "Sync". Takes the
+ * spec rather than a job row, so that a dry run can stream the same diff without a job.
+ */
+export async function* syncObjects(ctx: EngineContext, spec: SyncSpec): AsyncGenerator<SyncPlanned> {
+  const { source, destination, options } = spec;
   const compare = options.compare ?? 'size-modtime';
   const remove = options.delete === true;
   const maxDelete = options.max_delete ?? DEFAULT_MAX_DELETE;
