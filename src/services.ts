@@ -18,6 +18,9 @@ import { RateLimits } from './domain/rate-limit.js';
 import { AccessTokens } from './domain/refresher/access-tokens.js';
 import { refreshMetrics } from './domain/refresher/metrics.js';
 import type { RefreshDeps } from './domain/refresher/refresh.js';
+import { ScheduleActions, SYNC_NOT_AVAILABLE } from './domain/schedules/actions.js';
+import { ScheduleRunner } from './domain/schedules/runs.js';
+import { Schedules } from './domain/schedules/schedules.js';
 import { Sends } from './domain/sends/sends.js';
 import { Shares } from './domain/shares/shares.js';
 import { Storage } from './domain/storage.js';
@@ -68,6 +71,12 @@ export interface Services {
   transferViews: TransferViews;
   jobControl: JobControl;
   webhooks: Webhooks;
+  /** Recurring copies and syncs (docs/api.md, "Schedules"). */
+  schedules: Schedules;
+  /** Runs a claimed schedule: the scheduler of each worker process and manual runs share it. */
+  scheduleRunner: ScheduleRunner;
+  /** Called when a schedule is created or changed: wakes the schedulers of every process. */
+  schedulesChanged: () => void;
   /** Wake-ups between processes (NOTIFY on PostgreSQL). */
   signals: Signals;
   /** Called when work is queued: wakes the workers of every process. */
@@ -143,6 +152,15 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl) : undefined;
   const transferViews = new TransferViews(db.kysely);
   const rateLimits = new RateLimits(db, clock, config.rateLimits.perMinute);
+  const copies = new Copies(locations, clock, rateLimits);
+  // MERGE: SYNC_NOT_AVAILABLE gives way to wt-a's Syncs (POST /v1/sync) here.
+  const scheduleActions = new ScheduleActions(copies, SYNC_NOT_AVAILABLE);
+  const scheduleRunner = new ScheduleRunner({
+    db,
+    clock,
+    logger: options.logger.child({ component: 'scheduler' }),
+    actions: scheduleActions,
+  });
   return {
     config,
     db,
@@ -160,7 +178,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     refresh,
     signals,
     refreshRequested: () => signals.notify('refresh'),
-    copies: new Copies(locations, clock, rateLimits),
+    copies,
     rateLimits,
     operations,
     shares,
@@ -173,6 +191,9 @@ export async function createServices(config: Config, options: ServicesOptions): 
     transferViews,
     jobControl: new JobControl(db.kysely, transferViews, clock, () => signals.notify('cancel')),
     webhooks: new Webhooks(db.kysely, keyring, stores.egress, clock, caps.webhooks),
+    schedules: new Schedules(db.kysely, clock, scheduleActions, scheduleRunner, workerId(), caps.schedules),
+    scheduleRunner,
+    schedulesChanged: () => signals.notify('schedules'),
     workQueued: () => signals.notify('work'),
     close: async () => {
       mailer?.close();

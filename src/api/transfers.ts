@@ -62,6 +62,8 @@ export const Job = Type.Object({
   counts: Counts,
   bytes_done: Type.Integer(),
   error: Type.Optional(Type.String()),
+  // The schedule whose run started the job (docs/api.md, "Schedules").
+  schedule_id: Type.Optional(Type.String({ format: 'uuid' })),
 });
 export type Job = Static<typeof Job>;
 

@@ -72,5 +72,6 @@ export function jobView(row: JobRow, runningBytes: number): Job {
     counts: countsOf(row),
     bytes_done: Number(row.bytes_finished) + runningBytes,
     ...(row.error === null ? {} : { error: row.error }),
+    ...(row.schedule_id === null ? {} : { schedule_id: row.schedule_id }),
   };
 }

@@ -17,6 +17,7 @@ import {
   checkPrefix,
   parseTarget,
   prefixesOverlap,
+  type Target,
   type TargetInput,
 } from './targets.js';
 
@@ -25,6 +26,15 @@ export interface CopyRequest {
   to: TargetInput;
   manifest?: string[];
   overwrite?: Overwrite;
+}
+
+/** A copy request that passed every check, with its locations resolved. */
+export interface CheckedCopy {
+  bulk: boolean;
+  from: Target;
+  to: Target;
+  source: LocationRow;
+  destination: LocationRow;
 }
 
 export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; status: 'planning' };
@@ -62,6 +72,37 @@ export class Copies {
   ) {}
 
   async accept(workspaceId: string, request: CopyRequest): Promise<CopyAccepted> {
+    return this.#queue(workspaceId, request, await this.check(workspaceId, request));
+  }
+
+  /**
+   * Starts a bulk copy for a schedule's run (docs/api.md, "Schedules"): checked and counted against the
+   * workspace's limit as POST /v1/copy is, its job carrying the schedule's id.
+   */
+  async startScheduled(
+    workspaceId: string,
+    request: CopyRequest,
+    scheduleId: string,
+  ): Promise<{ job_id: string; status: 'planning' }> {
+    const checked = await this.checkScheduled(workspaceId, request);
+    return (await this.#queue(workspaceId, request, checked, scheduleId)) as {
+      job_id: string;
+      status: 'planning';
+    };
+  }
+
+  /** check(), and a schedule runs bulk jobs only: a prefix copy (docs/api.md, "Schedules"). */
+  async checkScheduled(workspaceId: string, request: CopyRequest): Promise<CheckedCopy> {
+    const checked = await this.check(workspaceId, request);
+    if (!checked.bulk) throw invalid('action.copy must copy a prefix: "from" and "to" must end with "/"');
+    return checked;
+  }
+
+  /**
+   * Everything POST /v1/copy checks before it queues (400, 404, 409), without queueing: the route and
+   * a schedule's create and run (docs/api.md, "Schedules") share it.
+   */
+  async check(workspaceId: string, request: CopyRequest): Promise<CheckedCopy> {
     const from = parseTarget(request.from, 'from');
     const to = parseTarget(request.to, 'to');
     const bulk = from.path.endsWith('/');
@@ -97,6 +138,17 @@ export class Copies {
     const now = this.clock.now();
     checkUsable(source, now);
     checkUsable(destination, now);
+    return { bulk, from, to, source, destination };
+  }
+
+  #queue(
+    workspaceId: string,
+    request: CopyRequest,
+    checked: CheckedCopy,
+    scheduleId?: string,
+  ): Promise<CopyAccepted> {
+    const { bulk, from, to, source, destination } = checked;
+    const now = this.clock.now();
 
     return this.limits.within(workspaceId, 'copy', async (trx) => {
       if (!bulk) {
@@ -121,6 +173,7 @@ export class Copies {
           destination: JSON.stringify({ location_id: destination.id, path: to.path }),
           overwrite: request.overwrite ?? 'always',
           manifest: request.manifest,
+          ...(scheduleId === undefined ? {} : { scheduleId }),
         },
         now,
       );

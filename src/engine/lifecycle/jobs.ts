@@ -41,6 +41,8 @@ export interface NewJob {
   manifest: string[] | undefined;
   /** The transfer over several objects this job runs (its objects then carry their own work). */
   transferId?: string;
+  /** The schedule whose run this job is (docs/api.md, "Schedules"). */
+  scheduleId?: string;
 }
 
 /** create: a planning job, and its manifest when it has one. */
@@ -61,6 +63,7 @@ export async function create(
       overwrite: job.overwrite,
       has_manifest: job.manifest ? 1 : 0,
       ...(job.transferId === undefined ? {} : { transfer_id: job.transferId }),
+      ...(job.scheduleId === undefined ? {} : { schedule_id: job.scheduleId }),
       error: null,
       lease_owner: null,
       lease_expires_at: null,

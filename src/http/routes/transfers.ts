@@ -18,6 +18,17 @@ import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 /** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
 export const COPY_BODY_LIMIT = 8 * 1024 * 1024;
 
+/** The body of POST /v1/copy; a schedule's copy action is one too (src/http/routes/schedules.ts). */
+export const CopyBody = Type.Object(
+  {
+    from: Target,
+    to: Target,
+    manifest: Type.Optional(Type.Array(Path({ minLength: 0 }), { maxItems: MANIFEST_MAX_KEYS })),
+    overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
+  },
+  { additionalProperties: false, required: ['from', 'to'] },
+);
+
 /** Job retry and cancel take no body: nothing, or {} (docs/api.md, "Polling"). */
 function noBody(request: FastifyRequest): void {
   const body = request.body;
@@ -46,15 +57,7 @@ export const transferRoutes =
         schema: {
           summary: 'Copy an object, or every object under a prefix',
           tags: ['transfers'],
-          body: Type.Object(
-            {
-              from: Target,
-              to: Target,
-              manifest: Type.Optional(Type.Array(Path({ minLength: 0 }), { maxItems: MANIFEST_MAX_KEYS })),
-              overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
-            },
-            { additionalProperties: false, required: ['from', 'to'] },
-          ),
+          body: CopyBody,
           response: {
             202: Type.Union([
               Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') }),
@@ -176,7 +179,15 @@ export const transferRoutes =
         schema: {
           summary: "List the workspace's bulk jobs, newest first",
           tags: ['jobs'],
-          querystring: Paging,
+          querystring: Type.Object(
+            {
+              ...Paging.properties,
+              schedule_id: Type.Optional(
+                Type.String({ format: 'uuid', maxLength: 36, description: "Only this schedule's runs" }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
           response: {
             200: Type.Object({ jobs: Type.Array(Job), next_cursor: Type.Optional(Type.String()) }),
             ...errors(400, 401),
@@ -188,6 +199,7 @@ export const transferRoutes =
           workspaceOf(request),
           parseLimit(request.query.limit),
           request.query.cursor,
+          request.query.schedule_id,
         );
         return { jobs: page.items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
       },
