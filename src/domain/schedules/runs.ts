@@ -23,6 +23,7 @@ export const RUNS_KEPT = 50;
 export type RunOutcome = 'started' | 'skipped_overlap' | 'failed';
 
 export interface RunRecord {
+  schedule_id: string;
   due_at: number;
   outcome: RunOutcome;
   job_id?: string;
@@ -139,6 +140,7 @@ export class ScheduleRunner {
       .executeTakeFirst();
     if (previous !== undefined) {
       return {
+        schedule_id: row.id,
         due_at: dueAt,
         outcome: 'skipped_overlap',
         reason: `job ${previous.id} of an earlier run has not finished`,
@@ -147,14 +149,14 @@ export class ScheduleRunner {
     try {
       const action = JSON.parse(row.action) as ScheduleAction;
       const jobId = await actions.start(row.workspace_id, action, row.id);
-      return { due_at: dueAt, outcome: 'started', job_id: jobId };
+      return { schedule_id: row.id, due_at: dueAt, outcome: 'started', job_id: jobId };
     } catch (err) {
       // The action's own refusal is the reason (its messages hold no secret: src/errors.ts); anything
       // else is logged and recorded without its details.
       if (isFerryError(err) && err.kind !== 'internal')
-        return { due_at: dueAt, outcome: 'failed', reason: err.message, error: err };
+        return { schedule_id: row.id, due_at: dueAt, outcome: 'failed', reason: err.message, error: err };
       logger.error({ err, schedule: row.id }, 'schedule: a run failed');
-      return { due_at: dueAt, outcome: 'failed', reason: 'internal error' };
+      return { schedule_id: row.id, due_at: dueAt, outcome: 'failed', reason: 'internal error' };
     }
   }
 

@@ -74,7 +74,7 @@ export class Scheduler {
         if (result === undefined) continue;
         const { error: _error, ...record } = result;
         records.push(record);
-        logger.info({ schedule: row.id, ...record }, `schedule: run ${record.outcome}`);
+        logger.info(record, `schedule: run ${record.outcome}`);
         if (record.outcome === 'started') this.#deps.queued();
       }
       if (claimed.length < this.#options.batch || this.#loop.stopping) return records;
