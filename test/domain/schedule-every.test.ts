@@ -155,3 +155,12 @@ test('the next run is strictly after the time asked from', () => {
   assert.equal(nextRun('0 2 * * *', 'UTC', at), Date.parse('2027-01-02T02:00:00Z'));
   assert.equal(nextRun('0 2 * * *', 'UTC', at - 1), at);
 });
+
+test('an hourly schedule does not fire again in the hour a fall-back repeats (America/New_York, 2027-11-07)', () => {
+  assert.deepEqual(runs('0 * * * *', 'America/New_York', '2027-11-07T03:30:00Z', 4), [
+    '2027-11-07T04:00:00.000Z', // 00:00 EDT
+    '2027-11-07T05:00:00.000Z', // 01:00 EDT
+    '2027-11-07T07:00:00.000Z', // 02:00 EST: 01:00 EST (06:00Z) is the repeated hour
+    '2027-11-07T08:00:00.000Z',
+  ]);
+});
