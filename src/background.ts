@@ -1,10 +1,11 @@
 // The background work of a worker process (FERRY_ROLE worker or all), wired to the process's services:
 // the transfer worker, the OAuth refresher, the webhook deliverer, the retention pruner (unless
-// FERRY_RETENTION_DAYS keeps everything) and, when FERRY_SMTP_URL is set, the send dispatcher, each
+// FERRY_RETENTION_DAYS keeps everything), the scheduler and, when FERRY_SMTP_URL is set, the send dispatcher, each
 // woken by the other processes' signals (src/db/signals.ts) as well as by its own poll. `ferry serve`
 // and the tests start it the same way.
 import { Refresher, type RefresherOptions } from './domain/refresher/refresher.js';
 import { Pruner, type PrunerOptions } from './domain/retention/pruner.js';
+import { Scheduler, type SchedulerOptions } from './domain/schedules/scheduler.js';
 import { SendDispatcher } from './domain/sends/dispatcher.js';
 import { type DelivererOptions, WebhookDeliverer } from './domain/webhooks/deliverer.js';
 import { StoreCache } from './engine/store-cache.js';
@@ -19,6 +20,8 @@ export interface Background {
   webhooks: WebhookDeliverer;
   /** Deletes old finished work (docs/api.md, "Retention"); undefined when FERRY_RETENTION_DAYS is 0. */
   pruner: Pruner | undefined;
+  /** Starts the schedules' runs when due (docs/api.md, "Schedules"). */
+  scheduler: Scheduler;
   /** Stops listening and claiming; running transfers get `deadlineMs` to finish (Worker.stop). */
   stop(deadlineMs: number): Promise<void>;
 }
@@ -32,6 +35,8 @@ export interface BackgroundOptions {
   webhooks?: Partial<DelivererOptions>;
   /** The pruner's options over those of the settings (FERRY_RETENTION_DAYS). */
   retention?: Partial<PrunerOptions>;
+  /** The scheduler's options (docs/api.md, "Schedules"). */
+  schedules?: Partial<SchedulerOptions>;
 }
 
 /** How often, at most, this process wakes the event streams (docs/api.md, "Live progress"). */
@@ -121,11 +126,23 @@ export function startBackground(services: Services, options: BackgroundOptions =
           },
           { retentionMs: days * 86_400_000, ...options.retention },
         );
+  const scheduler = new Scheduler(
+    {
+      db: services.db,
+      clock: services.clock,
+      logger: services.logger.child({ component: 'scheduler' }),
+      runner: services.scheduleRunner,
+      owner: worker.owner,
+      queued: () => services.workQueued(),
+    },
+    options.schedules,
+  );
   const unlisten = [
     services.signals.listen('work', () => {
       worker.nudge();
       dispatcher?.nudge();
     }),
+    services.signals.listen('schedules', () => scheduler.nudge()),
     services.signals.listen('refresh', () => refresher.nudge()),
     services.signals.listen('cancel', () => worker.cancelSeen()),
     services.signals.listen('webhook', () => webhooks.nudge()),
@@ -135,14 +152,17 @@ export function startBackground(services: Services, options: BackgroundOptions =
   dispatcher?.start();
   webhooks.start();
   pruner?.start();
+  scheduler.start();
   return {
     worker,
     refresher,
     dispatcher,
     webhooks,
     pruner,
+    scheduler,
     async stop(deadlineMs) {
       for (const stop of unlisten) stop();
+      await scheduler.stop();
       await pruner?.stop();
       await dispatcher?.stop();
       await webhooks.stop();

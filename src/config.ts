@@ -111,7 +111,7 @@ export interface RateLimitSettings {
   /** Accepted requests per bucket per workspace in any rolling minute, across processes. */
   perMinute: Record<RateBucket, number>;
   /** Most of each resource a workspace may hold. */
-  caps: { locations: number; keys: number; webhooks: number; openShares: number };
+  caps: { locations: number; keys: number; webhooks: number; openShares: number; schedules: number };
   /** Share passwords (docs/api.md, "Share links"): wrong guesses in any rolling minute. */
   shareGuesses: { perAddress: number; perLink: number; perLinkMax: number };
 }
@@ -259,6 +259,7 @@ function rateLimitSettings(env: Env): RateLimitSettings {
       locations: integer(env, 'FERRY_MAX_LOCATIONS', 1000, 1, 10_000_000),
       keys: integer(env, 'FERRY_MAX_KEYS', 1000, 1, 10_000_000),
       webhooks: integer(env, 'FERRY_MAX_WEBHOOKS', 20, 1, 10_000),
+      schedules: integer(env, 'FERRY_MAX_SCHEDULES', 100, 1, 10_000),
       openShares: integer(env, 'FERRY_MAX_OPEN_SHARES', 10_000, 1, 10_000_000),
     },
     shareGuesses: {

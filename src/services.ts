@@ -19,6 +19,9 @@ import { RateLimits } from './domain/rate-limit.js';
 import { AccessTokens } from './domain/refresher/access-tokens.js';
 import { refreshMetrics } from './domain/refresher/metrics.js';
 import type { RefreshDeps } from './domain/refresher/refresh.js';
+import { ScheduleActions } from './domain/schedules/actions.js';
+import { ScheduleRunner } from './domain/schedules/runs.js';
+import { Schedules } from './domain/schedules/schedules.js';
 import { Sends } from './domain/sends/sends.js';
 import { Shares } from './domain/shares/shares.js';
 import { Storage } from './domain/storage.js';
@@ -74,6 +77,12 @@ export interface Services {
   transferViews: TransferViews;
   jobControl: JobControl;
   webhooks: Webhooks;
+  /** Recurring copies and syncs (docs/api.md, "Schedules"). */
+  schedules: Schedules;
+  /** Runs a claimed schedule: the scheduler of each worker process and manual runs share it. */
+  scheduleRunner: ScheduleRunner;
+  /** Called when a schedule is created or changed: wakes the schedulers of every process. */
+  schedulesChanged: () => void;
   /** Wake-ups between processes (NOTIFY on PostgreSQL). */
   signals: Signals;
   /** Called when work is queued: wakes the workers of every process. */
@@ -150,6 +159,13 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const transferViews = new TransferViews(db.kysely);
   const rateLimits = new RateLimits(db, clock, config.rateLimits.perMinute);
   const copies = new Copies(locations, clock, rateLimits, config.patterns);
+  const scheduleActions = new ScheduleActions(copies);
+  const scheduleRunner = new ScheduleRunner({
+    db,
+    clock,
+    logger: options.logger.child({ component: 'scheduler' }),
+    actions: scheduleActions,
+  });
   return {
     config,
     db,
@@ -182,6 +198,9 @@ export async function createServices(config: Config, options: ServicesOptions): 
     transferViews,
     jobControl: new JobControl(db.kysely, transferViews, clock, () => signals.notify('cancel')),
     webhooks: new Webhooks(db.kysely, keyring, stores.egress, clock, caps.webhooks),
+    schedules: new Schedules(db.kysely, clock, scheduleActions, scheduleRunner, workerId(), caps.schedules),
+    scheduleRunner,
+    schedulesChanged: () => signals.notify('schedules'),
     workQueued: () => signals.notify('work'),
     close: async () => {
       mailer?.close();

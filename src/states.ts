@@ -46,3 +46,7 @@ export type WebhookStatus = (typeof WEBHOOK_STATES)[number];
 /** A webhook message waits (pending), was answered 2xx (delivered), or gave up after a day (failed). */
 export const WEBHOOK_MESSAGE_STATES = ['pending', 'delivered', 'failed'] as const;
 export type WebhookMessageStatus = (typeof WEBHOOK_MESSAGE_STATES)[number];
+
+/** What became of a schedule's run (docs/api.md, "Schedules"). */
+export const SCHEDULE_RUN_OUTCOMES = ['started', 'skipped_overlap', 'failed'] as const;
+export type ScheduleRunOutcome = (typeof SCHEDULE_RUN_OUTCOMES)[number];

@@ -143,6 +143,8 @@ export const Job = Type.Object({
   /** The plan the job runs (docs/api.md, "Plans"). */
   plan_id: Type.Optional(Type.String({ format: 'uuid' })),
   bandwidth_limit: Type.Optional(Type.Integer()),
+  // The schedule whose run started the job (docs/api.md, "Schedules").
+  schedule_id: Type.Optional(Type.String({ format: 'uuid' })),
 });
 export type Job = Static<typeof Job>;
 

@@ -97,5 +97,6 @@ export function jobView(row: JobRow, runningBytes: number): Job {
     ...(row.error === null ? {} : { error: row.error }),
     ...(row.plan_id === null ? {} : { plan_id: row.plan_id }),
     ...(row.bandwidth_limit === null ? {} : { bandwidth_limit: Number(row.bandwidth_limit) }),
+    ...(row.schedule_id === null ? {} : { schedule_id: row.schedule_id }),
   };
 }

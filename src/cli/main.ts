@@ -8,6 +8,7 @@ import { keyCommands } from './commands/keys.js';
 import { locationCommands } from './commands/locations.js';
 import { lsCommand } from './commands/ls.js';
 import { mbCommand } from './commands/mb.js';
+import { scheduleCommands } from './commands/schedules.js';
 import { sessionCommands } from './commands/session.js';
 import { shareCommands } from './commands/share.js';
 import type { Cli } from './context.js';
@@ -38,6 +39,7 @@ export async function run(argv: string[]): Promise<void> {
     bulkCommands,
     shareCommands,
     jobCommands,
+    scheduleCommands,
     locationCommands,
     keyCommands,
     sessionCommands,

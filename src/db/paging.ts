@@ -1,6 +1,6 @@
 // Paging of every list (docs/api.md, "Polling"): `?limit=` read once, and lists newest first (created_at
 // descending, then id) paged by an opaque cursor that holds the last row's time and id.
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { invalid } from '../errors.js';
 import { isUuid } from '../ids.js';
 import type { Database } from './schema.js';
@@ -56,7 +56,7 @@ function pageOf<R extends { created_at: number; id: string }>(
 }
 
 /** The tables listed newest first per workspace (transfers, jobs, shares). */
-type Listed = 'transfers' | 'jobs' | 'shares' | 'sends';
+type Listed = 'transfers' | 'jobs' | 'shares' | 'sends' | 'schedules';
 
 /** One page of a workspace's rows of `table`, newest first, after `cursor`. */
 export async function newestFirst<T extends Listed>(
@@ -65,6 +65,8 @@ export async function newestFirst<T extends Listed>(
   workspaceId: string,
   limit: number,
   cursor: string | undefined,
+  /** A further condition on the rows (a job's schedule_id). */
+  filter: RawBuilder<boolean> = sql<boolean>`1 = 1`,
 ): Promise<{ rows: Selectable<Database[T]>[]; next_cursor?: string }> {
   // One query for the three tables: they share the columns it reads (workspace_id, created_at, id).
   const rows = await db
@@ -74,6 +76,7 @@ export async function newestFirst<T extends Listed>(
     .where(afterCursor(cursor))
     // A transfer's job is listed as the transfer (GET /v1/transfers), not as a job.
     .where(table === 'jobs' ? sql<boolean>`transfer_id is null` : sql<boolean>`1 = 1`)
+    .where(filter)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'asc')
     .limit(limit + 1)

@@ -118,6 +118,8 @@ export interface JobsTable {
   transfer_id: Generated<string | null>;
   /** The plan this job runs (docs/api.md, "Plans"); null for a job that was not planned ahead. */
   plan_id: Generated<string | null>;
+  /** The schedule whose run started this job (docs/api.md, "Schedules"); null otherwise. */
+  schedule_id: Generated<string | null>;
   /**
    * Object counts and finished bytes, kept by the object lifecycle in the same transaction as each
    * object's move (src/engine/lifecycle/objects.ts): pending includes running.
@@ -371,6 +373,40 @@ export interface PeriodicTasksTable {
   last_run_at: number | null;
 }
 
+/** A recurring copy or sync (docs/api.md, "Schedules"), claimed with a lease when due. */
+export interface SchedulesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  /** As given: a cron expression or words. */
+  every: string;
+  /** The five-field cron expression `every` reads as. */
+  cron: string;
+  timezone: string;
+  /** JSON {"copy": {...}} or {"sync": {...}}. */
+  action: string;
+  paused: number;
+  /** Null while paused. */
+  next_run_at: number | null;
+  last_run_at: number | null;
+  last_job_id: string | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One run of a schedule: at most one per due time. */
+export interface ScheduleRunsTable {
+  id: string;
+  schedule_id: string;
+  due_at: number;
+  ran_at: number;
+  outcome: 'starting' | 'started' | 'skipped_overlap' | 'failed';
+  job_id: string | null;
+  reason: string | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -394,6 +430,8 @@ export interface Database {
   plans: PlansTable;
   plan_entries: PlanEntriesTable;
   bandwidth_buckets: BandwidthBucketsTable;
+  schedules: SchedulesTable;
+  schedule_runs: ScheduleRunsTable;
 }
 
 /** A bandwidth cap's token bucket shared by every process (src/engine/bandwidth.ts). */
@@ -405,6 +443,9 @@ export interface BandwidthBucketsTable {
   /** When `tokens` was last worked out (ms). */
   at: number;
 }
+
+export type ScheduleRow = Selectable<SchedulesTable>;
+export type ScheduleRunRow = Selectable<ScheduleRunsTable>;
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type WebhookMessageRow = Selectable<WebhookMessagesTable>;

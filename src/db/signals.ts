@@ -18,8 +18,8 @@ import type { Db } from './database.js';
  * `auth` is sent only by database triggers (`key:<id>`, `ws:<id>`); `webhook` also by a trigger when
  * webhook messages are queued (src/queue/outbox.ts).
  */
-export type Channel = 'work' | 'refresh' | 'cancel' | 'changes' | 'auth' | 'webhook';
-const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel', 'changes', 'auth', 'webhook'];
+export type Channel = 'work' | 'refresh' | 'cancel' | 'changes' | 'auth' | 'webhook' | 'schedules';
+const CHANNELS: readonly Channel[] = ['work', 'refresh', 'cancel', 'changes', 'auth', 'webhook', 'schedules'];
 
 export interface Signals {
   /** Wakes the listeners of `channel` in every process, this one included. */

@@ -7,7 +7,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { conflict } from '../errors.js';
 
-export type CappedTable = 'locations' | 'api_keys' | 'webhooks' | 'shares';
+export type CappedTable = 'locations' | 'api_keys' | 'webhooks' | 'shares' | 'schedules';
 
 /** How each capped resource is named in the refusal, and how a caller makes room. */
 const WHAT: Record<CappedTable, { noun: string; room: string; setting: string }> = {
@@ -17,6 +17,11 @@ const WHAT: Record<CappedTable, { noun: string; room: string; setting: string }>
     noun: 'webhooks',
     room: 'delete one (DELETE /v1/webhooks/{id})',
     setting: 'FERRY_MAX_WEBHOOKS',
+  },
+  schedules: {
+    noun: 'schedules',
+    room: 'delete one (DELETE /v1/schedules/{id})',
+    setting: 'FERRY_MAX_SCHEDULES',
   },
   shares: {
     noun: 'open share links',

@@ -29,6 +29,7 @@ import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
 import { operationRoutes } from './routes/operations.js';
 import { planRoutes } from './routes/plans.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { sendRoutes } from './routes/sends.js';
 import { serviceRoutes } from './routes/service.js';
 import { shareRoutes } from './routes/shares.js';
@@ -165,6 +166,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(shareRoutes(services.shares));
   await app.register(sendRoutes(services.sends, queued));
   await app.register(webhookRoutes(services.webhooks));
+  await app.register(scheduleRoutes(services.schedules, () => services.schedulesChanged(), queued));
   await app.register(
     linkRoutes({
       shares: services.shares,

@@ -21,6 +21,7 @@ import * as rateLimits from './2026-11-26-workspace-rate-limits.js';
 import * as bandwidth from './2026-11-27-bandwidth.js';
 import * as plans from './2026-11-27-plans.js';
 import * as retention from './2026-11-27-retention.js';
+import * as schedules from './2026-11-27-schedules.js';
 import * as sync from './2026-11-27-sync.js';
 
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-sync': sync,
   '2026-11-27-plans': plans,
   '2026-11-27-bandwidth': bandwidth,
+  '2026-11-27-schedules': schedules,
 };

@@ -22,6 +22,7 @@ import {
   checkPrefix,
   parseTarget,
   prefixesOverlap,
+  type Target,
   type TargetInput,
 } from './targets.js';
 
@@ -128,11 +129,14 @@ export class Copies {
     return { bulk, source, destination, from: from.path, to: to.path, now, filter, bandwidthLimit };
   }
 
-  async accept(workspaceId: string, request: CopyRequest): Promise<CopyAccepted> {
-    const { bulk, source, destination, now, filter, bandwidthLimit, ...paths } = await this.check(
-      workspaceId,
-      request,
-    );
+  /**
+   * Queues the copy (POST /v1/copy), or a schedule's run of it (docs/api.md, "Schedules"): its job then
+   * carries the schedule's id.
+   */
+  async accept(workspaceId: string, request: CopyRequest, scheduleId?: string): Promise<CopyAccepted> {
+    const checked = await this.check(workspaceId, request);
+    if (scheduleId !== undefined) scheduledBulk(checked);
+    const { bulk, source, destination, now, filter, bandwidthLimit, ...paths } = checked;
     const from = { path: paths.from };
     const to = { path: paths.to };
 
@@ -163,10 +167,25 @@ export class Copies {
           manifest: request.manifest,
           ...(filter === undefined ? {} : { options: JSON.stringify({ filter } satisfies JobOptions) }),
           ...(bandwidthLimit === undefined ? {} : { bandwidthLimit }),
+          ...(scheduleId === undefined ? {} : { scheduleId }),
         },
         now,
       );
     });
+  }
+
+  /** check(), and a schedule runs bulk jobs only: a prefix copy (docs/api.md, "Schedules"). */
+  async checkScheduled(workspaceId: string, request: CopyRequest): Promise<CheckedCopy> {
+    return scheduledBulk(await this.check(workspaceId, request));
+  }
+
+  /** A schedule's run of a bulk copy: checked and counted against the limit as POST /v1/copy is. */
+  async startScheduled(
+    workspaceId: string,
+    request: CopyRequest,
+    scheduleId: string,
+  ): Promise<{ job_id: string; status: 'planning' }> {
+    return (await this.accept(workspaceId, request, scheduleId)) as { job_id: string; status: 'planning' };
   }
 
   /** Every check of a sync, before anything is queued (its dry run makes the same ones). */
@@ -213,7 +232,11 @@ export class Copies {
    * A sync (docs/api.md, "Sync"): prefix targets checked as a bulk copy's, then its own options; a
    * job of kind sync, in the copy limit's bucket.
    */
-  async sync(workspaceId: string, request: SyncRequest): Promise<{ job_id: string; status: 'planning' }> {
+  async sync(
+    workspaceId: string,
+    request: SyncRequest,
+    scheduleId?: string,
+  ): Promise<{ job_id: string; status: 'planning' }> {
     const { source, destination, options, now, bandwidthLimit, ...paths } = await this.checkSync(
       workspaceId,
       request,
@@ -229,6 +252,7 @@ export class Copies {
           kind: 'sync',
           options: JSON.stringify(options),
           ...(bandwidthLimit === undefined ? {} : { bandwidthLimit }),
+          ...(scheduleId === undefined ? {} : { scheduleId }),
           source: JSON.stringify({ location_id: source.id, path: from.path }),
           destination: JSON.stringify({ location_id: destination.id, path: to.path }),
           overwrite: 'always',
@@ -277,4 +301,9 @@ export class Copies {
     checkUsable(destination, now);
     return { source, destination };
   }
+}
+
+function scheduledBulk(checked: CheckedCopy): CheckedCopy {
+  if (!checked.bulk) throw invalid('action.copy must copy a prefix: "from" and "to" must end with "/"');
+  return checked;
 }

@@ -1,8 +1,7 @@
 // Polling (docs/api.md, "Polling"): reading the transfer and job resources (shown as src/api/views.ts
 // builds them), their lists (newest first, src/db/paging.ts) and a job's failures (paged by object
 // sequence).
-
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Failures, Job, Transfer } from '../../api/transfers.js';
 import { jobView, transferView } from '../../api/views.js';
 import { toRfc3339 } from '../../clock.js';
@@ -104,8 +103,10 @@ export class TransferViews {
     return jobView(job, Number(running_bytes));
   }
 
-  async jobs(workspaceId: string, limit: number, cursor?: string): Promise<Page<Job>> {
-    const page = await newestFirst(this.db, 'jobs', workspaceId, limit, cursor);
+  /** The workspace's jobs, newest first; with `scheduleId`, only that schedule's runs. */
+  async jobs(workspaceId: string, limit: number, cursor?: string, scheduleId?: string): Promise<Page<Job>> {
+    const filter = scheduleId === undefined ? undefined : sql<boolean>`schedule_id = ${scheduleId}`;
+    const page = await newestFirst(this.db, 'jobs', workspaceId, limit, cursor, filter);
     const items: Job[] = [];
     for (const row of page.rows) items.push(await this.jobView(row));
     return { items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };

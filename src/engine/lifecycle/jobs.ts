@@ -48,6 +48,8 @@ export interface NewJob {
   planId?: string;
   /** The job's cap in bytes per second (docs/api.md, "Bandwidth"). */
   bandwidthLimit?: number;
+  /** The schedule whose run this job is (docs/api.md, "Schedules"). */
+  scheduleId?: string;
 }
 
 /** create: a planning job, and its manifest when it has one. */
@@ -72,6 +74,7 @@ export async function create(
       ...(job.options === undefined ? {} : { options: job.options }),
       ...(job.planId === undefined ? {} : { plan_id: job.planId }),
       ...(job.bandwidthLimit === undefined ? {} : { bandwidth_limit: job.bandwidthLimit }),
+      ...(job.scheduleId === undefined ? {} : { schedule_id: job.scheduleId }),
       error: null,
       lease_owner: null,
       lease_expires_at: null,

@@ -20,6 +20,33 @@ import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 /** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
 export const COPY_BODY_LIMIT = 8 * 1024 * 1024;
 
+/** The body of POST /v1/copy; a schedule's copy action is one too (src/http/routes/schedules.ts). */
+const CopyFields = {
+  from: Target,
+  to: Target,
+  manifest: Type.Optional(Type.Array(Path({ minLength: 0 }), { maxItems: MANIFEST_MAX_KEYS })),
+  overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
+  filter: Type.Optional(Filter),
+  bandwidth_limit: Type.Optional(BandwidthLimit),
+};
+/** The body of POST /v1/copy without dry_run: a schedule's copy action (docs/api.md, "Schedules"). */
+export const CopyBody = Type.Object(CopyFields, { additionalProperties: false, required: ['from', 'to'] });
+
+const SyncFields = {
+  from: Target,
+  to: Target,
+  compare: Type.Optional(oneOf(COMPARE_MODES)),
+  delete: Type.Optional(Type.Boolean()),
+  max_delete: Type.Optional(Type.Integer({ minimum: 0 })),
+  filter: Type.Optional(Filter),
+  bandwidth_limit: Type.Optional(BandwidthLimit),
+};
+/** The body of POST /v1/sync without dry_run: a schedule's sync action. */
+export const SyncBody = Type.Object(SyncFields, { additionalProperties: false, required: ['from', 'to'] });
+
+const DryRun = (what: string) =>
+  Type.Optional(Type.Boolean({ description: `answer a plan of ${what} and change nothing (see Plans)` }));
+
 /** Job retry and cancel take no body: nothing, or {} (docs/api.md, "Polling"). */
 export function noBody(request: FastifyRequest): void {
   const body = request.body;
@@ -51,17 +78,7 @@ export const transferRoutes =
           summary: 'Copy an object, or every object under a prefix',
           tags: ['transfers'],
           body: Type.Object(
-            {
-              from: Target,
-              to: Target,
-              manifest: Type.Optional(Type.Array(Path({ minLength: 0 }), { maxItems: MANIFEST_MAX_KEYS })),
-              overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
-              filter: Type.Optional(Filter),
-              dry_run: Type.Optional(
-                Type.Boolean({ description: 'answer a plan of a bulk copy and copy nothing (see Plans)' }),
-              ),
-              bandwidth_limit: Type.Optional(BandwidthLimit),
-            },
+            { ...CopyFields, dry_run: DryRun('a bulk copy') },
             { additionalProperties: false, required: ['from', 'to'] },
           ),
           response: {
@@ -100,18 +117,7 @@ export const transferRoutes =
             'Make a prefix hold what another holds: copy what is missing or different, optionally delete the rest',
           tags: ['transfers'],
           body: Type.Object(
-            {
-              from: Target,
-              to: Target,
-              compare: Type.Optional(oneOf(COMPARE_MODES)),
-              delete: Type.Optional(Type.Boolean()),
-              max_delete: Type.Optional(Type.Integer({ minimum: 0 })),
-              filter: Type.Optional(Filter),
-              bandwidth_limit: Type.Optional(BandwidthLimit),
-              dry_run: Type.Optional(
-                Type.Boolean({ description: 'answer a plan of the sync and change nothing (see Plans)' }),
-              ),
-            },
+            { ...SyncFields, dry_run: DryRun('the sync') },
             { additionalProperties: false, required: ['from', 'to'] },
           ),
           response: {
@@ -248,7 +254,15 @@ export const transferRoutes =
         schema: {
           summary: "List the workspace's bulk jobs, newest first",
           tags: ['jobs'],
-          querystring: Paging,
+          querystring: Type.Object(
+            {
+              ...Paging.properties,
+              schedule_id: Type.Optional(
+                Type.String({ format: 'uuid', maxLength: 36, description: "Only this schedule's runs" }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
           response: {
             200: Type.Object({ jobs: Type.Array(Job), next_cursor: Type.Optional(Type.String()) }),
             ...errors(400, 401),
@@ -260,6 +274,7 @@ export const transferRoutes =
           workspaceOf(request),
           parseLimit(request.query.limit),
           request.query.cursor,
+          request.query.schedule_id,
         );
         return { jobs: page.items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
       },

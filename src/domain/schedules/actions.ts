@@ -1,0 +1,24 @@
+// What a schedule runs (docs/api.md, "Schedules"): `{"copy": <body of a bulk POST /v1/copy>}` or
+// `{"sync": <body of POST /v1/sync>}`. Each kind is checked, at create and patch time and again at each
+// run, by the domain that accepts the route's requests (Copies: copy and sync), never by a copy of its rules;
+// a run starts the kind's job with the schedule's id on it.
+import type { Copies, CopyRequest, SyncRequest } from '../transfers/copy.js';
+
+export type ScheduleAction = { copy: CopyRequest } | { sync: SyncRequest };
+
+export class ScheduleActions {
+  constructor(private readonly copies: Copies) {}
+
+  /** 400 (or the 404 and 409 of the action's own route) unless the action would be accepted now. */
+  async check(workspaceId: string, action: ScheduleAction): Promise<void> {
+    if ('copy' in action) await this.copies.checkScheduled(workspaceId, action.copy);
+    else await this.copies.checkSync(workspaceId, action.sync);
+  }
+
+  /** Starts the action's job for the schedule's run. */
+  async start(workspaceId: string, action: ScheduleAction, scheduleId: string): Promise<string> {
+    if ('copy' in action)
+      return (await this.copies.startScheduled(workspaceId, action.copy, scheduleId)).job_id;
+    return (await this.copies.sync(workspaceId, action.sync, scheduleId)).job_id;
+  }
+}

@@ -1,0 +1,189 @@
+// Schedules (docs/api.md, "Schedules"): a workspace's recurring bulk copies and syncs. Create and patch
+// read `every` (every.ts), the zone, and check the action as its own route would (actions.ts); a paused
+// schedule has no next run, and resuming computes it from now. Running one now claims it like the
+// scheduler does (runs.ts), so a manual run and a due one never start together.
+import type { Kysely } from 'kysely';
+import type { Schedule, ScheduleRun, ScheduleWithRuns } from '../../api/schedules.js';
+import { type Clock, toRfc3339 } from '../../clock.js';
+import { newestFirst, type Page } from '../../db/paging.js';
+import type { Database, ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
+import { conflict, notFound } from '../../errors.js';
+import { isUuid, newId } from '../../ids.js';
+import { checkCap } from '../caps.js';
+import { checkTimezone } from '../sends/schedule.js';
+import type { ScheduleAction, ScheduleActions } from './actions.js';
+import { nextRun, readEvery } from './every.js';
+import type { ScheduleRunner } from './runs.js';
+
+export interface NewSchedule {
+  name: string;
+  every: string;
+  timezone?: string;
+  action: ScheduleAction;
+  paused?: boolean;
+}
+
+export type ScheduleChange = Partial<Omit<NewSchedule, 'timezone'>> & { timezone?: string };
+
+/** How long a manual run holds the schedule (it checks the action and writes a job: well under it). */
+const MANUAL_LEASE_MS = 60_000;
+
+function view(row: ScheduleRow): Schedule {
+  return {
+    id: row.id,
+    name: row.name,
+    every: row.every,
+    cron: row.cron,
+    timezone: row.timezone,
+    action: JSON.parse(row.action) as Record<string, unknown>,
+    paused: row.paused !== 0,
+    ...(row.next_run_at === null ? {} : { next_run_at: toRfc3339(Number(row.next_run_at)) }),
+    ...(row.last_run_at === null ? {} : { last_run_at: toRfc3339(Number(row.last_run_at)) }),
+    ...(row.last_job_id === null ? {} : { last_job_id: row.last_job_id }),
+    created_at: toRfc3339(Number(row.created_at)),
+    updated_at: toRfc3339(Number(row.updated_at)),
+  };
+}
+
+function runView(row: ScheduleRunRow): ScheduleRun {
+  // A run still `starting` was cut short between its record and its job (the process stopped).
+  const outcome = row.outcome === 'starting' ? 'failed' : row.outcome;
+  const reason = row.outcome === 'starting' ? 'interrupted: ferry stopped during the run' : row.reason;
+  return {
+    due_at: toRfc3339(Number(row.due_at)),
+    ran_at: toRfc3339(Number(row.ran_at)),
+    outcome,
+    ...(row.job_id === null ? {} : { job_id: row.job_id }),
+    ...(reason === null ? {} : { reason }),
+  };
+}
+
+export class Schedules {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly actions: ScheduleActions,
+    private readonly runner: ScheduleRunner,
+    /** This process's lease owner id, for manual runs. */
+    private readonly owner: string,
+    /** Schedules per workspace (FERRY_MAX_SCHEDULES). */
+    private readonly cap: number,
+  ) {}
+
+  async create(workspaceId: string, input: NewSchedule): Promise<Schedule> {
+    const timezone = checkTimezone(input.timezone);
+    const { every, cron } = readEvery(input.every, timezone);
+    await this.actions.check(workspaceId, input.action);
+    const now = this.clock.now();
+    const paused = input.paused ?? false;
+    const row: ScheduleRow = {
+      id: newId(),
+      workspace_id: workspaceId,
+      name: input.name,
+      every,
+      cron,
+      timezone,
+      action: JSON.stringify(input.action),
+      paused: paused ? 1 : 0,
+      next_run_at: paused ? null : (nextRun(cron, timezone, now) ?? null),
+      last_run_at: null,
+      last_job_id: null,
+      lease_owner: null,
+      lease_expires_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await checkCap(trx, 'schedules', workspaceId, this.cap, now);
+      await trx.insertInto('schedules').values(row).execute();
+    });
+    return view(row);
+  }
+
+  async #find(workspaceId: string, id: string): Promise<ScheduleRow> {
+    const row = isUuid(id)
+      ? await this.db
+          .selectFrom('schedules')
+          .selectAll()
+          .where('id', '=', id)
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirst()
+      : undefined;
+    if (!row) throw notFound(`schedule ${id} was not found`);
+    return row;
+  }
+
+  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Schedule>> {
+    const page = await newestFirst(this.db, 'schedules', workspaceId, limit, cursor);
+    return {
+      items: page.rows.map(view),
+      ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
+    };
+  }
+
+  async get(workspaceId: string, id: string): Promise<ScheduleWithRuns> {
+    const row = await this.#find(workspaceId, id);
+    return { ...view(row), runs: (await this.runner.history(row.id)).map(runView) };
+  }
+
+  /** Changes what is given; a new `every` or zone, or a resume, computes the next run from now. */
+  async update(workspaceId: string, id: string, change: ScheduleChange): Promise<Schedule> {
+    const row = await this.#find(workspaceId, id);
+    const timezone = change.timezone === undefined ? row.timezone : checkTimezone(change.timezone);
+    const read =
+      change.every === undefined && change.timezone === undefined
+        ? { every: row.every, cron: row.cron }
+        : readEvery(change.every ?? row.every, timezone);
+    if (change.action !== undefined) await this.actions.check(workspaceId, change.action);
+    const now = this.clock.now();
+    const paused = change.paused ?? row.paused !== 0;
+    const timing =
+      change.every !== undefined || change.timezone !== undefined || paused !== (row.paused !== 0);
+    const next = paused
+      ? null
+      : timing || row.next_run_at === null
+        ? (nextRun(read.cron, timezone, now) ?? null)
+        : row.next_run_at;
+    await this.db
+      .updateTable('schedules')
+      .set({
+        ...(change.name === undefined ? {} : { name: change.name }),
+        every: read.every,
+        cron: read.cron,
+        timezone,
+        ...(change.action === undefined ? {} : { action: JSON.stringify(change.action) }),
+        paused: paused ? 1 : 0,
+        next_run_at: next,
+        updated_at: now,
+      })
+      .where('id', '=', row.id)
+      .execute();
+    return view(await this.#find(workspaceId, id));
+  }
+
+  /** Deletes the schedule and its runs; the jobs it started stay. */
+  async delete(workspaceId: string, id: string): Promise<void> {
+    const row = await this.#find(workspaceId, id);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('schedule_runs').where('schedule_id', '=', row.id).execute();
+      await trx.deleteFrom('schedules').where('id', '=', row.id).execute();
+    });
+  }
+
+  /**
+   * Runs the schedule now (paused or not): 202 with its job; 409 when its previous job has not
+   * finished or another run of it is starting; the action's own refusal otherwise (a deleted location
+   * is 404). The run is recorded like any other; the next run keeps its time.
+   */
+  async runNow(workspaceId: string, id: string): Promise<{ job_id: string; status: 'planning' }> {
+    await this.#find(workspaceId, id);
+    const claimed = await this.runner.claimOne(workspaceId, id, this.owner, MANUAL_LEASE_MS);
+    if (claimed === undefined) throw conflict(`schedule ${id} is starting a run now; try again in a moment`);
+    const result = await this.runner.run(claimed, this.clock.now(), this.owner, true);
+    if (result === undefined) throw conflict(`schedule ${id} ran at this moment already`);
+    if (result.outcome === 'skipped_overlap') throw conflict(`schedule ${id}: ${result.reason}`);
+    if (result.error !== undefined) throw result.error;
+    if (result.job_id === undefined) throw conflict(`schedule ${id}: ${result.reason ?? 'the run failed'}`);
+    return { job_id: result.job_id, status: 'planning' };
+  }
+}

@@ -1,0 +1,169 @@
+// Schedules (docs/api.md, "Schedules"): recurring bulk copies and syncs of the caller's workspace, their
+// recent runs, and a run now.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { Schedule, ScheduleWithRuns } from '../../api/schedules.js';
+import { SINGLE_LINE, text } from '../../api/text.js';
+import { parseLimit } from '../../db/paging.js';
+import type { ScheduleAction } from '../../domain/schedules/actions.js';
+import { EVERY_MAX } from '../../domain/schedules/every.js';
+import type { Schedules } from '../../domain/schedules/schedules.js';
+import { workspaceOf } from '../auth.js';
+import { errors, IdParam, Label, NoContent, Paging, Timezone } from '../schemas.js';
+import { CopyBody, SyncBody } from './transfers.js';
+
+const Every = text(
+  EVERY_MAX,
+  SINGLE_LINE,
+  1,
+)({
+  description:
+    'A five-field cron expression ("30 2 * * *") or words: "every day at 02:00", "every monday at 9am", "every weekday at 18:30", "every 15 minutes", "every 2 hours", "every month on the 1st at 03:00"; at most every 5 minutes',
+});
+
+const Action = Type.Union(
+  [
+    Type.Object({ copy: CopyBody }, { additionalProperties: false, required: ['copy'] }),
+    Type.Object({ sync: SyncBody }, { additionalProperties: false, required: ['sync'] }),
+  ],
+  { description: '{"copy": <body of a bulk POST /v1/copy>} or {"sync": <body of POST /v1/sync>}' },
+);
+
+const fields = {
+  name: Label(),
+  every: Every,
+  timezone: Type.Optional(Timezone({ description: 'IANA time zone of `every`; default UTC' })),
+  action: Action,
+  paused: Type.Optional(Type.Boolean()),
+};
+
+const Started = Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') });
+
+export const scheduleRoutes =
+  (schedules: Schedules, changed: () => void, queued: () => void): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/v1/schedules',
+      {
+        config: { rateLimit: 'transfer' },
+        schema: {
+          summary: 'Create a schedule: a bulk copy or a sync run at the times `every` names',
+          tags: ['schedules'],
+          body: Type.Object(fields, { additionalProperties: false }),
+          response: { 201: Schedule, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (request, reply) => {
+        const { action, ...rest } = request.body;
+        const created = await schedules.create(workspaceOf(request), {
+          ...rest,
+          action: action as ScheduleAction,
+        });
+        changed();
+        return reply.code(201).send(created);
+      },
+    );
+
+    app.get(
+      '/v1/schedules',
+      {
+        schema: {
+          summary: "List the workspace's schedules, newest first",
+          tags: ['schedules'],
+          querystring: Paging,
+          response: {
+            200: Type.Object({ schedules: Type.Array(Schedule), next_cursor: Type.Optional(Type.String()) }),
+            ...errors(400, 401),
+          },
+        },
+      },
+      async (request) => {
+        const page = await schedules.list(
+          workspaceOf(request),
+          parseLimit(request.query.limit),
+          request.query.cursor,
+        );
+        return { schedules: page.items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
+      },
+    );
+
+    app.get(
+      '/v1/schedules/:id',
+      {
+        schema: {
+          summary: 'Read a schedule and its recent runs',
+          tags: ['schedules'],
+          params: IdParam,
+          response: { 200: ScheduleWithRuns, ...errors(401, 404) },
+        },
+      },
+      async (request) => schedules.get(workspaceOf(request), request.params.id),
+    );
+
+    app.patch(
+      '/v1/schedules/:id',
+      {
+        config: { rateLimit: 'transfer' },
+        schema: {
+          summary: 'Change a schedule, or pause and resume it',
+          tags: ['schedules'],
+          params: IdParam,
+          body: Type.Object(
+            {
+              name: Type.Optional(fields.name),
+              every: Type.Optional(fields.every),
+              timezone: fields.timezone,
+              action: Type.Optional(fields.action),
+              paused: fields.paused,
+            },
+            { additionalProperties: false, minProperties: 1 },
+          ),
+          response: { 200: Schedule, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (request) => {
+        const { action, ...rest } = request.body;
+        const updated = await schedules.update(workspaceOf(request), request.params.id, {
+          ...rest,
+          ...(action === undefined ? {} : { action: action as ScheduleAction }),
+        });
+        changed();
+        return updated;
+      },
+    );
+
+    app.delete(
+      '/v1/schedules/:id',
+      {
+        config: { rateLimit: 'transfer' },
+        schema: {
+          summary: 'Delete a schedule and its runs (the jobs it started stay)',
+          tags: ['schedules'],
+          params: IdParam,
+          response: { 204: NoContent, ...errors(401, 404) },
+        },
+      },
+      async (request, reply) => {
+        await schedules.delete(workspaceOf(request), request.params.id);
+        return reply.code(204).send();
+      },
+    );
+
+    app.post(
+      '/v1/schedules/:id/run',
+      {
+        // Not limited here: the copy it starts takes its place in the copy limit as POST /v1/copy does.
+        schema: {
+          summary: 'Run a schedule now: 202 with its job',
+          tags: ['schedules'],
+          params: IdParam,
+          response: { 202: Started, ...errors(400, 401, 404, 409, 429) },
+        },
+      },
+      async (request, reply) => {
+        const started = await schedules.runNow(workspaceOf(request), request.params.id);
+        queued();
+        return reply.code(202).send(started);
+      },
+    );
+  };
