@@ -17,7 +17,14 @@ import {
 import { ProgressWriter } from './progress.js';
 
 export type Settlement =
-  | { kind: 'done'; bytes: number; bytesTotal?: number; skipped?: boolean }
+  | {
+      kind: 'done';
+      bytes: number;
+      bytesTotal?: number;
+      skipped?: boolean;
+      /** The checksums a copy compared, as `kind:value` (a job object keeps them for its report). */
+      checksums?: { source: string; destination: string };
+    }
   /** `crashed`: the attempt crashed, and the row keeps the crash its claim counted. */
   | { kind: 'again'; error: string; runAfter: number; crashed?: boolean }
   | { kind: 'failed'; error: string };

@@ -149,7 +149,12 @@ export async function runObject(
           }),
         ),
       ),
-    done: (outcome) => ({ kind: 'done', bytes: outcome.bytes, skipped: outcome.action === 'skipped' }),
+    done: (outcome) => ({
+      kind: 'done',
+      bytes: outcome.bytes,
+      skipped: outcome.action === 'skipped',
+      ...(outcome.checksums === undefined ? {} : { checksums: outcome.checksums }),
+    }),
   });
   // A canceled job's object, or one that failed for good, leaves no multipart upload behind. One
   // handed back on shutdown or tried again later keeps it, for the next attempt to continue.
@@ -173,7 +178,7 @@ async function doWork(
   work: ObjectWork,
   signal: AbortSignal,
   report: (bytes: number) => void,
-): Promise<{ bytes: number }> {
+): Promise<{ bytes: number; checksums?: { source: string; destination: string } }> {
   switch (work.op) {
     case 'move':
       // Copied, verified, and only then the source removed (src/objects/object-move.ts), so a
@@ -243,7 +248,12 @@ async function runWork(
 ): Promise<void> {
   const settlement = await attemptObject(ctx, object, signal, {
     work: (report) => doWork(ctx, object, work, signal, report),
-    done: (outcome) => ({ kind: 'done', bytes: outcome.bytes, skipped: false }),
+    done: (outcome) => ({
+      kind: 'done',
+      bytes: outcome.bytes,
+      skipped: false,
+      ...(outcome.checksums === undefined ? {} : { checksums: outcome.checksums }),
+    }),
   });
   await settled(ctx, object, settlement, settle);
 }

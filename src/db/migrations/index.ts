@@ -18,6 +18,7 @@ import * as webhooks from './2026-11-26-webhooks.js';
 import * as webhookCrashes from './2026-11-26-webhooks-crashes.js';
 import * as workCrashes from './2026-11-26-work-crashes.js';
 import * as rateLimits from './2026-11-26-workspace-rate-limits.js';
+import * as reports from './2026-11-27-reports.js';
 import * as retention from './2026-11-27-retention.js';
 
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-transfer-targets': transferTargets,
   '2026-11-26-send-sender-name': senderName,
   '2026-11-27-retention': retention,
+  '2026-11-27-reports': reports,
 };
