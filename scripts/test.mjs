@@ -54,6 +54,8 @@ if (files.length === 0) {
 // keeps that file where .ci/run can collect it for its summary.
 const scratch = mkdtempSync(join(tmpdir(), 'ferry-test-'));
 const failuresFile = process.env.FERRY_TEST_FAILURES_FILE || join(scratch, 'failures.txt');
+// Each file's time (scripts/test-times.mjs), printed after the run with the 15 slowest: where CI's time goes.
+const timesFile = join(scratch, 'times.txt');
 const result = spawnSync(
   process.execPath,
   [
@@ -67,6 +69,8 @@ const result = spawnSync(
     '--test-reporter-destination=stdout',
     `--test-reporter=${join(root, 'scripts/test-failures.mjs')}`,
     `--test-reporter-destination=${failuresFile}`,
+    `--test-reporter=${join(root, 'scripts/test-times.mjs')}`,
+    `--test-reporter-destination=${timesFile}`,
     `--test-concurrency=${process.env.FERRY_TEST_CONCURRENCY ?? '3'}`,
     // FERRY_TEST_TIMEOUT_MS: longer runs, such as the fuzzer's (test/http/fuzz).
     `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '360000'}`,
@@ -74,6 +78,12 @@ const result = spawnSync(
   ],
   { cwd: root, stdio: 'inherit', env: process.env },
 );
+try {
+  const times = readFileSync(timesFile, 'utf8').trim();
+  if (times) console.log(`\n${times}`);
+} catch {
+  // no file: the runner did not start
+}
 let failed = '';
 try {
   failed = readFileSync(failuresFile, 'utf8').trim();
