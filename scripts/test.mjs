@@ -54,7 +54,8 @@ if (files.length === 0) {
 // keeps that file where .ci/run can collect it for its summary.
 const scratch = mkdtempSync(join(tmpdir(), 'ferry-test-'));
 const failuresFile = process.env.FERRY_TEST_FAILURES_FILE || join(scratch, 'failures.txt');
-// Each file's time (scripts/test-times.mjs), printed after the run with the 15 slowest: where CI's time goes.
+// Each file's time (scripts/test-times.mjs, written by the failures reporter), printed after the run with
+// the 15 slowest: where CI's time goes.
 const timesFile = join(scratch, 'times.txt');
 const result = spawnSync(
   process.execPath,
@@ -69,14 +70,12 @@ const result = spawnSync(
     '--test-reporter-destination=stdout',
     `--test-reporter=${join(root, 'scripts/test-failures.mjs')}`,
     `--test-reporter-destination=${failuresFile}`,
-    `--test-reporter=${join(root, 'scripts/test-times.mjs')}`,
-    `--test-reporter-destination=${timesFile}`,
     `--test-concurrency=${process.env.FERRY_TEST_CONCURRENCY ?? '3'}`,
     // FERRY_TEST_TIMEOUT_MS: longer runs, such as the fuzzer's (test/http/fuzz).
     `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '360000'}`,
     ...files,
   ],
-  { cwd: root, stdio: 'inherit', env: process.env },
+  { cwd: root, stdio: 'inherit', env: { ...process.env, FERRY_TEST_TIMES_FILE: timesFile } },
 );
 try {
   const times = readFileSync(timesFile, 'utf8').trim();
