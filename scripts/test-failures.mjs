@@ -2,6 +2,9 @@
 // the first lines of its error. scripts/test.mjs gives it a file beside the spec reporter and prints that
 // file again once every test has run, so a failure is in the last lines of a long log (CI shows only the
 // tail) and not somewhere in the middle of 1,500 passing tests.
+import { writeFileSync } from 'node:fs';
+import { fileTimes } from './test-times.mjs';
+
 const MAX_ERROR_LINES = 6;
 
 function errorLines(error) {
@@ -20,14 +23,24 @@ function errorLines(error) {
 }
 
 export default async function* failures(source) {
-  for await (const event of source) {
-    if (event.type !== 'test:fail') continue;
-    const { name, file, details } = event.data;
-    const error = details?.error;
-    // A suite fails when one of its tests does: that test has its own line already.
-    if (error?.failureType === 'subtestsFailed') continue;
-    const where = file ? `${file.replace(`${process.cwd()}/`, '')}` : '(unknown file)';
-    const lines = errorLines(error).map((line) => `    ${line}`);
-    yield `✖ ${where} › ${name}\n${lines.join('\n')}\n`;
+  const times = fileTimes();
+  try {
+    for await (const event of source) {
+      times.add(event);
+      yield* failure(event);
+    }
+  } finally {
+    if (process.env.FERRY_TEST_TIMES_FILE) writeFileSync(process.env.FERRY_TEST_TIMES_FILE, times.render());
   }
+}
+
+function* failure(event) {
+  if (event.type !== 'test:fail') return;
+  const { name, file, details } = event.data;
+  const error = details?.error;
+  // A suite fails when one of its tests does: that test has its own line already.
+  if (error?.failureType === 'subtestsFailed') return;
+  const where = file ? `${file.replace(`${process.cwd()}/`, '')}` : '(unknown file)';
+  const lines = errorLines(error).map((line) => `    ${line}`);
+  yield `✖ ${where} › ${name}\n${lines.join('\n')}\n`;
 }

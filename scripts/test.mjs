@@ -54,6 +54,9 @@ if (files.length === 0) {
 // keeps that file where .ci/run can collect it for its summary.
 const scratch = mkdtempSync(join(tmpdir(), 'ferry-test-'));
 const failuresFile = process.env.FERRY_TEST_FAILURES_FILE || join(scratch, 'failures.txt');
+// Each file's time (scripts/test-times.mjs, written by the failures reporter), printed after the run with
+// the 15 slowest: where CI's time goes.
+const timesFile = join(scratch, 'times.txt');
 const result = spawnSync(
   process.execPath,
   [
@@ -72,8 +75,14 @@ const result = spawnSync(
     `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '360000'}`,
     ...files,
   ],
-  { cwd: root, stdio: 'inherit', env: process.env },
+  { cwd: root, stdio: 'inherit', env: { ...process.env, FERRY_TEST_TIMES_FILE: timesFile } },
 );
+try {
+  const times = readFileSync(timesFile, 'utf8').trim();
+  if (times) console.log(`\n${times}`);
+} catch {
+  // no file: the runner did not start
+}
 let failed = '';
 try {
   failed = readFileSync(failuresFile, 'utf8').trim();

@@ -28,6 +28,7 @@ import { Storage } from './domain/storage.js';
 import { Copies } from './domain/transfers/copy.js';
 import { JobControl } from './domain/transfers/job-control.js';
 import { Operations } from './domain/transfers/operations.js';
+import { JobReports } from './domain/transfers/report.js';
 import { TransferViews } from './domain/transfers/views.js';
 import { Webhooks } from './domain/webhooks/webhooks.js';
 import { Bandwidth } from './engine/bandwidth.js';
@@ -75,6 +76,8 @@ export interface Services {
   /** The SMTP transporter, when FERRY_SMTP_URL is set. */
   mailer: Mailer | undefined;
   transferViews: TransferViews;
+  /** A job's report, streamed a page at a time (docs/api.md, "Reports"). */
+  jobReports: JobReports;
   jobControl: JobControl;
   webhooks: Webhooks;
   /** Recurring copies and syncs (docs/api.md, "Schedules"). */
@@ -196,6 +199,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
     }),
     mailer,
     transferViews,
+    jobReports: new JobReports(db.kysely),
     jobControl: new JobControl(db.kysely, transferViews, clock, () => signals.notify('cancel')),
     webhooks: new Webhooks(db.kysely, keyring, stores.egress, clock, caps.webhooks),
     schedules: new Schedules(db.kysely, clock, scheduleActions, scheduleRunner, workerId(), caps.schedules),

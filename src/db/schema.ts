@@ -172,6 +172,12 @@ export interface JobObjectsTable extends LeasedColumns {
   error: string | null;
   last_attempt_at: number | null;
   run_after: Generated<number>;
+  /**
+   * The checksums a copy compared, as `kind:value`, written when it settles as copied; null when no
+   * hash kind was reported by both sides (docs/api.md, "Reports").
+   */
+  source_hash: Generated<string | null>;
+  destination_hash: Generated<string | null>;
 }
 
 /** A dry run's plan (docs/api.md, "Plans"): the request resolved to location ids, run at most once. */

@@ -25,6 +25,8 @@ export type Settlement =
       skipped?: boolean;
       deleted?: boolean;
       reason?: string;
+      /** The checksums a copy compared, as `kind:value` (a job object keeps them for its report). */
+      checksums?: { source: string; destination: string };
     }
   /** `crashed`: the attempt crashed, and the row keeps the crash its claim counted. */
   | { kind: 'again'; error: string; runAfter: number; crashed?: boolean }

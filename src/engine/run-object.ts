@@ -232,7 +232,12 @@ export async function runObject(
     done: (outcome) =>
       'reason' in outcome
         ? { kind: 'done', bytes: 0, skipped: true, reason: outcome.reason }
-        : { kind: 'done', bytes: outcome.bytes, skipped: outcome.action === 'skipped' },
+        : {
+            kind: 'done',
+            bytes: outcome.bytes,
+            skipped: outcome.action === 'skipped',
+            ...(outcome.checksums === undefined ? {} : { checksums: outcome.checksums }),
+          },
   });
   // A canceled job's object, or one that failed for good, leaves no multipart upload behind. One
   // handed back on shutdown or tried again later keeps it, for the next attempt to continue.
@@ -257,7 +262,7 @@ async function doWork(
   signal: AbortSignal,
   report: (bytes: number) => void,
   throttle: Throttle | undefined,
-): Promise<{ bytes: number } | LeftAlone> {
+): Promise<{ bytes: number; checksums?: { source: string; destination: string } } | LeftAlone> {
   const planned = (await planOf(ctx, object.job_id)).planId !== null;
   switch (work.op) {
     case 'move':
@@ -368,7 +373,13 @@ async function runWork(
     done: (outcome) =>
       'reason' in outcome
         ? { kind: 'done', bytes: 0, skipped: true, reason: outcome.reason }
-        : { kind: 'done', bytes: outcome.bytes, skipped: false, deleted: work.op === 'delete' },
+        : {
+            kind: 'done',
+            bytes: outcome.bytes,
+            skipped: false,
+            deleted: work.op === 'delete',
+            ...(outcome.checksums === undefined ? {} : { checksums: outcome.checksums }),
+          },
   });
   await settled(ctx, object, settlement, settle);
 }

@@ -150,6 +150,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       views: services.transferViews,
       control: services.jobControl,
       queued,
+      reports: services.jobReports,
+      keyWatch: services.keyWatch,
     }),
   );
   await app.register(operationRoutes(services.operations, queued, services.plans));

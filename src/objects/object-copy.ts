@@ -17,7 +17,14 @@ import type {
   UploadedPart,
 } from '../stores/contract.js';
 import type { Throttle } from './throttle.js';
-import { ByteCounter, copyMismatch, sameAccount, sameObject } from './verify.js';
+import {
+  ByteCounter,
+  type ComparedChecksums,
+  comparedChecksums,
+  copyMismatch,
+  sameAccount,
+  sameObject,
+} from './verify.js';
 
 /**
  * A multipart upload recorded as it goes (src/engine/checkpoints.ts keeps it in the database), for the
@@ -48,6 +55,13 @@ export interface CopyOutcome {
   method?: 'server-side' | 'stream';
   /** Bytes copied: the object's size, or 0 when skipped. */
   bytes: number;
+  /** The checksums the verification compared, when both sides reported one kind (docs/api.md, "Reports"). */
+  checksums?: ComparedChecksums;
+}
+
+function copied(method: 'server-side' | 'stream', info: ObjectInfo, written: ObjectInfo): CopyOutcome {
+  const checksums = comparedChecksums(info, written);
+  return { action: 'copied', method, bytes: written.size, ...(checksums === undefined ? {} : { checksums }) };
 }
 
 export interface CopyObjectArgs {
@@ -105,12 +119,11 @@ export async function copyObject(args: CopyObjectArgs): Promise<CopyOutcome> {
     if (written) {
       await verifyOrDiscard(destination, destinationPath, info, written, what);
       args.onProgress?.(written.size);
-      return { action: 'copied', method: 'server-side', bytes: written.size };
+      return copied('server-side', info, written);
     }
   }
 
-  const written = await streamCopy(args, info, what);
-  return { action: 'copied', method: 'stream', bytes: written.size };
+  return copied('stream', info, await streamCopy(args, info, what));
 }
 
 /**

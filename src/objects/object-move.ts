@@ -18,7 +18,7 @@ import { FerryError, isFerryError } from '../errors.js';
 import type { CallOptions, ObjectInfo, Store } from '../stores/contract.js';
 import { copyObject } from './object-copy.js';
 import type { Throttle } from './throttle.js';
-import { sameAccount, sameObject } from './verify.js';
+import { type ComparedChecksums, sameAccount, sameObject } from './verify.js';
 
 export interface MoveObjectArgs {
   source: Store;
@@ -41,6 +41,8 @@ export interface MoveOutcome {
   /** 'server-side': the provider's own move; 'copy-delete': a (server-side or streamed) copy, then delete. */
   method: 'server-side' | 'copy-delete';
   bytes: number;
+  /** The checksums a copy-delete's copy compared (a native move compares nothing). */
+  checksums?: ComparedChecksums;
 }
 
 export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
@@ -81,7 +83,7 @@ export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
     }
   }
 
-  let copied: { bytes: number };
+  let copied: { bytes: number; checksums?: ComparedChecksums };
   try {
     copied = await copyObject({
       source,
@@ -105,7 +107,11 @@ export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
     // Already gone: a concurrent or earlier run of this move deleted it; the move is complete.
     if (!isFerryError(err, 'not_found')) throw sourceNotDeleted(err, what);
   }
-  return { method: 'copy-delete', bytes: copied.bytes };
+  return {
+    method: 'copy-delete',
+    bytes: copied.bytes,
+    ...(copied.checksums === undefined ? {} : { checksums: copied.checksums }),
+  };
 }
 
 /**

@@ -43,6 +43,25 @@ export function copyMismatch(source: ObjectInfo, written: ObjectInfo): string | 
   return undefined;
 }
 
+/** The checksums a verified copy compared (docs/api.md, "Reports"), each as `kind:value`. */
+export interface ComparedChecksums {
+  source: string;
+  destination: string;
+}
+
+/**
+ * What copyMismatch compared beyond the size, for a copy it passed: the first hash kind both sides
+ * report (in the source's order), or undefined when none is (then only the size was compared).
+ */
+export function comparedChecksums(source: ObjectInfo, written: ObjectInfo): ComparedChecksums | undefined {
+  for (const [kind, expected] of Object.entries(source.hashes) as [HashKind, string | undefined][]) {
+    const actual = written.hashes[kind];
+    if (expected === undefined || actual === undefined) continue;
+    return { source: `${kind}:${expected}`, destination: `${kind}:${actual}` };
+  }
+  return undefined;
+}
+
 /**
  * Passes bytes through, calling `onProgress` with the running total, and fails with
  * FerryError('transient') when the stream gives more or fewer than `expected` bytes: the source

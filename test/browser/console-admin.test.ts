@@ -16,7 +16,7 @@ import type { Browser, Page } from 'playwright-core';
 import { FakeTokenServer } from '../fakes/token-server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
-import { artifactsDir, axeViolations, browserSkip, launchChromium } from '../support/browser.js';
+import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } from '../support/browser.js';
 import { testDatabases } from '../support/databases.js';
 import { unique } from '../support/fixtures.js';
 import { freePort } from '../support/processes.js';
@@ -78,6 +78,8 @@ if (!skip) {
 }
 
 for (const database of await testDatabases()) {
+  // One width on each database, both widths in all (test/support/browser.ts, widthsOn).
+  const widths = await widthsOn(database);
   describe(`console: locations and webhooks in chromium [${database.name}]`, {
     skip: skip ?? database.skip ?? false,
   }, () => {
@@ -122,7 +124,7 @@ for (const database of await testDatabases()) {
       return res.json();
     }
 
-    for (const width of [1280, 390]) {
+    for (const width of widths) {
       test(`at ${width} px, locations: created from the form (azureblob by keyboard alone), listed, renamed, a wrong secret then the right one, deleted after typing the label`, async () => {
         const { call, page } = await signedIn(width);
         const bucket = await seedBucket(client, { 'in/a.txt': 'a' });

@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { axeViolations, browserSkip } from '../support/browser.js';
-import { buildConsole, type ConsoleFiles, startConsoleFiles, WIDTHS } from '../support/console-files.js';
+import { axeViolations, browserSkip, widthsOn } from '../support/browser.js';
+import { buildConsole, type ConsoleFiles, startConsoleFiles } from '../support/console-files.js';
 import { testDatabases } from '../support/databases.js';
 import { readS3 } from '../support/transfers.js';
 
@@ -38,6 +38,8 @@ function pseudoRandom(size: number): Uint8Array {
 }
 
 for (const database of await testDatabases()) {
+  // One width on each database, both widths in all (test/support/browser.ts, widthsOn).
+  const widths = await widthsOn(database);
   describe(`console upload and download in chromium [${database.name}]`, {
     skip: skip ?? database.skip ?? false,
   }, () => {
@@ -49,7 +51,7 @@ for (const database of await testDatabases()) {
       await c?.close();
     });
 
-    for (const width of WIDTHS) {
+    for (const width of widths) {
       test(`at ${width} px, a new folder takes three dropped files (one of ${bigAt(width) / MiB} MiB) with progress, byte for byte; one downloads whole; an upload is canceled`, async () => {
         const folder = `up${width}`;
         const BIG = bigAt(width);

@@ -1,5 +1,6 @@
 // Every page of the web console fits the screen it is on, on both databases, in chromium: at 390 × 844
-// (a phone) and 1280 × 800, in its states (empty, loaded, loading, error), nothing is wider than the
+// (a phone, on PostgreSQL) and 1280 × 800 (on SQLite; both on each with FERRY_TEST_BROWSER_WIDTHS=all,
+// see test/support/browser.ts), in its states (empty, loaded, loading, error), nothing is wider than the
 // window (the document's and the body's scrollWidth, and every visible element's right edge) and
 // axe-core finds no serious or critical violation. Pages are rows of PAGES: add one as a name, the
 // address's hash and what to wait for (and, if it needs them, a workspace, a held request or a click).
@@ -14,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { artifactsDir, axeViolations, browserSkip, launchChromium } from '../support/browser.js';
+import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } from '../support/browser.js';
 import { testDatabases } from '../support/databases.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { freePort } from '../support/processes.js';
@@ -295,10 +296,15 @@ async function focusVisible(page: Page): Promise<void> {
 }
 
 const databases = await testDatabases();
+const widthsByDatabase = new Map(
+  await Promise.all(databases.map(async (d) => [d.name, await widthsOn(d)] as const)),
+);
 // The two databases side by side, each with its own server, store and browser: one after the other they
 // can outlast the runner's time for a file on a busy machine.
 describe('the console on every page, at every width', { concurrency: databases.length }, () => {
   for (const database of databases) {
+    // One width on each database, both in all (test/support/browser.ts, widthsOn): the sizes this one checks.
+    const sizes = WIDTHS.filter((size) => widthsByDatabase.get(database.name)?.includes(size.width));
     describe(`the console's layout in chromium [${database.name}]`, {
       skip: skip ?? database.skip ?? false,
       // Its own tests one at a time (they share its tabs), not the two at a time it would inherit.
@@ -478,9 +484,9 @@ describe('the console on every page, at every width', { concurrency: databases.l
       };
 
       for (const p of PAGES) {
-        test(`${p.name} fits ${WIDTHS.map((w) => `${w.width} × ${w.height}`).join(' and ')}, and axe finds nothing`, async () => {
+        test(`${p.name} fits ${sizes.map((w) => `${w.width} × ${w.height}`).join(' and ')}, and axe finds nothing`, async () => {
           // The sizes at once, each in its own tab: half the time of one after the other.
-          const wrong = (await Promise.all(WIDTHS.map((size) => check(p, size)))).flat();
+          const wrong = (await Promise.all(sizes.map((size) => check(p, size)))).flat();
           assert.deepEqual(wrong, []);
         });
       }

@@ -7,14 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { axeViolations, browserSkip } from '../support/browser.js';
-import {
-  buildConsole,
-  type ConsoleFiles,
-  startConsoleFiles,
-  tabTo,
-  WIDTHS,
-} from '../support/console-files.js';
+import { axeViolations, browserSkip, widthsOn } from '../support/browser.js';
+import { buildConsole, type ConsoleFiles, startConsoleFiles, tabTo } from '../support/console-files.js';
 import { testDatabases } from '../support/databases.js';
 import { readS3, waitFor } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
@@ -23,6 +17,8 @@ const skip = browserSkip();
 buildConsole();
 
 for (const database of await testDatabases()) {
+  // One width on each database, both widths in all (test/support/browser.ts, widthsOn).
+  const widths = await widthsOn(database);
   describe(`console selection in chromium [${database.name}]`, {
     skip: skip ?? database.skip ?? false,
   }, () => {
@@ -34,7 +30,7 @@ for (const database of await testDatabases()) {
       await c?.close();
     });
 
-    for (const width of WIDTHS) {
+    for (const width of widths) {
       test(`at ${width} px, with the keyboard alone: upload through the file input, filter, select two files and copy them`, async () => {
         const { client, bucket, id, call, tab, shot } = c;
         const page = await tab(width, `#browse/${id}/${bucket}/sel${width}`);

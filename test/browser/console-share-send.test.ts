@@ -6,14 +6,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { axeViolations, browserSkip } from '../support/browser.js';
-import { buildConsole, type ConsoleFiles, startConsoleFiles, WIDTHS } from '../support/console-files.js';
+import { axeViolations, browserSkip, widthsOn } from '../support/browser.js';
+import { buildConsole, type ConsoleFiles, startConsoleFiles } from '../support/console-files.js';
 import { testDatabases } from '../support/databases.js';
 
 const skip = browserSkip();
 buildConsole();
 
 for (const database of await testDatabases()) {
+  // One width on each database, both widths in all (test/support/browser.ts, widthsOn).
+  const widths = await widthsOn(database);
   describe(`console share and send in chromium [${database.name}]`, {
     skip: skip ?? database.skip ?? false,
   }, () => {
@@ -25,7 +27,7 @@ for (const database of await testDatabases()) {
       await c?.close();
     });
 
-    for (const width of WIDTHS) {
+    for (const width of widths) {
       test(`at ${width} px, a share with a password, an expiry and a download limit; its link asks the password and serves the file`, async () => {
         const { bucket, id, label, base, call, browser, tab, shot } = c;
         const page = await tab(width, `#browse/${id}/${bucket}/docs${width}`);

@@ -13,7 +13,7 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/http/routes/console.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { artifactsDir, axeViolations, browserSkip, launchChromium } from '../support/browser.js';
+import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } from '../support/browser.js';
 import { testDatabases } from '../support/databases.js';
 import { freePort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -45,6 +45,8 @@ test('the first load is under 100 KiB of script, gzipped', () => {
 });
 
 for (const database of await testDatabases()) {
+  // One width on each database, both widths in all (test/support/browser.ts, widthsOn).
+  const widths = await widthsOn(database);
   describe(`web console in chromium [${database.name}]`, { skip: skip ?? database.skip ?? false }, () => {
     let t: TestApp;
     let s3: S3rverHandle;
@@ -149,6 +151,17 @@ for (const database of await testDatabases()) {
       assert.equal(await job.getByRole('progressbar').getAttribute('value'), '100');
       assert.equal(await job.locator('.bar').getAttribute('class'), 'bar');
       assert.match(await job.innerText(), /6 of 6 objects \(6 copied, 0 skipped, 0 failed\)/);
+      // Its report, as CSV (docs/api.md, "Reports"): a header row and each object copied.
+      const downloading = page.waitForEvent('download');
+      await job.getByRole('button', { name: /^Download report/ }).click();
+      const download = await downloading;
+      assert.match(download.suggestedFilename(), /^job-[0-9a-f-]{36}-report\.csv$/);
+      const rows = readFileSync((await download.path()) as string, 'utf8')
+        .trimEnd()
+        .split('\r\n');
+      assert.equal(rows[0], 'key,outcome,size,bytes,attempts,error,reason,source_hash,destination_hash');
+      assert.equal(rows.length, 7, rows.join('\n'));
+      for (const row of rows.slice(1)) assert.match(row, /^k\d\.txt,copied,\d+,\d+,1,/);
       await shot('activity');
       assert.deepEqual(await axeViolations(page), []);
       assert.equal((await readS3(client, bucket, 'out/k3.txt'))?.toString(), 'object 3 '.repeat(2000));
@@ -262,7 +275,7 @@ for (const database of await testDatabases()) {
       }
     });
 
-    for (const width of [1280, 390]) {
+    for (const width of widths) {
       test(`at ${width} px, share, move (previewed) and remove on [ab].txt touch that one file, not a.txt and b.txt`, async () => {
         const dir = `ex${width}`;
         for (const [name, body] of Object.entries({ '[ab].txt': 'AB', 'a.txt': 'A', 'b.txt': 'B' })) {
@@ -353,7 +366,7 @@ for (const database of await testDatabases()) {
       assert.deepEqual(foreign, []);
     });
 
-    for (const width of [1280, 390]) {
+    for (const width of widths) {
       test(`at ${width} px, the sends page shows each send's file and recipients and cancels a scheduled one; the shares page says a link is used up`, async () => {
         const made = await call({
           method: 'POST',

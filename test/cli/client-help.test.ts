@@ -27,6 +27,7 @@ const COMMANDS = [
   ['jobs'],
   ['jobs', 'show'],
   ['jobs', 'watch'],
+  ['jobs', 'report'],
   ['jobs', 'retry'],
   ['jobs', 'cancel'],
   ['transfers'],
@@ -81,7 +82,14 @@ test('completion prints the bash and zsh scripts; the completions list subcomman
   const zsh = await ferry(['completion'], { env: { SHELL: '/bin/zsh' } });
   assert.match(zsh.stdout, /^#compdef ferry/);
   const jobs = await ferry(['--get-yargs-completions', 'jobs', ''], { env: {} });
-  assert.deepEqual(jobs.stdout.trim().split('\n').slice(0, 5), ['list', 'show', 'watch', 'retry', 'cancel']);
+  assert.deepEqual(jobs.stdout.trim().split('\n').slice(0, 6), [
+    'list',
+    'show',
+    'watch',
+    'report',
+    'retry',
+    'cancel',
+  ]);
   const cp = await ferry(['--get-yargs-completions', 'cp', '--'], { env: {} });
   assert.ok(cp.stdout.split('\n').includes('--manifest'), cp.stdout);
 });

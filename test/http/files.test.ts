@@ -344,6 +344,12 @@ await eachDatabase('files through ferry on s3rver', (database) => {
     const workspaceId = (await t.services.apiKeys.authenticate(t.token)).workspaceId;
     const doomed = await t.services.apiKeys.create(workspaceId, { name: unique('doomed') });
     const path = `${bucket}/big/upload.bin`;
+    // The bytes the server has taken in (its metric): once they grow, the upload is under way.
+    const received = async () => {
+      const text = (await t.request({ method: 'GET', url: '/metrics' })).body;
+      return Number(/ferry_file_bytes_total\{direction="in"\} (\d+)/.exec(text)?.[1] ?? 0);
+    };
+    const before = await received();
     const connection = new RawConnection(port);
     connection.write(
       `PUT /v1/files/${encodeURIComponent(label)}/${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${doomed.token}\r\nContent-Length: ${64 * MiB}\r\n\r\n`,
@@ -354,7 +360,8 @@ await eachDatabase('files through ferry on s3rver', (database) => {
       200,
     );
     try {
-      await sleep(400);
+      // Under way: the server has read some of the body, so it watches the key (not a fixed sleep).
+      await waitUntil(async () => (await received()) > before, { what: 'the upload to start' });
       const revoked = await t.request({ method: 'DELETE', url: `/v1/tokens/${doomed.id}` });
       assert.equal(revoked.statusCode, 204, revoked.body);
       const since = Date.now();

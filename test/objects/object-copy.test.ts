@@ -6,7 +6,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { FerryError, isFerryError } from '../../src/errors.js';
 import { copyObject } from '../../src/objects/object-copy.js';
-import { get, MiB, override, put, type Servers, sha256, startServers } from './harness.js';
+import { get, MiB, override, put, type Servers, sha256, startServers, withoutChecksums } from './harness.js';
 
 let servers: Servers;
 
@@ -41,7 +41,11 @@ describe('copyObject: the method', () => {
         destinationPath: `${to}/copied/${name}`,
         onProgress: (n) => progress.push(n),
       });
-      assert.deepEqual(outcome, { action: 'copied', method: 'server-side', bytes: data.length }, name);
+      assert.deepEqual(
+        withoutChecksums(outcome, data),
+        { action: 'copied', method: 'server-side', bytes: data.length },
+        name,
+      );
       assert.equal(sha256(await get(b, `${to}/copied/${name}`)), sha256(data), name);
       assert.equal(progress.at(-1), data.length);
     }
@@ -65,7 +69,11 @@ describe('copyObject: the method', () => {
         destinationPath: `${container}/in/${name}`,
         onProgress: (n) => progress.push(n),
       });
-      assert.deepEqual(outcome, { action: 'copied', method: 'stream', bytes: data.length }, name);
+      assert.deepEqual(
+        withoutChecksums(outcome, data),
+        { action: 'copied', method: 'stream', bytes: data.length },
+        name,
+      );
       assert.equal(sha256(await get(azure, `${container}/in/${name}`)), sha256(data), name);
       assert.deepEqual(
         progress,
@@ -88,7 +96,11 @@ describe('copyObject: the method', () => {
       destination: s3,
       destinationPath: `${bucket}/from-azure/big.bin`,
     });
-    assert.deepEqual(outcome, { action: 'copied', method: 'stream', bytes: BIG.length });
+    assert.deepEqual(withoutChecksums(outcome, BIG), {
+      action: 'copied',
+      method: 'stream',
+      bytes: BIG.length,
+    });
     assert.equal(sha256(await get(s3, `${bucket}/from-azure/big.bin`)), sha256(BIG));
   });
 

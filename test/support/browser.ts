@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { type TestDatabase, testDatabases } from './databases.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -60,4 +61,22 @@ export async function axeViolations(page: Page): Promise<string[]> {
       ).violations,
   );
   return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
+}
+
+/** Both widths the console is walked at: a laptop and a phone. */
+export const BROWSER_WIDTHS = [1280, 390] as const;
+
+/**
+ * The widths a browser test walks on `database`. A page is the same JavaScript bundle whatever database
+ * serves it, and what the server answers does not depend on the width it is shown at, so the cross-product
+ * (every width on every database) tests nothing that one width per database does not: SQLite walks 1280
+ * px and PostgreSQL 390 px, and every scenario still runs once on each database and at each width. When
+ * PostgreSQL is skipped (a local run without it), SQLite walks both. FERRY_TEST_BROWSER_WIDTHS=all walks
+ * every width on every database, as before (to chase a failure seen at one width only).
+ */
+export async function widthsOn(database: TestDatabase): Promise<number[]> {
+  if (process.env.FERRY_TEST_BROWSER_WIDTHS === 'all') return [...BROWSER_WIDTHS];
+  const postgres = (await testDatabases()).find((d) => d.name === 'postgres');
+  if (postgres?.skip !== undefined) return database.name === 'sqlite' ? [...BROWSER_WIDTHS] : [];
+  return database.name === 'sqlite' ? [1280] : [390];
 }

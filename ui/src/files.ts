@@ -75,9 +75,16 @@ export async function getFile(
       },
     }),
   );
-  const blob = await new Response(counted, {
-    headers: { 'content-type': res.headers.get('content-type') ?? 'application/octet-stream' },
-  }).blob();
+  saveBlob(
+    await new Response(counted, {
+      headers: { 'content-type': res.headers.get('content-type') ?? 'application/octet-stream' },
+    }).blob(),
+    name,
+  );
+}
+
+/** Hands `blob` to the browser's downloads as `name`, through a same-origin object URL. */
+function saveBlob(blob: Blob, name: string): void {
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
@@ -85,6 +92,21 @@ export async function getFile(
   a.click();
   // The download has taken its reference by then; the Blob is freed after.
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/**
+ * GET a job's report as CSV (docs/api.md, "Reports") and hand it to the browser's downloads as `name`,
+ * as getFile does a file; rejects with an ApiError in words.
+ */
+export async function getReport(path: string, name: string): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(path, { headers: { authorization: auth(), accept: 'text/csv' } });
+  } catch (err) {
+    throw unreachable(err);
+  }
+  if (!res.ok) throw await errorOf(res);
+  saveBlob(await res.blob(), name);
 }
 
 export interface Task {

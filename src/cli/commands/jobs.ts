@@ -1,5 +1,10 @@
 // `ferry jobs …` and `ferry transfers …`: list (newest first, one page), show, watch; retry and cancel
-// for jobs (docs/api.md, "Polling").
+// for jobs (docs/api.md, "Polling"); a job's report (docs/api.md, "Reports").
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Failures, Job, Transfer } from '../../api/transfers.js';
 import { givenFromTo, givenText } from '../../display.js';
 import { type Cli, type Context, contextFor } from '../context.js';
@@ -52,6 +57,41 @@ function act<R>(
 ): Promise<R> {
   return ctx.api().send<R>('POST', `/v1/${kind}/${encodeURIComponent(id)}/${action}`, {});
 }
+
+/**
+ * Writes a job's or transfer's report (NDJSON, or CSV) to `file`, or to stdout without one, as it
+ * streams: a file appears whole or not at all (written beside it, then renamed).
+ */
+async function saveReport(ctx: Context, path: string, csv: boolean, file: string | undefined): Promise<void> {
+  const res = await ctx.api().raw('GET', `${path}/report`, {
+    headers: { accept: csv ? 'text/csv' : 'application/x-ndjson' },
+  });
+  const body = res.body
+    ? Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>)
+    : Readable.from([]);
+  if (file === undefined) {
+    await pipeline(body, process.stdout as Writable, { end: false });
+    return;
+  }
+  const part = `${file}.part`;
+  try {
+    await pipeline(body, createWriteStream(part));
+    await rename(part, file);
+  } catch (err) {
+    await rm(part, { force: true });
+    throw err;
+  }
+  ctx.note(`report written to ${file}`);
+}
+
+const reportOptions = {
+  csv: {
+    type: 'boolean',
+    default: false,
+    describe: 'CSV with a header row instead of one JSON object a line',
+  },
+  output: { alias: 'o', type: 'string', describe: 'write the report to this file instead of stdout' },
+} as const;
 
 const pageOptions = {
   limit: { type: 'number', default: 20, describe: 'how many (1 to 1000)' },
@@ -143,7 +183,7 @@ export function watchTransfer(ctx: Context, id: string, intervalSeconds: number)
 export function jobCommands(cli: Cli): Cli {
   const id = { type: 'string', demandOption: true, describe: 'the job id' } as const;
   return cli
-    .command('jobs', 'bulk copy jobs: list (default), show, watch, retry, cancel', (y) =>
+    .command('jobs', 'bulk copy jobs: list (default), show, watch, report, retry, cancel', (y) =>
       y
         .command(
           ['list', '$0'],
@@ -190,6 +230,13 @@ export function jobCommands(cli: Cli): Cli {
           'follow a job to its end (exit 0 complete, 6 otherwise)',
           (c) => c.positional('id', id).options(watchOptions),
           (argv) => watchJob(contextFor(argv), argv.id, argv.interval),
+        )
+        .command(
+          'report <id>',
+          'every object of a job with its outcome (NDJSON, or --csv), to stdout or -o FILE',
+          (c) => c.positional('id', id).options(reportOptions),
+          (argv) =>
+            saveReport(contextFor(argv), `/v1/jobs/${encodeURIComponent(argv.id)}`, argv.csv, argv.output),
         )
         .command(
           'retry <id>',

@@ -18,12 +18,15 @@ import * as webhooks from './2026-11-26-webhooks.js';
 import * as webhookCrashes from './2026-11-26-webhooks-crashes.js';
 import * as workCrashes from './2026-11-26-work-crashes.js';
 import * as rateLimits from './2026-11-26-workspace-rate-limits.js';
-import * as bandwidth from './2026-11-27-bandwidth.js';
-import * as plans from './2026-11-27-plans.js';
 import * as retention from './2026-11-27-retention.js';
-import * as schedules from './2026-11-27-schedules.js';
-import * as sync from './2026-11-27-sync.js';
+import * as bandwidth from './2026-11-28-bandwidth.js';
+import * as plans from './2026-11-28-plans.js';
+import * as reports from './2026-11-28-reports.js';
+import * as schedules from './2026-11-28-schedules.js';
+import * as sync from './2026-11-28-sync.js';
 
+// Kysely applies migrations in the order of their names and refuses one that sorts before a migration a
+// database already ran: a new one must sort after every name here (a later date, not a later word).
 export const migrations: Record<string, Migration> = {
   '2026-11-22-foundation': foundation,
   '2026-11-22-transfers': transfers,
@@ -44,8 +47,9 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-transfer-targets': transferTargets,
   '2026-11-26-send-sender-name': senderName,
   '2026-11-27-retention': retention,
-  '2026-11-27-sync': sync,
-  '2026-11-27-plans': plans,
-  '2026-11-27-bandwidth': bandwidth,
-  '2026-11-27-schedules': schedules,
+  '2026-11-28-sync': sync,
+  '2026-11-28-plans': plans,
+  '2026-11-28-bandwidth': bandwidth,
+  '2026-11-28-schedules': schedules,
+  '2026-11-28-reports': reports,
 };

@@ -286,7 +286,16 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
       add(object.job_id, 'objects_failed', 1);
     }
     for (const [jobId, indexes] of done) {
-      const bySeq = new Map<number, { index: number; bytes: number; skipped: boolean; deleted: boolean }>();
+      const bySeq = new Map<
+        number,
+        {
+          index: number;
+          bytes: number;
+          skipped: boolean;
+          deleted: boolean;
+          checksums?: { source: string; destination: string };
+        }
+      >();
       for (const i of indexes) {
         const item = items[i] as ObjectSettlement & { settlement: { kind: 'done' } };
         bySeq.set(item.object.seq, {
@@ -294,6 +303,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           bytes: item.settlement.bytes,
           skipped: item.settlement.skipped === true,
           deleted: item.settlement.deleted === true,
+          ...(item.settlement.checksums === undefined ? {} : { checksums: item.settlement.checksums }),
         });
       }
       const seqs = [...bySeq.keys()];
@@ -304,6 +314,18 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
         sql` `,
       )} end`;
       const skipped = seqs.filter((seq) => bySeq.get(seq)?.skipped === true);
+      // The checksums the copies compared (docs/api.md, "Reports"), chosen by seq as the sizes are;
+      // null for the objects that compared none (and for a batch where none did, without a CASE).
+      const hashed = seqs.filter((seq) => bySeq.get(seq)?.checksums !== undefined);
+      const hash = (side: 'source' | 'destination') =>
+        hashed.length === 0
+          ? null
+          : sql<string | null>`case ${sql.join(
+              hashed.map(
+                (seq) => sql`when seq = ${seq} then cast(${bySeq.get(seq)?.checksums?.[side]} as text)`,
+              ),
+              sql` `,
+            )} else null end`;
       const [succeeded, skip] = OBJECT_MOVES.succeed.to;
       const rows = await trx
         .updateTable('job_objects')
@@ -314,6 +336,8 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
               : sql<ObjectStatus>`case when seq in (${sql.join(skipped)}) then ${skip} else ${succeeded} end`,
           bytes_done: sizes,
           size: sizes,
+          source_hash: hash('source'),
+          destination_hash: hash('destination'),
           error: null,
           ...released,
         })

@@ -1,20 +1,23 @@
-// Copy, transfer and job polling (docs/api.md, "Copy" and "Polling"): job failures,
-// retry and cancel.
+// Copy, transfer and job polling (docs/api.md, "Copy" and "Polling"): job failures, reports
+// (docs/api.md, "Reports"), retry and cancel.
 
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { Plan } from '../../api/plans.js';
 import { BandwidthLimit, Failures, Filter, Job, Target, Transfer } from '../../api/transfers.js';
 import { PAGE_DEFAULT, parseLimit } from '../../db/paging.js';
+import type { KeyWatch } from '../../domain/key-watch.js';
 import type { Plans } from '../../domain/plans/plans.js';
 import type { Copies } from '../../domain/transfers/copy.js';
 import type { JobControl } from '../../domain/transfers/job-control.js';
+import type { JobReports, ReportFormat } from '../../domain/transfers/report.js';
 import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
 import type { TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
 import { COMPARE_MODES, OVERWRITE_MODES } from '../../states.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf, workspaceOf } from '../auth.js';
 import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 
 /** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
@@ -63,12 +66,70 @@ export interface TransferRouteDeps {
   control: JobControl;
   /** Tells a worker in this process that there is new work. */
   queued: () => void;
+  reports: JobReports;
+  /** A report being streamed ends with its key (docs/api.md, "Live progress"). */
+  keyWatch: KeyWatch;
 }
+
+/** A report as NDJSON unless the request's Accept asks for text/csv (docs/api.md, "Reports"). */
+function reportFormat(request: FastifyRequest): ReportFormat {
+  const accept = request.headers.accept ?? '';
+  return /(^|,)\s*text\/csv\s*(;|,|$)/i.test(accept) ? 'csv' : 'ndjson';
+}
+
+/** Both forms of a report in /openapi.json: a body that streams, line by line. */
+const ReportBody = Type.Unsafe<Readable>({ type: 'string' });
+const reportResponses = {
+  200: {
+    description:
+      'Every object of the job, in order: one JSON object a line (application/x-ndjson), or CSV with a header row (Accept: text/csv)',
+    content: { 'application/x-ndjson': { schema: ReportBody }, 'text/csv': { schema: ReportBody } },
+  },
+  ...errors(401, 404),
+};
 
 export const transferRoutes =
   (deps: TransferRouteDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { copies, views, control } = deps;
+
+    /**
+     * Streams a report, a page of rows at a time: a client that goes away stops the reading (the stream
+     * is destroyed, and with it the generator that reads the pages), and so does the end of its key.
+     */
+    const sendReport = (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      job: { id: string } | undefined,
+      name: string,
+    ) => {
+      const format = reportFormat(request);
+      const lines = deps.reports.text(job, format, (count, complete) => {
+        if (!complete) request.log.info({ job: job?.id, lines: count }, 'report stopped before its end');
+      });
+      const out = Readable.from(lines, { objectMode: false });
+      const unwatch = deps.keyWatch.watch(principalOf(request).keyId, () => {
+        out.destroy();
+        reply.raw.destroy();
+      });
+      reply.raw.once('close', () => {
+        unwatch();
+        out.destroy();
+      });
+      return reply
+        .header(
+          'content-type',
+          format === 'csv'
+            ? 'text/csv; charset=utf-8; header=present'
+            : 'application/x-ndjson; charset=utf-8',
+        )
+        .header(
+          'content-disposition',
+          `attachment; filename="${name}.${format === 'csv' ? 'csv' : 'ndjson'}"`,
+        )
+        .header('cache-control', 'no-store')
+        .send(out);
+    };
 
     app.post(
       '/v1/copy',
@@ -214,6 +275,24 @@ export const transferRoutes =
         ),
     );
 
+    app.get(
+      '/v1/transfers/:id/report',
+      {
+        schema: {
+          summary: 'Every object of a transfer over several objects, with its outcome (NDJSON or CSV)',
+          tags: ['transfers'],
+          params: IdParam,
+          response: reportResponses,
+        },
+      },
+      async (request, reply) => {
+        const transfer = await views.findTransfer(workspaceOf(request), request.params.id);
+        // A single transfer has no objects of its own: its report is empty (its GET says what happened).
+        const job = await views.jobOf(transfer.id);
+        return sendReport(request, reply, job, `transfer-${transfer.id}-report`);
+      },
+    );
+
     app.post(
       '/v1/transfers/:id/retry',
       {
@@ -301,6 +380,22 @@ export const transferRoutes =
           parseLimit(request.query.limit),
           request.query.cursor,
         ),
+    );
+
+    app.get(
+      '/v1/jobs/:id/report',
+      {
+        schema: {
+          summary: 'Every object of a job, with its outcome (NDJSON, or CSV with Accept: text/csv)',
+          tags: ['jobs'],
+          params: IdParam,
+          response: reportResponses,
+        },
+      },
+      async (request, reply) => {
+        const job = await views.findJob(workspaceOf(request), request.params.id);
+        return sendReport(request, reply, job, `job-${job.id}-report`);
+      },
     );
 
     app.post(

@@ -1,8 +1,10 @@
 // Transfers and jobs (docs/api.md, "Polling") with live progress from the event stream: objects,
-// bytes, rate and remaining time; a job's failures with retry.
+// bytes, rate and remaining time; a job's failures with retry; a job's report (docs/api.md, "Reports")
+// downloaded as CSV.
 import { useEffect, useState } from 'preact/hooks';
 import { givenFromTo } from '../../../src/display.js';
 import { api } from '../api.js';
+import { getReport } from '../files.js';
 import { bytes, duration, time, visibleName } from '../format.js';
 import type { Job, Live, Transfer } from '../live.js';
 import { Alert, message, ProgressBar } from './common.js';
@@ -132,6 +134,17 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
         />
       )}
       <Alert error={error} />
+      <button
+        type="button"
+        aria-label={`Download report of ${name}`}
+        onClick={() =>
+          void getReport(`/v1/jobs/${job.job_id}/report`, `job-${job.job_id}-report.csv`).catch(
+            (err: unknown) => setError(message(err)),
+          )
+        }
+      >
+        Download report
+      </button>
       {(job.status === 'running' || job.status === 'planning') && (
         <ConfirmButton
           label={`Cancel ${name}`}
