@@ -52,18 +52,21 @@ function ScheduleActions({
   onChanged,
   onError,
   onRun,
+  onDeleted = onChanged,
 }: {
   s: Schedule;
   onChanged: () => void;
+  /** After a delete (the schedule's own page leaves for the list). */
+  onDeleted?: () => void;
   onError: (e: string | undefined) => void;
   onRun: (text: string) => void;
 }) {
   const name = visibleName(s.name);
-  const act = async (fn: () => Promise<void>) => {
+  const act = async (fn: () => Promise<unknown>, then = onChanged) => {
     try {
       onError(undefined);
       await fn();
-      onChanged();
+      then();
     } catch (err) {
       onError(message(err));
     }
@@ -94,7 +97,7 @@ function ScheduleActions({
         question={`Delete the schedule ${name}? Jobs it started stay.`}
         confirm={{ text: 'Delete', label: `Yes, delete ${name}` }}
         keep={{ text: 'Keep', label: `Keep ${name}` }}
-        onConfirm={() => void act(() => api('DELETE', `/v1/schedules/${s.id}`))}
+        onConfirm={() => void act(() => api('DELETE', `/v1/schedules/${s.id}`), onDeleted)}
       >
         Delete
       </ConfirmButton>
