@@ -25,8 +25,6 @@ export interface Plan {
 }
 
 const ENDED = new Set(['complete', 'partial', 'failed', 'canceled']);
-/** Entries asked for a page (the first comes with the preview). */
-const PAGE = 100;
 
 /** The form's values with the first location where none was picked yet (the select shows it). */
 export function withLocations(v: TransferValues, locations: Loc[]): TransferValues {
@@ -113,7 +111,7 @@ export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) =
     work(async () => {
       const page = await api<Plan>(
         'GET',
-        `/v1/plans/${plan.plan_id}?limit=${PAGE}&cursor=${encodeURIComponent(cursor ?? '')}`,
+        `/v1/plans/${plan.plan_id}?cursor=${encodeURIComponent(cursor ?? '')}`,
       );
       setEntries((list) => [...list, ...page.entries]);
       setCursor(page.next_cursor);
@@ -136,7 +134,7 @@ export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) =
         {Object.entries(plan.counts).map(([k, n]) => (
           <div key={k}>
             <dt>{k.replace(/_/g, ' ')}</dt>
-            <dd>{n}</dd>
+            <dd>{typeof n === 'number' ? n : JSON.stringify(n)}</dd>
           </div>
         ))}
       </dl>
