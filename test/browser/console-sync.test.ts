@@ -114,7 +114,7 @@ for (const database of await testDatabases()) {
       }
     });
 
-    test('a schedule made in words: its next run, paused and resumed, run now with the run in its history, deleted', async () => {
+    test('a schedule made in words: its next run, paused and resumed, run now with the run in its history, deleted (a copy)', async () => {
       const { bucket, call, client, tab, shot } = c;
       const name = `nightly ${width}`;
       const page = await tab(width, '#schedules');
@@ -128,10 +128,12 @@ for (const database of await testDatabases()) {
         await page.getByLabel('Name', { exact: true }).fill(name);
         await page.getByLabel(/^Every/).fill('every day at 02:00');
         await page.getByLabel('Time zone').selectOption('Europe/Paris');
-        await page.getByLabel('Action', { exact: true }).selectOption('sync');
+        // A copy this time (the Sync page above is the sync): the same fields, with the overwrite mode.
+        await page.getByLabel('Action', { exact: true }).selectOption('copy');
+        await page.getByLabel('Objects already there').selectOption('if-missing');
+        assert.equal(await page.getByLabel('Compare by').count(), 0);
         await page.getByLabel('Source folder').fill(`${bucket}/src/`);
         await page.getByLabel('Destination folder').fill(`${bucket}/sched/`);
-        await page.getByLabel(/^Include/).fill('**/*.txt');
         assert.deepEqual(await axeViolations(page), []);
         await page.getByRole('button', { name: 'Create schedule' }).click();
         await page.getByText(`Schedule ${name} created: next run`).waitFor();
@@ -178,7 +180,10 @@ for (const database of await testDatabases()) {
         );
         assert.equal((await waitFor(call, `/v1/jobs/${ran}`)).status, 'complete');
         assert.equal(String(await readS3(client, bucket, 'sched/deep/b.txt')), 'bravo\n');
-        assert.equal(await readS3(client, bucket, 'sched/skip.log'), undefined);
+        assert.equal(String(await readS3(client, bucket, 'sched/skip.log')), 'not this\n');
+        assert.deepEqual(made.action, {
+          copy: { from: `${c.id}:${bucket}/src/`, to: `${c.id}:${bucket}/sched/`, overwrite: 'if-missing' },
+        });
 
         // The schedule's own page: its runs, with a link to the job.
         await page.getByRole('link', { name, exact: true }).click();

@@ -28,8 +28,20 @@ export interface Schedule {
   last_job_id?: string;
   created_at: string;
 }
-/** A run in a schedule's history, whatever fields ferry gives it. */
-type Run = Record<string, unknown>;
+/** A run in a schedule's history (docs/api.md, "Schedules"). */
+interface Run {
+  due_at: string;
+  ran_at: string;
+  outcome: string;
+  job_id?: string;
+  reason?: string;
+}
+
+const OUTCOMES: Record<string, string> = {
+  started: 'started',
+  skipped_overlap: 'skipped: the run before was still going',
+  failed: 'failed to start',
+};
 
 /** The browser's own zone first, then UTC, then every other zone the browser knows. */
 export function timezones(): string[] {
@@ -229,28 +241,24 @@ export function ScheduleDetail({ id }: { id: string }) {
             <caption>Recent runs</caption>
             <thead>
               <tr>
-                <th scope="col">When</th>
+                <th scope="col">Ran</th>
+                <th scope="col">Due</th>
                 <th scope="col">Outcome</th>
                 <th scope="col">Job</th>
               </tr>
             </thead>
             <tbody>
-              {runs.map((r, i) => {
-                const at = (r.started_at ?? r.run_at ?? r.at ?? r.scheduled_at ?? r.created_at) as
-                  | string
-                  | undefined;
-                const outcome = String(r.status ?? r.outcome ?? (r.skipped ? 'skipped' : ''));
-                return (
-                  <tr key={`${String(r.job_id ?? '')} ${at} ${i}`}>
-                    <th scope="row">{time(at)}</th>
-                    <td data-label="Outcome">
-                      <span class={`badge ${outcome}`}>{outcome}</span>
-                      {typeof r.reason === 'string' ? ` ${r.reason}` : ''}
-                    </td>
-                    <td data-label="Job">{jobLink(r.job_id as string | undefined)}</td>
-                  </tr>
-                );
-              })}
+              {runs.map((r) => (
+                <tr key={`${r.due_at} ${r.ran_at}`}>
+                  <th scope="row">{time(r.ran_at)}</th>
+                  <td data-label="Due">{time(r.due_at)}</td>
+                  <td data-label="Outcome">
+                    <span class={`badge ${r.outcome}`}>{OUTCOMES[r.outcome] ?? r.outcome}</span>
+                    {r.reason ? ` ${r.reason}` : ''}
+                  </td>
+                  <td data-label="Job">{jobLink(r.job_id)}</td>
+                </tr>
+              ))}
             </tbody>
           </table>
           {runs.length === 0 && <p>No runs yet.</p>}
