@@ -169,7 +169,7 @@ for (const database of await testDatabases()) {
         await row.getByRole('button', { name: `Pause ${name}` }).waitFor();
         assert.equal((await call({ method: 'GET', url: `/v1/schedules/${made.id}` })).json().paused, false);
 
-        await row.getByRole('button', { name: `Run ${name} now` }).click();
+        await row.getByRole('button', { name: `Run now: ${name}` }).click();
         await page.getByText(`${name} started`).waitFor();
         const ran = await waitUntil(
           async () => {
@@ -189,7 +189,7 @@ for (const database of await testDatabases()) {
         await page.getByRole('link', { name, exact: true }).click();
         await page.getByRole('heading', { name, level: 1 }).waitFor();
         const runs = page.getByRole('table', { name: 'Recent runs' });
-        await runs.getByRole('link', { name: `Job ${ran}` }).waitFor({ timeout: 15_000 });
+        await runs.locator(`a[href="#activity/${ran}"]`).waitFor({ timeout: 15_000 });
         await shot(page, 'schedule-runs', width);
         assert.deepEqual(await axeViolations(page), []);
         await page.setViewportSize({ width: other, height: 844 });
@@ -198,7 +198,7 @@ for (const database of await testDatabases()) {
 
         await page.getByRole('link', { name: 'All schedules' }).click();
         const again = page.getByRole('row', { name: new RegExp(name) });
-        await again.getByRole('link', { name: `Job ${ran}` }).waitFor();
+        await again.locator(`a[href="#activity/${ran}"]`).waitFor();
         await page.setViewportSize({ width: other, height: 844 });
         assert.equal(await overflow(page), undefined);
         await page.setViewportSize({ width, height: 844 });

@@ -51,7 +51,7 @@ export function timezones(): string[] {
 
 const jobLink = (id: string | undefined) =>
   id ? (
-    <a href={`#activity/${id}`} aria-label={`Job ${id}`}>
+    <a href={`#activity/${id}`} title={`job ${id}`}>
       job {id.slice(0, 8)}
     </a>
   ) : null;
@@ -94,7 +94,7 @@ function ScheduleActions({
       </button>
       <button
         type="button"
-        aria-label={`Run ${name} now`}
+        aria-label={`Run now: ${name}`}
         onClick={() =>
           void act(async () => {
             const r = await api<{ job_id?: string } | undefined>('POST', `/v1/schedules/${s.id}/run`);
