@@ -73,6 +73,8 @@ for (const database of await testDatabases()) {
         assert.equal(String(await readS3(client, bucket, 'now/deep/b.txt')), 'bravo\n');
         assert.equal(String(await readS3(client, bucket, 'now/skip.log')), 'not this\n');
         await page.getByText('3 of 3 objects (3 copied, 0 skipped, 0 failed').waitFor();
+        await shot(page, 'sync-now', width);
+        assert.deepEqual(await axeViolations(page), []);
 
         // Previewed first: a filter and delete.
         await page.getByLabel('Source folder').fill(`${bucket}/src/`);
