@@ -8,14 +8,18 @@ import { Activity } from './pages/activity.js';
 import { Browser } from './pages/browser.js';
 import { Keys } from './pages/keys.js';
 import { Locations } from './pages/locations.js';
+import { ScheduleDetail, Schedules } from './pages/schedules.js';
 import { Sends } from './pages/sends.js';
 import { Shares } from './pages/shares.js';
 import { SignIn } from './pages/signin.js';
+import { Sync } from './pages/sync.js';
 import { Webhooks } from './pages/webhooks.js';
 
 const PAGES = [
   ['locations', 'Locations'],
   ['activity', 'Transfers and jobs'],
+  ['sync', 'Sync'],
+  ['schedules', 'Schedules'],
   ['shares', 'Shares'],
   ['sends', 'Sends'],
   ['webhooks', 'Webhooks'],
@@ -127,6 +131,14 @@ function App() {
           />
         ) : page === 'activity' ? (
           <Activity live={live} />
+        ) : page === 'sync' ? (
+          <Sync live={live} />
+        ) : page === 'schedules' ? (
+          rest[0] ? (
+            <ScheduleDetail id={decodeURIComponent(rest[0])} />
+          ) : (
+            <Schedules />
+          )
         ) : page === 'shares' ? (
           <Shares />
         ) : page === 'sends' ? (

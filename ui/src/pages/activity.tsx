@@ -21,7 +21,7 @@ interface Failure {
  * Progress as a bar and a percentage. Work that ended with failures is not shown as a plain full bar:
  * `failed` (red) or `partial` (amber), and the words say how many objects failed.
  */
-function Bar({
+export function Bar({
   label,
   value,
   max,

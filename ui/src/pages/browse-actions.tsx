@@ -9,6 +9,9 @@ import { api } from '../api.js';
 import { bytes, visibleName } from '../format.js';
 import { Alert, message, Notice } from './common.js';
 import { SendForm } from './sends.js';
+import { type Loc, LocationPath } from './transfer-fields.js';
+
+export type { Loc };
 
 export interface Entry {
   name: string;
@@ -16,10 +19,6 @@ export interface Entry {
   size: number;
   isDir: boolean;
   modTime?: string;
-}
-export interface Loc {
-  id: string;
-  label: string;
 }
 export type Kind = 'copy' | 'move' | 'remove' | 'share' | 'send';
 export interface Action {
@@ -261,23 +260,15 @@ export function ActionPanel({
       )}
       {(kind === 'copy' || kind === 'move') && !result && !moves && (
         <form onSubmit={submit} class="grid">
-          <label for="dest-location">Destination location</label>
-          <select id="dest-location" value={dest} onChange={(e) => setDest(e.currentTarget.value)}>
-            {locations.map((l) => (
-              <option key={l.id} value={l.id}>
-                {visibleName(l.label)}
-              </option>
-            ))}
-          </select>
-          <label for="dest-path">
-            Destination {single ? 'path' : 'folder'}
-            {single && first.isDir ? ' (a folder, ending in /)' : ''}
-          </label>
-          <input
-            id="dest-path"
-            required
-            value={destPath}
-            onInput={(e) => setDestPath(e.currentTarget.value)}
+          <LocationPath
+            id="dest"
+            what="Destination"
+            pathLabel={`Destination ${single ? 'path' : 'folder'}${single && first.isDir ? ' (a folder, ending in /)' : ''}`}
+            locations={locations}
+            location={dest}
+            path={destPath}
+            onLocation={setDest}
+            onPath={setDestPath}
           />
           {kind === 'copy' && (!single || first.isDir) && (
             <>

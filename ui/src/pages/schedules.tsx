@@ -1,0 +1,333 @@
+// The Schedules page (docs/console.md, "Schedules"; docs/api.md, "Schedules"): the workspace's
+// schedules with pause and resume, run now and delete; a new schedule's form (its action a copy or a
+// sync, with the Sync page's fields); and one schedule with its recent runs.
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { time, visibleName } from '../format.js';
+import { Alert, message, Notice, useLoad } from './common.js';
+import { ConfirmButton } from './confirm.js';
+import { withLocations } from './sync.js';
+import {
+  type ActionKind,
+  EMPTY_TRANSFER,
+  type Loc,
+  TransferFields,
+  type TransferValues,
+  transferBody,
+} from './transfer-fields.js';
+
+export interface Schedule {
+  id: string;
+  name: string;
+  every: string;
+  timezone: string;
+  action: Record<string, unknown>;
+  paused: boolean;
+  next_run_at?: string;
+  last_run_at?: string;
+  last_job_id?: string;
+  created_at: string;
+}
+/** A run in a schedule's history (docs/api.md, "Schedules"). */
+interface Run {
+  due_at: string;
+  ran_at: string;
+  outcome: string;
+  job_id?: string;
+  reason?: string;
+}
+
+const OUTCOMES: Record<string, string> = {
+  started: 'started',
+  skipped_overlap: 'skipped: the run before was still going',
+  failed: 'failed to start',
+};
+
+/** The browser's own zone first, then UTC, then every other zone the browser knows. */
+export function timezones(): string[] {
+  const own = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return [...new Set([own, 'UTC', ...Intl.supportedValuesOf('timeZone')])];
+}
+
+const jobLink = (id: string | undefined) =>
+  id ? (
+    <a href={`#activity/${id}`} title={`job ${id}`}>
+      job {id.slice(0, 8)}
+    </a>
+  ) : null;
+
+const actionOf = (s: Schedule) => Object.keys(s.action)[0] ?? '';
+
+/** Pause or resume, run now, delete: the same buttons in the list and on a schedule's own page. */
+function ScheduleActions({
+  s,
+  onChanged,
+  onError,
+  onRun,
+  onDeleted = onChanged,
+}: {
+  s: Schedule;
+  onChanged: () => void;
+  /** After a delete (the schedule's own page leaves for the list). */
+  onDeleted?: () => void;
+  onError: (e: string | undefined) => void;
+  onRun: (text: string) => void;
+}) {
+  const name = visibleName(s.name);
+  const act = async (fn: () => Promise<unknown>, then = onChanged) => {
+    try {
+      onError(undefined);
+      await fn();
+      then();
+    } catch (err) {
+      onError(message(err));
+    }
+  };
+  return (
+    <>
+      <button
+        type="button"
+        aria-label={`${s.paused ? 'Resume' : 'Pause'} ${name}`}
+        onClick={() => void act(() => api('PATCH', `/v1/schedules/${s.id}`, { paused: !s.paused }))}
+      >
+        {s.paused ? 'Resume' : 'Pause'}
+      </button>
+      <button
+        type="button"
+        aria-label={`Run now: ${name}`}
+        onClick={() =>
+          void act(async () => {
+            const r = await api<{ job_id?: string } | undefined>('POST', `/v1/schedules/${s.id}/run`);
+            onRun(r?.job_id ? `${name} started: job ${r.job_id}.` : `${name} started.`);
+          })
+        }
+      >
+        Run now
+      </button>
+      <ConfirmButton
+        label={`Delete ${name}`}
+        question={`Delete the schedule ${name}? Jobs it started stay.`}
+        confirm={{ text: 'Delete', label: `Yes, delete ${name}` }}
+        keep={{ text: 'Keep', label: `Keep ${name}` }}
+        onConfirm={() => void act(() => api('DELETE', `/v1/schedules/${s.id}`), onDeleted)}
+      >
+        Delete
+      </ConfirmButton>
+    </>
+  );
+}
+
+/** The form of a new schedule. */
+function ScheduleForm({ locations, onCreated }: { locations: Loc[]; onCreated: (s: Schedule) => void }) {
+  const zones = timezones();
+  const [name, setName] = useState('');
+  const [every, setEvery] = useState('');
+  const [timezone, setTimezone] = useState(zones[0] ?? 'UTC');
+  const [kind, setKind] = useState<ActionKind>('sync');
+  const [typed, setTyped] = useState<TransferValues>(EMPTY_TRANSFER);
+  const values = withLocations(typed, locations);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (busy) return;
+    setBusy(true);
+    try {
+      setError(undefined);
+      const s = await api<Schedule>('POST', '/v1/schedules', {
+        name,
+        every,
+        timezone,
+        action: { [kind]: transferBody(values, kind) },
+      });
+      setName('');
+      setEvery('');
+      onCreated(s);
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="panel" aria-labelledby="h-new-schedule">
+      <h2 id="h-new-schedule">New schedule</h2>
+      <Alert error={error} />
+      <form class="grid" onSubmit={(e) => void submit(e)}>
+        <label for="schedule-name">Name</label>
+        <input
+          id="schedule-name"
+          required
+          maxLength={200}
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+        <label for="schedule-every">Every (words or cron: "every day at 02:00", "*/15 * * * *")</label>
+        <input
+          id="schedule-every"
+          required
+          maxLength={200}
+          value={every}
+          placeholder="every day at 02:00"
+          onInput={(e) => setEvery(e.currentTarget.value)}
+        />
+        <label for="schedule-timezone">Time zone</label>
+        <select id="schedule-timezone" value={timezone} onChange={(e) => setTimezone(e.currentTarget.value)}>
+          {zones.map((z) => (
+            <option key={z} value={z}>
+              {z}
+            </option>
+          ))}
+        </select>
+        <label for="schedule-action">Action</label>
+        <select
+          id="schedule-action"
+          value={kind}
+          onChange={(e) => setKind(e.currentTarget.value as ActionKind)}
+        >
+          <option value="sync">Sync</option>
+          <option value="copy">Copy</option>
+        </select>
+        <TransferFields id="schedule" kind={kind} locations={locations} values={values} onChange={setTyped} />
+        <button type="submit" disabled={busy}>
+          Create schedule
+        </button>
+      </form>
+    </section>
+  );
+}
+
+/** One schedule with its recent runs, read again every few seconds while it is shown. */
+export function ScheduleDetail({ id }: { id: string }) {
+  const loaded = useLoad(() => api<Schedule & { runs?: Run[] }>('GET', `/v1/schedules/${id}`), [id]);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [started, setStarted] = useState<string | undefined>(undefined);
+  const { reload } = loaded;
+  useEffect(() => {
+    const timer = setInterval(reload, 3000);
+    return () => clearInterval(timer);
+  }, [reload]);
+  const s = loaded.data;
+  const runs = s?.runs ?? [];
+  return (
+    <section aria-labelledby="h-schedule">
+      <p>
+        <a href="#schedules">All schedules</a>
+      </p>
+      <h1 id="h-schedule">{s ? visibleName(s.name) : 'Schedule'}</h1>
+      <Alert error={loaded.error} />
+      <Alert error={error} />
+      {started && <Notice>{started}</Notice>}
+      {s && (
+        <>
+          <dl class="health">
+            <dt>Every</dt>
+            <dd>{s.every}</dd>
+            <dt>Time zone</dt>
+            <dd>{s.timezone}</dd>
+            <dt>Action</dt>
+            <dd>{actionOf(s)}</dd>
+            <dt>State</dt>
+            <dd>{s.paused ? 'paused' : 'active'}</dd>
+            <dt>Next run</dt>
+            <dd>{s.paused ? '— (paused)' : time(s.next_run_at)}</dd>
+            <dt>Last run</dt>
+            <dd>
+              {time(s.last_run_at)} {jobLink(s.last_job_id)}
+            </dd>
+          </dl>
+          <ScheduleActions s={s} onChanged={reload} onError={setError} onRun={setStarted} />
+          <table>
+            <caption>Recent runs</caption>
+            <thead>
+              <tr>
+                <th scope="col">Ran</th>
+                <th scope="col">Due</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Job</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((r) => (
+                <tr key={`${r.due_at} ${r.ran_at}`}>
+                  <th scope="row">{time(r.ran_at)}</th>
+                  <td data-label="Due">{time(r.due_at)}</td>
+                  <td data-label="Outcome">
+                    <span class={`badge ${r.outcome}`}>{OUTCOMES[r.outcome] ?? r.outcome}</span>
+                    {r.reason ? ` ${r.reason}` : ''}
+                  </td>
+                  <td data-label="Job">{jobLink(r.job_id)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {runs.length === 0 && <p>No runs yet.</p>}
+        </>
+      )}
+    </section>
+  );
+}
+
+export function Schedules() {
+  const locations = useLoad(() => api<Loc[]>('GET', '/v1/locations'), []);
+  const listed = useLoad(
+    () => api<{ schedules: Schedule[]; next_cursor?: string }>('GET', '/v1/schedules?limit=100'),
+    [],
+  );
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+  return (
+    <section aria-labelledby="h-schedules">
+      <h1 id="h-schedules">Schedules</h1>
+      <Alert error={listed.error} />
+      <Alert error={error} />
+      {notice && <Notice>{notice}</Notice>}
+      <table>
+        <caption class="sr-only">The workspace's schedules</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Every</th>
+            <th scope="col">Time zone</th>
+            <th scope="col">Next run</th>
+            <th scope="col">Last run</th>
+            <th scope="col">Paused</th>
+            <th scope="col">
+              <span class="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {(listed.data?.schedules ?? []).map((s) => (
+            <tr key={s.id}>
+              <th scope="row">
+                <a href={`#schedules/${s.id}`}>{visibleName(s.name)}</a>
+              </th>
+              <td data-label="Every">{s.every}</td>
+              <td data-label="Time zone">{s.timezone}</td>
+              <td data-label="Next run">{s.paused ? '—' : time(s.next_run_at)}</td>
+              <td data-label="Last run">
+                {s.last_run_at ? time(s.last_run_at) : '—'} {jobLink(s.last_job_id)}
+              </td>
+              <td data-label="Paused">{s.paused ? 'paused' : 'no'}</td>
+              <td data-label="Actions" class="actions">
+                <ScheduleActions s={s} onChanged={listed.reload} onError={setError} onRun={setNotice} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {listed.data && listed.data.schedules.length === 0 && <p>No schedules yet.</p>}
+      <Alert error={locations.error} />
+      <ScheduleForm
+        locations={locations.data ?? []}
+        onCreated={(s) => {
+          setNotice(
+            `Schedule ${visibleName(s.name)} created: ${s.paused ? 'paused' : `next run ${time(s.next_run_at)}`}.`,
+          );
+          listed.reload();
+        }}
+      />
+    </section>
+  );
+}

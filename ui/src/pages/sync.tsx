@@ -1,0 +1,233 @@
+// The Sync page (docs/console.md, "Sync"): a sync's form (TransferFields), previewed as a plan that
+// binds (docs/api.md, "Plans") and run as it was shown, or run at once; the job's progress after.
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { bytes, time, visibleName } from '../format.js';
+import type { Job, Live } from '../live.js';
+import { Bar } from './activity.js';
+import { Alert, message, useLoad } from './common.js';
+import {
+  EMPTY_TRANSFER,
+  type Loc,
+  TransferFields,
+  type TransferValues,
+  transferBody,
+} from './transfer-fields.js';
+
+/** One object of a plan: what would happen to which key (docs/api.md, "Plans"). */
+export type PlanEntry = Record<string, unknown>;
+export interface Plan {
+  plan_id: string;
+  expires_at: string;
+  counts: Record<string, number>;
+  entries: PlanEntry[];
+  next_cursor?: string;
+}
+
+const ENDED = new Set(['complete', 'partial', 'failed', 'canceled']);
+
+/** The form's values with the first location where none was picked yet (the select shows it). */
+export function withLocations(v: TransferValues, locations: Loc[]): TransferValues {
+  const first = locations[0]?.id ?? '';
+  return { ...v, fromLocation: v.fromLocation || first, toLocation: v.toLocation || first };
+}
+
+/**
+ * A job's progress as Activity shows it (the one Bar): what the event stream says of it, or what
+ * GET /v1/jobs/{id} said, whichever is newer; asked every second until the job has ended.
+ */
+export function JobProgress({ jobId, live }: { jobId: string; live: Live }) {
+  const [polled, setPolled] = useState<Job | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const streamed = live.jobs.get(jobId);
+  const job = streamed && (!polled || streamed.updated_at >= polled.updated_at) ? streamed : polled;
+  const ended = job !== undefined && ENDED.has(job.status);
+  useEffect(() => {
+    if (ended) return;
+    let stop = false;
+    const ask = () =>
+      api<Job>('GET', `/v1/jobs/${jobId}`).then(
+        (j) => {
+          if (!stop) setPolled(j);
+        },
+        (err: unknown) => setError(message(err)),
+      );
+    void ask();
+    const timer = setInterval(ask, 1000);
+    return () => {
+      stop = true;
+      clearInterval(timer);
+    };
+  }, [jobId, ended]);
+  if (!job) return <Alert error={error} />;
+  const c = job.counts as Job['counts'] & { deleted?: number };
+  const done = c.succeeded + c.skipped + c.failed;
+  return (
+    <div class="job">
+      <div class="head">
+        Job {jobId} <span class={`badge ${job.status}`}>{job.status}</span>
+      </div>
+      <Bar
+        label={`Progress of job ${jobId}`}
+        value={done}
+        max={c.total}
+        status={job.status}
+        failed={c.failed}
+      />
+      <p class="small">
+        {done} of {c.total} objects ({c.succeeded} copied, {c.skipped} skipped, {c.failed} failed
+        {c.deleted !== undefined ? `, ${c.deleted} deleted` : ''}) · {bytes(job.bytes_done)}
+      </p>
+      {job.error && <p class="alert">{job.error}</p>}
+      <Alert error={error} />
+      <a href="#activity">All transfers and jobs</a>
+    </div>
+  );
+}
+
+/** What a plan entry names and what would be done to it, whatever fields ferry gives it. */
+const entryKey = (e: PlanEntry) => String(e.key ?? e.path ?? e.from ?? '');
+const entryAction = (e: PlanEntry) => String(e.action ?? e.op ?? e.outcome ?? '');
+
+/** A plan: its counts, its expiry, its entries page by page, and Run this plan. */
+export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) => void }) {
+  const [entries, setEntries] = useState(plan.entries);
+  const [cursor, setCursor] = useState(plan.next_cursor);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const work = async (fn: () => Promise<void>) => {
+    if (busy) return;
+    setBusy(true);
+    try {
+      setError(undefined);
+      await fn();
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const more = () =>
+    work(async () => {
+      const page = await api<Plan>(
+        'GET',
+        `/v1/plans/${plan.plan_id}?cursor=${encodeURIComponent(cursor ?? '')}`,
+      );
+      setEntries((list) => [...list, ...page.entries]);
+      setCursor(page.next_cursor);
+    });
+  const run = () =>
+    work(async () => {
+      const r = await api<{ job_id: string }>('POST', `/v1/plans/${plan.plan_id}/run`);
+      onRun(r.job_id);
+    });
+  return (
+    <section class="panel" aria-labelledby="h-plan">
+      <h2 id="h-plan" tabIndex={-1}>
+        The plan
+      </h2>
+      <p>
+        Nothing has changed yet. Run this plan to do exactly this; an object that changes before then is left
+        alone and counted as skipped. The plan expires at <strong>{time(plan.expires_at)}</strong>.
+      </p>
+      <dl class="counts">
+        {Object.entries(plan.counts).map(([k, n]) => (
+          <div key={k}>
+            <dt>{k.replace(/_/g, ' ')}</dt>
+            <dd>{typeof n === 'number' ? n : JSON.stringify(n)}</dd>
+          </div>
+        ))}
+      </dl>
+      <table>
+        <caption>Objects in the plan</caption>
+        <thead>
+          <tr>
+            <th scope="col">Key</th>
+            <th scope="col">Action</th>
+            <th scope="col">Size</th>
+          </tr>
+        </thead>
+        <tbody>
+          {entries.map((e, i) => (
+            <tr key={`${entryKey(e)} ${i}`}>
+              <th scope="row">{visibleName(entryKey(e))}</th>
+              <td data-label="Action">{entryAction(e)}</td>
+              <td data-label="Size">{typeof e.size === 'number' ? bytes(e.size) : ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <Alert error={error} />
+      {cursor && (
+        <button type="button" disabled={busy} onClick={more}>
+          Show more
+        </button>
+      )}
+      <button type="button" disabled={busy} onClick={run}>
+        Run this plan
+      </button>
+    </section>
+  );
+}
+
+export function Sync({ live }: { live: Live }) {
+  const locations = useLoad(() => api<Loc[]>('GET', '/v1/locations'), []);
+  const [typed, setTyped] = useState(EMPTY_TRANSFER);
+  const values = withLocations(typed, locations.data ?? []);
+  const [plan, setPlan] = useState<Plan | undefined>(undefined);
+  const [jobId, setJobId] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const submit = async (e: SubmitEvent) => {
+    e.preventDefault();
+    if (busy) return;
+    const preview = (e.submitter as HTMLButtonElement | null)?.value !== 'now';
+    setBusy(true);
+    try {
+      setError(undefined);
+      const body = transferBody(values, 'sync');
+      if (preview) {
+        setJobId(undefined);
+        setPlan(await api<Plan>('POST', '/v1/sync', { ...body, dry_run: true }));
+      } else {
+        setPlan(undefined);
+        setJobId((await api<{ job_id: string }>('POST', '/v1/sync', body)).job_id);
+      }
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="h-sync">
+      <h1 id="h-sync">Sync</h1>
+      <p class="help">
+        Makes the destination folder hold what the source folder holds: an object is copied when it is missing
+        or different; with delete, what the source lacks is removed from the destination. Preview shows what
+        would happen, and runs exactly that.
+      </p>
+      <Alert error={locations.error} />
+      <form class="grid" onSubmit={(e) => void submit(e as unknown as SubmitEvent)}>
+        <TransferFields
+          id="sync"
+          kind="sync"
+          locations={locations.data ?? []}
+          values={values}
+          onChange={setTyped}
+        />
+        <div class="buttons">
+          <button type="submit" value="preview" disabled={busy}>
+            Preview
+          </button>
+          <button type="submit" value="now" disabled={busy}>
+            Sync now
+          </button>
+        </div>
+      </form>
+      <Alert error={error} />
+      {plan && !jobId && <PlanView key={plan.plan_id} plan={plan} onRun={setJobId} />}
+      {jobId && <JobProgress jobId={jobId} live={live} />}
+    </section>
+  );
+}

@@ -1,0 +1,248 @@
+// The fields of a bulk copy or a sync (docs/api.md, "Sync", "Filters", "Bandwidth"), shared by the Sync
+// page, the Schedules page's form and Browse's copy panel: a location picked from a list with a path
+// in it, the sync's compare and delete options or the copy's overwrite mode, the filter and the
+// bandwidth limit; and the request body they make.
+import { visibleName } from '../format.js';
+
+export interface Loc {
+  id: string;
+  label: string;
+}
+
+/**
+ * A location chosen from `locations` and a path typed beside it, as `<id>:<path>` targets take them.
+ * `id` names the two fields (`<id>-location`, `<id>-path`) for their labels.
+ */
+export function LocationPath({
+  id,
+  what,
+  pathLabel,
+  locations,
+  location,
+  path,
+  onLocation,
+  onPath,
+}: {
+  id: string;
+  /** "Destination", "Source". */
+  what: string;
+  /** The path field's label ("Destination path", "Source folder (ending in /)"). */
+  pathLabel: string;
+  locations: Loc[];
+  location: string;
+  path: string;
+  onLocation: (id: string) => void;
+  onPath: (path: string) => void;
+}) {
+  return (
+    <>
+      <label for={`${id}-location`}>{what} location</label>
+      <select
+        id={`${id}-location`}
+        value={location}
+        required
+        onChange={(e) => onLocation(e.currentTarget.value)}
+      >
+        {locations.map((l) => (
+          <option key={l.id} value={l.id}>
+            {visibleName(l.label)}
+          </option>
+        ))}
+      </select>
+      <label for={`${id}-path`}>{pathLabel}</label>
+      <input id={`${id}-path`} required value={path} onInput={(e) => onPath(e.currentTarget.value)} />
+    </>
+  );
+}
+
+export type ActionKind = 'copy' | 'sync';
+
+/** What the form holds, as typed (numbers and times as text until the body is made). */
+export interface TransferValues {
+  fromLocation: string;
+  fromPath: string;
+  toLocation: string;
+  toPath: string;
+  compare: string;
+  delete: boolean;
+  maxDelete: string;
+  overwrite: string;
+  include: string;
+  exclude: string;
+  minSize: string;
+  maxSize: string;
+  after: string;
+  before: string;
+  bandwidth: string;
+}
+
+export const EMPTY_TRANSFER: TransferValues = {
+  fromLocation: '',
+  fromPath: '',
+  toLocation: '',
+  toPath: '',
+  compare: 'size-modtime',
+  delete: false,
+  maxDelete: '',
+  overwrite: 'always',
+  include: '',
+  exclude: '',
+  minSize: '',
+  maxSize: '',
+  after: '',
+  before: '',
+  bandwidth: '',
+};
+
+/** A prefix target: the folder's path ends in "/" (docs/api.md, "Copy"). */
+const folder = (p: string) => (p === '' || p.endsWith('/') ? p : `${p}/`);
+/** One glob a line; blank lines are none. */
+const globs = (text: string) =>
+  text
+    .split(/\r?\n/)
+    .map((g) => g.trim())
+    .filter(Boolean);
+const integer = (text: string) => (text.trim() === '' ? undefined : Number(text));
+/** A datetime-local value in the browser's zone as RFC 3339. */
+const instant = (local: string) => (local ? new Date(local).toISOString() : undefined);
+
+/**
+ * The body of POST /v1/sync or of a bulk POST /v1/copy from the form's values: only the options given,
+ * so ferry's defaults hold for the rest. Numbers that are not numbers go as typed, for ferry to name
+ * the field that is wrong.
+ */
+export function transferBody(v: TransferValues, kind: ActionKind): Record<string, unknown> {
+  const filter = {
+    ...(globs(v.include).length ? { include: globs(v.include) } : {}),
+    ...(globs(v.exclude).length ? { exclude: globs(v.exclude) } : {}),
+    ...(integer(v.minSize) !== undefined ? { min_size: integer(v.minSize) } : {}),
+    ...(integer(v.maxSize) !== undefined ? { max_size: integer(v.maxSize) } : {}),
+    ...(v.after ? { modified_after: instant(v.after) } : {}),
+    ...(v.before ? { modified_before: instant(v.before) } : {}),
+  };
+  return {
+    from: `${v.fromLocation}:${folder(v.fromPath)}`,
+    to: `${v.toLocation}:${folder(v.toPath)}`,
+    ...(kind === 'sync'
+      ? {
+          compare: v.compare,
+          ...(v.delete
+            ? {
+                delete: true,
+                ...(integer(v.maxDelete) !== undefined ? { max_delete: integer(v.maxDelete) } : {}),
+              }
+            : {}),
+        }
+      : { overwrite: v.overwrite }),
+    ...(Object.keys(filter).length ? { filter } : {}),
+    ...(integer(v.bandwidth) !== undefined ? { bandwidth_limit: integer(v.bandwidth) } : {}),
+  };
+}
+
+/**
+ * The form's fields (inside the caller's `<form class="grid">`): source and destination, then the
+ * options of `kind`, the filter and the bandwidth limit. `id` keeps two forms' fields apart.
+ */
+export function TransferFields({
+  id,
+  kind,
+  locations,
+  values: v,
+  onChange,
+}: {
+  id: string;
+  kind: ActionKind;
+  locations: Loc[];
+  values: TransferValues;
+  onChange: (v: TransferValues) => void;
+}) {
+  const set = (patch: Partial<TransferValues>) => onChange({ ...v, ...patch });
+  const text = (key: keyof TransferValues, label: string, props: Record<string, unknown> = {}) => (
+    <>
+      <label for={`${id}-${key}`}>{label}</label>
+      <input
+        id={`${id}-${key}`}
+        value={String(v[key])}
+        onInput={(e) => set({ [key]: e.currentTarget.value })}
+        {...props}
+      />
+    </>
+  );
+  const lines = (key: 'include' | 'exclude', label: string) => (
+    <>
+      <label for={`${id}-${key}`}>{label}</label>
+      <textarea
+        id={`${id}-${key}`}
+        rows={2}
+        value={v[key]}
+        onInput={(e) => set({ [key]: e.currentTarget.value })}
+      />
+    </>
+  );
+  const bytesField = { type: 'number', min: 0, step: 1, inputMode: 'numeric' };
+  return (
+    <>
+      <LocationPath
+        id={`${id}-from`}
+        what="Source"
+        pathLabel="Source folder"
+        locations={locations}
+        location={v.fromLocation}
+        path={v.fromPath}
+        onLocation={(fromLocation) => set({ fromLocation })}
+        onPath={(fromPath) => set({ fromPath })}
+      />
+      <LocationPath
+        id={`${id}-to`}
+        what="Destination"
+        pathLabel="Destination folder"
+        locations={locations}
+        location={v.toLocation}
+        path={v.toPath}
+        onLocation={(toLocation) => set({ toLocation })}
+        onPath={(toPath) => set({ toPath })}
+      />
+      {kind === 'sync' ? (
+        <>
+          <label for={`${id}-compare`}>Compare by</label>
+          <select
+            id={`${id}-compare`}
+            value={v.compare}
+            onChange={(e) => set({ compare: e.currentTarget.value })}
+          >
+            <option value="size-modtime">Size and modification time</option>
+            <option value="checksum">Checksum</option>
+            <option value="size">Size only</option>
+          </select>
+          <label for={`${id}-delete`}>Delete at the destination what the source lacks</label>
+          <input
+            id={`${id}-delete`}
+            type="checkbox"
+            checked={v.delete}
+            onChange={(e) => set({ delete: e.currentTarget.checked })}
+          />
+          {v.delete && text('maxDelete', 'Delete at most (empty: 1000)', bytesField)}
+        </>
+      ) : (
+        <>
+          <label for={`${id}-overwrite`}>Objects already there</label>
+          <select
+            id={`${id}-overwrite`}
+            value={v.overwrite}
+            onChange={(e) => set({ overwrite: e.currentTarget.value })}
+          >
+            <option value="always">Overwrite</option>
+            <option value="if-missing">Skip</option>
+          </select>
+        </>
+      )}
+      {lines('include', 'Include (globs, one a line)')}
+      {lines('exclude', 'Exclude (globs, one a line)')}
+      {text('minSize', 'Minimum size (bytes)', bytesField)}
+      {text('maxSize', 'Maximum size (bytes)', bytesField)}
+      {text('after', 'Modified after', { type: 'datetime-local' })}
+      {text('before', 'Modified before', { type: 'datetime-local' })}
+      {text('bandwidth', 'Bandwidth limit (bytes/s, empty: none)', bytesField)}
+    </>
+  );
+}
