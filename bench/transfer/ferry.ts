@@ -252,3 +252,49 @@ export async function manifestLatency(
     db.close();
   }
 }
+
+/** A sync's job view: the counts of a bulk job plus what it deleted (docs/api.md, "Sync"). */
+export type SyncView = JobView & { counts: JobView['counts'] & { deleted?: number } };
+
+/**
+ * `POST /v1/sync` ("<location>:<bucket>/<prefix>/" both sides, `body` adds compare, delete…) polled
+ * until it ends; throws unless it ends complete. Answers the run and the job's view.
+ */
+export async function prefixSync(
+  ferry: FerryProcess,
+  from: string,
+  to: string,
+  body: Record<string, unknown> = {},
+): Promise<ToolRun & { view: SyncView }> {
+  const result = await measured(
+    ferry,
+    async () => [
+      `/v1/jobs/${(await post<{ job_id: string }>(ferry, '/v1/sync', { from, to, ...body }, 202)).job_id}`,
+    ],
+    (view) => finished.has(view.status),
+  );
+  const view = result.views[0] as SyncView | undefined;
+  if (view?.status !== 'complete')
+    throw new Error(`ferry sync ${from} → ${to} ended ${JSON.stringify(view)}`);
+  return { ...result, view };
+}
+
+/** A manifest copy job of `keys` (relative to both prefixes); throws unless every key is copied. */
+export async function manifestCopy(
+  ferry: FerryProcess,
+  from: string,
+  to: string,
+  keys: string[],
+): Promise<ToolRun> {
+  const result = await measured(
+    ferry,
+    async () => [
+      `/v1/jobs/${(await post<{ job_id: string }>(ferry, '/v1/copy', { from, to, manifest: keys }, 202)).job_id}`,
+    ],
+    (view) => finished.has(view.status),
+  );
+  const [view] = result.views;
+  if (view?.status !== 'complete' || view.counts.succeeded !== keys.length)
+    throw new Error(`ferry manifest job ${from} → ${to} ended ${JSON.stringify(view)}`);
+  return result;
+}

@@ -75,6 +75,11 @@ export class Rclone {
    * `rclone copy FROM TO --transfers 16 --checkers 16 --server-side-across-configs`, e.g. FROM
    * "S3:source" and TO "S3:dest" (one remote: server-side CopyObject) or "AZ:container" (streamed).
    */
+  /** rclone with these arguments, in this environment. */
+  run(args: string[]): Promise<ToolRun> {
+    return run(this.binary, args, this.#env);
+  }
+
   copy(from: string, to: string): Promise<ToolRun> {
     return run(
       this.binary,
@@ -94,6 +99,47 @@ export class Rclone {
       this.#env,
     );
   }
+}
+
+/**
+ * rclone's sync flags beside the shared ones: `default` compares size and modification time (on S3 the
+ * time rclone keeps in the object's metadata, which the listing lacks: a HEAD per object).
+ */
+export type RcloneSyncMode = 'default' | 'server-modtime' | 'checksum' | 'size-only';
+
+export interface RcloneSync {
+  sync(from: string, to: string, mode: RcloneSyncMode): Promise<ToolRun>;
+}
+
+/**
+ * `rclone sync FROM TO --transfers 16 --checkers 16 --fast-list --server-side-across-configs` plus the
+ * mode's flag (bench/sync). --fast-list lists a prefix in one recursive pass, as ferry does.
+ */
+export function rcloneSync(rclone: Rclone): RcloneSync {
+  return {
+    sync: (from, to, mode) =>
+      rclone.run([
+        'sync',
+        from,
+        to,
+        '--transfers',
+        String(CONCURRENCY),
+        '--checkers',
+        String(CONCURRENCY),
+        '--fast-list',
+        '--server-side-across-configs',
+        ...{
+          default: [],
+          // Skips what is newer at the destination by the store's own time, read from the listing.
+          'server-modtime': ['--update', '--use-server-modtime'],
+          checksum: ['--checksum'],
+          'size-only': ['--size-only'],
+        }[mode],
+        '--stats',
+        '0',
+        '-q',
+      ]),
+  };
 }
 
 export class Aws {

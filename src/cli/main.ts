@@ -11,6 +11,7 @@ import { mbCommand } from './commands/mb.js';
 import { scheduleCommands } from './commands/schedules.js';
 import { sessionCommands } from './commands/session.js';
 import { shareCommands } from './commands/share.js';
+import { syncCommands } from './commands/sync.js';
 import type { Cli } from './context.js';
 import { usageError } from './exit.js';
 
@@ -37,6 +38,7 @@ export async function run(argv: string[]): Promise<void> {
     lsCommand,
     mbCommand,
     bulkCommands,
+    syncCommands,
     shareCommands,
     jobCommands,
     scheduleCommands,

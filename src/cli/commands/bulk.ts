@@ -9,6 +9,7 @@ import { confirm, interactive } from '../prompt.js';
 import { colonForm, isLocalPath, literalFor, literalOption, slashForm } from '../targets.js';
 import { copyLocal, hasLocalSide, type LocalOptions } from '../transfer/run.js';
 import { watchJob, watchTransfer } from './jobs.js';
+import { filterOf, filterOptions, type Plan, showPlan } from './sync.js';
 
 interface Accepted {
   id: string;
@@ -133,12 +134,14 @@ export function bulkCommands(cli: Cli): Cli {
             choices: ['always', 'if-missing'] as const,
             describe: 'prefix copies: replace objects at the destination (always, the default) or skip them',
           })
+          .options(filterOptions)
           .options(watchOption)
           .options(localOptions)
           .option('dry-run', {
             alias: 'n',
             type: 'boolean',
-            describe: 'with a path on this computer: only show what would be copied',
+            describe:
+              'only show what would be copied (between locations: the plan, which ferry plans run runs)',
           })
           .example('$0 cp photos:my-bucket/2026/ archive:backup/2026/ --overwrite if-missing -w', '')
           .example('$0 cp ./report.pdf photos:my-bucket/reports/', 'upload one file')
@@ -146,20 +149,33 @@ export function bulkCommands(cli: Cli): Cli {
           .example('$0 cp photos:my-bucket/2026/ ./2026', 'download everything under a prefix'),
       async (argv) => {
         const ctx = contextFor(argv);
+        const filter = filterOf(argv);
         if (hasLocalSide(argv.src, argv.dst)) {
-          if (argv.manifest !== undefined || argv.overwrite !== undefined || argv.watch !== undefined)
+          if (
+            argv.manifest !== undefined ||
+            argv.overwrite !== undefined ||
+            argv.watch !== undefined ||
+            filter !== undefined
+          )
             throw usageError(
-              '--manifest, --overwrite and --watch are for copies between locations; with a path on this computer the copy runs here, with its progress shown',
+              '--manifest, --overwrite, --watch and the filters are for copies between locations; with a path on this computer the copy runs here, with its progress shown',
             );
           return copyLocal(ctx, argv.src, argv.dst, localOptionsOf(argv, false));
         }
-        refuseLocalOnly(argv, true);
+        refuseLocalOnly(argv, false);
         const body = {
           from: colonForm(argv.src),
           to: colonForm(argv.dst),
           ...(argv.manifest === undefined ? {} : { manifest: readManifest(argv.manifest) }),
           ...(argv.overwrite === undefined ? {} : { overwrite: argv.overwrite }),
+          ...(filter === undefined ? {} : { filter }),
         };
+        if (argv.dryRun) {
+          if (!argv.src.endsWith('/'))
+            throw usageError('--dry-run between locations works for a prefix copy (paths ending in /)');
+          const plan = await ctx.api().send<Plan>('POST', '/v1/copy', { ...body, dry_run: true });
+          return ctx.print(plan, () => showPlan(plan));
+        }
         const r = await hintLocal([argv.src, argv.dst], () =>
           ctx.api().send<Accepted | { job_id: string; status: string }>('POST', '/v1/copy', body),
         );
