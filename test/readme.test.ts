@@ -123,6 +123,8 @@ test('the README walk-through runs top to bottom, and does what it says', async 
   assert.equal((await read('my-bucket', 'inbox/keep.txt'))?.toString(), 'bytes of inbox/keep.txt');
   assert.equal(await read('my-bucket', 'inbox/x.jpg'), undefined);
   assert.match(run.out, /"status":"scheduled"/, 'the send is scheduled');
+  assert.match(run.out, /"plan_id":"[0-9a-f-]{36}"/, "the sync's dry run answers a plan");
+  assert.match(run.out, /"name":"nightly mirror"[^\n]*"next_run_at":"/, 'the schedule has its next run');
   assert.match(run.out, /"url":"http:\/\/127\.0\.0\.1:\d+\/s\//, 'the share link is shown');
   assert.doesNotMatch(run.out, /readme-secret/, 'no answer carries the secret');
 });

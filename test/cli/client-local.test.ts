@@ -112,7 +112,13 @@ await eachDatabase('ferry client, local paths', (database) => {
 
     const options = await run('cp', file, `${label}:${bucket}/`, '--watch');
     assert.equal(options.code, 2);
-    assert.match(options.stderr, /--manifest, --overwrite and --watch are for copies between locations/);
+    assert.match(
+      options.stderr,
+      /--manifest, --overwrite, --watch and the filters are for copies between locations/,
+    );
+    const filtered = await run('cp', file, `${label}:${bucket}/`, '--exclude', '*.tmp');
+    assert.equal(filtered.code, 2);
+    assert.match(filtered.stderr, /the filters are for copies between locations/);
     const remoteOnly = await run(
       'cp',
       `${label}:${bucket}/dir/a.txt`,
