@@ -14,17 +14,20 @@ export function seedClient(endpoint: string): S3Client {
   });
 }
 
-/** Creates `bucket` and puts one object per key (body from `body(key)`), `concurrency` at a time. */
+/**
+ * Creates `bucket` (unless `exists`) and puts one object per key (body from `body(key)`), `concurrency`
+ * at a time.
+ */
 export async function seedBucket(
   endpoint: string,
   bucket: string,
   keys: readonly string[],
-  options: { concurrency?: number; body?: (key: string) => string } = {},
+  options: { concurrency?: number; body?: (key: string) => string; exists?: boolean } = {},
 ): Promise<void> {
   const client = seedClient(endpoint);
   const body = options.body ?? ((key: string) => key);
   try {
-    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    if (options.exists !== true) await client.send(new CreateBucketCommand({ Bucket: bucket }));
     let next = 0;
     const worker = async () => {
       while (next < keys.length) {

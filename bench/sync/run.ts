@@ -115,7 +115,7 @@ try {
   }
 
   const changed = keys.filter((_, i) => i % Math.floor(OBJECTS / CHANGED) === 0).slice(0, CHANGED);
-  await seedBucket(s3.endpoint, src, changed, { body: (k) => `${k} changed `.repeat(20) });
+  await seedBucket(s3.endpoint, src, changed, { body: (k) => `${k} changed `.repeat(20), exists: true });
   const copyOnly = await manifestCopy(ferry, from, `${loc.s3b}:${cdst}/`, changed);
   const changedFerry = await prefixSync(ferry, from, to);
   if (changedFerry.view.counts.succeeded !== CHANGED)
