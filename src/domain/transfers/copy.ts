@@ -22,7 +22,6 @@ import {
   checkPrefix,
   parseTarget,
   prefixesOverlap,
-  type Target,
   type TargetInput,
 } from './targets.js';
 
