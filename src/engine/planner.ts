@@ -72,20 +72,25 @@ async function* manifestKeys(db: Db, jobId: string): AsyncGenerator<Planned> {
   for (const key of JSON.parse(row.keys) as string[]) yield { key, size: null, etag: null };
 }
 
-async function* listedKeys(
-  ctx: EngineContext,
+/**
+ * Every object under a prefix that passes the filter, keyed relative to it: a bulk job's planner, and a
+ * copy's dry run (src/domain/plans) with the API's own store.
+ */
+export async function* listedKeys(
+  open: OpenStore,
   locationId: string,
   prefix: string,
   filter: Filter | undefined,
+  signal?: AbortSignal,
 ): AsyncGenerator<Planned> {
-  const { store, release } = await ctx.stores.acquire(locationId);
+  const { store, release } = await open(locationId);
   try {
     const folder = prefix.slice(0, -1);
-    for await (const entry of listFiltered(store, folder, { recursive: true, filter })) {
+    for await (const entry of listFiltered(store, folder, { recursive: true, filter, signal })) {
       yield { key: entry.path.slice(prefix.length), size: entry.size, etag: entry.etag ?? null };
     }
   } finally {
-    release();
+    await release();
   }
 }
 
@@ -214,7 +219,12 @@ async function* planRunObjects(ctx: EngineContext, job: JobRow, planId: string):
   const now =
     job.transfer_id !== null
       ? transferObjects(ctx, job.transfer_id)
-      : listedKeys(ctx, source.location_id, source.path, compileFilter(options.filter));
+      : listedKeys(
+          (id) => ctx.stores.acquire(id),
+          source.location_id,
+          source.path,
+          compileFilter(options.filter),
+        );
   for await (const found of now) yield { ...found, skipped: NOT_IN_PLAN };
 }
 
@@ -251,7 +261,7 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
             : job.has_manifest === 1
               ? manifestKeys(db, job.id)
               : listedKeys(
-                  ctx,
+                  (id) => ctx.stores.acquire(id),
                   source.location_id,
                   source.path,
                   compileFilter(decodeOptions(job.options).filter),

@@ -46,12 +46,16 @@ export interface EngineContext {
   bandwidth?: Bandwidth;
 }
 
+/** What every object of a job needs from its row, read once per job and kept (at most 1000 jobs). */
 interface JobPlan {
   source: ObjectRef;
   destination: ObjectRef;
   overwrite: Overwrite;
   /** The plan the job runs (docs/api.md, "Plans"): each object is checked against it first. */
   planId: string | null;
+  workspaceId: string;
+  /** The job's own cap in bytes per second (docs/api.md, "Bandwidth"), or null. */
+  bandwidthLimit: number | null;
 }
 
 const plans = new Map<string, JobPlan>();
@@ -61,7 +65,7 @@ export async function planOf(ctx: EngineContext, jobId: string): Promise<JobPlan
   if (known) return known;
   const job = await ctx.db.kysely
     .selectFrom('jobs')
-    .select(['source', 'destination', 'overwrite', 'plan_id'])
+    .select(['source', 'destination', 'overwrite', 'plan_id', 'workspace_id', 'bandwidth_limit'])
     .where('id', '=', jobId)
     .executeTakeFirstOrThrow();
   const plan = {
@@ -69,37 +73,22 @@ export async function planOf(ctx: EngineContext, jobId: string): Promise<JobPlan
     destination: decodeRef(job.destination),
     overwrite: job.overwrite,
     planId: job.plan_id,
+    workspaceId: job.workspace_id,
+    bandwidthLimit: job.bandwidth_limit,
   };
   if (plans.size > 1000) plans.clear();
   plans.set(jobId, plan);
   return plan;
 }
 
-interface JobCaps {
-  workspaceId: string;
-  limit: number | null;
-}
-
-const caps = new Map<string, JobCaps>();
-
 /** The caps a job's objects wait for (the job's own and its workspace's), or undefined for none. */
 async function throttleOf(ctx: EngineContext, jobId: string): Promise<Throttle | undefined> {
   if (ctx.bandwidth === undefined) return undefined;
-  let known = caps.get(jobId);
-  if (known === undefined) {
-    const job = await ctx.db.kysely
-      .selectFrom('jobs')
-      .select(['workspace_id', 'bandwidth_limit'])
-      .where('id', '=', jobId)
-      .executeTakeFirstOrThrow();
-    known = { workspaceId: job.workspace_id, limit: job.bandwidth_limit };
-    if (caps.size > 1000) caps.clear();
-    caps.set(jobId, known);
-  }
+  const plan = await planOf(ctx, jobId);
   return ctx.bandwidth.throttleFor({
-    workspaceId: known.workspaceId,
+    workspaceId: plan.workspaceId,
     key: `job:${jobId}`,
-    limit: known.limit,
+    limit: plan.bandwidthLimit,
   });
 }
 

@@ -13,12 +13,12 @@ import type { LocationRow, PlanRow } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import type { PlanEntry, PlanRequest } from '../../engine/lifecycle/plans.js';
 import * as plans from '../../engine/lifecycle/plans.js';
-import { type OpenStore, specObjects } from '../../engine/planner.js';
+import { listedKeys, type OpenStore, specObjects } from '../../engine/planner.js';
 import type { JobOptions, ObjectRef, ObjectWork } from '../../engine/specs.js';
 import { syncObjects } from '../../engine/sync-plan.js';
 import { conflict, gone, invalid, isFerryError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
-import { compileFilter, type FilterInput, listFiltered } from '../../objects/filter.js';
+import { compileFilter, type FilterInput } from '../../objects/filter.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
 import type { Storage } from '../storage.js';
@@ -98,26 +98,13 @@ export class Plans {
     const source = checked.source;
     const prefix = checked.from;
     const storage = this.storage;
-    const filter = compileFilter(checked.filter);
-    const entries = async function* (signal: AbortSignal): AsyncGenerator<PlanEntry> {
+    const open: OpenStore = async () => {
       const store = storage.open(source);
-      try {
-        for await (const entry of listFiltered(store, prefix.slice(0, -1), {
-          recursive: true,
-          filter,
-          signal,
-        })) {
-          yield {
-            key: entry.path.slice(prefix.length),
-            size: entry.size,
-            etag: entry.etag ?? null,
-            action: 'copy',
-          };
-        }
-      } finally {
-        await store.close();
-      }
+      return { store, release: () => store.close() };
     };
+    const filter = compileFilter(checked.filter);
+    const entries = (signal: AbortSignal) =>
+      actions(listedKeys(open, source.id, prefix, filter, signal), 'copy');
     const request_: PlanRequest = {
       kind: 'copy',
       source: { location_id: source.id, path: checked.from },
