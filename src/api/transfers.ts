@@ -11,7 +11,17 @@ import {
   TRANSFER_KINDS,
   TRANSFER_STATES,
 } from '../states.js';
-import { IdText, Label, oneOf, Path, Timestamp } from './text.js';
+import {
+  IdText,
+  Label,
+  NO_NUL,
+  oneOf,
+  Path,
+  SINGLE_LINE,
+  TIMESTAMP_MAX_LENGTH,
+  Timestamp,
+  text,
+} from './text.js';
 
 /** A copy's `from` or `to`: `<location>:<path>`, or the location by name or id and the path. */
 export const TargetObject = Type.Object(
@@ -30,24 +40,28 @@ export const Given = Type.Union([Target, Type.Array(Type.String())]);
  * A filter on a bulk copy, sync, or patterned move and remove (docs/api.md, "Filters"); the domain
  * (src/objects/filter.ts) checks the globs and times and names the field it refuses.
  */
+/** A filter's glob: a pattern of paths, so no NUL (PostgreSQL text cannot hold one), as paths. */
+const FilterGlob = text(8192, NO_NUL, 1);
+const FilterTime = text(TIMESTAMP_MAX_LENGTH, SINGLE_LINE, 1);
+
 export const Filter = Type.Object(
   {
     include: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 8192 }), {
+      Type.Array(FilterGlob(), {
         maxItems: 100,
         description: 'globs relative to the source prefix; an object must match one',
       }),
     ),
     exclude: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 8192 }), {
+      Type.Array(FilterGlob(), {
         maxItems: 100,
         description: 'globs relative to the source prefix; an object must match none',
       }),
     ),
     min_size: Type.Optional(Type.Integer({ minimum: 0, description: 'bytes' })),
     max_size: Type.Optional(Type.Integer({ minimum: 0, description: 'bytes' })),
-    modified_after: Type.Optional(Type.String({ maxLength: 64, description: 'RFC 3339' })),
-    modified_before: Type.Optional(Type.String({ maxLength: 64, description: 'RFC 3339' })),
+    modified_after: Type.Optional(FilterTime({ description: 'RFC 3339' })),
+    modified_before: Type.Optional(FilterTime({ description: 'RFC 3339' })),
   },
   { additionalProperties: false },
 );

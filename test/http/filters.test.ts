@@ -174,6 +174,16 @@ await eachDatabase('filters', (database) => {
         { from: `${label}/b/*`, to: `${label}/c/`, filter: { exclude: ['/x'] } },
         /exclude\[0\]/,
       ],
+      [
+        '/v1/sync',
+        { from: `${a}:b/p/`, to: `${a}:c/q/`, filter: { include: ['a\u0000b'] } },
+        /filter\.include\.0 must not contain U\+0000/,
+      ],
+      [
+        '/v1/copy',
+        { from: `${a}:b/p/`, to: `${a}:c/q/`, filter: { modified_before: '2027-01-01T00:00:00Z\u0000' } },
+        /modified_before must not contain control characters/,
+      ],
     ];
     for (const [url, payload, message] of cases) {
       const res = await post(call, url, payload);
