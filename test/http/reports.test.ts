@@ -131,15 +131,15 @@ await eachDatabase('job reports', (database) => {
         size: 10,
         etag: null,
         ...(work ? { work: work(key) } : {}),
+        // Never due from their insert, so this test's worker never claims them (the objects point
+        // nowhere): making them so after the insert left a moment in which the worker claimed some,
+        // and its settling and that update deadlocked on PostgreSQL.
+        held: 'until-planned' as const,
       }));
       await jobs.commitBatch(db, 'test', job_id, first, batch, now);
     }
-    // Never claimed by this test's worker: the objects point nowhere.
-    await db
-      .updateTable('job_objects')
-      .set({ run_after: Number.MAX_SAFE_INTEGER })
-      .where('job_id', '=', job_id)
-      .execute();
+    // A held object with work counts as a sync's held deletion; these are not one.
+    await db.updateTable('jobs').set({ objects_held: 0 }).where('id', '=', job_id).execute();
     await jobs.planningDone(db, 'test', job_id, now);
     return job_id;
   };

@@ -94,8 +94,28 @@ export async function startConsoleFiles(database: TestDatabase): Promise<Console
     call,
     async tab(width, hash) {
       const page = await browser.newPage({ viewport: { width, height: 844 }, acceptDownloads: true });
+      // What the page met on its way to the sign-in form, told if the form never shows (seen once in CI
+      // on PostgreSQL at 390 px, a 30 s wait for the form, with nothing else to go on).
+      const met: string[] = [];
+      page.on('console', (m) => met.push(`console ${m.type()}: ${m.text()}`));
+      page.on('pageerror', (e) => met.push(`page error: ${e.message}`));
+      page.on('requestfailed', (r) => met.push(`failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
+      page.on('response', (r) => {
+        if (r.status() >= 400) met.push(`${r.status()}: ${r.url()}`);
+      });
+      const opened = Date.now();
       await page.goto(`${base}/`);
-      await page.getByLabel('API key').fill(token);
+      try {
+        await page.getByLabel('API key').fill(token);
+      } catch (err) {
+        const body = await page
+          .evaluate('document.body?.innerText.slice(0, 400)')
+          .catch((e: unknown) => `(unreadable: ${String(e)})`);
+        throw new Error(
+          `no sign-in form ${Date.now() - opened} ms after opening ${page.url()}; the page says ${JSON.stringify(body)}; ${met.join(' | ') || 'no console message, error or failed request'}`,
+          { cause: err },
+        );
+      }
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('heading', { name: 'Locations' }).waitFor();
       await page.goto(`${base}/${hash}`);
