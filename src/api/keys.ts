@@ -3,6 +3,30 @@
 import { type Static, Type } from 'typebox';
 import { Timestamp } from './text.js';
 
+/**
+ * What a key may do (docs/api.md, "Scopes"): `read` every read, preview and dry run; `transfer` copies,
+ * moves, pulls, syncs, uploads, schedules and a job's retry and cancel; `remove` removals; `share` share
+ * links and sends; `admin` locations' setup, buckets, API keys, webhooks and the audit log.
+ */
+export const SCOPES = ['read', 'transfer', 'remove', 'share', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+export const ScopeSchema = Type.Union(
+  [
+    Type.Literal('read'),
+    Type.Literal('transfer'),
+    Type.Literal('remove'),
+    Type.Literal('share'),
+    Type.Literal('admin'),
+  ],
+  { description: 'read, transfer, remove, share or admin (docs/api.md, "Scopes")' },
+);
+const Scopes = Type.Array(ScopeSchema, {
+  description: 'What the key may do; a key created without scopes has all five',
+});
+const KeyLocations = Type.Array(Type.String({ format: 'uuid' }), {
+  description: 'The only locations the key may address (ids); absent: every location of the workspace',
+});
+
 export const ApiKey = Type.Object({
   id: Type.String({ format: 'uuid' }),
   name: Type.String(),
@@ -10,6 +34,8 @@ export const ApiKey = Type.Object({
   expires_at: Type.Optional(Timestamp),
   last_used_at: Type.Optional(Timestamp),
   revoked_at: Type.Optional(Timestamp),
+  scopes: Scopes,
+  locations: Type.Optional(KeyLocations),
 });
 export type ApiKey = Static<typeof ApiKey>;
 
@@ -19,6 +45,30 @@ export const CreatedApiKey = Type.Object({
   name: Type.String(),
   created_at: Timestamp,
   expires_at: Type.Optional(Timestamp),
+  scopes: Scopes,
+  locations: Type.Optional(KeyLocations),
   token: Type.String({ description: 'The bearer token, shown only in this response' }),
 });
+
+/** POST /v1/tokens's body. */
+export const CreateApiKeyLimits = {
+  scopes: Type.Optional(
+    Type.Array(ScopeSchema, {
+      minItems: 1,
+      maxItems: SCOPES.length,
+      uniqueItems: true,
+      description:
+        "What the new key may do: within the calling key's own scopes. Absent: all of the caller's",
+    }),
+  ),
+  locations: Type.Optional(
+    Type.Array(Type.String({ format: 'uuid' }), {
+      minItems: 1,
+      maxItems: 1000,
+      uniqueItems: true,
+      description:
+        "Location ids the new key may address: within the calling key's own. Absent: the caller's (every one for an unlimited key)",
+    }),
+  ),
+};
 export type CreatedApiKey = Static<typeof CreatedApiKey>;

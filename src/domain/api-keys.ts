@@ -5,7 +5,7 @@
 // conditional UPDATE that several processes can race on harmlessly.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { ApiKey, CreatedApiKey } from '../api/keys.js';
+import { type ApiKey, type CreatedApiKey, SCOPES, type Scope } from '../api/keys.js';
 import { type Clock, toRfc3339 } from '../clock.js';
 import type { ApiKeyRow, Database } from '../db/schema.js';
 import { FerryError, invalid, notFound } from '../errors.js';
@@ -25,6 +25,31 @@ export interface Principal {
   keyId: string;
   /** The workspace's locations_version when the request was authenticated. */
   locationsVersion: number;
+  /** What the key may do (docs/api.md, "Scopes"). */
+  scopes: ReadonlySet<Scope>;
+  /** The only locations the key may address; null: every location of its workspace. */
+  locations: ReadonlySet<string> | null;
+}
+
+/** What a key may do and where, as stored (JSON arrays; null: no limit). */
+export interface KeyLimits {
+  scopes: ReadonlySet<Scope>;
+  locations: ReadonlySet<string> | null;
+}
+
+/** The operator's keys (bootstrap, `ferry keys create --workspace`) and every key before scopes. */
+export const UNLIMITED: KeyLimits = { scopes: new Set(SCOPES), locations: null };
+
+function limitsOf(row: { scopes: string | null; locations: string | null }): KeyLimits {
+  return {
+    scopes:
+      row.scopes === null
+        ? UNLIMITED.scopes
+        : new Set(
+            (JSON.parse(row.scopes) as string[]).filter((s): s is Scope => SCOPES.includes(s as Scope)),
+          ),
+    locations: row.locations === null ? null : new Set(JSON.parse(row.locations) as string[]),
+  };
 }
 
 export function hashToken(token: string): string {
@@ -36,11 +61,57 @@ function generateToken(): string {
 }
 
 function view(row: ApiKeyRow): ApiKeyView {
-  const v: ApiKeyView = { id: row.id, name: row.name, created_at: toRfc3339(row.created_at) };
+  const limits = limitsOf(row);
+  const v: ApiKeyView = {
+    id: row.id,
+    name: row.name,
+    created_at: toRfc3339(row.created_at),
+    scopes: SCOPES.filter((scope) => limits.scopes.has(scope)),
+  };
+  if (limits.locations !== null) v.locations = [...limits.locations];
   if (row.expires_at !== null) v.expires_at = toRfc3339(row.expires_at);
   if (row.last_used_at !== null) v.last_used_at = toRfc3339(row.last_used_at);
   if (row.revoked_at !== null) v.revoked_at = toRfc3339(row.revoked_at);
   return v;
+}
+
+/**
+ * The limits of a key made by `creator` (docs/api.md, "Scopes"): what was asked, which must lie within
+ * the creator's own; what was not asked is the creator's. The locations asked must be the workspace's.
+ */
+async function limitsFor(
+  db: Kysely<Database>,
+  workspaceId: string,
+  creator: KeyLimits,
+  asked: { scopes?: readonly Scope[]; locations?: readonly string[] },
+): Promise<KeyLimits> {
+  const scopes = asked.scopes === undefined ? creator.scopes : new Set(asked.scopes);
+  const beyond = [...scopes].filter((scope) => !creator.scopes.has(scope));
+  if (beyond.length > 0) {
+    throw new FerryError(
+      'forbidden',
+      `a key can create keys only within its own scopes; this key lacks ${beyond.map((s) => `"${s}"`).join(', ')}`,
+    );
+  }
+  if (asked.locations === undefined) return { scopes, locations: creator.locations };
+  const wanted = asked.locations.map((id) => id.toLowerCase());
+  const outside = creator.locations === null ? [] : wanted.filter((id) => !creator.locations?.has(id));
+  const found = new Set(
+    outside.length > 0
+      ? []
+      : (
+          await db
+            .selectFrom('locations')
+            .select('id')
+            .where('workspace_id', '=', workspaceId)
+            .where('id', 'in', wanted)
+            .execute()
+        ).map((row) => row.id),
+  );
+  // A location outside the creator's own does not exist for it: the same answer as an unknown one.
+  const missing = outside.length > 0 ? outside : wanted.filter((id) => !found.has(id));
+  if (missing.length > 0) throw notFound(`location ${missing[0]} was not found`);
+  return { scopes, locations: new Set(wanted) };
 }
 
 function checkName(name: string): string {
@@ -57,11 +128,25 @@ export class ApiKeys {
     private readonly cap = Number.POSITIVE_INFINITY,
   ) {}
 
-  async create(workspaceId: string, input: { name: string; expiresAt?: number }): Promise<CreatedApiKey> {
+  /**
+   * A new key of the workspace. `creator` is the limits of the key asking (a key creates keys only within
+   * its own); the operator's door (bootstrap, `ferry keys create --workspace`) passes UNLIMITED.
+   */
+  async create(
+    workspaceId: string,
+    input: {
+      name: string;
+      expiresAt?: number;
+      scopes?: readonly Scope[];
+      locations?: readonly string[];
+    },
+    creator: KeyLimits = UNLIMITED,
+  ): Promise<CreatedApiKey> {
     const now = this.clock.now();
     if (input.expiresAt !== undefined && input.expiresAt <= now) {
       throw invalid('expires_at must be in the future');
     }
+    const limits = await limitsFor(this.db, workspaceId, creator, input);
     const token = generateToken();
     const row: ApiKeyRow = {
       id: newId(),
@@ -73,6 +158,13 @@ export class ApiKeys {
       expires_at: input.expiresAt ?? null,
       revoked_at: null,
       last_used_at: null,
+      // No limit is stored as null: such a key gains any scope a later release adds, as keys before
+      // scopes do.
+      scopes:
+        limits.scopes.size === SCOPES.length
+          ? null
+          : JSON.stringify(SCOPES.filter((x) => limits.scopes.has(x))),
+      locations: limits.locations === null ? null : JSON.stringify([...limits.locations]),
     };
     await this.db.transaction().execute(async (trx) => {
       await checkCap(trx, 'api_keys', workspaceId, this.cap, now);
@@ -91,6 +183,11 @@ export class ApiKeys {
       .orderBy('id', 'asc')
       .execute();
     return rows.map(view);
+  }
+
+  /** One key of the workspace as the list shows it (GET /v1/key: the caller's own). */
+  async get(workspaceId: string, id: string): Promise<ApiKeyView> {
+    return view(await this.find(workspaceId, id));
   }
 
   private async find(workspaceId: string, id: string): Promise<ApiKeyRow> {
@@ -175,6 +272,8 @@ export class ApiKeys {
     const principal: Principal = {
       workspaceId: key.workspaceId,
       keyId: key.keyId,
+      scopes: key.scopes,
+      locations: key.locations,
       get locationsVersion(): number {
         throw new FerryError('internal', 'locations_version of an unconfirmed key (route needs authFirst)');
       },
@@ -190,7 +289,7 @@ export class ApiKeys {
         throw new FerryError('unauthenticated', 'the API key has expired');
       }
       await this.#touch(key, now);
-      return { workspaceId: key.workspaceId, keyId: key.keyId, locationsVersion: version };
+      return principalOf(key, version);
     }
     const ticket = this.cache?.ticket();
     const row = await this.db
@@ -202,6 +301,8 @@ export class ApiKeys {
         'api_keys.expires_at',
         'api_keys.revoked_at',
         'api_keys.last_used_at',
+        'api_keys.scopes',
+        'api_keys.locations',
         'workspaces.locations_version',
       ])
       .where('api_keys.token_hash', '=', hash)
@@ -216,10 +317,11 @@ export class ApiKeys {
       workspaceId: row.workspace_id,
       expiresAt: row.expires_at,
       lastUsedAt: row.last_used_at,
+      ...limitsOf(row),
     };
     await this.#touch(key, now);
     if (ticket !== undefined) this.cache?.put(ticket, hash, key, row.locations_version);
-    return { workspaceId: row.workspace_id, keyId: row.id, locationsVersion: row.locations_version };
+    return principalOf(key, row.locations_version);
   }
 
   async #touch(key: CachedKey, now: number): Promise<void> {
@@ -234,4 +336,14 @@ export class ApiKeys {
       .execute();
     key.lastUsedAt = now;
   }
+}
+
+function principalOf(key: CachedKey, locationsVersion: number): Principal {
+  return {
+    workspaceId: key.workspaceId,
+    keyId: key.keyId,
+    locationsVersion,
+    scopes: key.scopes,
+    locations: key.locations,
+  };
 }

@@ -4,6 +4,7 @@
 // through NOTIFY on the listening connection, on SQLite through a function its triggers call. While
 // that report is not sure to arrive (the listening connection is down, or another process committed
 // to the SQLite file) nothing is served from the cache, so a revoked key fails at the next request.
+import type { Scope } from '../api/keys.js';
 import type { Db } from '../db/database.js';
 import type { Signals } from '../db/signals.js';
 
@@ -49,6 +50,9 @@ export interface CachedKey {
   workspaceId: string;
   expiresAt: number | null;
   lastUsedAt: number | null;
+  /** Fixed when the key is created (docs/api.md, "Scopes"). */
+  scopes: ReadonlySet<Scope>;
+  locations: ReadonlySet<string> | null;
 }
 
 const MAX_KEYS = 10_000;

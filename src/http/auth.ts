@@ -10,11 +10,17 @@
 // found is sent, and it must change nothing: the authenticated GET routes only read. Writes, and routes
 // that set config.authFirst, start only once the key is confirmed, as do routes that bypass onSend
 // (reply.hijack(), writing reply.raw): they must set authFirst.
+//
+// Scopes (docs/api.md, "Scopes"): every route that is not public declares the scope it needs
+// (config.scope), checked here before its handler and nowhere else; a route that declares none stops
+// the server at start-up. A request whose key lacks the scope is 403 naming it.
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
+import type { Scope } from '../api/keys.js';
 import type { ApiKeys, Principal } from '../domain/api-keys.js';
 import { FerryError } from '../errors.js';
 import { errorAnswer } from './errors.js';
+import { errors } from './schemas.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -27,6 +33,11 @@ declare module 'fastify' {
     authFirst?: boolean;
     /** Set by registerAuth on the routes whose reads may start early (they carry its onSend hook). */
     earlyRead?: boolean;
+    /**
+     * The scope the key needs (docs/api.md, "Scopes"), or how the request chooses it (a dry run or a
+     * preview is a read; a plan's run needs what its kind does). Required on every route not public.
+     */
+    scope?: Scope | 'any' | ((request: FastifyRequest) => Scope | Promise<Scope>);
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -105,10 +116,28 @@ export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
       done(null, JSON.stringify(answer.body));
     });
   };
+  // The scope, before the body is validated (a key without it learns nothing of the route's rules) and
+  // once it is parsed (a dry run is chosen by its body).
+  app.addHook('preValidation', async (request) => {
+    const needs = request.routeOptions.config?.scope;
+    if (request.routeOptions.config?.public === true || needs === undefined || needs === 'any') return;
+    const scope = typeof needs === 'function' ? await needs(request) : needs;
+    if (!principalOf(request).scopes.has(scope)) throw missingScope(scope);
+  });
   // Only the routes a read may start early on carry the hook, and only they take the early path: a
   // public route's answer (/healthz's) runs no onSend hook at all.
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat();
+    if (route.config?.public !== true && route.config?.scope === undefined) {
+      throw new Error(
+        `${methods.join(',')} ${route.url} declares no scope (config.scope; docs/api.md, "Scopes")`,
+      );
+    }
+    // Every route behind a key may answer 403 (a scope the key lacks): /openapi.json says so.
+    const responses = route.schema?.response as Record<string, unknown> | undefined;
+    if (route.config?.public !== true && responses !== undefined && responses[403] === undefined) {
+      responses[403] = errors(403)[403];
+    }
     if (route.config?.public === true || route.config?.authFirst === true) return;
     if (!methods.some((method) => method === 'GET' || method === 'HEAD')) return;
     const onSend = [route.onSend ?? []].flat();
@@ -126,4 +155,15 @@ export function workspaceOf(request: FastifyRequest): string {
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new FerryError('unauthenticated', 'no API key');
   return request.principal;
+}
+
+/** The 403 of a key without `scope`. */
+export function missingScope(scope: Scope): FerryError {
+  return new FerryError('forbidden', `this API key lacks the "${scope}" scope (docs/api.md, "Scopes")`);
+}
+
+/** A read when the body asks only to look (`dry_run: true`, a preview), else `scope`. */
+export function readWhenDryRun(scope: Scope): (request: FastifyRequest) => Scope {
+  return (request) =>
+    (request.body as { dry_run?: unknown } | undefined)?.dry_run === true ? 'read' : scope;
 }

@@ -16,7 +16,14 @@ await eachDatabase('API keys and authentication', (database) => {
   const createKey = async (body: Record<string, unknown> = { name: unique('key') }) => {
     const res = await t.request({ method: 'POST', url: '/v1/tokens', payload: body });
     assert.equal(res.statusCode, 201, res.body);
-    return res.json() as { id: string; name: string; created_at: string; expires_at?: string; token: string };
+    return res.json() as {
+      id: string;
+      name: string;
+      created_at: string;
+      expires_at?: string;
+      token: string;
+      scopes: string[];
+    };
   };
   const listAs = (token: string) => t.request({ method: 'GET', url: '/v1/locations', token });
   const keys = async () =>
@@ -39,7 +46,8 @@ await eachDatabase('API keys and authentication', (database) => {
 
   test('creating a key answers 201 with the token once; the list shows the key without it', async () => {
     const key = await createKey({ name: 'ci deploys', expires_at: '2030-01-01T00:00:00Z' });
-    assert.deepEqual(Object.keys(key).sort(), ['created_at', 'expires_at', 'id', 'name', 'token']);
+    assert.deepEqual(Object.keys(key).sort(), ['created_at', 'expires_at', 'id', 'name', 'scopes', 'token']);
+    assert.deepEqual(key.scopes, ['read', 'transfer', 'remove', 'share', 'admin']);
     assert.equal(key.expires_at, '2030-01-01T00:00:00.000Z');
     assert.equal((await listAs(key.token)).statusCode, 200);
     const listed = (await keys()).find((k) => k.id === key.id);

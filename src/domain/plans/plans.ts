@@ -250,6 +250,14 @@ export class Plans {
     return row;
   }
 
+  /**
+   * The kind of a plan of the workspace (copy, sync, move or remove), or undefined when there is none:
+   * what its run needs of the key (docs/api.md, "Scopes").
+   */
+  async kindOf(workspaceId: string, id: string): Promise<string | undefined> {
+    return isUuid(id) ? (await plans.find(this.db.kysely, workspaceId, id))?.kind : undefined;
+  }
+
   /** The plan with a page of its entries, in listing order. */
   async get(workspaceId: string, id: string, limit: number, cursor?: string): Promise<PlanView> {
     const row = await this.find(workspaceId, id);

@@ -15,7 +15,7 @@ export const bucketRoutes =
     app.post(
       '/v1/buckets',
       {
-        config: { rateLimit: 'locations' },
+        config: { scope: 'admin', rateLimit: 'locations' },
         schema: {
           summary: 'Create a bucket (a container on azureblob) on a bucket store',
           tags: ['buckets'],

@@ -132,7 +132,7 @@ export const eventRoutes =
       {
         // A stream takes one of the workspace's slots and listens from the handler on: only for a
         // confirmed key (src/http/auth.ts).
-        config: { authFirst: true },
+        config: { scope: 'read', authFirst: true },
         schema: {
           summary: 'Stream the changes of your jobs, transfers and sends (Server-Sent Events)',
           tags: ['transfers'],

@@ -173,7 +173,7 @@ export const fileRoutes =
     app.put(
       `${FILES_PREFIX}*`,
       {
-        config: { rateLimit: 'files' },
+        config: { scope: 'transfer', rateLimit: 'files' },
         // Before anything else: the body may take longer than Node's whole-request deadline.
         onRequest: (_request, reply, done) => {
           streamsItsBody(reply.raw);
@@ -290,7 +290,11 @@ export const fileRoutes =
         `${FILES_PREFIX}*`,
         {
           // The HEAD route is declared, not derived from GET, so /openapi.json shows it.
-          config: { rateLimit: 'files', ...(head ? { swagger: { exposeHeadRoute: true } } : {}) },
+          config: {
+            scope: 'read',
+            rateLimit: 'files',
+            ...(head ? { swagger: { exposeHeadRoute: true } } : {}),
+          },
           exposeHeadRoute: false,
           schema: {
             summary: head ? "A file's headers, as GET answers them" : 'Download a file (Range supported)',

@@ -54,7 +54,7 @@ export const listRoutes =
     app.post(
       '/v1/list',
       {
-        config: { rateLimit: 'list' },
+        config: { scope: 'read', rateLimit: 'list' },
         schema: {
           summary: 'List the objects at a location',
           tags: ['listing'],

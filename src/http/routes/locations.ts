@@ -65,7 +65,7 @@ export const locationRoutes =
       {
         // The cached list is chosen by the principal's locations_version, which only a confirmed key
         // carries (src/http/auth.ts).
-        config: { authFirst: true },
+        config: { scope: 'read', authFirst: true },
         schema: {
           summary: 'List locations',
           tags: ['locations'],
@@ -89,7 +89,7 @@ export const locationRoutes =
     app.post(
       '/v1/locations',
       {
-        config: { rateLimit: 'locations' },
+        config: { scope: 'admin', rateLimit: 'locations' },
         schema: {
           summary: 'Create a location',
           tags: ['locations'],
@@ -120,6 +120,7 @@ export const locationRoutes =
     app.post(
       '/v1/locations/get',
       {
+        config: { scope: 'read' },
         schema: {
           summary: 'Get a location',
           tags: ['locations'],
@@ -133,7 +134,7 @@ export const locationRoutes =
     app.put(
       '/v1/locations',
       {
-        config: { rateLimit: 'locations' },
+        config: { scope: 'admin', rateLimit: 'locations' },
         schema: {
           summary: "Replace a location's secret",
           tags: ['locations'],
@@ -156,7 +157,7 @@ export const locationRoutes =
     app.patch(
       '/v1/locations',
       {
-        config: { rateLimit: 'locations' },
+        config: { scope: 'admin', rateLimit: 'locations' },
         schema: {
           summary: "Update a location's label",
           tags: ['locations'],
@@ -173,7 +174,7 @@ export const locationRoutes =
     app.delete(
       '/v1/locations',
       {
-        config: { rateLimit: 'locations' },
+        config: { scope: 'admin', rateLimit: 'locations' },
         schema: {
           summary: 'Delete a location',
           tags: ['locations'],
@@ -190,7 +191,7 @@ export const locationRoutes =
     app.post(
       '/v1/locations/refresh',
       {
-        config: { rateLimit: 'locations' },
+        config: { scope: 'admin', rateLimit: 'locations' },
         schema: {
           summary: 'Queue a credential refresh',
           tags: ['locations'],
@@ -207,6 +208,7 @@ export const locationRoutes =
     app.post(
       '/v1/locations/status',
       {
+        config: { scope: 'read' },
         schema: {
           summary: "Read a location's refresh status",
           tags: ['locations'],

@@ -8,7 +8,7 @@ import { Filter } from '../../api/transfers.js';
 import { PAGE_DEFAULT } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
 import type { Operations } from '../../domain/transfers/operations.js';
-import { workspaceOf } from '../auth.js';
+import { readWhenDryRun, workspaceOf } from '../auth.js';
 import { errors, INPUT_MAX, Literal, Path, Url } from '../schemas.js';
 import { EntrySchema, listingJson } from './list.js';
 
@@ -29,7 +29,7 @@ export const operationRoutes =
     app.post(
       '/pull',
       {
-        config: { rateLimit: 'transfer' },
+        config: { scope: 'transfer', rateLimit: 'transfer' },
         schema: {
           summary: 'Fetch files from http(s) URLs into a location',
           tags: ['transfers'],
@@ -53,7 +53,7 @@ export const operationRoutes =
     app.post(
       '/move',
       {
-        config: { rateLimit: 'transfer' },
+        config: { scope: readWhenDryRun('transfer'), rateLimit: 'transfer' },
         schema: {
           summary: 'Move files; afterwards they exist only at the destination',
           tags: ['transfers'],
@@ -79,7 +79,7 @@ export const operationRoutes =
     app.post(
       '/remove',
       {
-        config: { rateLimit: 'transfer' },
+        config: { scope: readWhenDryRun('remove'), rateLimit: 'transfer' },
         schema: {
           summary: 'Remove files (unrecoverable); a dry run first (dry_run: true), then run its plan',
           tags: ['transfers'],
@@ -104,7 +104,7 @@ export const operationRoutes =
     app.post(
       '/remove/preview',
       {
-        config: { rateLimit: 'preview' },
+        config: { scope: 'read', rateLimit: 'preview' },
         schema: {
           summary: 'What /remove would remove, without removing anything',
           tags: ['transfers'],
@@ -130,7 +130,7 @@ export const operationRoutes =
     app.post(
       '/move/preview',
       {
-        config: { rateLimit: 'preview' },
+        config: { scope: 'read', rateLimit: 'preview' },
         schema: {
           summary: 'What /move would move and where, without moving anything',
           tags: ['transfers'],

@@ -1,7 +1,9 @@
 // Plans (docs/api.md, "Plans"): reading a plan's entries page by page, and running it once. The dry
 // runs themselves are the copy, move and remove routes with `dry_run: true`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { Scope } from '../../api/keys.js';
 import { Plan } from '../../api/plans.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
@@ -12,9 +14,16 @@ import { noBody } from './transfers.js';
 export const planRoutes =
   (plans: Plans, queued: () => void): FastifyPluginAsyncTypebox =>
   async (app) => {
+    /** A plan's run needs what running its request would: `remove` for a removal, else `transfer`. */
+    const runScope = async (request: FastifyRequest): Promise<Scope> =>
+      (await plans.kindOf(workspaceOf(request), (request.params as { id: string }).id)) === 'remove'
+        ? 'remove'
+        : 'transfer';
+
     app.get(
       '/v1/plans/:id',
       {
+        config: { scope: 'read' },
         schema: {
           summary: 'A plan and a page of its entries, in listing order',
           tags: ['plans'],
@@ -35,6 +44,7 @@ export const planRoutes =
     app.post(
       '/v1/plans/:id/run',
       {
+        config: { scope: runScope },
         schema: {
           summary: 'Run exactly what a plan holds, once',
           tags: ['plans'],

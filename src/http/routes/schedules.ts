@@ -45,7 +45,7 @@ export const scheduleRoutes =
     app.post(
       '/v1/schedules',
       {
-        config: { rateLimit: 'transfer' },
+        config: { scope: 'transfer', rateLimit: 'transfer' },
         schema: {
           summary: 'Create a schedule: a bulk copy or a sync run at the times `every` names',
           tags: ['schedules'],
@@ -67,6 +67,7 @@ export const scheduleRoutes =
     app.get(
       '/v1/schedules',
       {
+        config: { scope: 'read' },
         schema: {
           summary: "List the workspace's schedules, newest first",
           tags: ['schedules'],
@@ -90,6 +91,7 @@ export const scheduleRoutes =
     app.get(
       '/v1/schedules/:id',
       {
+        config: { scope: 'read' },
         schema: {
           summary: 'Read a schedule and its recent runs',
           tags: ['schedules'],
@@ -103,7 +105,7 @@ export const scheduleRoutes =
     app.patch(
       '/v1/schedules/:id',
       {
-        config: { rateLimit: 'transfer' },
+        config: { scope: 'transfer', rateLimit: 'transfer' },
         schema: {
           summary: 'Change a schedule, or pause and resume it',
           tags: ['schedules'],
@@ -135,7 +137,7 @@ export const scheduleRoutes =
     app.delete(
       '/v1/schedules/:id',
       {
-        config: { rateLimit: 'transfer' },
+        config: { scope: 'transfer', rateLimit: 'transfer' },
         schema: {
           summary: 'Delete a schedule and its runs (the jobs it started stay)',
           tags: ['schedules'],
@@ -153,6 +155,7 @@ export const scheduleRoutes =
       '/v1/schedules/:id/run',
       {
         // Not limited here: the copy it starts takes its place in the copy limit as POST /v1/copy does.
+        config: { scope: 'transfer' },
         schema: {
           summary: 'Run a schedule now: 202 with its job',
           tags: ['schedules'],

@@ -33,7 +33,7 @@ export const sendRoutes =
     app.post(
       '/send',
       {
-        config: { rateLimit: 'send' },
+        config: { scope: 'share', rateLimit: 'send' },
         schema: {
           summary: 'E-mail a link to one file, now or at a time given in ISO 8601 or plain words',
           tags: ['sends'],
@@ -80,6 +80,7 @@ export const sendRoutes =
     app.get(
       '/v1/sends',
       {
+        config: { scope: 'read' },
         schema: {
           summary: "List the workspace's sends, newest first",
           tags: ['sends'],
@@ -106,6 +107,7 @@ export const sendRoutes =
     app.get(
       '/v1/sends/:id',
       {
+        config: { scope: 'read' },
         schema: {
           summary: 'Read the state of a send',
           tags: ['sends'],
@@ -119,6 +121,7 @@ export const sendRoutes =
     app.post(
       '/v1/sends/:id/cancel',
       {
+        config: { scope: 'share' },
         schema: {
           summary: 'Cancel a send whose mail has not started (scheduled, or queued and not yet claimed)',
           tags: ['sends'],

@@ -14,7 +14,7 @@ export const shareRoutes =
     app.post(
       '/share',
       {
-        config: { rateLimit: 'share' },
+        config: { scope: 'share', rateLimit: 'share' },
         schema: {
           summary: 'Share one file by a link that ferry serves',
           description:
@@ -51,6 +51,7 @@ export const shareRoutes =
     app.get(
       '/v1/shares',
       {
+        config: { scope: 'read' },
         schema: {
           summary: "List the workspace's share links, newest first",
           tags: ['shares'],
@@ -74,6 +75,7 @@ export const shareRoutes =
     app.delete(
       '/v1/shares/:id',
       {
+        config: { scope: 'share' },
         schema: {
           summary: 'Revoke a share link at once',
           tags: ['shares'],

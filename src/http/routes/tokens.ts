@@ -1,10 +1,10 @@
 // API keys (docs/api.md, "API keys").
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ApiKey, CreatedApiKey } from '../../api/keys.js';
+import { ApiKey, CreateApiKeyLimits, CreatedApiKey } from '../../api/keys.js';
 import { parseRfc3339 } from '../../clock.js';
 import type { ApiKeys } from '../../domain/api-keys.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf, workspaceOf } from '../auth.js';
 import { errors, IdParam, Label, NoContent, Timestamp } from '../schemas.js';
 
 export const tokenRoutes =
@@ -13,7 +13,7 @@ export const tokenRoutes =
     app.post(
       '/v1/tokens',
       {
-        config: { rateLimit: 'tokens' },
+        config: { scope: 'admin', rateLimit: 'tokens' },
         schema: {
           summary: 'Create an API key',
           tags: ['api keys'],
@@ -21,18 +21,26 @@ export const tokenRoutes =
             {
               name: Label(),
               expires_at: Type.Optional(Timestamp),
+              ...CreateApiKeyLimits,
             },
             { additionalProperties: false },
           ),
-          response: { 201: CreatedApiKey, ...errors(400, 401) },
+          response: { 201: CreatedApiKey, ...errors(400, 401, 403, 404) },
         },
       },
       async (request, reply) => {
-        const { name, expires_at: expiresAt } = request.body;
-        const created = await apiKeys.create(workspaceOf(request), {
-          name,
-          ...(expiresAt === undefined ? {} : { expiresAt: parseRfc3339(expiresAt, 'expires_at') }),
-        });
+        const { name, expires_at: expiresAt, scopes, locations } = request.body;
+        const caller = principalOf(request);
+        const created = await apiKeys.create(
+          caller.workspaceId,
+          {
+            name,
+            ...(expiresAt === undefined ? {} : { expiresAt: parseRfc3339(expiresAt, 'expires_at') }),
+            ...(scopes === undefined ? {} : { scopes }),
+            ...(locations === undefined ? {} : { locations }),
+          },
+          caller,
+        );
         return reply.code(201).send(created);
       },
     );
@@ -40,6 +48,7 @@ export const tokenRoutes =
     app.get(
       '/v1/tokens',
       {
+        config: { scope: 'admin' },
         schema: {
           summary: 'List API keys',
           tags: ['api keys'],
@@ -49,10 +58,27 @@ export const tokenRoutes =
       async (request) => apiKeys.list(workspaceOf(request)),
     );
 
+    app.get(
+      '/v1/key',
+      {
+        // Any key may read itself: the console and the CLI learn from it what they may offer.
+        config: { scope: 'any' },
+        schema: {
+          summary: 'The API key of this request: its name, scopes and locations',
+          tags: ['api keys'],
+          response: { 200: ApiKey, ...errors(401) },
+        },
+      },
+      async (request) => {
+        const caller = principalOf(request);
+        return apiKeys.get(caller.workspaceId, caller.keyId);
+      },
+    );
+
     app.patch(
       '/v1/tokens/:id',
       {
-        config: { rateLimit: 'tokens' },
+        config: { scope: 'admin', rateLimit: 'tokens' },
         schema: {
           summary: 'Rename an API key or change its expiry',
           tags: ['api keys'],
@@ -80,7 +106,7 @@ export const tokenRoutes =
     app.delete(
       '/v1/tokens/:id',
       {
-        config: { rateLimit: 'tokens' },
+        config: { scope: 'admin', rateLimit: 'tokens' },
         schema: {
           summary: 'Revoke an API key',
           tags: ['api keys'],

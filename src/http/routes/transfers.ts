@@ -17,7 +17,7 @@ import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
 import type { TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
 import { COMPARE_MODES, OVERWRITE_MODES } from '../../states.js';
-import { principalOf, workspaceOf } from '../auth.js';
+import { principalOf, readWhenDryRun, workspaceOf } from '../auth.js';
 import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 
 /** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
@@ -135,6 +135,7 @@ export const transferRoutes =
       '/v1/copy',
       {
         bodyLimit: COPY_BODY_LIMIT,
+        config: { scope: readWhenDryRun('transfer') },
         schema: {
           summary: 'Copy an object, or every object under a prefix',
           tags: ['transfers'],
@@ -173,6 +174,7 @@ export const transferRoutes =
     app.post(
       '/v1/sync',
       {
+        config: { scope: readWhenDryRun('transfer') },
         schema: {
           summary:
             'Make a prefix hold what another holds: copy what is missing or different, optionally delete the rest',
@@ -219,6 +221,7 @@ export const transferRoutes =
     app.get(
       '/v1/transfers/:id',
       {
+        config: { scope: 'read' },
         schema: {
           summary: 'Poll a transfer',
           tags: ['transfers'],
@@ -232,6 +235,7 @@ export const transferRoutes =
     app.get(
       '/v1/transfers',
       {
+        config: { scope: 'read' },
         schema: {
           summary: "List the workspace's transfers, newest first",
           tags: ['transfers'],
@@ -258,6 +262,7 @@ export const transferRoutes =
     app.get(
       '/v1/transfers/:id/failures',
       {
+        config: { scope: 'read' },
         schema: {
           summary: "A transfer's failed objects (a transfer over several objects)",
           tags: ['transfers'],
@@ -278,6 +283,7 @@ export const transferRoutes =
     app.get(
       '/v1/transfers/:id/report',
       {
+        config: { scope: 'read' },
         schema: {
           summary: 'Every object of a transfer over several objects, with its outcome (NDJSON or CSV)',
           tags: ['transfers'],
@@ -296,6 +302,7 @@ export const transferRoutes =
     app.post(
       '/v1/transfers/:id/retry',
       {
+        config: { scope: 'transfer' },
         schema: {
           summary: 'Run the failed objects of a failed transfer over several objects again',
           tags: ['transfers'],
@@ -317,6 +324,7 @@ export const transferRoutes =
     app.get(
       '/v1/jobs/:id',
       {
+        config: { scope: 'read' },
         schema: {
           summary: 'Poll a bulk job',
           tags: ['jobs'],
@@ -330,6 +338,7 @@ export const transferRoutes =
     app.get(
       '/v1/jobs',
       {
+        config: { scope: 'read' },
         schema: {
           summary: "List the workspace's bulk jobs, newest first",
           tags: ['jobs'],
@@ -362,6 +371,7 @@ export const transferRoutes =
     app.get(
       '/v1/jobs/:id/failures',
       {
+        config: { scope: 'read' },
         schema: {
           summary: "A job's failed objects",
           tags: ['jobs'],
@@ -385,6 +395,7 @@ export const transferRoutes =
     app.get(
       '/v1/jobs/:id/report',
       {
+        config: { scope: 'read' },
         schema: {
           summary: 'Every object of a job, with its outcome (NDJSON, or CSV with Accept: text/csv)',
           tags: ['jobs'],
@@ -401,6 +412,7 @@ export const transferRoutes =
     app.post(
       '/v1/jobs/:id/retry',
       {
+        config: { scope: 'transfer' },
         schema: {
           summary: 'Re-plan the failed objects of a partial or failed job',
           tags: ['jobs'],
@@ -422,6 +434,7 @@ export const transferRoutes =
     app.post(
       '/v1/jobs/:id/cancel',
       {
+        config: { scope: 'transfer' },
         schema: {
           summary: 'Stop a job that has not finished',
           tags: ['jobs'],

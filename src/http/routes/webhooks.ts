@@ -53,7 +53,7 @@ export const webhookRoutes =
     app.post(
       '/v1/webhooks',
       {
-        config: { rateLimit: 'webhooks' },
+        config: { scope: 'admin', rateLimit: 'webhooks' },
         schema: {
           summary: 'Register a webhook endpoint; the answer holds its signing secret, once',
           tags: ['webhooks'],
@@ -68,6 +68,7 @@ export const webhookRoutes =
     app.get(
       '/v1/webhooks',
       {
+        config: { scope: 'admin' },
         schema: {
           summary: "List the workspace's webhook endpoints",
           tags: ['webhooks'],
@@ -80,6 +81,7 @@ export const webhookRoutes =
     app.get(
       '/v1/webhooks/:id',
       {
+        config: { scope: 'admin' },
         schema: {
           summary: 'Read a webhook endpoint',
           tags: ['webhooks'],
@@ -93,7 +95,7 @@ export const webhookRoutes =
     app.patch(
       '/v1/webhooks/:id',
       {
-        config: { rateLimit: 'webhooks' },
+        config: { scope: 'admin', rateLimit: 'webhooks' },
         schema: {
           summary: 'Change the URL or events of a webhook endpoint, or enable or disable it',
           tags: ['webhooks'],
@@ -115,7 +117,7 @@ export const webhookRoutes =
     app.delete(
       '/v1/webhooks/:id',
       {
-        config: { rateLimit: 'webhooks' },
+        config: { scope: 'admin', rateLimit: 'webhooks' },
         schema: {
           summary: 'Delete a webhook endpoint, its queued messages and its delivery log',
           tags: ['webhooks'],
@@ -132,6 +134,7 @@ export const webhookRoutes =
     app.get(
       '/v1/webhooks/:id/deliveries',
       {
+        config: { scope: 'admin' },
         schema: {
           summary: "A webhook endpoint's delivery attempts, newest first",
           tags: ['webhooks'],
