@@ -23,9 +23,6 @@ export const ScopeSchema = Type.Union(
 const Scopes = Type.Array(ScopeSchema, {
   description: 'What the key may do; a key created without scopes has all five',
 });
-const KeyLocations = Type.Array(Type.String({ format: 'uuid' }), {
-  description: 'The only locations the key may address (ids); absent: every location of the workspace',
-});
 
 export const ApiKey = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -35,7 +32,6 @@ export const ApiKey = Type.Object({
   last_used_at: Type.Optional(Timestamp),
   revoked_at: Type.Optional(Timestamp),
   scopes: Scopes,
-  locations: Type.Optional(KeyLocations),
 });
 export type ApiKey = Static<typeof ApiKey>;
 
@@ -46,7 +42,6 @@ export const CreatedApiKey = Type.Object({
   created_at: Timestamp,
   expires_at: Type.Optional(Timestamp),
   scopes: Scopes,
-  locations: Type.Optional(KeyLocations),
   token: Type.String({ description: 'The bearer token, shown only in this response' }),
 });
 
@@ -59,15 +54,6 @@ export const CreateApiKeyLimits = {
       uniqueItems: true,
       description:
         "What the new key may do: within the calling key's own scopes. Absent: all of the caller's",
-    }),
-  ),
-  locations: Type.Optional(
-    Type.Array(Type.String({ format: 'uuid' }), {
-      minItems: 1,
-      maxItems: 1000,
-      uniqueItems: true,
-      description:
-        "Location ids the new key may address: within the calling key's own. Absent: the caller's (every one for an unlimited key)",
     }),
   ),
 };

@@ -36,8 +36,6 @@ export interface ApiKeysTable {
   last_used_at: number | null;
   /** JSON array of the key's scopes (docs/api.md, "Scopes"); null: all of them. Never changes. */
   scopes: string | null;
-  /** JSON array of the location ids the key may address; null: every location. Never changes. */
-  locations: string | null;
 }
 
 export interface LocationsTable {

@@ -27,29 +27,20 @@ export interface Principal {
   locationsVersion: number;
   /** What the key may do (docs/api.md, "Scopes"). */
   scopes: ReadonlySet<Scope>;
-  /** The only locations the key may address; null: every location of its workspace. */
-  locations: ReadonlySet<string> | null;
 }
 
-/** What a key may do and where, as stored (JSON arrays; null: no limit). */
+/** What a key may do, as stored (a JSON array; null: every scope). */
 export interface KeyLimits {
   scopes: ReadonlySet<Scope>;
-  locations: ReadonlySet<string> | null;
 }
 
 /** The operator's keys (bootstrap, `ferry keys create --workspace`) and every key before scopes. */
-export const UNLIMITED: KeyLimits = { scopes: new Set(SCOPES), locations: null };
+export const UNLIMITED: KeyLimits = { scopes: new Set(SCOPES) };
 
-function limitsOf(row: { scopes: string | null; locations: string | null }): KeyLimits {
-  return {
-    scopes:
-      row.scopes === null
-        ? UNLIMITED.scopes
-        : new Set(
-            (JSON.parse(row.scopes) as string[]).filter((s): s is Scope => SCOPES.includes(s as Scope)),
-          ),
-    locations: row.locations === null ? null : new Set(JSON.parse(row.locations) as string[]),
-  };
+function limitsOf(row: { scopes: string | null }): KeyLimits {
+  if (row.scopes === null) return UNLIMITED;
+  const stored = JSON.parse(row.scopes) as string[];
+  return { scopes: new Set(stored.filter((s): s is Scope => SCOPES.includes(s as Scope))) };
 }
 
 export function hashToken(token: string): string {
@@ -68,7 +59,6 @@ function view(row: ApiKeyRow): ApiKeyView {
     created_at: toRfc3339(row.created_at),
     scopes: SCOPES.filter((scope) => limits.scopes.has(scope)),
   };
-  if (limits.locations !== null) v.locations = [...limits.locations];
   if (row.expires_at !== null) v.expires_at = toRfc3339(row.expires_at);
   if (row.last_used_at !== null) v.last_used_at = toRfc3339(row.last_used_at);
   if (row.revoked_at !== null) v.revoked_at = toRfc3339(row.revoked_at);
@@ -76,15 +66,10 @@ function view(row: ApiKeyRow): ApiKeyView {
 }
 
 /**
- * The limits of a key made by `creator` (docs/api.md, "Scopes"): what was asked, which must lie within
- * the creator's own; what was not asked is the creator's. The locations asked must be the workspace's.
+ * The scopes of a key made by `creator` (docs/api.md, "Scopes"): what was asked, which must lie within
+ * the creator's own; when none are asked, the creator's.
  */
-async function limitsFor(
-  db: Kysely<Database>,
-  workspaceId: string,
-  creator: KeyLimits,
-  asked: { scopes?: readonly Scope[]; locations?: readonly string[] },
-): Promise<KeyLimits> {
+function limitsFor(creator: KeyLimits, asked: { scopes?: readonly Scope[] }): KeyLimits {
   const scopes = asked.scopes === undefined ? creator.scopes : new Set(asked.scopes);
   const beyond = [...scopes].filter((scope) => !creator.scopes.has(scope));
   if (beyond.length > 0) {
@@ -93,25 +78,7 @@ async function limitsFor(
       `a key can create keys only within its own scopes; this key lacks ${beyond.map((s) => `"${s}"`).join(', ')}`,
     );
   }
-  if (asked.locations === undefined) return { scopes, locations: creator.locations };
-  const wanted = asked.locations.map((id) => id.toLowerCase());
-  const outside = creator.locations === null ? [] : wanted.filter((id) => !creator.locations?.has(id));
-  const found = new Set(
-    outside.length > 0
-      ? []
-      : (
-          await db
-            .selectFrom('locations')
-            .select('id')
-            .where('workspace_id', '=', workspaceId)
-            .where('id', 'in', wanted)
-            .execute()
-        ).map((row) => row.id),
-  );
-  // A location outside the creator's own does not exist for it: the same answer as an unknown one.
-  const missing = outside.length > 0 ? outside : wanted.filter((id) => !found.has(id));
-  if (missing.length > 0) throw notFound(`location ${missing[0]} was not found`);
-  return { scopes, locations: new Set(wanted) };
+  return { scopes };
 }
 
 function checkName(name: string): string {
@@ -138,7 +105,6 @@ export class ApiKeys {
       name: string;
       expiresAt?: number;
       scopes?: readonly Scope[];
-      locations?: readonly string[];
     },
     creator: KeyLimits = UNLIMITED,
   ): Promise<CreatedApiKey> {
@@ -146,7 +112,7 @@ export class ApiKeys {
     if (input.expiresAt !== undefined && input.expiresAt <= now) {
       throw invalid('expires_at must be in the future');
     }
-    const limits = await limitsFor(this.db, workspaceId, creator, input);
+    const limits = limitsFor(creator, input);
     const token = generateToken();
     const row: ApiKeyRow = {
       id: newId(),
@@ -164,7 +130,6 @@ export class ApiKeys {
         limits.scopes.size === SCOPES.length
           ? null
           : JSON.stringify(SCOPES.filter((x) => limits.scopes.has(x))),
-      locations: limits.locations === null ? null : JSON.stringify([...limits.locations]),
     };
     await this.db.transaction().execute(async (trx) => {
       await checkCap(trx, 'api_keys', workspaceId, this.cap, now);
@@ -273,7 +238,6 @@ export class ApiKeys {
       workspaceId: key.workspaceId,
       keyId: key.keyId,
       scopes: key.scopes,
-      locations: key.locations,
       get locationsVersion(): number {
         throw new FerryError('internal', 'locations_version of an unconfirmed key (route needs authFirst)');
       },
@@ -302,7 +266,6 @@ export class ApiKeys {
         'api_keys.revoked_at',
         'api_keys.last_used_at',
         'api_keys.scopes',
-        'api_keys.locations',
         'workspaces.locations_version',
       ])
       .where('api_keys.token_hash', '=', hash)
@@ -344,6 +307,5 @@ function principalOf(key: CachedKey, locationsVersion: number): Principal {
     keyId: key.keyId,
     locationsVersion,
     scopes: key.scopes,
-    locations: key.locations,
   };
 }

@@ -52,7 +52,6 @@ export interface CachedKey {
   lastUsedAt: number | null;
   /** Fixed when the key is created (docs/api.md, "Scopes"). */
   scopes: ReadonlySet<Scope>;
-  locations: ReadonlySet<string> | null;
 }
 
 const MAX_KEYS = 10_000;

@@ -29,7 +29,7 @@ export const tokenRoutes =
         },
       },
       async (request, reply) => {
-        const { name, expires_at: expiresAt, scopes, locations } = request.body;
+        const { name, expires_at: expiresAt, scopes } = request.body;
         const caller = principalOf(request);
         const created = await apiKeys.create(
           caller.workspaceId,
@@ -37,7 +37,6 @@ export const tokenRoutes =
             name,
             ...(expiresAt === undefined ? {} : { expiresAt: parseRfc3339(expiresAt, 'expires_at') }),
             ...(scopes === undefined ? {} : { scopes }),
-            ...(locations === undefined ? {} : { locations }),
           },
           caller,
         );
@@ -64,7 +63,7 @@ export const tokenRoutes =
         // Any key may read itself: the console and the CLI learn from it what they may offer.
         config: { scope: 'any' },
         schema: {
-          summary: 'The API key of this request: its name, scopes and locations',
+          summary: 'The API key of this request: its name and scopes',
           tags: ['api keys'],
           response: { 200: ApiKey, ...errors(401) },
         },

@@ -1,0 +1,521 @@
+// Scopes (docs/api.md, "Scopes"), table-driven over /openapi.json on both databases: every operation it
+// lists is in the table below with the scope it needs; a key with every scope but that one gets 403
+// naming it, and a key with only that scope gets the operation's own answer (2xx, or where the fixture
+// cannot give one, the status of the route's own rule, past the scope check). A route added without a
+// row here fails the first test; a route that declares no scope stops the server at start-up
+// (src/http/auth.ts), which every test here would show.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { InjectOptions } from 'fastify';
+import { SCOPES, type Scope } from '../../src/api/keys.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { eachDatabase, unique } from '../support/fixtures.js';
+import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
+import { TestSmtp } from '../support/smtp.js';
+import { createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
+
+type Sample = () => Promise<InjectOptions>;
+interface Row {
+  scope: Scope | 'any';
+  /** A request that succeeds for a key with the scope. */
+  sample: Sample;
+  /** What that request answers when not 2xx: the route's own rule, reached past the scope check. */
+  answers?: number;
+  /** The same operation chosen to be a read by its body (a dry run, a preview). */
+  read?: Sample;
+}
+
+eachDatabase('scopes on every route', (database) => {
+  let t: TestApp;
+  let s3: S3rverHandle;
+  let smtp: TestSmtp;
+  let client: S3Client;
+  before(async () => {
+    [s3, smtp] = await Promise.all([startS3rver(), new TestSmtp().start()]);
+    client = s3Client(s3.endpoint);
+    t = await startTestApp(database, {
+      env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_SMTP_URL: smtp.url },
+    });
+  });
+  after(async () => {
+    await t.close();
+    client.destroy();
+    await Promise.all([s3.close(), smtp.close()]);
+  });
+
+  /** A workspace with a location over a seeded bucket, and keys with chosen scopes. */
+  async function world() {
+    const call = await newWorkspace(t);
+    const secret = { access_key_id: 'AKIDSAME', secret_access_key: 'same-secret' };
+    const metadata = { endpoint: s3.endpoint };
+    const loc = await createLocation(call, { provider: 's3', secret, metadata });
+    const bucket = await seedBucket(client, {
+      'in/a.txt': 'alpha',
+      'in/b.txt': 'bravo',
+      'rm/c.txt': 'charlie',
+    });
+    const keyWith = async (scopes: readonly Scope[]) => {
+      const res = await call({ method: 'POST', url: '/v1/tokens', payload: { name: unique('k'), scopes } });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().token as string;
+    };
+    const post = async (url: string, payload: unknown, status = [200, 201, 202]) => {
+      const res = await call({ method: 'POST', url, payload: payload as Record<string, unknown> });
+      assert.ok(status.includes(res.statusCode), `${url}: ${res.statusCode} ${res.body}`);
+      return res.json();
+    };
+    const newLocation = async () => (await createLocation(call, { provider: 's3', secret, metadata })).id;
+    const copy = () =>
+      post('/v1/copy', { from: `${loc.label}:${bucket}/in/`, to: `${loc.label}:${bucket}/out/` });
+    const single = () =>
+      post('/v1/copy', { from: `${loc.label}:${bucket}/in/a.txt`, to: `${loc.label}:${bucket}/one/a.txt` });
+    const share = () => post('/share', { file: `${loc.label}/${bucket}/in/a.txt` });
+    const send = () =>
+      post('/send', {
+        source: `${loc.label}/${bucket}/in/a.txt`,
+        to: ['ann@example.com'],
+        scheduledAt: 'in 2 hours',
+      });
+    const hook = () => post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['job.complete'] });
+    const schedule = () =>
+      post('/v1/schedules', {
+        name: unique('s'),
+        every: 'every day at 02:00',
+        action: { copy: { from: `${loc.label}:${bucket}/in/`, to: `${loc.label}:${bucket}/nightly/` } },
+      });
+    const plan = (body: Record<string, unknown>) =>
+      post(body.path ? '/remove' : '/v1/copy', { ...body, dry_run: true });
+    return { call, loc, bucket, keyWith, post, copy, single, share, send, hook, schedule, plan, newLocation };
+  }
+  type World = Awaited<ReturnType<typeof world>>;
+
+  const json = (
+    method: NonNullable<InjectOptions['method']>,
+    url: string,
+    payload?: unknown,
+  ): InjectOptions => ({
+    method,
+    url,
+    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+  });
+
+  /** Every operation of /openapi.json, as `METHOD path`. */
+  const table = (w: World): Record<string, Row> => {
+    const at = (path: string) => `${w.loc.label}/${w.bucket}/${path}`;
+    const secret = { access_key_id: 'AKIDSAME', secret_access_key: 'same-secret' };
+    return {
+      'GET /v1/locations': { scope: 'read', sample: async () => json('GET', '/v1/locations') },
+      'POST /v1/locations': {
+        scope: 'admin',
+        sample: async () =>
+          json('POST', '/v1/locations', {
+            provider: 's3',
+            label: unique('new'),
+            secret,
+            metadata: { endpoint: s3.endpoint },
+          }),
+      },
+      'PUT /v1/locations': {
+        scope: 'admin',
+        sample: async () => json('PUT', '/v1/locations', { id: await w.newLocation(), secret }),
+      },
+      'PATCH /v1/locations': {
+        scope: 'admin',
+        sample: async () =>
+          json('PATCH', '/v1/locations', { id: await w.newLocation(), label: unique('renamed') }),
+      },
+      'DELETE /v1/locations': {
+        scope: 'admin',
+        sample: async () => json('DELETE', '/v1/locations', { id: await w.newLocation() }),
+      },
+      'POST /v1/locations/get': {
+        scope: 'read',
+        sample: async () => json('POST', '/v1/locations/get', { id: w.loc.id }),
+      },
+      'POST /v1/locations/refresh': {
+        scope: 'admin',
+        sample: async () => json('POST', '/v1/locations/refresh', { id: w.loc.id }),
+      },
+      'POST /v1/locations/status': {
+        scope: 'read',
+        sample: async () => json('POST', '/v1/locations/status', { id: w.loc.id }),
+      },
+      'POST /v1/tokens': {
+        scope: 'admin',
+        sample: async () => json('POST', '/v1/tokens', { name: unique('k') }),
+      },
+      'GET /v1/tokens': { scope: 'admin', sample: async () => json('GET', '/v1/tokens') },
+      'GET /v1/key': { scope: 'any', sample: async () => json('GET', '/v1/key') },
+      'PATCH /v1/tokens/{id}': {
+        scope: 'admin',
+        sample: async () => {
+          const made = await w.post('/v1/tokens', { name: unique('k') });
+          return json('PATCH', `/v1/tokens/${made.id}`, { name: unique('renamed') });
+        },
+      },
+      'DELETE /v1/tokens/{id}': {
+        scope: 'admin',
+        sample: async () =>
+          json('DELETE', `/v1/tokens/${(await w.post('/v1/tokens', { name: unique('k') })).id}`),
+      },
+      'POST /v1/list': {
+        scope: 'read',
+        sample: async () => json('POST', '/v1/list', { id: w.loc.id, path: w.bucket }),
+      },
+      'POST /v1/buckets': {
+        scope: 'admin',
+        sample: async () => json('POST', '/v1/buckets', { id: w.loc.id, bucket: unique('nb').toLowerCase() }),
+      },
+      'PUT /v1/files/{location}/{path}': {
+        scope: 'transfer',
+        sample: async () => ({
+          method: 'PUT',
+          url: `/v1/files/${w.loc.id}/${w.bucket}/up/${unique('f')}.txt`,
+          payload: 'uploaded',
+          headers: { 'content-type': 'application/octet-stream' },
+        }),
+      },
+      'GET /v1/files/{location}/{path}': {
+        scope: 'read',
+        sample: async () => json('GET', `/v1/files/${w.loc.id}/${w.bucket}/in/a.txt`),
+      },
+      'HEAD /v1/files/{location}/{path}': {
+        scope: 'read',
+        sample: async () => json('HEAD', `/v1/files/${w.loc.id}/${w.bucket}/in/a.txt`),
+      },
+      'POST /v1/copy': {
+        scope: 'transfer',
+        sample: async () =>
+          json('POST', '/v1/copy', {
+            from: `${w.loc.label}:${w.bucket}/in/`,
+            to: `${w.loc.label}:${w.bucket}/c/`,
+          }),
+        read: async () =>
+          json('POST', '/v1/copy', {
+            from: `${w.loc.label}:${w.bucket}/in/`,
+            to: `${w.loc.label}:${w.bucket}/c/`,
+            dry_run: true,
+          }),
+      },
+      'POST /v1/sync': {
+        scope: 'transfer',
+        sample: async () =>
+          json('POST', '/v1/sync', {
+            from: `${w.loc.label}:${w.bucket}/in/`,
+            to: `${w.loc.label}:${w.bucket}/s/`,
+          }),
+        read: async () =>
+          json('POST', '/v1/sync', {
+            from: `${w.loc.label}:${w.bucket}/in/`,
+            to: `${w.loc.label}:${w.bucket}/s/`,
+            dry_run: true,
+          }),
+      },
+      'GET /v1/transfers/{id}': {
+        scope: 'read',
+        sample: async () => json('GET', `/v1/transfers/${(await w.single()).id}`),
+      },
+      'GET /v1/transfers': { scope: 'read', sample: async () => json('GET', '/v1/transfers') },
+      'GET /v1/transfers/{id}/failures': {
+        scope: 'read',
+        sample: async () => json('GET', `/v1/transfers/${(await w.single()).id}/failures`),
+      },
+      'GET /v1/transfers/{id}/report': {
+        scope: 'read',
+        sample: async () => json('GET', `/v1/transfers/${(await w.single()).id}/report`),
+      },
+      'POST /v1/transfers/{id}/retry': {
+        scope: 'transfer',
+        sample: async () => json('POST', `/v1/transfers/${(await w.single()).id}/retry`),
+        // Only a failed transfer is retried: the route's own answer for a queued one.
+        answers: 409,
+      },
+      'GET /v1/jobs/{id}': {
+        scope: 'read',
+        sample: async () => json('GET', `/v1/jobs/${(await w.copy()).job_id}`),
+      },
+      'GET /v1/jobs': { scope: 'read', sample: async () => json('GET', '/v1/jobs') },
+      'GET /v1/jobs/{id}/failures': {
+        scope: 'read',
+        sample: async () => json('GET', `/v1/jobs/${(await w.copy()).job_id}/failures`),
+      },
+      'GET /v1/jobs/{id}/report': {
+        scope: 'read',
+        sample: async () => json('GET', `/v1/jobs/${(await w.copy()).job_id}/report`),
+      },
+      'POST /v1/jobs/{id}/retry': {
+        scope: 'transfer',
+        sample: async () => json('POST', `/v1/jobs/${(await w.copy()).job_id}/retry`),
+        answers: 409,
+      },
+      'POST /v1/jobs/{id}/cancel': {
+        scope: 'transfer',
+        sample: async () => json('POST', `/v1/jobs/${(await w.copy()).job_id}/cancel`),
+      },
+      'POST /pull': {
+        scope: 'transfer',
+        sample: async () =>
+          json('POST', '/pull', { from: [`${s3.endpoint}/${w.bucket}/in/a.txt`], to: at('pulled/') }),
+      },
+      'POST /move': {
+        scope: 'transfer',
+        sample: async () => json('POST', '/move', { from: at('in/b.txt'), to: at('moved/') }),
+        read: async () => json('POST', '/move', { from: at('in/*.txt'), to: at('moved/'), dry_run: true }),
+      },
+      'POST /remove': {
+        scope: 'remove',
+        sample: async () => json('POST', '/remove', { path: at('rm/c.txt') }),
+        read: async () => json('POST', '/remove', { path: at('rm/**'), dry_run: true }),
+      },
+      'POST /remove/preview': {
+        scope: 'read',
+        sample: async () => json('POST', '/remove/preview', { path: at('in/**') }),
+      },
+      'POST /move/preview': {
+        scope: 'read',
+        sample: async () => json('POST', '/move/preview', { from: at('in/*.txt'), to: at('elsewhere/') }),
+      },
+      'GET /v1/plans/{id}': {
+        scope: 'read',
+        sample: async () =>
+          json(
+            'GET',
+            `/v1/plans/${(await w.plan({ from: `${w.loc.label}:${w.bucket}/in/`, to: `${w.loc.label}:${w.bucket}/p/` })).plan_id}`,
+          ),
+      },
+      'POST /v1/plans/{id}/run': {
+        scope: 'transfer',
+        sample: async () =>
+          json(
+            'POST',
+            `/v1/plans/${(await w.plan({ from: `${w.loc.label}:${w.bucket}/in/`, to: `${w.loc.label}:${w.bucket}/p/` })).plan_id}/run`,
+          ),
+      },
+      'GET /v1/events': { scope: 'read', sample: async () => json('GET', '/v1/events') },
+      'POST /share': { scope: 'share', sample: async () => json('POST', '/share', { file: at('in/a.txt') }) },
+      'GET /v1/shares': { scope: 'read', sample: async () => json('GET', '/v1/shares') },
+      'DELETE /v1/shares/{id}': {
+        scope: 'share',
+        sample: async () => json('DELETE', `/v1/shares/${(await w.share()).id}`),
+      },
+      'POST /send': {
+        scope: 'share',
+        sample: async () =>
+          json('POST', '/send', {
+            source: at('in/a.txt'),
+            to: ['ann@example.com'],
+            scheduledAt: 'in 3 hours',
+          }),
+      },
+      'GET /v1/sends': { scope: 'read', sample: async () => json('GET', '/v1/sends') },
+      'GET /v1/sends/{id}': {
+        scope: 'read',
+        sample: async () => json('GET', `/v1/sends/${(await w.send()).id}`),
+      },
+      'POST /v1/sends/{id}/cancel': {
+        scope: 'share',
+        sample: async () => json('POST', `/v1/sends/${(await w.send()).id}/cancel`),
+      },
+      'POST /v1/webhooks': {
+        scope: 'admin',
+        sample: async () =>
+          json('POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['job.complete'] }),
+      },
+      'GET /v1/webhooks': { scope: 'admin', sample: async () => json('GET', '/v1/webhooks') },
+      'GET /v1/webhooks/{id}': {
+        scope: 'admin',
+        sample: async () => json('GET', `/v1/webhooks/${(await w.hook()).id}`),
+      },
+      'PATCH /v1/webhooks/{id}': {
+        scope: 'admin',
+        sample: async () => json('PATCH', `/v1/webhooks/${(await w.hook()).id}`, { events: ['job.failed'] }),
+      },
+      'DELETE /v1/webhooks/{id}': {
+        scope: 'admin',
+        sample: async () => json('DELETE', `/v1/webhooks/${(await w.hook()).id}`),
+      },
+      'GET /v1/webhooks/{id}/deliveries': {
+        scope: 'admin',
+        sample: async () => json('GET', `/v1/webhooks/${(await w.hook()).id}/deliveries`),
+      },
+      'POST /v1/schedules': {
+        scope: 'transfer',
+        sample: async () =>
+          json('POST', '/v1/schedules', {
+            name: unique('s'),
+            every: 'every day at 03:00',
+            action: { copy: { from: `${w.loc.label}:${w.bucket}/in/`, to: `${w.loc.label}:${w.bucket}/n/` } },
+          }),
+      },
+      'GET /v1/schedules': { scope: 'read', sample: async () => json('GET', '/v1/schedules') },
+      'GET /v1/schedules/{id}': {
+        scope: 'read',
+        sample: async () => json('GET', `/v1/schedules/${(await w.schedule()).id}`),
+      },
+      'PATCH /v1/schedules/{id}': {
+        scope: 'transfer',
+        sample: async () => json('PATCH', `/v1/schedules/${(await w.schedule()).id}`, { paused: true }),
+      },
+      'DELETE /v1/schedules/{id}': {
+        scope: 'transfer',
+        sample: async () => json('DELETE', `/v1/schedules/${(await w.schedule()).id}`),
+      },
+      'POST /v1/schedules/{id}/run': {
+        scope: 'transfer',
+        sample: async () => json('POST', `/v1/schedules/${(await w.schedule()).id}/run`),
+      },
+    };
+  };
+
+  /** GET /v1/events holds its answer open: its status, then the stream is dropped. */
+  async function statusOf(options: InjectOptions, token: string): Promise<{ status: number; body: string }> {
+    if (options.url === '/v1/events') {
+      const address = await t.app.listen({ host: '127.0.0.1', port: 0 }).catch(() => t.app.server.address());
+      const port = typeof address === 'string' ? new URL(address).port : (address as { port: number }).port;
+      const stop = new AbortController();
+      const res = await fetch(`http://127.0.0.1:${port}/v1/events`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: stop.signal,
+      });
+      const body = res.status === 200 ? '' : await res.text();
+      stop.abort();
+      return { status: res.status, body };
+    }
+    const res = await t.request({ ...options, token });
+    return { status: res.statusCode, body: res.body };
+  }
+
+  test('every operation in /openapi.json has a row; a key without its scope gets 403 naming it, a key with only that scope its answer', async () => {
+    const w = await world();
+    const rows = table(w);
+    const doc = (await t.request({ method: 'GET', url: '/openapi.json', token: null })).json() as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const listed = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    assert.deepEqual(
+      listed.filter((op) => rows[op] === undefined),
+      [],
+      'operations of /openapi.json without a row here',
+    );
+    assert.deepEqual(
+      Object.keys(rows).filter((op) => !listed.includes(op)),
+      [],
+      'rows here for no operation of /openapi.json',
+    );
+    const only = new Map<Scope, string>();
+    const allBut = new Map<Scope, string>();
+    for (const scope of SCOPES) {
+      only.set(scope, await w.keyWith([scope]));
+      allBut.set(scope, await w.keyWith(SCOPES.filter((s) => s !== scope)));
+    }
+    for (const op of listed) {
+      const row = rows[op] as Row;
+      // 403 in /openapi.json for every operation behind a key.
+      const [method, path] = op.split(' ') as [string, string];
+      const operation = doc.paths[path]?.[method.toLowerCase()] as { responses: Record<string, unknown> };
+      const responses = operation.responses;
+      assert.ok(responses['403'], `${op}: /openapi.json lists 403`);
+      if (row.scope === 'any') {
+        for (const scope of SCOPES) {
+          const { status, body } = await statusOf(await row.sample(), only.get(scope) as string);
+          assert.ok(status >= 200 && status < 300, `${op} with only ${scope}: ${status} ${body}`);
+        }
+        continue;
+      }
+      const refused = await statusOf(await row.sample(), allBut.get(row.scope) as string);
+      assert.equal(refused.status, 403, `${op} without ${row.scope}: ${refused.body}`);
+      // A HEAD answer has no body to name it in.
+      if (method !== 'HEAD')
+        assert.match(refused.body, new RegExp(`lacks the \\\\?"${row.scope}\\\\?" scope`), op);
+      const allowed = await statusOf(await row.sample(), only.get(row.scope) as string);
+      if (row.answers === undefined) {
+        assert.ok(
+          allowed.status >= 200 && allowed.status < 300,
+          `${op} with ${row.scope}: ${allowed.status} ${allowed.body}`,
+        );
+      } else {
+        assert.equal(allowed.status, row.answers, `${op} with ${row.scope}: ${allowed.body}`);
+      }
+      if (row.read !== undefined) {
+        const dry = await statusOf(await row.read(), only.get('read') as string);
+        assert.ok(
+          dry.status >= 200 && dry.status < 300,
+          `${op} as a dry run with only read: ${dry.status} ${dry.body}`,
+        );
+        const wet = await statusOf(await row.sample(), only.get('read') as string);
+        assert.equal(wet.status, 403, `${op} with only read: ${wet.body}`);
+      }
+    }
+  });
+
+  test("a remove plan's run needs remove, a copy plan's transfer", async () => {
+    const w = await world();
+    const removal = await w.plan({ path: `${w.loc.label}/${w.bucket}/rm/**` });
+    const copying = await w.plan({
+      from: `${w.loc.label}:${w.bucket}/in/`,
+      to: `${w.loc.label}:${w.bucket}/q/`,
+    });
+    const transferOnly = await w.keyWith(['transfer']);
+    const removeOnly = await w.keyWith(['remove']);
+    const run = (id: string, token: string) =>
+      t.request({ method: 'POST', url: `/v1/plans/${id}/run`, token });
+    const refused = await run(removal.plan_id, transferOnly);
+    assert.equal(refused.statusCode, 403, refused.body);
+    assert.match(refused.json().message, /"remove" scope/);
+    assert.equal((await run(copying.plan_id, removeOnly)).statusCode, 403);
+    assert.equal((await run(removal.plan_id, removeOnly)).statusCode, 202);
+    assert.equal((await run(copying.plan_id, transferOnly)).statusCode, 202);
+  });
+
+  describe('keys made by keys', () => {
+    test('a key creates keys only within its scopes: more is 403 naming what it lacks, none asked is its own', async () => {
+      const w = await world();
+      const admin = await w.keyWith(['read', 'admin']);
+      const create = (payload: Record<string, unknown>, token = admin) =>
+        t.request({ method: 'POST', url: '/v1/tokens', payload: { name: unique('k'), ...payload }, token });
+      const beyond = await create({ scopes: ['read', 'transfer', 'remove'] });
+      assert.equal(beyond.statusCode, 403, beyond.body);
+      assert.match(beyond.json().message, /own scopes.*"transfer", "remove"/);
+      const within = await create({ scopes: ['read'] });
+      assert.equal(within.statusCode, 201, within.body);
+      assert.deepEqual(within.json().scopes, ['read']);
+      const inherited = await create({});
+      assert.deepEqual(inherited.json().scopes, ['read', 'admin']);
+      const listed = (await t.request({ method: 'GET', url: '/v1/tokens', token: admin })).json() as Array<{
+        id: string;
+        scopes: string[];
+      }>;
+      assert.deepEqual(listed.find((k) => k.id === within.json().id)?.scopes, ['read']);
+      // The key's own view.
+      const self = await t.request({ method: 'GET', url: '/v1/key', token: within.json().token });
+      assert.deepEqual(self.json().scopes, ['read']);
+      assert.equal(self.json().id, within.json().id);
+      assert.equal(self.json().token, undefined);
+      for (const bad of [
+        { scopes: [] },
+        { scopes: ['everything'] },
+        { scopes: ['read', 'read'] },
+        { scopes: 'read' },
+      ]) {
+        const res = await create(bad);
+        assert.equal(res.statusCode, 400, `${JSON.stringify(bad)}: ${res.body}`);
+      }
+    });
+  });
+
+  test('the check runs before the body is validated: a key without the scope learns nothing of the rules', async () => {
+    const w = await world();
+    const readOnly = await w.keyWith(['read']);
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/copy',
+      payload: { nonsense: true },
+      token: readOnly,
+    });
+    assert.equal(res.statusCode, 403, res.body);
+    assert.doesNotMatch(res.body, /nonsense|required/);
+  });
+});
