@@ -251,6 +251,23 @@ export interface ShareGrantsTable {
   expires_at: number;
 }
 
+/** One recorded action (docs/api.md, "Audit log"; src/domain/audit/audit.ts). */
+export interface AuditEventsTable {
+  id: string;
+  /** Null for a refused authentication, which has no workspace. */
+  workspace_id: string | null;
+  at: number;
+  /** e.g. `location.create`, `copy`, `share.download`, `auth.refused` (the list is in docs/api.md). */
+  action: string;
+  /** What it acted on: an id, or `<location label>/<path>`; never a secret or a body. */
+  target: string | null;
+  /** The HTTP status answered. */
+  status: number;
+  key_id: string | null;
+  ip: string;
+  user_agent: string | null;
+}
+
 export interface ShareDownloadsTable {
   share_id: string;
   /** The client address a counted download of a link with a download limit came from. */
@@ -436,6 +453,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   periodic_tasks: PeriodicTasksTable;
   plans: PlansTable;
+  audit_events: AuditEventsTable;
   plan_entries: PlanEntriesTable;
   bandwidth_buckets: BandwidthBucketsTable;
   schedules: SchedulesTable;

@@ -24,6 +24,7 @@ import * as plans from './2026-11-28-plans.js';
 import * as reports from './2026-11-28-reports.js';
 import * as schedules from './2026-11-28-schedules.js';
 import * as sync from './2026-11-28-sync.js';
+import * as audit from './2026-11-29-audit.js';
 import * as keyScopes from './2026-11-29-key-scopes.js';
 
 // Kysely applies migrations in the order of their names and refuses one that sorts before a migration a
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28-schedules': schedules,
   '2026-11-28-reports': reports,
   '2026-11-29-key-scopes': keyScopes,
+  '2026-11-29-audit': audit,
 };

@@ -1,0 +1,95 @@
+// The audit log (docs/api.md, "Audit log"): what was done, by which key, from where. Each change records
+// itself with record() inside the transaction that makes the change, as its last statement, so that a
+// change never commits unrecorded and a record never outlives a change that rolled back. What reaches a
+// row is chosen here: an action name from ACTIONS, a target (an id, or a location label and path), the
+// status answered, the key, the client's address and user agent (cut to USER_AGENT_MAX). Never a
+// secret, a password or a body.
+
+import { newId } from '../../ids.js';
+import type { Queryable } from '../../queue/moves.js';
+
+/**
+ * Every action the log records. A change through the API records the action of its route; the others
+ * are recorded by ferry itself as they happen.
+ */
+export const ACTIONS = [
+  'location.create',
+  'location.replace',
+  'location.rename',
+  'location.delete',
+  'location.refresh',
+  'bucket.create',
+  'file.upload',
+  'copy',
+  'sync',
+  'move',
+  'pull',
+  'remove',
+  'plan.run',
+  'job.retry',
+  'job.cancel',
+  'transfer.retry',
+  'schedule.create',
+  'schedule.update',
+  'schedule.delete',
+  'schedule.run',
+  'share.create',
+  'share.revoke',
+  'send.create',
+  'send.cancel',
+  'webhook.create',
+  'webhook.update',
+  'webhook.delete',
+  'key.create',
+  'key.update',
+  'key.revoke',
+  // Not requests through the API: a share link's download and a wrong password at it, and an API
+  // request whose key was refused (no workspace then).
+  'share.download',
+  'share.password_failed',
+  'auth.refused',
+] as const;
+export type AuditAction = (typeof ACTIONS)[number];
+
+/** The longest user agent kept; the rest is cut. */
+export const USER_AGENT_MAX = 256;
+
+/** Who asked, and from where: taken from the request by the HTTP layer (src/http/audit.ts). */
+export interface AuditContext {
+  /** Null only for a refused authentication. */
+  workspaceId: string | null;
+  keyId: string | null;
+  ip: string;
+  userAgent: string | undefined;
+}
+
+export interface AuditEntry {
+  action: AuditAction;
+  /** What it acted on: an id, or `<location label>/<path>`. */
+  target?: string;
+  /** The HTTP status answered (or, for a share download, served). */
+  status: number;
+}
+
+/** Records one action; call it inside the transaction of the change it records, last. */
+export async function record(
+  q: Queryable,
+  context: AuditContext,
+  entry: AuditEntry,
+  at: number,
+): Promise<void> {
+  await q
+    .insertInto('audit_events')
+    .values({
+      id: newId(),
+      workspace_id: context.workspaceId,
+      at,
+      action: entry.action,
+      target: entry.target ?? null,
+      status: entry.status,
+      key_id: context.keyId,
+      ip: context.ip,
+      user_agent: context.userAgent === undefined ? null : context.userAgent.slice(0, USER_AGENT_MAX),
+    })
+    .execute();
+}
