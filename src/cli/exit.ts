@@ -11,7 +11,10 @@ export const EXIT = {
   notFound: 3,
   /** The request conflicts with the state of things (409), or ferry's rate limit (429). */
   conflict: 4,
-  /** No API key, or the server did not accept it (401). */
+  /**
+   * No API key, the server did not accept it (401), or the key lacks the scope the request needs (403
+   * naming it; docs/api.md, "Scopes").
+   */
   auth: 5,
   /** A job or transfer that was watched ended failed, partial or canceled. */
   workFailed: 6,
@@ -24,6 +27,8 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: ExitCode,
+    /** The server's 403 for a scope the key lacks (docs/api.md, "Scopes"). */
+    readonly forbidden = false,
   ) {
     super(message);
     this.name = 'CliError';

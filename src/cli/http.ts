@@ -25,6 +25,18 @@ export interface RawInit {
   signal?: AbortSignal;
 }
 
+/**
+ * A 403 of ferry's own: the key lacks the scope the request needs, or asked for a key beyond its own
+ * scopes (docs/api.md, "Scopes"). Any other 403 is a provider refusing an operation on a bucket or file.
+ */
+function scopeRefusal(status: number, message: string): boolean {
+  return (
+    status === 403 &&
+    (/^this API key lacks the "[a-z]+" scope/.test(message) ||
+      /^a key can create keys only within its own scopes/.test(message))
+  );
+}
+
 function exitCodeFor(status: number): ExitCode {
   if (status === 401) return EXIT.auth;
   if (status === 404 || status === 410) return EXIT.notFound;
@@ -55,6 +67,7 @@ function explain(
         : `HTTP ${status}`;
   if (status === 401)
     return `${server}: the server at ${settings.url} did not accept the API key from ${settings.keySource}; set FERRY_API_KEY to a valid key or run ferry login`;
+  if (scopeRefusal(status, server)) return `${server}; ferry whoami shows what this key may do`;
   if (status === 409 && Array.isArray(body.candidates)) {
     const lines = (body.candidates as Candidate[]).map(
       (c) => `  ${c.id}  ${c.provider}  created ${time(c.created_at)}`,
@@ -97,9 +110,11 @@ export function createApi(settings: Settings, fetcher: typeof fetch = fetch): Ap
       json = text === '' ? undefined : JSON.parse(text);
     } catch {}
     const obj = json && typeof json === 'object' ? (json as Record<string, unknown>) : {};
+    const refused = scopeRefusal(res.status, typeof obj.message === 'string' ? obj.message : '');
     return new CliError(
       explain(res.status, obj, res.headers.get('retry-after'), settings),
-      exitCodeFor(res.status),
+      refused ? EXIT.auth : exitCodeFor(res.status),
+      refused,
     );
   }
   async function call<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -98,7 +98,8 @@ await eachDatabase('ferry program', (database) => {
     );
     assert.equal(created.code, 0, created.stderr);
     const json = JSON.parse(created.stdout);
-    assert.deepEqual(Object.keys(json).sort(), ['id', 'name', 'token', 'workspace']);
+    assert.deepEqual(Object.keys(json).sort(), ['id', 'name', 'scopes', 'token', 'workspace']);
+    assert.deepEqual(json.scopes, ['read', 'transfer', 'remove', 'share', 'admin'], 'all five by default');
     assert.equal(json.workspace, 'team-a');
     assert.equal(json.name, 'deploy');
     const asTeam = await fetch(`http://127.0.0.1:${env.FERRY_PORT}/v1/tokens`, {

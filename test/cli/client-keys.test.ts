@@ -17,7 +17,7 @@ await eachDatabase('ferry client', (database) => {
   test('keys: create prints the new key once, list, rename, revoke; the revoked key then exits 5', async () => {
     const { run, env } = await s.workspace();
     const created = json(await run('keys', 'create', '--name', 'deploy', '--json'));
-    assert.deepEqual(Object.keys(created).sort(), ['created_at', 'id', 'name', 'token']);
+    assert.deepEqual(Object.keys(created).sort(), ['created_at', 'id', 'name', 'scopes', 'token']);
     const plain = ok(await run('keys', 'create', '--name', 'plain'));
     assert.match(plain.stdout, /^fry_[A-Za-z0-9_-]{43}\n$/);
     const keys = json<Array<{ id: string; name: string }>>(await run('keys', '--json'));

@@ -34,13 +34,22 @@ await eachDatabase('ferry client', (database) => {
     assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.equal(statSync(join(config, 'ferry')).mode & 0o777, 0o700);
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { url: s.url, api_key: token });
-    const who = json(await ferry(['whoami', '--json'], { env }));
+    assert.match(login.stdout, /^logged in to \S+ with the key "cli test"; saved in /);
+    const who = json<Record<string, unknown> & { key: Record<string, unknown> }>(
+      await ferry(['whoami', '--json'], { env }),
+    );
     assert.deepEqual(who, {
       url: s.url,
       url_from: 'config file',
       key_from: 'config file',
       key_valid: true,
-      locations: 0,
+      key: {
+        id: who.key.id,
+        name: 'cli test',
+        created_at: who.key.created_at,
+        last_used_at: who.key.last_used_at,
+        scopes: ['read', 'transfer', 'remove', 'share', 'admin'],
+      },
     });
     ok(await ferry(['ls'], { env }));
     ok(await ferry(['logout'], { env }));

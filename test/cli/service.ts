@@ -24,6 +24,8 @@ export const ok = (r: Run): Run => {
 export const json = <T = Record<string, unknown>>(r: Run): T => JSON.parse(ok(r).stdout) as T;
 
 export interface Workspace {
+  /** The workspace's name (for the operator's door, `keys create --workspace NAME`). */
+  name: string;
   env: Record<string, string>;
   token: string;
   run: (...args: string[]) => Promise<Run>;
@@ -40,6 +42,8 @@ export interface Service {
   /** A temporary directory for config dirs, secrets and manifests. */
   home: string;
   workspace(): Promise<Workspace>;
+  /** The FERRY_* settings that reach this service's database, for the server-side commands. */
+  serverEnv(): Record<string, string>;
   /** An s3 location on s3rver, made with the CLI; returns its label. */
   location(run: Workspace['run'], label?: string): Promise<string>;
   close(): Promise<void>;
@@ -74,7 +78,16 @@ export async function startService(database: TestDatabase): Promise<Service> {
       const ws = await ensureWorkspace(t.services.db.kysely, unique('ws'), t.services.clock);
       const { token } = await t.services.apiKeys.create(ws.id, { name: 'cli test' });
       const env = { FERRY_URL: url, FERRY_API_KEY: token, XDG_CONFIG_HOME: join(home, unique('cfg')) };
-      return { env, token, run: (...args) => ferry(args, { env }) };
+      return { name: ws.name, env, token, run: (...args) => ferry(args, { env }) };
+    },
+    serverEnv() {
+      const { dataDir, databaseUrl, masterKey } = t.config;
+      return {
+        FERRY_DATA_DIR: dataDir,
+        ...(databaseUrl ? { FERRY_DATABASE_URL: databaseUrl.reveal() } : {}),
+        ...(masterKey ? { FERRY_MASTER_KEY: masterKey.reveal() } : {}),
+        XDG_CONFIG_HOME: join(home, unique('cfg')),
+      };
     },
     async location(run, label = unique('s3')) {
       const file = join(home, unique('secret'));

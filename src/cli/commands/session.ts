@@ -1,11 +1,16 @@
 // `ferry login`, `logout` and `whoami`: the server address and key kept in the user's config file
-// (src/cli/settings.ts). Login checks the key with GET /v1/locations before saving it, so a typo is
-// caught at once; the key is read without echo (or from stdin), never from the command line.
+// (src/cli/settings.ts). Login checks the key with GET /v1/key before saving it, so a typo is caught at
+// once (any valid key may read itself, whatever its scopes); the key is read without echo (or from
+// stdin), never from the command line. whoami shows the key's name, id, scopes and locations.
+import type { ApiKey as KeyItem } from '../../api/keys.js';
 import { type Cli, contextFor } from '../context.js';
 import { CliError, EXIT } from '../exit.js';
+import { time } from '../format.js';
 import { createApi } from '../http.js';
 import { secretLine } from '../prompt.js';
+import { SCOPES, showLocations, showScopes } from '../scopes.js';
 import { ApiKey, configPath, DEFAULT_URL, loadSettings, removeLogin, saveLogin } from '../settings.js';
+import { knownLocations } from './keys.js';
 
 export function sessionCommands(cli: Cli): Cli {
   return cli
@@ -24,16 +29,16 @@ export function sessionCommands(cli: Cli): Cli {
         if (text === '')
           throw new CliError('no API key given; type it at the prompt or pipe it to stdin', EXIT.usage);
         const key = new ApiKey(text);
-        const locations = await createApi({
+        const me = await createApi({
           url,
           urlSource: argv.url ? 'FERRY_URL' : 'default',
           key,
           keySource: 'config file',
-        }).get<unknown[]>('/v1/locations');
+        }).get<KeyItem>('/v1/key');
         const path = saveLogin(url, key);
         ctx.print(
           { url, config: path },
-          () => `logged in to ${url} (${locations.length} locations); saved in ${path}`,
+          () => `logged in to ${url} with the key "${me.name}"; saved in ${path}`,
         );
       },
     )
@@ -51,24 +56,28 @@ export function sessionCommands(cli: Cli): Cli {
     )
     .command(
       'whoami',
-      'show which server and key the client uses, and check the key',
+      "check the key and show the server, the key's name, id, scopes and locations",
       (y) => y,
       async (argv) => {
         const ctx = contextFor(argv);
         const settings = loadSettings();
-        const locations = await ctx.api().get<unknown[]>('/v1/locations');
+        const key = await ctx.api().get<KeyItem>('/v1/key');
+        const known = key.locations && !ctx.json ? await knownLocations(ctx) : undefined;
         const info = {
           url: settings.url,
           url_from: settings.urlSource,
           key_from: settings.keySource,
           key_valid: true,
-          locations: locations.length,
+          key,
         };
+        const scopes = showScopes(key.scopes);
         ctx.print(info, () =>
           [
             `server:    ${settings.url} (${settings.urlSource})`,
-            `key:       from ${settings.keySource}, accepted`,
-            `locations: ${locations.length}`,
+            `key:       "${key.name}" ${key.id}, from ${settings.keySource}, accepted`,
+            `scopes:    ${scopes === 'all' ? `all (${SCOPES.join(', ')})` : key.scopes.join(', ')}`,
+            `locations: ${key.locations ? showLocations(key.locations, known, true) : 'all'}`,
+            ...(key.expires_at ? [`expires:   ${time(key.expires_at)}`] : []),
           ].join('\n'),
         );
       },
