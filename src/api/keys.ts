@@ -1,7 +1,7 @@
 // An API key as the API answers it (docs/api.md, "API keys"): the server's view type, the route's
 // response schema (so /openapi.json) and the CLI's type come from these schemas.
 import { type Static, Type } from 'typebox';
-import { Timestamp } from './text.js';
+import { oneOf, Timestamp } from './text.js';
 
 /**
  * What a key may do (docs/api.md, "Scopes"): `read` every read, preview and dry run; `transfer` copies,
@@ -10,16 +10,7 @@ import { Timestamp } from './text.js';
  */
 export const SCOPES = ['read', 'transfer', 'remove', 'share', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
-export const ScopeSchema = Type.Union(
-  [
-    Type.Literal('read'),
-    Type.Literal('transfer'),
-    Type.Literal('remove'),
-    Type.Literal('share'),
-    Type.Literal('admin'),
-  ],
-  { description: 'read, transfer, remove, share or admin (docs/api.md, "Scopes")' },
-);
+export const ScopeSchema = oneOf(SCOPES, 'read, transfer, remove, share or admin (docs/api.md, "Scopes")');
 const Scopes = Type.Array(ScopeSchema, {
   description: 'What the key may do; a key created without scopes has all five',
 });

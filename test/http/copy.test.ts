@@ -435,8 +435,9 @@ await eachDatabase('copy', (database) => {
       manifest: [...keys, 'one-more'],
     });
     assert.equal(tooMany.statusCode, 400);
-    const cancel = await call({ method: 'POST', url: `/v1/jobs/${big.json().job_id}/cancel` });
-    assert.equal(cancel.statusCode, 202);
+    // Only to stop the worker on 100,000 objects that do not exist: the job may have failed planning
+    // already (the prefix is empty), and then there is nothing to cancel.
+    await call({ method: 'POST', url: `/v1/jobs/${big.json().job_id}/cancel` });
   });
 
   test('transfers and jobs list newest first and page with next_cursor; other workspaces see none of them', async () => {

@@ -1,22 +1,13 @@
 // `ferry keys …`: the workspace's API keys through the API (docs/api.md, "API keys"). With
 // `--workspace NAME`, `keys create` is the server-side command it always was: it writes the key
 // straight into the database named by the FERRY_* settings (and makes the workspace if it is new), for
-// the first key of a workspace or when no key is at hand. Both doors take --scope and --location
-// (docs/api.md, "Scopes"): a key limited to what it is for.
+// the first key of a workspace or when no key is at hand. Both doors take --scope (docs/api.md,
+// "Scopes"): a key limited to what it is for.
 import type { ApiKey, CreatedApiKey } from '../../api/keys.js';
 import { type Cli, type Context, contextFor } from '../context.js';
-import { CliError, usageError } from '../exit.js';
+import { usageError } from '../exit.js';
 import { table, time } from '../format.js';
-import {
-  isUuid,
-  type KnownLocation,
-  locationIds,
-  parseLocationWords,
-  parseScopes,
-  SCOPES,
-  showLocations,
-  showScopes,
-} from '../scopes.js';
+import { parseScopes, SCOPES, showScopes } from '../scopes.js';
 
 function state(k: ApiKey, now: number): string {
   if (k.revoked_at) return `revoked ${time(k.revoked_at)}`;
@@ -24,22 +15,8 @@ function state(k: ApiKey, now: number): string {
   return 'active';
 }
 
-/**
- * The workspace's locations, to show labels for ids; undefined when the key may not list them (it lacks
- * the "read" scope): the ids are shown then.
- */
-export async function knownLocations(ctx: Context): Promise<KnownLocation[] | undefined> {
-  try {
-    return await ctx.api().get<KnownLocation[]>('/v1/locations');
-  } catch (err) {
-    if (err instanceof CliError && err.forbidden) return undefined;
-    throw err;
-  }
-}
-
 async function list(ctx: Context): Promise<void> {
   const keys = await ctx.api().get<ApiKey[]>('/v1/tokens');
-  const known = !ctx.json && keys.some((k) => k.locations) ? await knownLocations(ctx) : undefined;
   const now = Date.now();
   ctx.print(keys, () =>
     table(keys, [
@@ -47,19 +24,11 @@ async function list(ctx: Context): Promise<void> {
       { header: 'NAME', value: (k) => k.name },
       { header: 'STATE', value: (k) => state(k, now) },
       { header: 'SCOPES', value: (k) => showScopes(k.scopes) },
-      { header: 'LOCATIONS', value: (k) => showLocations(k.locations, known) },
       { header: 'CREATED', value: (k) => time(k.created_at) },
       { header: 'EXPIRES', value: (k) => time(k.expires_at) },
       { header: 'LAST USED', value: (k) => time(k.last_used_at) },
     ]),
   );
-}
-
-/** The ids of --location's words: a UUID as it is (the server checks it), a label looked up. */
-async function remoteLocationIds(ctx: Context, names: string[]): Promise<string[]> {
-  if (names.every(isUuid)) return names.map((n) => n.toLowerCase());
-  const known = await ctx.api().get<KnownLocation[]>('/v1/locations');
-  return locationIds(names, known, time);
 }
 
 export function keyCommands(cli: Cli): Cli {
@@ -68,7 +37,7 @@ export function keyCommands(cli: Cli): Cli {
     y
       .command(
         ['list', 'ls', '$0'],
-        "list the workspace's keys, oldest first, with their scopes and locations",
+        "list the workspace's keys, oldest first, with their scopes",
         (c) => c,
         (argv) => list(contextFor(argv)),
       )
@@ -88,22 +57,13 @@ export function keyCommands(cli: Cli): Cli {
               array: true,
               describe: `what the key may do: ${SCOPES.join(', ')} (repeat or separate with commas; default: all the creating key has)`,
             })
-            .option('location', {
-              type: 'string',
-              array: true,
-              describe:
-                'the only locations the key may address, by label or id (repeat or separate with commas; default: every one)',
-            })
             .option('workspace', {
               type: 'string',
               describe:
                 'create it in the database directly (server side, FERRY_* settings), making the workspace if new',
             })
             .example('$0 keys create reports --scope read', 'a key that can only look')
-            .example(
-              '$0 keys create backup --scope read,transfer --location photos',
-              'copies, within the location "photos" only',
-            )
+            .example('$0 keys create backup --scope read,transfer', 'a key that can look and copy')
             .example('$0 keys create first --workspace acme', 'server side: the first key of a workspace'),
         async (argv) => {
           // NAME and --name are one value: both written must agree.
@@ -112,7 +72,6 @@ export function keyCommands(cli: Cli): Cli {
             throw usageError(`two names given (${names.map((n) => `"${n}"`).join(' and ')}); give one`);
           const name = names[0] ?? 'cli';
           const scopes = parseScopes(argv.scope);
-          const locations = parseLocationWords(argv.location);
           if (argv.workspace !== undefined) {
             const { keysCreateLocal } = await import('../local.js');
             return keysCreateLocal({
@@ -121,7 +80,6 @@ export function keyCommands(cli: Cli): Cli {
               json: argv.json === true,
               ...(argv.expiresAt === undefined ? {} : { expiresAt: argv.expiresAt }),
               ...(scopes === undefined ? {} : { scopes }),
-              ...(locations === undefined ? {} : { locations }),
             });
           }
           const ctx = contextFor(argv);
@@ -129,19 +87,12 @@ export function keyCommands(cli: Cli): Cli {
             name,
             ...(argv.expiresAt === undefined ? {} : { expires_at: argv.expiresAt }),
             ...(scopes === undefined ? {} : { scopes }),
-            ...(locations === undefined ? {} : { locations: await remoteLocationIds(ctx, locations) }),
           };
           const k = await ctx.api().send<CreatedApiKey>('POST', '/v1/tokens', body);
           ctx.print(k, () => k.token);
           if (!ctx.json) {
-            const limits = [
-              `scopes ${showScopes(k.scopes)}`,
-              ...(k.locations
-                ? [`limited to ${k.locations.length} location${k.locations.length === 1 ? '' : 's'}`]
-                : []),
-            ];
             ctx.note(
-              `key ${k.id} "${k.name}"${k.expires_at ? `, expires ${time(k.expires_at)}` : ''}; ${limits.join('; ')}; it is not shown again`,
+              `key ${k.id} "${k.name}"${k.expires_at ? `, expires ${time(k.expires_at)}` : ''}; scopes ${showScopes(k.scopes)}; it is not shown again`,
             );
           }
         },

@@ -1,16 +1,15 @@
 // `ferry login`, `logout` and `whoami`: the server address and key kept in the user's config file
 // (src/cli/settings.ts). Login checks the key with GET /v1/key before saving it, so a typo is caught at
 // once (any valid key may read itself, whatever its scopes); the key is read without echo (or from
-// stdin), never from the command line. whoami shows the key's name, id, scopes and locations.
+// stdin), never from the command line. whoami shows the key's name, id and scopes.
 import type { ApiKey as KeyItem } from '../../api/keys.js';
 import { type Cli, contextFor } from '../context.js';
 import { CliError, EXIT } from '../exit.js';
 import { time } from '../format.js';
 import { createApi } from '../http.js';
 import { secretLine } from '../prompt.js';
-import { SCOPES, showLocations, showScopes } from '../scopes.js';
+import { SCOPES, showScopes } from '../scopes.js';
 import { ApiKey, configPath, DEFAULT_URL, loadSettings, removeLogin, saveLogin } from '../settings.js';
-import { knownLocations } from './keys.js';
 
 export function sessionCommands(cli: Cli): Cli {
   return cli
@@ -56,13 +55,12 @@ export function sessionCommands(cli: Cli): Cli {
     )
     .command(
       'whoami',
-      "check the key and show the server, the key's name, id, scopes and locations",
+      "check the key and show the server, the key's name, id and scopes",
       (y) => y,
       async (argv) => {
         const ctx = contextFor(argv);
         const settings = loadSettings();
         const key = await ctx.api().get<KeyItem>('/v1/key');
-        const known = key.locations && !ctx.json ? await knownLocations(ctx) : undefined;
         const info = {
           url: settings.url,
           url_from: settings.urlSource,
@@ -76,7 +74,6 @@ export function sessionCommands(cli: Cli): Cli {
             `server:    ${settings.url} (${settings.urlSource})`,
             `key:       "${key.name}" ${key.id}, from ${settings.keySource}, accepted`,
             `scopes:    ${scopes === 'all' ? `all (${SCOPES.join(', ')})` : key.scopes.join(', ')}`,
-            `locations: ${key.locations ? showLocations(key.locations, known, true) : 'all'}`,
             ...(key.expires_at ? [`expires:   ${time(key.expires_at)}`] : []),
           ].join('\n'),
         );
