@@ -61,8 +61,13 @@ export function sentenceFor(status: number, server: string, retryAfter?: string 
       return `ferry did not accept that: ${said(server)}`;
     case 401:
       return refusedSentence(server);
-    case 403:
+    case 403: {
+      // ferry's own refusal of a key without the scope an action needs (docs/api.md, "Scopes").
+      const scope = /lacks the "(\w+)" scope/.exec(server)?.[1];
+      if (scope)
+        return `This API key may not do that: it needs the "${scope}" scope. Sign in with a key that has it.`;
       return "The storage provider does not allow this with the location's credentials (permissions).";
+    }
     case 404:
       return `That does not exist (any more): ${said(server)} Reload to see what there is now.`;
     case 408:

@@ -6,6 +6,7 @@ import { followEvents, onKeyRefused, storedKey, storeKey } from './api.js';
 import { Live } from './live.js';
 import { Activity } from './pages/activity.js';
 import { Browser } from './pages/browser.js';
+import { Alert, KeyScopes, message } from './pages/common.js';
 import { Keys } from './pages/keys.js';
 import { Locations } from './pages/locations.js';
 import { ScheduleDetail, Schedules } from './pages/schedules.js';
@@ -14,6 +15,7 @@ import { Shares } from './pages/shares.js';
 import { SignIn } from './pages/signin.js';
 import { Sync } from './pages/sync.js';
 import { Webhooks } from './pages/webhooks.js';
+import { type KeyInfo, readKey, setKeyInfo } from './scopes.js';
 
 const PAGES = [
   ['locations', 'Locations'],
@@ -38,6 +40,12 @@ function useHash(): string {
 
 function App() {
   const [key, setKey] = useState(storedKey());
+  // The key's own item (GET /v1/key): its scopes decide what the pages offer (scopes.ts, can). Read at
+  // sign-in; after a reload of the tab, read again before any page shows.
+  const [info, setInfo] = useState<KeyInfo | undefined>(undefined);
+  const [infoError, setInfoError] = useState<string | undefined>(undefined);
+  const [attempt, setAttempt] = useState(0);
+  setKeyInfo(key ? info : undefined);
   const hash = useHash();
   const live = useMemo(() => new Live(), []);
   const [, setTick] = useState(0);
@@ -54,6 +62,7 @@ function App() {
         if (!signedIn.current) return;
         storeKey(null);
         setKey(null);
+        setInfo(undefined);
         setStreaming(false);
         setRefused(reason);
       }),
@@ -75,6 +84,22 @@ function App() {
   }, [key, live]);
 
   useEffect(() => {
+    if (!key || info) return;
+    let stop = false;
+    readKey().then(
+      (k) => {
+        if (!stop) setInfo(k);
+      },
+      (err: unknown) => {
+        if (!stop) setInfoError(message(err));
+      },
+    );
+    return () => {
+      stop = true;
+    };
+  }, [key, info, attempt]);
+
+  useEffect(() => {
     const main = document.getElementById('main');
     main?.focus();
   }, [hash]);
@@ -83,9 +108,11 @@ function App() {
     return (
       <SignIn
         reason={refused}
-        onKey={(k) => {
+        onKey={(k, i) => {
           storeKey(k);
           setRefused(undefined);
+          setInfoError(undefined);
+          setInfo(i);
           setKey(k);
         }}
       />
@@ -94,7 +121,33 @@ function App() {
   const signOut = () => {
     storeKey(null);
     setKey(null);
+    setInfo(undefined);
   };
+  if (!info)
+    return (
+      <main id="main" class="signin">
+        <h1>ferry console</h1>
+        {infoError ? (
+          <>
+            <Alert error={infoError} />
+            <button
+              type="button"
+              onClick={() => {
+                setInfoError(undefined);
+                setAttempt((n) => n + 1);
+              }}
+            >
+              Try again
+            </button>{' '}
+            <button type="button" onClick={signOut}>
+              Sign out
+            </button>
+          </>
+        ) : (
+          <p>Loading…</p>
+        )}
+      </main>
+    );
   return (
     <>
       <button type="button" class="skip" onClick={() => document.getElementById('main')?.focus()}>
@@ -116,6 +169,7 @@ function App() {
             ))}
           </ul>
         </nav>
+        <KeyScopes />
         <span class="stream" role="status">
           {streaming ? 'Live' : 'Connecting…'}
         </span>

@@ -7,6 +7,7 @@ import { api } from '../api.js';
 import { getReport } from '../files.js';
 import { bytes, duration, time, visibleName } from '../format.js';
 import type { Job, Live, Transfer } from '../live.js';
+import { can } from '../scopes.js';
 import { Alert, message, ProgressBar } from './common.js';
 import { ConfirmButton } from './confirm.js';
 
@@ -90,7 +91,7 @@ function Failures({
           ))}
         </tbody>
       </table>
-      {retryable && (
+      {retryable && can('transfer') && (
         <button type="button" onClick={retry}>
           Retry failed objects
         </button>
@@ -145,7 +146,7 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
       >
         Download report
       </button>
-      {(job.status === 'running' || job.status === 'planning') && (
+      {(job.status === 'running' || job.status === 'planning') && can('transfer') && (
         <ConfirmButton
           label={`Cancel ${name}`}
           question="Cancel this job? Objects already copied stay."

@@ -6,6 +6,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { files, getFile, putFile, type Task } from '../files.js';
 import { bytes, time, visibleName } from '../format.js';
+import { can, type Scope } from '../scopes.js';
 import { type Action, ActionPanel, type Entry, entriesWord, type Kind, type Loc } from './browse-actions.js';
 import { Alert, message, Notice, ProgressBar, useLoad } from './common.js';
 
@@ -23,12 +24,13 @@ function href(location: string, path: string): string {
   return `#browse/${encodeURIComponent(location)}${path ? `/${path.split('/').map(encodeURIComponent).join('/')}` : ''}`;
 }
 
-const ROW_ACTIONS: [Kind, string, (e: Entry, inFolder: boolean) => boolean][] = [
-  ['copy', 'Copy', (_, inFolder) => inFolder],
-  ['move', 'Move', (_, inFolder) => inFolder],
-  ['remove', 'Remove', (_, inFolder) => inFolder],
-  ['share', 'Share', (e) => !e.isDir],
-  ['send', 'Send', (e) => !e.isDir],
+/** Each action on an entry: its verb, where it applies, and the scope a key needs for it (docs/api.md, "Scopes"). */
+const ALL_ROW_ACTIONS: [Kind, string, (e: Entry, inFolder: boolean) => boolean, Scope][] = [
+  ['copy', 'Copy', (_, inFolder) => inFolder, 'transfer'],
+  ['move', 'Move', (_, inFolder) => inFolder, 'transfer'],
+  ['remove', 'Remove', (_, inFolder) => inFolder, 'remove'],
+  ['share', 'Share', (e) => !e.isDir, 'share'],
+  ['send', 'Send', (e) => !e.isDir, 'share'],
 ];
 
 export function Browser({ location, path }: { location: string; path: string }) {
@@ -86,8 +88,12 @@ export function Browser({ location, path }: { location: string; path: string }) 
   const pages = Math.max(1, Math.ceil(matching.length / PAGE));
   // A bucket store's top level lists buckets: nothing is uploaded or selected there.
   const bucketTop = path === '' && listing.data?.hint !== undefined;
-  const canWrite = listing.data !== undefined && !bucketTop;
+  // Uploads (and the new folder they go into) need the transfer scope.
+  const canWrite = listing.data !== undefined && !bucketTop && can('transfer');
   const inFolder = path !== '';
+  // The actions this key may start (scopes.ts): a selection only where one of them takes it.
+  const rowActions = ALL_ROW_ACTIONS.filter(([, , , scope]) => can(scope));
+  const selectable = inFolder && rowActions.some(([kind]) => kind !== 'send');
   const chosen = entries.filter((e) => selected.has(e.path));
   const allShown = shown.length > 0 && shown.every((e) => selected.has(e.path));
   const toggle = (paths: string[], on: boolean) => {
@@ -158,7 +164,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
       </nav>
       <Alert error={listing.error} />
       {listing.data?.hint && <p class="small">{listing.data.hint}</p>}
-      {bucketTop && <NewBucket location={location} onMade={() => listing.reload()} />}
+      {bucketTop && can('admin') && <NewBucket location={location} onMade={() => listing.reload()} />}
       {canWrite && (
         <div class="row">
           <label for="upload-files">Upload files</label>
@@ -214,7 +220,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
           </span>
         </div>
       )}
-      {inFolder && (
+      {selectable && (
         // Outside the table: on a phone the table's head is not shown (its rows become cards).
         <label class="row">
           <input
@@ -234,19 +240,21 @@ export function Browser({ location, path }: { location: string; path: string }) 
       {chosen.length > 0 && (
         <fieldset class="row">
           <legend>{entriesWord(chosen.length)} selected</legend>
-          {ROW_ACTIONS.filter(([kind]) => kind !== 'send').map(
-            ([kind, verb]) =>
-              chosen.some((e) => ROW_ACTIONS.find(([k]) => k === kind)?.[2](e, inFolder)) && (
-                <button
-                  type="button"
-                  key={kind}
-                  class={kind === 'remove' ? 'danger' : undefined}
-                  onClick={() => open(kind, chosen)}
-                >
-                  {verb} selected
-                </button>
-              ),
-          )}
+          {rowActions
+            .filter(([kind]) => kind !== 'send')
+            .map(
+              ([kind, verb]) =>
+                chosen.some((e) => rowActions.find(([k]) => k === kind)?.[2](e, inFolder)) && (
+                  <button
+                    type="button"
+                    key={kind}
+                    class={kind === 'remove' ? 'danger' : undefined}
+                    onClick={() => open(kind, chosen)}
+                  >
+                    {verb} selected
+                  </button>
+                ),
+            )}
           <button type="button" onClick={() => setSelected(new Set())}>
             Clear selection
           </button>
@@ -256,7 +264,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
         <caption class="sr-only">Contents of {visibleName(path || label)}</caption>
         <thead>
           <tr>
-            {inFolder && (
+            {selectable && (
               <th scope="col">
                 <span class="sr-only">Selected</span>
               </th>
@@ -272,7 +280,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
         <tbody>
           {shown.map((e) => (
             <tr key={e.path}>
-              {inFolder && (
+              {selectable && (
                 <td data-label="Select" class="select">
                   <input
                     type="checkbox"
@@ -301,7 +309,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
                     Download
                   </button>
                 )}
-                {ROW_ACTIONS.map(
+                {rowActions.map(
                   ([kind, verb, offered]) =>
                     offered(e, inFolder) && (
                       <button

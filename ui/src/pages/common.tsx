@@ -2,6 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
+import { keyInfo, lacking, SCOPE_WORDS, type Scope } from '../scopes.js';
 
 /**
  * The technical detail of the sentences message() gave lately (ApiError.detail), so that an Alert shown
@@ -121,5 +122,54 @@ export function ProgressBar({
       <span>{words}</span>
       {children}
     </div>
+  );
+}
+
+/** The signed-in key's scopes as words: "read, share". */
+export const scopesWord = () => keyInfo()?.scopes.join(', ') || 'none';
+
+/**
+ * In the header, for a key with fewer than every scope: what it can do, and, one click away, why the
+ * other actions are not offered and which scope each needs (docs/console.md, "Keys with fewer scopes").
+ */
+export function KeyScopes() {
+  const missing = lacking();
+  if (missing.length === 0) return null;
+  const places = keyInfo()?.locations;
+  return (
+    <details class="scopes">
+      <summary>This key can: {scopesWord()}</summary>
+      <div class="scopes-why">
+        <p>
+          The console offers only what this API key may do. Other actions need a key with another scope; sign
+          out and sign in with such a key (one with the admin scope makes keys on the API keys page):
+        </p>
+        <ul>
+          {missing.map((s) => (
+            <li key={s}>
+              <strong>{s}</strong>: {SCOPE_WORDS[s]}
+            </li>
+          ))}
+        </ul>
+        {places ? (
+          <p>
+            It may address only {places.length} location{places.length === 1 ? '' : 's'}.
+          </p>
+        ) : null}
+      </div>
+    </details>
+  );
+}
+
+/**
+ * In place of a page (or a part of one) the signed-in key cannot use at all: which scope it needs, what
+ * for, and what the key has, instead of requests that would be refused.
+ */
+export function Needs({ scope, what }: { scope: Scope; what: string }) {
+  return (
+    <p class="needs">
+      This needs an API key with the <strong>{scope}</strong> scope ({what}); the key you signed in with can:{' '}
+      {scopesWord()}. Sign in with a key that has {scope} to use it.
+    </p>
   );
 }

@@ -1,8 +1,10 @@
-// API keys (docs/api.md, "API keys"): create (the key shown once), rename, revoke.
+// API keys (docs/api.md, "API keys" and "Scopes"): create one with the scopes ticked (the key shown
+// once), rename, revoke; each key's scopes in the list. A key without admin sees why it cannot use this.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time } from '../format.js';
-import { Alert, message, Notice, useLoad } from './common.js';
+import { can, keyInfo, SCOPE_WORDS, type Scope } from '../scopes.js';
+import { Alert, message, Needs, Notice, useLoad } from './common.js';
 
 interface Key {
   id: string;
@@ -11,11 +13,28 @@ interface Key {
   expires_at?: string;
   last_used_at?: string;
   revoked_at?: string;
+  scopes?: Scope[];
+  locations?: string[];
 }
 
 export function Keys() {
+  return can('admin') ? (
+    <KeyList />
+  ) : (
+    <section aria-labelledby="h-keys">
+      <h1 id="h-keys">API keys</h1>
+      <Needs scope="admin" what="to list, create, rename and revoke API keys" />
+    </section>
+  );
+}
+
+function KeyList() {
   const { data, error, reload } = useLoad(() => api<Key[]>('GET', '/v1/tokens'), []);
   const [name, setName] = useState('');
+  // A new key may have only scopes the signed-in key has (docs/api.md, "Scopes"): those are offered,
+  // all ticked.
+  const own = keyInfo()?.scopes ?? [];
+  const [scopes, setScopes] = useState<Scope[]>(own);
   const [created, setCreated] = useState<string | undefined>(undefined);
   const [failed, setFailed] = useState<string | undefined>(undefined);
   // The new key takes the focus (and is selected) so it can be copied at once; Done or Escape puts the
@@ -42,19 +61,53 @@ export function Keys() {
       <h1 id="h-keys">API keys</h1>
       <Alert error={error ?? failed} />
       <form
-        class="row"
+        class="fields"
         onSubmit={(e) => {
           e.preventDefault();
           void act(async () => {
-            const k = await api<{ token: string }>('POST', '/v1/tokens', { name });
+            const chosen = own.filter((x) => scopes.includes(x));
+            const k = await api<{ token: string }>('POST', '/v1/tokens', { name, scopes: chosen });
             setCreated(k.token);
             setName('');
+            setScopes(own);
           });
         }}
       >
-        <label for="key-name">New key name</label>
-        <input id="key-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        <button type="submit">Create key</button>
+        <div class="row">
+          <label for="key-name">New key name</label>
+          <input id="key-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </div>
+        <fieldset class="scope-choice">
+          <legend>What the new key may do</legend>
+          {own.map((x) => (
+            <div class="check" key={x}>
+              <input
+                type="checkbox"
+                id={`key-scope-${x}`}
+                checked={scopes.includes(x)}
+                aria-describedby={`key-scope-${x}-help`}
+                onChange={(e) => {
+                  const on = e.currentTarget.checked;
+                  setScopes((list) => (on ? [...list, x] : list.filter((y) => y !== x)));
+                }}
+              />
+              <label for={`key-scope-${x}`}>{x}</label>
+              <span class="small" id={`key-scope-${x}-help`}>
+                {SCOPE_WORDS[x]}
+              </span>
+            </div>
+          ))}
+        </fieldset>
+        <div class="row">
+          <button type="submit" disabled={scopes.length === 0} aria-describedby="key-create-help">
+            Create key
+          </button>
+          <span class="help" id="key-create-help">
+            {scopes.length === 0
+              ? 'Tick at least one scope.'
+              : `It may: ${own.filter((x) => scopes.includes(x)).join(', ')}.`}
+          </span>
+        </div>
       </form>
       {created && (
         <Notice>
@@ -80,6 +133,7 @@ export function Keys() {
         <thead>
           <tr>
             <th scope="col">Name</th>
+            <th scope="col">Scopes</th>
             <th scope="col">Created</th>
             <th scope="col">Last used</th>
             <th scope="col">State</th>
@@ -92,6 +146,14 @@ export function Keys() {
           {(data ?? []).map((k) => (
             <tr key={k.id}>
               <th scope="row">{k.name}</th>
+              <td data-label="Scopes">
+                {(k.scopes ?? []).join(', ')}
+                {k.locations ? (
+                  <div class="small">
+                    only {k.locations.length} location{k.locations.length === 1 ? '' : 's'}
+                  </div>
+                ) : null}
+              </td>
               <td data-label="Created">{time(k.created_at)}</td>
               <td data-label="Last used">{time(k.last_used_at)}</td>
               <td data-label="State">

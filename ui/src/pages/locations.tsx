@@ -4,7 +4,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
-import { Alert, message, Notice, useLoad } from './common.js';
+import { can } from '../scopes.js';
+import { Alert, message, Needs, Notice, useLoad } from './common.js';
 
 interface Summary {
   id: string;
@@ -426,10 +427,6 @@ function Manage({
 }) {
   const name = visibleName(l.label);
   const heading = useRef<HTMLHeadingElement>(null);
-  const [label, setLabel] = useState(l.label);
-  const [values, set, clear] = useValues();
-  const [typed, setTyped] = useState('');
-  const form = FORMS[l.provider];
   useEffect(() => heading.current?.focus(), [l.id]);
   return (
     <section class="panel" aria-labelledby="h-manage">
@@ -438,6 +435,39 @@ function Manage({
       </h2>
       <h3>Health</h3>
       <Health l={l} />
+      {!can('admin') ? (
+        <>
+          <Needs scope="admin" what="to refresh, rename, replace the secret of or delete a location" />
+          <button type="button" onClick={onClose}>
+            Close
+          </button>
+        </>
+      ) : (
+        <ManageActions l={l} act={act} onDeleted={onDeleted} onClose={onClose} />
+      )}
+    </section>
+  );
+}
+
+/** What an admin key may do to a location: refresh, rename, replace the secret, delete. */
+function ManageActions({
+  l,
+  act,
+  onDeleted,
+  onClose,
+}: {
+  l: Located;
+  act: (work: () => Promise<unknown>, done: string) => Promise<boolean>;
+  onDeleted: (label: string) => void;
+  onClose: () => void;
+}) {
+  const name = visibleName(l.label);
+  const [label, setLabel] = useState(l.label);
+  const [values, set, clear] = useValues();
+  const [typed, setTyped] = useState('');
+  const form = FORMS[l.provider];
+  return (
+    <>
       {OAUTH.has(l.provider) ? (
         <button
           type="button"
@@ -537,7 +567,7 @@ function Manage({
           </button>
         </div>
       </form>
-    </section>
+    </>
   );
 }
 
@@ -588,15 +618,21 @@ export function Locations() {
             newButton.current?.focus();
           }}
         />
-      ) : (
+      ) : can('admin') ? (
         <div class="row">
           <button type="button" ref={newButton} onClick={() => setCreating(true)}>
             New location
           </button>
         </div>
-      )}
+      ) : null}
       {loading && !data ? <p>Loading…</p> : null}
-      {data && data.length === 0 ? <p>No locations yet: New location adds one.</p> : null}
+      {data && data.length === 0 ? (
+        <p>
+          {can('admin')
+            ? 'No locations yet: New location adds one.'
+            : 'No locations yet (adding one needs the admin scope).'}
+        </p>
+      ) : null}
       {data && data.length > 0 ? (
         <table>
           <caption class="sr-only">Locations and their health</caption>
@@ -634,16 +670,17 @@ export function Locations() {
                   {l.health.refresh_requested ? ' (requested)' : ''}
                 </td>
                 <td data-label="Actions" class="actions">
+                  {/* Without admin the panel shows the health only: Health, not Manage. */}
                   <button
                     type="button"
-                    aria-label={`Manage ${visibleName(l.label)}`}
+                    aria-label={`${can('admin') ? 'Manage' : 'Health of'} ${visibleName(l.label)}`}
                     aria-expanded={open === l.id}
                     onClick={() => setOpen(open === l.id ? undefined : l.id)}
                   >
-                    Manage
+                    {can('admin') ? 'Manage' : 'Health'}
                   </button>
                   {/* Only OAuth credentials have a token to refresh (docs/api.md, "Location health"). */}
-                  {OAUTH.has(l.provider) ? (
+                  {OAUTH.has(l.provider) && can('admin') ? (
                     <button
                       type="button"
                       onClick={() =>

@@ -4,7 +4,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
-import { Alert, message, Notice, useLoad } from './common.js';
+import { can } from '../scopes.js';
+import { Alert, message, Needs, Notice, useLoad } from './common.js';
 import { ConfirmButton } from './confirm.js';
 import { withLocations } from './sync.js';
 import {
@@ -83,6 +84,8 @@ function ScheduleActions({
       onError(message(err));
     }
   };
+  // Every change to a schedule, and its run, needs the transfer scope.
+  if (!can('transfer')) return null;
   return (
     <>
       <button
@@ -319,15 +322,19 @@ export function Schedules() {
       </table>
       {listed.data && listed.data.schedules.length === 0 && <p>No schedules yet.</p>}
       <Alert error={locations.error} />
-      <ScheduleForm
-        locations={locations.data ?? []}
-        onCreated={(s) => {
-          setNotice(
-            `Schedule ${visibleName(s.name)} created: ${s.paused ? 'paused' : `next run ${time(s.next_run_at)}`}.`,
-          );
-          listed.reload();
-        }}
-      />
+      {can('transfer') ? (
+        <ScheduleForm
+          locations={locations.data ?? []}
+          onCreated={(s) => {
+            setNotice(
+              `Schedule ${visibleName(s.name)} created: ${s.paused ? 'paused' : `next run ${time(s.next_run_at)}`}.`,
+            );
+            listed.reload();
+          }}
+        />
+      ) : (
+        <Needs scope="transfer" what="to create, pause, resume, run or delete a schedule" />
+      )}
     </section>
   );
 }

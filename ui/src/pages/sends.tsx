@@ -6,7 +6,8 @@ import { useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
 import type { Live, Send } from '../live.js';
-import { Alert, message, Notice, useLoad } from './common.js';
+import { can } from '../scopes.js';
+import { Alert, message, Needs, Notice, useLoad } from './common.js';
 import { ConfirmButton } from './confirm.js';
 
 /** "a@x, b@y" as a list of addresses; empty text is no list. */
@@ -156,12 +157,16 @@ export function Sends({ live }: { live: Live }) {
   return (
     <section aria-labelledby="h-sends">
       <h1 id="h-sends">Sends</h1>
-      <SendForm
-        onSent={(s) => {
-          keep(s);
-          listed.reload();
-        }}
-      />
+      {can('share') ? (
+        <SendForm
+          onSent={(s) => {
+            keep(s);
+            listed.reload();
+          }}
+        />
+      ) : (
+        <Needs scope="share" what="to send a file or cancel a send" />
+      )}
       <Alert error={error} />
       <Alert error={listed.error} />
       <table>
@@ -196,7 +201,7 @@ export function Sends({ live }: { live: Live }) {
                 {s.refused?.length ? ` refused: ${s.refused.join(', ')}` : ''}
               </td>
               <td data-label="Actions" class="actions">
-                {(s.status === 'scheduled' || s.status === 'queued') && (
+                {(s.status === 'scheduled' || s.status === 'queued') && can('share') && (
                   <ConfirmButton
                     label={`Cancel send ${s.id}`}
                     question="Cancel this send? Its mail will not go out."

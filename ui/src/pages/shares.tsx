@@ -3,7 +3,8 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
-import { Alert, message, useLoad } from './common.js';
+import { can } from '../scopes.js';
+import { Alert, message, Needs, useLoad } from './common.js';
 
 interface Share {
   id: string;
@@ -40,7 +41,11 @@ export function Shares() {
   return (
     <section aria-labelledby="h-shares">
       <h1 id="h-shares">Shares</h1>
-      <p>Make a link from a file in a location's browser.</p>
+      {can('share') ? (
+        <p>Make a link from a file in a location's browser.</p>
+      ) : (
+        <Needs scope="share" what="to make or revoke a share link" />
+      )}
       <Alert error={error ?? failed} />
       <table>
         <caption class="sr-only">Share links, newest first</caption>
@@ -71,7 +76,7 @@ export function Shares() {
                 {s.state === 'active' && s.has_password ? ', password' : ''}
               </td>
               <td class="actions" data-label="">
-                {s.state !== 'revoked' && (
+                {s.state !== 'revoked' && can('share') && (
                   <button
                     type="button"
                     class="danger"

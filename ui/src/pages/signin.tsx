@@ -1,9 +1,17 @@
-// Sign in by pasting an API key: it is checked once (GET /v1/tokens) and kept for this tab only.
+// Sign in by pasting an API key: it is checked once (GET /v1/key, which any key may read, and which says
+// what the key may do) and kept for this tab only.
 import { useState } from 'preact/hooks';
-import { api, storeKey } from '../api.js';
+import { storeKey } from '../api.js';
+import { type KeyInfo, readKey } from '../scopes.js';
 import { Alert, message } from './common.js';
 
-export function SignIn({ onKey, reason }: { onKey: (key: string) => void; reason?: string | undefined }) {
+export function SignIn({
+  onKey,
+  reason,
+}: {
+  onKey: (key: string, info: KeyInfo) => void;
+  reason?: string | undefined;
+}) {
   const [key, setKey] = useState('');
   // Why the console came back here by itself (the key was revoked or expired), until the next try.
   const [error, setError] = useState<string | undefined>(reason);
@@ -11,8 +19,7 @@ export function SignIn({ onKey, reason }: { onKey: (key: string) => void; reason
     e.preventDefault();
     storeKey(key.trim());
     try {
-      await api('GET', '/v1/tokens');
-      onKey(key.trim());
+      onKey(key.trim(), await readKey());
     } catch (err) {
       storeKey(null);
       setError(message(err));

@@ -4,8 +4,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { bytes, time, visibleName } from '../format.js';
 import type { Job, Live } from '../live.js';
+import { can } from '../scopes.js';
 import { Bar } from './activity.js';
-import { Alert, message, useLoad } from './common.js';
+import { Alert, message, Needs, useLoad } from './common.js';
 import {
   EMPTY_TRANSFER,
   type Loc,
@@ -163,9 +164,14 @@ export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) =
           Show more
         </button>
       )}
-      <button type="button" disabled={busy} onClick={run}>
-        Run this plan
-      </button>
+      {/* A sync's plan runs with the transfer scope (docs/api.md, "Scopes"). */}
+      {can('transfer') ? (
+        <button type="button" disabled={busy} onClick={run}>
+          Run this plan
+        </button>
+      ) : (
+        <Needs scope="transfer" what="to run a plan" />
+      )}
     </section>
   );
 }
@@ -208,6 +214,7 @@ export function Sync({ live }: { live: Live }) {
         would happen, and runs exactly that.
       </p>
       <Alert error={locations.error} />
+      {!can('transfer') && <Needs scope="transfer" what="to run a sync; a preview needs only read" />}
       <form class="grid" onSubmit={(e) => void submit(e as unknown as SubmitEvent)}>
         <TransferFields
           id="sync"
@@ -220,9 +227,11 @@ export function Sync({ live }: { live: Live }) {
           <button type="submit" value="preview" disabled={busy}>
             Preview
           </button>
-          <button type="submit" value="now" disabled={busy}>
-            Sync now
-          </button>
+          {can('transfer') && (
+            <button type="submit" value="now" disabled={busy}>
+              Sync now
+            </button>
+          )}
         </div>
       </form>
       <Alert error={error} />

@@ -1,10 +1,12 @@
 // Webhooks (docs/webhooks.md): the workspace's endpoints with their state, create one (its signing
-// secret shown once), each one's delivery attempts, re-enable a disabled one, delete one.
+// secret shown once), each one's delivery attempts, re-enable a disabled one, delete one. All of it
+// needs the admin scope; a key without it sees why instead.
 import { useState } from 'preact/hooks';
 import type { WebhookEvent } from '../../../src/api/events.js';
 import { api } from '../api.js';
 import { time } from '../format.js';
-import { Alert, message, Notice, useLoad } from './common.js';
+import { can } from '../scopes.js';
+import { Alert, message, Needs, Notice, useLoad } from './common.js';
 
 interface Webhook {
   id: string;
@@ -129,6 +131,17 @@ function DeliveryLog({ hook, onClose }: { hook: Webhook; onClose: () => void }) 
 }
 
 export function Webhooks() {
+  return can('admin') ? (
+    <WebhookList />
+  ) : (
+    <section aria-labelledby="h-webhooks">
+      <h1 id="h-webhooks">Webhooks</h1>
+      <Needs scope="admin" what="to list, create, re-enable and delete webhooks and read their deliveries" />
+    </section>
+  );
+}
+
+function WebhookList() {
   const { data, error, loading, reload } = useLoad(
     () => api<{ webhooks: Webhook[] }>('GET', '/v1/webhooks').then((r) => r.webhooks),
     [],

@@ -1,0 +1,56 @@
+// What the signed-in key may do (docs/api.md, "Scopes"; docs/console.md, "Keys with fewer scopes"):
+// its own item from GET /v1/key, read once at sign-in and kept with the session, and can(scope), the
+// one question every page asks before it offers an action. The server checks again on every request;
+// this only keeps the console from offering what would be refused.
+import type { Scope } from '../../src/api/keys.js';
+import { api } from './api.js';
+
+export type { Scope };
+
+/** Every scope, in the order ferry lists them. */
+export const SCOPES: readonly Scope[] = ['read', 'transfer', 'remove', 'share', 'admin'];
+
+/** What each scope lets a key do, in the console's words. */
+export const SCOPE_WORDS: Record<Scope, string> = {
+  read: 'see locations, files, transfers, jobs, schedules, shares and sends; preview',
+  transfer: 'copy, move, sync and upload; schedules; retry and cancel jobs',
+  remove: 'remove files',
+  share: 'make and revoke share links; send files by e-mail',
+  admin: 'add and change locations, make buckets, manage API keys and webhooks',
+};
+
+/** The signed-in key as GET /v1/key answers it. */
+export interface KeyInfo {
+  id: string;
+  name: string;
+  created_at: string;
+  expires_at?: string;
+  scopes: Scope[];
+  locations?: string[];
+}
+
+let current: KeyInfo | undefined;
+
+/** The key's own item, with the key already stored (storeKey) for the request. */
+export function readKey(): Promise<KeyInfo> {
+  return api<KeyInfo>('GET', '/v1/key');
+}
+
+/** Keeps (or, signed out, forgets) what the signed-in key may do. */
+export function setKeyInfo(info: KeyInfo | undefined): void {
+  current = info;
+}
+
+export function keyInfo(): KeyInfo | undefined {
+  return current;
+}
+
+/** Whether the signed-in key has `scope`: the only check the pages make before offering an action. */
+export function can(scope: Scope): boolean {
+  return current?.scopes.includes(scope) ?? false;
+}
+
+/** The scopes the signed-in key lacks, in ferry's order. */
+export function lacking(): Scope[] {
+  return SCOPES.filter((s) => !can(s));
+}
