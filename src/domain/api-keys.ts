@@ -10,8 +10,8 @@ import { type Clock, toRfc3339 } from '../clock.js';
 import type { ApiKeyRow, Database } from '../db/schema.js';
 import { FerryError, invalid, notFound } from '../errors.js';
 import { isUuid, newId } from '../ids.js';
-import type { AuthCache, CachedKey } from './auth-cache.js';
 import { type AuditContext, type AuditEntry, record } from './audit/audit.js';
+import type { AuthCache, CachedKey } from './auth-cache.js';
 import { checkCap } from './caps.js';
 
 export const TOKEN_PREFIX = 'fry_';
@@ -209,7 +209,11 @@ export class ApiKeys {
       return;
     }
     await this.#reported(row.id, entry, audit, now, (trx) =>
-      trx.updateTable('api_keys').set({ revoked_at: now, updated_at: now }).where('id', '=', row.id).execute(),
+      trx
+        .updateTable('api_keys')
+        .set({ revoked_at: now, updated_at: now })
+        .where('id', '=', row.id)
+        .execute(),
     );
   }
 

@@ -45,7 +45,9 @@ export class Buckets {
     const target = `${row.label}/${request.bucket}`;
     await this.db
       .transaction()
-      .execute((trx) => record(trx, audit, { action: 'bucket.create', target, status: 201 }, this.clock.now()));
+      .execute((trx) =>
+        record(trx, audit, { action: 'bucket.create', target, status: 201 }, this.clock.now()),
+      );
     return entry;
   }
 }

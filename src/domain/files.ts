@@ -140,7 +140,12 @@ export class Files {
       this.db
         .transaction()
         .execute((trx) =>
-          record(trx, audit, { action: 'file.upload', target: `${row.label}/${path}`, status: 201 }, this.clock.now()),
+          record(
+            trx,
+            audit,
+            { action: 'file.upload', target: `${row.label}/${path}`, status: 201 },
+            this.clock.now(),
+          ),
         );
     return { row, store, path, limit, stored };
   }

@@ -186,10 +186,16 @@ export class Locations {
       created_at: now,
       updated_at: now,
     };
-    await this.#recorded(workspaceId, audit, { action: 'location.create', target: id, status: 201 }, now, async (trx) => {
-      await checkCap(trx, 'locations', workspaceId, this.cap, now);
-      await trx.insertInto('locations').values(row).execute();
-    });
+    await this.#recorded(
+      workspaceId,
+      audit,
+      { action: 'location.create', target: id, status: 201 },
+      now,
+      async (trx) => {
+        await checkCap(trx, 'locations', workspaceId, this.cap, now);
+        await trx.insertInto('locations').values(row).execute();
+      },
+    );
     return projection(row);
   }
 
@@ -244,8 +250,12 @@ export class Locations {
       access_token_expires_at: tokenExpiry(provider, secret),
     };
     const now = this.clock.now();
-    await this.#recorded(workspaceId, audit, { action: 'location.replace', target: row.id, status: 200 }, now, (trx) =>
-      health.replaceSecret(trx, row.id, update, now),
+    await this.#recorded(
+      workspaceId,
+      audit,
+      { action: 'location.replace', target: row.id, status: 200 },
+      now,
+      (trx) => health.replaceSecret(trx, row.id, update, now),
     );
     return projection({ ...row, ...update });
   }
@@ -260,8 +270,13 @@ export class Locations {
     checkLabel(label);
     const row = await this.resolve(workspaceId, ref);
     const updatedAt = this.clock.now();
-    await this.#recorded(workspaceId, audit, { action: 'location.rename', target: row.id, status: 200 }, updatedAt, (trx) =>
-      trx.updateTable('locations').set({ label, updated_at: updatedAt }).where('id', '=', row.id).execute(),
+    await this.#recorded(
+      workspaceId,
+      audit,
+      { action: 'location.rename', target: row.id, status: 200 },
+      updatedAt,
+      (trx) =>
+        trx.updateTable('locations').set({ label, updated_at: updatedAt }).where('id', '=', row.id).execute(),
     );
     return projection({ ...row, label, updated_at: updatedAt });
   }
@@ -269,8 +284,12 @@ export class Locations {
   /** Irreversible. */
   async delete(workspaceId: string, ref: LocationRef, audit: AuditContext): Promise<void> {
     const row = await this.resolve(workspaceId, ref);
-    await this.#recorded(workspaceId, audit, { action: 'location.delete', target: row.id, status: 204 }, this.clock.now(), (trx) =>
-      trx.deleteFrom('locations').where('id', '=', row.id).execute(),
+    await this.#recorded(
+      workspaceId,
+      audit,
+      { action: 'location.delete', target: row.id, status: 204 },
+      this.clock.now(),
+      (trx) => trx.deleteFrom('locations').where('id', '=', row.id).execute(),
     );
   }
 
@@ -282,9 +301,15 @@ export class Locations {
     const row = await this.resolve(workspaceId, ref);
     const oauth = isOAuthProvider(row.provider);
     // Accepted either way (202), so recorded either way: with nothing else when nothing changes.
-    await this.#recorded(workspaceId, audit, { action: 'location.refresh', target: row.id, status: 202 }, this.clock.now(), async (trx) => {
-      if (oauth) await health.requestRefresh(trx, row.id);
-    });
+    await this.#recorded(
+      workspaceId,
+      audit,
+      { action: 'location.refresh', target: row.id, status: 202 },
+      this.clock.now(),
+      async (trx) => {
+        if (oauth) await health.requestRefresh(trx, row.id);
+      },
+    );
     return oauth;
   }
 

@@ -195,7 +195,13 @@ export const fileRoutes =
         const target = fileTarget(request.url);
         const raw = request.raw;
         const size = declaredSize(raw);
-        const open = await files.openForWrite(workspaceId, target.location, target.path, size, auditOf(request));
+        const open = await files.openForWrite(
+          workspaceId,
+          target.location,
+          target.path,
+          size,
+          auditOf(request),
+        );
         const { store, path, row } = open;
         const controller = new AbortController();
         let failure: unknown;

@@ -111,9 +111,9 @@ export const locationRoutes =
         const created = await locations.create(
           workspaceOf(request),
           {
-          provider,
-          label,
-          secret,
+            provider,
+            label,
+            secret,
             ...(metadata === undefined ? {} : { metadata }),
           },
           auditOf(request),
@@ -207,7 +207,8 @@ export const locationRoutes =
         },
       },
       async (request, reply) => {
-        if (await locations.requestRefresh(workspaceOf(request), request.body, auditOf(request))) refreshRequested();
+        if (await locations.requestRefresh(workspaceOf(request), request.body, auditOf(request)))
+          refreshRequested();
         return reply.code(202).send();
       },
     );

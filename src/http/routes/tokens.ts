@@ -100,7 +100,7 @@ export const tokenRoutes =
           workspaceOf(request),
           request.params.id,
           {
-          ...(name === undefined ? {} : { name }),
+            ...(name === undefined ? {} : { name }),
             ...(expiresAt === undefined ? {} : { expiresAt: parseRfc3339(expiresAt, 'expires_at') }),
           },
           auditOf(request),
