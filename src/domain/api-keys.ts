@@ -4,12 +4,13 @@
 // on the very next request everywhere. last_used_at is written at most once a minute per key, by a
 // conditional UPDATE that several processes can race on harmlessly.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { type ApiKey, type CreatedApiKey, SCOPES, type Scope } from '../api/keys.js';
 import { type Clock, toRfc3339 } from '../clock.js';
 import type { ApiKeyRow, Database } from '../db/schema.js';
 import { FerryError, invalid, notFound } from '../errors.js';
 import { isUuid, newId } from '../ids.js';
+import { type AuditContext, type AuditEntry, record } from './audit/audit.js';
 import type { AuthCache, CachedKey } from './auth-cache.js';
 import { checkCap } from './caps.js';
 
@@ -107,6 +108,8 @@ export class ApiKeys {
       scopes?: readonly Scope[];
     },
     creator: KeyLimits = UNLIMITED,
+    /** The request's; the operator's door and tests record nothing. */
+    audit?: AuditContext,
   ): Promise<CreatedApiKey> {
     const now = this.clock.now();
     if (input.expiresAt !== undefined && input.expiresAt <= now) {
@@ -134,6 +137,7 @@ export class ApiKeys {
     await this.db.transaction().execute(async (trx) => {
       await checkCap(trx, 'api_keys', workspaceId, this.cap, now);
       await trx.insertInto('api_keys').values(row).execute();
+      if (audit) await record(trx, audit, { action: 'key.create', target: row.id, status: 201 }, now);
     });
     const { last_used_at: _unused, revoked_at: _none, ...shown } = view(row);
     return { ...shown, token };
@@ -169,19 +173,25 @@ export class ApiKeys {
   }
 
   /** Rename and/or set the expiry; the token and its callers are unaffected. */
-  async update(workspaceId: string, id: string, input: { name?: string; expiresAt?: number }): Promise<void> {
+  async update(
+    workspaceId: string,
+    id: string,
+    input: { name?: string; expiresAt?: number },
+    audit: AuditContext,
+  ): Promise<void> {
     if (input.name === undefined && input.expiresAt === undefined) {
       throw invalid('send name or expires_at (or both)');
     }
     if (input.name !== undefined) checkName(input.name);
     const row = await this.find(workspaceId, id);
-    await this.#reported(row.id, () =>
-      this.db
+    const now = this.clock.now();
+    await this.#reported(row.id, { action: 'key.update', target: row.id, status: 204 }, audit, now, (trx) =>
+      trx
         .updateTable('api_keys')
         .set({
           name: input.name ?? row.name,
           expires_at: input.expiresAt === undefined ? row.expires_at : input.expiresAt,
-          updated_at: this.clock.now(),
+          updated_at: now,
         })
         .where('id', '=', row.id)
         .execute(),
@@ -189,12 +199,17 @@ export class ApiKeys {
   }
 
   /** Immediate, no grace window; revoking twice is fine. */
-  async revoke(workspaceId: string, id: string): Promise<void> {
+  async revoke(workspaceId: string, id: string, audit?: AuditContext): Promise<void> {
     const row = await this.find(workspaceId, id);
-    if (row.revoked_at !== null) return;
     const now = this.clock.now();
-    await this.#reported(row.id, () =>
-      this.db
+    const entry: AuditEntry = { action: 'key.revoke', target: row.id, status: 204 };
+    if (row.revoked_at !== null) {
+      // Revoking again changes nothing but is answered 204 all the same: recorded alone.
+      if (audit) await this.db.transaction().execute((trx) => record(trx, audit, entry, now));
+      return;
+    }
+    await this.#reported(row.id, entry, audit, now, (trx) =>
+      trx
         .updateTable('api_keys')
         .set({ revoked_at: now, updated_at: now })
         .where('id', '=', row.id)
@@ -202,10 +217,22 @@ export class ApiKeys {
     );
   }
 
-  /** A write to a key: this process's cache forgets it at once, the others by the triggers' report. */
-  async #reported(keyId: string, write: () => Promise<unknown>): Promise<void> {
+  /**
+   * A write to a key and its audit record (last, when the request gave one), in one transaction: this
+   * process's cache forgets the key at once, the others by the triggers' report.
+   */
+  async #reported(
+    keyId: string,
+    entry: AuditEntry | undefined,
+    audit: AuditContext | undefined,
+    now: number,
+    write: (trx: Transaction<Database>) => Promise<unknown>,
+  ): Promise<void> {
     try {
-      await write();
+      await this.db.transaction().execute(async (trx) => {
+        await write(trx);
+        if (audit && entry) await record(trx, audit, entry, now);
+      });
     } finally {
       this.cache?.forgetKey(keyId);
     }

@@ -4,10 +4,13 @@
 // other writes: the location (404, 409 ambiguous), a folder store (400), the name (400), the
 // location's state (409, as for copy); then one provider call.
 
+import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
+import type { Database } from '../db/schema.js';
 import { invalid } from '../errors.js';
 import { bucketWord } from '../providers.js';
 import type { Entry } from '../stores/contract.js';
+import { type AuditContext, record } from './audit/audit.js';
 import type { LocationRef } from './locations/addressing.js';
 import type { Locations } from './locations/locations.js';
 import type { Storage } from './storage.js';
@@ -15,14 +18,19 @@ import { checkUsable } from './transfers/copy.js';
 
 export class Buckets {
   constructor(
+    private readonly db: Kysely<Database>,
     private readonly locations: Locations,
     private readonly storage: Storage,
     private readonly clock: Clock,
   ) {}
 
-  async create(workspaceId: string, request: { ref: LocationRef; bucket: string }): Promise<Entry> {
+  async create(
+    workspaceId: string,
+    request: { ref: LocationRef; bucket: string },
+    audit: AuditContext,
+  ): Promise<Entry> {
     const row = await this.locations.resolve(workspaceId, request.ref);
-    return this.storage.use(row, async (store) => {
+    const entry = await this.storage.use(row, async (store) => {
       const creation = store.features.createBucket;
       if (!creation) {
         throw invalid(
@@ -33,5 +41,13 @@ export class Buckets {
       checkUsable(row, this.clock.now(), `new ${bucketWord(row.provider)}s`);
       return creation.create(request.bucket);
     });
+    // The change is the provider's: recorded once it is made, in a transaction with nothing else.
+    const target = `${row.label}/${request.bucket}`;
+    await this.db
+      .transaction()
+      .execute((trx) =>
+        record(trx, audit, { action: 'bucket.create', target, status: 201 }, this.clock.now()),
+      );
+    return entry;
   }
 }

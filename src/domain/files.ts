@@ -3,12 +3,14 @@
 // id), whether the path names one file (exact bytes, never a pattern), whether the location takes
 // uploads now, and whether a body of the declared size fits what its store can hold. The HTTP route
 // streams the bytes.
+import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { LocationRow } from '../db/schema.js';
+import type { Database, LocationRow } from '../db/schema.js';
 import { FerryError, invalid, isFerryError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { bucketWord, hasBuckets } from '../providers.js';
 import type { ObjectInfo, Store, UploadLimits } from '../stores/contract.js';
+import { type AuditContext, record } from './audit/audit.js';
 import type { Locations } from './locations/locations.js';
 import type { Storage } from './storage.js';
 import { checkUsable } from './transfers/copy.js';
@@ -56,6 +58,7 @@ export interface OpenFile {
 
 export class Files {
   constructor(
+    private readonly db: Kysely<Database>,
     private readonly locations: Locations,
     private readonly storage: Storage,
     private readonly clock: Clock,
@@ -119,7 +122,8 @@ export class Files {
     location: string,
     rawPath: string,
     size: number | undefined,
-  ): Promise<OpenFile & { limit: number }> {
+    audit: AuditContext,
+  ): Promise<OpenFile & { limit: number; stored: () => Promise<void> }> {
     const row = await this.locate(workspaceId, location);
     const path = filePath(rawPath, row);
     checkUsable(row, this.clock.now(), 'uploads');
@@ -129,7 +133,21 @@ export class Files {
       await store.close();
       throw tooLarge(size, limit, row);
     }
-    return { row, store, path, limit };
+    // The upload is committed when the store's write completes; then it is recorded (file.upload, the
+    // 201 the route answers). The write is the store's, not the database's: the record is a transaction
+    // with nothing else in it, since nothing else is written here.
+    const stored = () =>
+      this.db
+        .transaction()
+        .execute((trx) =>
+          record(
+            trx,
+            audit,
+            { action: 'file.upload', target: `${row.label}/${path}`, status: 201 },
+            this.clock.now(),
+          ),
+        );
+    return { row, store, path, limit, stored };
   }
 }
 

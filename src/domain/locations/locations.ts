@@ -1,6 +1,6 @@
 // Locations: stored credentials for a storage backend (docs/api.md, "Locations"). Secrets are sealed
 // before they reach the database and opened only to build a store; no projection carries them.
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { LABEL_MAX_LENGTH } from '../../api/text.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
@@ -18,6 +18,7 @@ import {
 import { Secret } from '../../secret.js';
 import type { LocationStatus } from '../../states.js';
 import type { StoreLocation } from '../../stores/context.js';
+import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import { checkCap } from '../caps.js';
 import { type LocationRef, resolveLocation } from './addressing.js';
 import * as health from './health.js';
@@ -146,11 +147,27 @@ export class Locations {
     }
   }
 
+  /** A change and its audit record (last), in one transaction. */
+  #recorded(
+    workspaceId: string,
+    audit: AuditContext,
+    entry: AuditEntry,
+    now: number,
+    change: (trx: Transaction<Database>) => Promise<unknown>,
+  ): Promise<void> {
+    return this.#reported(workspaceId, () =>
+      this.db.transaction().execute(async (trx) => {
+        await change(trx);
+        await record(trx, audit, entry, now);
+      }),
+    );
+  }
+
   resolve(workspaceId: string, ref: LocationRef): Promise<LocationRow> {
     return resolveLocation(this.db, workspaceId, ref);
   }
 
-  async create(workspaceId: string, input: CreateLocation): Promise<LocationProjection> {
+  async create(workspaceId: string, input: CreateLocation, audit: AuditContext): Promise<LocationProjection> {
     const label = checkLabel(input.label);
     const metadata = input.metadata === undefined ? undefined : checkMetadata(input.provider, input.metadata);
     const secret = checkSecret(input.provider, input.secret);
@@ -169,11 +186,15 @@ export class Locations {
       created_at: now,
       updated_at: now,
     };
-    await this.#reported(workspaceId, () =>
-      this.db.transaction().execute(async (trx) => {
+    await this.#recorded(
+      workspaceId,
+      audit,
+      { action: 'location.create', target: id, status: 201 },
+      now,
+      async (trx) => {
         await checkCap(trx, 'locations', workspaceId, this.cap, now);
         await trx.insertInto('locations').values(row).execute();
-      }),
+      },
     );
     return projection(row);
   }
@@ -217,6 +238,7 @@ export class Locations {
     workspaceId: string,
     ref: LocationRef,
     input: { secret: unknown; metadata?: Metadata },
+    audit: AuditContext,
   ): Promise<LocationProjection> {
     const row = await this.resolve(workspaceId, ref);
     const provider = row.provider;
@@ -227,30 +249,47 @@ export class Locations {
       metadata: metadata === undefined ? row.metadata : serializeMetadata(metadata),
       access_token_expires_at: tokenExpiry(provider, secret),
     };
-    await this.#reported(workspaceId, () => health.replaceSecret(this.db, row.id, update, this.clock.now()));
+    const now = this.clock.now();
+    await this.#recorded(
+      workspaceId,
+      audit,
+      { action: 'location.replace', target: row.id, status: 200 },
+      now,
+      (trx) => health.replaceSecret(trx, row.id, update, now),
+    );
     return projection({ ...row, ...update });
   }
 
   /** Only the label changes. */
-  async updateLabel(workspaceId: string, ref: LocationRef, label: string): Promise<LocationProjection> {
+  async updateLabel(
+    workspaceId: string,
+    ref: LocationRef,
+    label: string,
+    audit: AuditContext,
+  ): Promise<LocationProjection> {
     checkLabel(label);
     const row = await this.resolve(workspaceId, ref);
     const updatedAt = this.clock.now();
-    await this.#reported(workspaceId, () =>
-      this.db
-        .updateTable('locations')
-        .set({ label, updated_at: updatedAt })
-        .where('id', '=', row.id)
-        .execute(),
+    await this.#recorded(
+      workspaceId,
+      audit,
+      { action: 'location.rename', target: row.id, status: 200 },
+      updatedAt,
+      (trx) =>
+        trx.updateTable('locations').set({ label, updated_at: updatedAt }).where('id', '=', row.id).execute(),
     );
     return projection({ ...row, label, updated_at: updatedAt });
   }
 
   /** Irreversible. */
-  async delete(workspaceId: string, ref: LocationRef): Promise<void> {
+  async delete(workspaceId: string, ref: LocationRef, audit: AuditContext): Promise<void> {
     const row = await this.resolve(workspaceId, ref);
-    await this.#reported(workspaceId, () =>
-      this.db.deleteFrom('locations').where('id', '=', row.id).execute(),
+    await this.#recorded(
+      workspaceId,
+      audit,
+      { action: 'location.delete', target: row.id, status: 204 },
+      this.clock.now(),
+      (trx) => trx.deleteFrom('locations').where('id', '=', row.id).execute(),
     );
   }
 
@@ -258,11 +297,20 @@ export class Locations {
    * Queue a refresh for the refresher (docs/api.md, "Location health"). Static credentials do not
    * rotate: accepted, nothing changes.
    */
-  async requestRefresh(workspaceId: string, ref: LocationRef): Promise<boolean> {
+  async requestRefresh(workspaceId: string, ref: LocationRef, audit: AuditContext): Promise<boolean> {
     const row = await this.resolve(workspaceId, ref);
-    if (!isOAuthProvider(row.provider)) return false;
-    await this.#reported(workspaceId, () => health.requestRefresh(this.db, row.id));
-    return true;
+    const oauth = isOAuthProvider(row.provider);
+    // Accepted either way (202), so recorded either way: with nothing else when nothing changes.
+    await this.#recorded(
+      workspaceId,
+      audit,
+      { action: 'location.refresh', target: row.id, status: 202 },
+      this.clock.now(),
+      async (trx) => {
+        if (oauth) await health.requestRefresh(trx, row.id);
+      },
+    );
+    return oauth;
   }
 
   async status(workspaceId: string, ref: LocationRef): Promise<LocationStatusView> {

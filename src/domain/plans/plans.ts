@@ -19,6 +19,7 @@ import { syncObjects } from '../../engine/sync-plan.js';
 import { conflict, gone, invalid, isFerryError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import { compileFilter, type FilterInput } from '../../objects/filter.js';
+import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
 import type { Storage } from '../storage.js';
@@ -307,7 +308,7 @@ export class Plans {
    * Runs the plan once: queues what the request without dry_run queues, naming the plan, in one
    * transaction with the plan's ran_at (a second run is 409 naming the job); 410 once expired.
    */
-  async run(workspaceId: string, id: string): Promise<RunAccepted> {
+  async run(workspaceId: string, id: string, audit: AuditContext): Promise<RunAccepted> {
     const row = await this.find(workspaceId, id);
     if (row.ran_at !== null) throw ranAlready(row);
     const now = this.clock.now();
@@ -325,6 +326,8 @@ export class Plans {
       }
     }
     const bucket = request.kind === 'copy' || request.kind === 'sync' ? 'copy' : 'transfer';
+    // The request's record, last in the transaction that starts the plan's work.
+    const ran: AuditEntry = { action: 'plan.run', target: row.id, status: 202 };
     try {
       return await this.rateLimits.within(workspaceId, bucket, async (trx) => {
         if (request.kind === 'copy' || request.kind === 'sync') {
@@ -336,7 +339,7 @@ export class Plans {
               : request.filter === undefined
                 ? undefined
                 : { filter: request.filter };
-          return jobs.create(
+          const created = await jobs.create(
             trx,
             {
               id: jobId,
@@ -352,10 +355,13 @@ export class Plans {
             },
             now,
           );
+          await record(trx, audit, ran, now);
+          return created;
         }
         // A plan's move or remove runs by a job even for one object, so that it is checked against the plan.
         const { queued, jobId } = await queueWithJob(trx, workspaceId, request.spec, given, now, row.id);
         if (!(await plans.ran(trx, row.id, { jobId, transferId: queued.id }, now))) throw ranAlready(row);
+        await record(trx, audit, ran, now);
         return queued;
       });
     } catch (err) {

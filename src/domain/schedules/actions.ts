@@ -2,6 +2,7 @@
 // `{"sync": <body of POST /v1/sync>}`. Each kind is checked, at create and patch time and again at each
 // run, by the domain that accepts the route's requests (Copies: copy and sync), never by a copy of its rules;
 // a run starts the kind's job with the schedule's id on it.
+import type { AuditContext } from '../audit/audit.js';
 import type { Copies, CopyRequest, SyncRequest } from '../transfers/copy.js';
 
 export type ScheduleAction = { copy: CopyRequest } | { sync: SyncRequest };
@@ -15,10 +16,18 @@ export class ScheduleActions {
     else await this.copies.checkSync(workspaceId, action.sync);
   }
 
-  /** Starts the action's job for the schedule's run. */
-  async start(workspaceId: string, action: ScheduleAction, scheduleId: string): Promise<string> {
+  /**
+   * Starts the action's job for the schedule's run; a run a request made records schedule.run in the
+   * job's transaction.
+   */
+  async start(
+    workspaceId: string,
+    action: ScheduleAction,
+    scheduleId: string,
+    audit?: AuditContext,
+  ): Promise<string> {
     if ('copy' in action)
-      return (await this.copies.startScheduled(workspaceId, action.copy, scheduleId)).job_id;
-    return (await this.copies.sync(workspaceId, action.sync, scheduleId)).job_id;
+      return (await this.copies.startScheduled(workspaceId, action.copy, scheduleId, audit)).job_id;
+    return (await this.copies.sync(workspaceId, action.sync, scheduleId, audit)).job_id;
   }
 }

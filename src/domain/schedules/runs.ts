@@ -14,6 +14,7 @@ import { type FerryError, isFerryError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Logger } from '../../log.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
+import type { AuditContext } from '../audit/audit.js';
 import type { ScheduleAction, ScheduleActions } from './actions.js';
 import { nextRun } from './every.js';
 
@@ -96,7 +97,14 @@ export class ScheduleRunner {
    * Runs a schedule `owner` claimed, for the time `dueAt`; then frees it. A `manual` run (POST
    * /v1/schedules/{id}/run) leaves the next time alone.
    */
-  async run(row: ScheduleRow, dueAt: number, owner: string, manual: boolean): Promise<RunResult | undefined> {
+  async run(
+    row: ScheduleRow,
+    dueAt: number,
+    owner: string,
+    manual: boolean,
+    /** A run a request made records itself (schedule.run) in its job's transaction. */
+    audit?: AuditContext,
+  ): Promise<RunResult | undefined> {
     const { db, clock } = this.deps;
     const runId = newId();
     const inserted = await db.kysely
@@ -118,7 +126,7 @@ export class ScheduleRunner {
       await this.#settle(row.id, owner, dueAt, manual, undefined);
       return undefined;
     }
-    const record = await this.#start(row, dueAt);
+    const record = await this.#start(row, dueAt, audit);
     await db.kysely
       .updateTable('schedule_runs')
       .set({ outcome: record.outcome, job_id: record.job_id ?? null, reason: record.reason ?? null })
@@ -129,7 +137,7 @@ export class ScheduleRunner {
     return record;
   }
 
-  async #start(row: ScheduleRow, dueAt: number): Promise<RunResult> {
+  async #start(row: ScheduleRow, dueAt: number, audit: AuditContext | undefined): Promise<RunResult> {
     const { db, logger, actions } = this.deps;
     const previous = await db.kysely
       .selectFrom('jobs')
@@ -148,7 +156,7 @@ export class ScheduleRunner {
     }
     try {
       const action = JSON.parse(row.action) as ScheduleAction;
-      const jobId = await actions.start(row.workspace_id, action, row.id);
+      const jobId = await actions.start(row.workspace_id, action, row.id, audit);
       return { schedule_id: row.id, due_at: dueAt, outcome: 'started', job_id: jobId };
     } catch (err) {
       // The action's own refusal is the reason (its messages hold no secret: src/errors.ts); anything

@@ -9,6 +9,7 @@ import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
 import { conflict, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
+import { type AuditContext, record } from '../audit/audit.js';
 import { checkCap } from '../caps.js';
 import { checkTimezone } from '../sends/schedule.js';
 import type { ScheduleAction, ScheduleActions } from './actions.js';
@@ -70,7 +71,7 @@ export class Schedules {
     private readonly cap: number,
   ) {}
 
-  async create(workspaceId: string, input: NewSchedule): Promise<Schedule> {
+  async create(workspaceId: string, input: NewSchedule, audit: AuditContext): Promise<Schedule> {
     const timezone = checkTimezone(input.timezone);
     const { every, cron } = readEvery(input.every, timezone);
     await this.actions.check(workspaceId, input.action);
@@ -96,6 +97,7 @@ export class Schedules {
     await this.db.transaction().execute(async (trx) => {
       await checkCap(trx, 'schedules', workspaceId, this.cap, now);
       await trx.insertInto('schedules').values(row).execute();
+      await record(trx, audit, { action: 'schedule.create', target: row.id, status: 201 }, now);
     });
     return view(row);
   }
@@ -127,7 +129,12 @@ export class Schedules {
   }
 
   /** Changes what is given; a new `every` or zone, or a resume, computes the next run from now. */
-  async update(workspaceId: string, id: string, change: ScheduleChange): Promise<Schedule> {
+  async update(
+    workspaceId: string,
+    id: string,
+    change: ScheduleChange,
+    audit: AuditContext,
+  ): Promise<Schedule> {
     const row = await this.#find(workspaceId, id);
     const timezone = change.timezone === undefined ? row.timezone : checkTimezone(change.timezone);
     const read =
@@ -144,29 +151,33 @@ export class Schedules {
       : timing || row.next_run_at === null
         ? (nextRun(read.cron, timezone, now) ?? null)
         : row.next_run_at;
-    await this.db
-      .updateTable('schedules')
-      .set({
-        ...(change.name === undefined ? {} : { name: change.name }),
-        every: read.every,
-        cron: read.cron,
-        timezone,
-        ...(change.action === undefined ? {} : { action: JSON.stringify(change.action) }),
-        paused: paused ? 1 : 0,
-        next_run_at: next,
-        updated_at: now,
-      })
-      .where('id', '=', row.id)
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('schedules')
+        .set({
+          ...(change.name === undefined ? {} : { name: change.name }),
+          every: read.every,
+          cron: read.cron,
+          timezone,
+          ...(change.action === undefined ? {} : { action: JSON.stringify(change.action) }),
+          paused: paused ? 1 : 0,
+          next_run_at: next,
+          updated_at: now,
+        })
+        .where('id', '=', row.id)
+        .execute();
+      await record(trx, audit, { action: 'schedule.update', target: row.id, status: 200 }, now);
+    });
     return view(await this.#find(workspaceId, id));
   }
 
   /** Deletes the schedule and its runs; the jobs it started stay. */
-  async delete(workspaceId: string, id: string): Promise<void> {
+  async delete(workspaceId: string, id: string, audit: AuditContext): Promise<void> {
     const row = await this.#find(workspaceId, id);
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('schedule_runs').where('schedule_id', '=', row.id).execute();
       await trx.deleteFrom('schedules').where('id', '=', row.id).execute();
+      await record(trx, audit, { action: 'schedule.delete', target: row.id, status: 204 }, this.clock.now());
     });
   }
 
@@ -175,11 +186,15 @@ export class Schedules {
    * finished or another run of it is starting; the action's own refusal otherwise (a deleted location
    * is 404). The run is recorded like any other; the next run keeps its time.
    */
-  async runNow(workspaceId: string, id: string): Promise<{ job_id: string; status: 'planning' }> {
+  async runNow(
+    workspaceId: string,
+    id: string,
+    audit: AuditContext,
+  ): Promise<{ job_id: string; status: 'planning' }> {
     await this.#find(workspaceId, id);
     const claimed = await this.runner.claimOne(workspaceId, id, this.owner, MANUAL_LEASE_MS);
     if (claimed === undefined) throw conflict(`schedule ${id} is starting a run now; try again in a moment`);
-    const result = await this.runner.run(claimed, this.clock.now(), this.owner, true);
+    const result = await this.runner.run(claimed, this.clock.now(), this.owner, true, audit);
     if (result === undefined) throw conflict(`schedule ${id} ran at this moment already`);
     if (result.outcome === 'skipped_overlap') throw conflict(`schedule ${id}: ${result.reason}`);
     if (result.error !== undefined) throw result.error;

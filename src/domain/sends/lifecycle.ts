@@ -58,29 +58,28 @@ export async function accept(q: Queryable, send: Omit<SendRow, 'status'>): Promi
 }
 
 /**
- * cancel: a send whose mail has not started (no dispatcher holds it), with its webhook event; undefined
+ * cancel: a send whose mail has not started (no dispatcher holds it), with its webhook event, in the
+ * caller's transaction; undefined
  * when it could not be canceled. The race with a claim is decided by this one conditional write.
  */
 export async function cancel(
-  q: Queryable,
+  trx: Queryable,
   workspaceId: string,
   id: string,
   now: number,
 ): Promise<SendRow | undefined> {
-  return q.transaction().execute(async (trx) => {
-    const row = await trx
-      .updateTable('sends')
-      .set({ status: SEND_MOVES.cancel.to[0], updated_at: now })
-      .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
-      .where('status', 'in', SEND_MOVES.cancel.from)
-      .where('lease_owner', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
-    if (row)
-      await emit(trx, { workspaceId, type: 'send.canceled', data: await sendItemOf(trx, row), at: now });
-    return row;
-  });
+  // In the caller's transaction, with the request's audit record after it (src/domain/sends/sends.ts).
+  const row = await trx
+    .updateTable('sends')
+    .set({ status: SEND_MOVES.cancel.to[0], updated_at: now })
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('status', 'in', SEND_MOVES.cancel.from)
+    .where('lease_owner', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (row) await emit(trx, { workspaceId, type: 'send.canceled', data: await sendItemOf(trx, row), at: now });
+  return row;
 }
 
 /** claim: up to `limit` due sends (or sends whose lease ran out), oldest first, in one statement. */

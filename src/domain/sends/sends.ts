@@ -3,12 +3,14 @@
 // worker delivers (dispatcher.ts). The hourly recipient limit is counted in the database, so it holds
 // across processes.
 import { hash } from '@node-rs/argon2';
+import type { Kysely } from 'kysely';
 import { type Clock, parseRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { newestFirst, type Page } from '../../db/paging.js';
-import type { SendRow } from '../../db/schema.js';
+import type { Database, SendRow } from '../../db/schema.js';
 import { conflict, FerryError, invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
+import { type AuditContext, record } from '../audit/audit.js';
 import { capReached, countHeld } from '../caps.js';
 import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
 import * as lifecycle from './lifecycle.js';
@@ -96,7 +98,12 @@ export class Sends {
     private readonly settings: { smtpConfigured: boolean; recipientsPerHour: number; openShares?: number },
   ) {}
 
-  async accept(workspaceId: string, input: SendInput): Promise<SendView> {
+  async accept(
+    workspaceId: string,
+    input: SendInput,
+    /** The request's (POST /send); none when called directly. */
+    audit?: AuditContext,
+  ): Promise<SendView> {
     if (!this.settings.smtpConfigured) {
       throw new FerryError(
         'unavailable',
@@ -148,31 +155,34 @@ export class Sends {
       'source',
       input.literal === true,
     );
-    const row = await lifecycle.accept(this.db.kysely, {
-      id: newId(),
-      workspace_id: workspaceId,
-      sender_name: input.sender_name?.trim() ?? null,
-      location_id: location.id,
-      path: entry.path,
-      file_name: entry.name,
-      file_size: entry.size,
-      recipients: JSON.stringify(recipients),
-      recipient_count: count,
-      message: input.text ?? null,
-      password_hash: input.password === undefined ? null : await hash(input.password),
-      link_expires_at: linkExpiresAt,
-      scheduled_at: scheduledAt,
-      sent_at: null,
-      error: null,
-      refused: null,
-      attempts: 0,
-      crashes: 0,
-      run_after: scheduledAt ?? now,
-      lease_owner: null,
-      lease_expires_at: null,
-      created_at: now,
-      updated_at: now,
-    });
+    const passwordHash = input.password === undefined ? null : await hash(input.password);
+    const row = await this.#recorded(audit, 'send.create', 202, now, (trx) =>
+      lifecycle.accept(trx, {
+        id: newId(),
+        workspace_id: workspaceId,
+        sender_name: input.sender_name?.trim() ?? null,
+        location_id: location.id,
+        path: entry.path,
+        file_name: entry.name,
+        file_size: entry.size,
+        recipients: JSON.stringify(recipients),
+        recipient_count: count,
+        message: input.text ?? null,
+        password_hash: passwordHash,
+        link_expires_at: linkExpiresAt,
+        scheduled_at: scheduledAt,
+        sent_at: null,
+        error: null,
+        refused: null,
+        attempts: 0,
+        crashes: 0,
+        run_after: scheduledAt ?? now,
+        lease_owner: null,
+        lease_expires_at: null,
+        created_at: now,
+        updated_at: now,
+      }),
+    );
     return sendView(row);
   }
 
@@ -226,12 +236,33 @@ export class Sends {
    * lease_owner in one UPDATE too): whichever commits first wins, and the other changes nothing. A
    * send's share link is made when its mail goes out, so a canceled send never has one.
    */
-  async cancel(workspaceId: string, id: string): Promise<SendItem> {
+  async cancel(workspaceId: string, id: string, audit: AuditContext): Promise<SendItem> {
     const current = await this.row(workspaceId, id);
     const now = this.clock.now();
-    const canceled = await lifecycle.cancel(this.db.kysely, workspaceId, current.id, now);
+    const canceled = await this.#recorded(audit, 'send.cancel', 200, now, (trx) =>
+      lifecycle.cancel(trx, workspaceId, current.id, now),
+    );
     if (!canceled) throw conflict(notCancelable(await this.row(workspaceId, id)));
     return sendItem(canceled, (await this.labels([canceled])).get(canceled.location_id));
+  }
+
+  /**
+   * A write to a send and the request's audit record on it (last, when the write was made and a
+   * request gave an audit), in one transaction.
+   */
+  #recorded<R extends SendRow | undefined>(
+    audit: AuditContext | undefined,
+    action: 'send.create' | 'send.cancel',
+    status: number,
+    now: number,
+    write: (trx: Kysely<Database>) => Promise<R>,
+  ): Promise<R> {
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const row = await write(trx);
+      if (row !== undefined && audit !== undefined)
+        await record(trx, audit, { action, target: row.id, status }, now);
+      return row;
+    });
   }
 
   private async row(workspaceId: string, id: string): Promise<SendRow> {

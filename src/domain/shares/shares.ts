@@ -21,6 +21,7 @@ import { type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
 import type { ShareState } from '../../states.js';
 import type { Entry } from '../../stores/contract.js';
+import { type AuditContext, record } from '../audit/audit.js';
 import { checkCap } from '../caps.js';
 import type { Storage } from '../storage.js';
 import type { Operations } from '../transfers/operations.js';
@@ -131,7 +132,7 @@ export class Shares {
     return { row, entry: found.first };
   }
 
-  async create(workspaceId: string, input: CreateShare): Promise<CreatedShare> {
+  async create(workspaceId: string, input: CreateShare, audit: AuditContext): Promise<CreatedShare> {
     const now = this.clock.now();
     const expiresAt = input.expires_at === undefined ? null : parseRfc3339(input.expires_at, 'expires_at');
     if (expiresAt !== null && expiresAt <= now) throw invalid('expires_at must be in the future');
@@ -141,6 +142,7 @@ export class Shares {
     const { row, entry } = await this.resolveFile(workspaceId, input.file, 'file', input.literal === true);
     return this.insert(workspaceId, row, entry.path, {
       capped: true,
+      audit,
       expiresAt,
       ...(input.password === undefined ? {} : { password: input.password }),
       ...(input.max_downloads === undefined ? {} : { maxDownloads: input.max_downloads }),
@@ -159,6 +161,8 @@ export class Shares {
       maxDownloads?: number;
       /** Refuse with 409 when the workspace holds its cap of open links (POST /share). */
       capped?: boolean;
+      /** The request's (POST /share), recorded with the share; a send's share records nothing. */
+      audit?: AuditContext;
     },
   ): Promise<CreatedShare> {
     const token = newToken();
@@ -178,14 +182,14 @@ export class Shares {
       revoked_at: null,
       created_at: this.clock.now(),
     };
-    if (options.capped) {
-      await this.db.kysely.transaction().execute(async (trx) => {
+    const { audit } = options;
+    await this.db.kysely.transaction().execute(async (trx) => {
+      if (options.capped)
         await checkCap(trx, 'shares', workspaceId, this.settings.openShares, row.created_at);
-        await trx.insertInto('shares').values(row).execute();
-      });
-    } else {
-      await this.db.kysely.insertInto('shares').values(row).execute();
-    }
+      await trx.insertInto('shares').values(row).execute();
+      if (audit)
+        await record(trx, audit, { action: 'share.create', target: row.id, status: 201 }, row.created_at);
+    });
     const created: CreatedShare = { id: row.id, url: `${this.publicUrl}/s/${token}` };
     if (row.expires_at !== null) created.expires_at = toRfc3339(row.expires_at);
     return created;
@@ -201,15 +205,19 @@ export class Shares {
   }
 
   /** Revokes at once; revoking again changes nothing. Another workspace's share is not found. */
-  async revoke(workspaceId: string, id: string): Promise<void> {
+  async revoke(workspaceId: string, id: string, audit: AuditContext): Promise<void> {
     if (!isUuid(id)) throw notFound(`share ${id} not found`);
-    const found = await this.db.kysely
-      .updateTable('shares')
-      .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(this.clock.now())) }))
-      .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
-      .executeTakeFirst();
-    if (found.numUpdatedRows === 0n) throw notFound(`share ${id} not found`);
+    const now = this.clock.now();
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const found = await trx
+        .updateTable('shares')
+        .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))
+        .where('id', '=', id)
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirst();
+      if (found.numUpdatedRows === 0n) throw notFound(`share ${id} not found`);
+      await record(trx, audit, { action: 'share.revoke', target: id, status: 204 }, now);
+    });
   }
 
   /** A send's share whose mail did not go out: nobody has its link, so it is revoked at once. */

@@ -1,8 +1,9 @@
 // POST /v1/copy (docs/api.md, "Copy"): validate everything first (an invalid request is 400 and does not count
 // against the limit), then take a place in the workspace's limit and queue a transfer (one object)
 // or a job (a prefix).
+import type { Transaction } from 'kysely';
 import type { Clock } from '../../clock.js';
-import type { LocationRow } from '../../db/schema.js';
+import type { Database, LocationRow } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import type { JobOptions } from '../../engine/specs.js';
@@ -13,6 +14,7 @@ import { type FilterInput, type FilterSpec, parseFilter } from '../../objects/fi
 import { DEFAULT_PATTERN_LIMITS, type PatternLimits } from '../../objects/glob.js';
 import { hasBuckets, rotationClass } from '../../providers.js';
 import { COMPARE_MODES, type CompareMode, type Overwrite } from '../../states.js';
+import { type AuditContext, record } from '../audit/audit.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
 import { parseBandwidthLimit } from './bandwidth.js';
@@ -74,6 +76,32 @@ export interface CheckedSync {
 export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; status: 'planning' };
 
 /**
+ * The audit record of a copy or sync a request made (202), last in the transaction that queued it: its
+ * own action on its transfer or job, or for a schedule's run the request made (POST
+ * /v1/schedules/{id}/run) schedule.run on the schedule. A run by the scheduler has no audit: nothing.
+ */
+async function recorded(
+  trx: Transaction<Database>,
+  audit: AuditContext | undefined,
+  action: 'copy' | 'sync',
+  accepted: CopyAccepted,
+  scheduleId: string | undefined,
+  now: number,
+): Promise<CopyAccepted> {
+  if (audit === undefined) return accepted;
+  const target = 'id' in accepted ? accepted.id : accepted.job_id;
+  await record(
+    trx,
+    audit,
+    scheduleId === undefined
+      ? { action, target, status: 202 }
+      : { action: 'schedule.run', target: scheduleId, status: 202 },
+    now,
+  );
+  return accepted;
+}
+
+/**
  * A single-use token (onedrive, box) that expires within this window cannot be trusted to last a
  * copy: the copy is refused with 409 until the location is refreshed (docs/api.md, "Copy").
  */
@@ -132,7 +160,12 @@ export class Copies {
    * Queues the copy (POST /v1/copy), or a schedule's run of it (docs/api.md, "Schedules"): its job then
    * carries the schedule's id.
    */
-  async accept(workspaceId: string, request: CopyRequest, scheduleId?: string): Promise<CopyAccepted> {
+  async accept(
+    workspaceId: string,
+    request: CopyRequest,
+    scheduleId?: string,
+    audit?: AuditContext,
+  ): Promise<CopyAccepted> {
     const checked = await this.check(workspaceId, request);
     if (scheduleId !== undefined) scheduledBulk(checked);
     const { bulk, source, destination, now, filter, bandwidthLimit, ...paths } = checked;
@@ -141,7 +174,7 @@ export class Copies {
 
     return this.limits.within(workspaceId, 'copy', async (trx) => {
       if (!bulk) {
-        return transfers.enqueue(
+        const queued = await transfers.enqueue(
           trx,
           workspaceId,
           {
@@ -154,8 +187,9 @@ export class Copies {
           false,
           bandwidthLimit,
         );
+        return recorded(trx, audit, 'copy', queued, scheduleId, now);
       }
-      return jobs.create(
+      const created = await jobs.create(
         trx,
         {
           id: newId(),
@@ -170,6 +204,7 @@ export class Copies {
         },
         now,
       );
+      return recorded(trx, audit, 'copy', created, scheduleId, now);
     });
   }
 
@@ -183,8 +218,13 @@ export class Copies {
     workspaceId: string,
     request: CopyRequest,
     scheduleId: string,
+    /** A run a request made (POST /v1/schedules/{id}/run); none for the scheduler's. */
+    audit?: AuditContext,
   ): Promise<{ job_id: string; status: 'planning' }> {
-    return (await this.accept(workspaceId, request, scheduleId)) as { job_id: string; status: 'planning' };
+    return (await this.accept(workspaceId, request, scheduleId, audit)) as {
+      job_id: string;
+      status: 'planning';
+    };
   }
 
   /** Every check of a sync, before anything is queued (its dry run makes the same ones). */
@@ -235,6 +275,7 @@ export class Copies {
     workspaceId: string,
     request: SyncRequest,
     scheduleId?: string,
+    audit?: AuditContext,
   ): Promise<{ job_id: string; status: 'planning' }> {
     const { source, destination, options, now, bandwidthLimit, ...paths } = await this.checkSync(
       workspaceId,
@@ -242,8 +283,8 @@ export class Copies {
     );
     const from = { path: paths.from };
     const to = { path: paths.to };
-    return this.limits.within(workspaceId, 'copy', (trx) =>
-      jobs.create(
+    return this.limits.within(workspaceId, 'copy', async (trx) => {
+      const created = await jobs.create(
         trx,
         {
           id: newId(),
@@ -258,8 +299,10 @@ export class Copies {
           manifest: undefined,
         },
         now,
-      ),
-    );
+      );
+      await recorded(trx, audit, 'sync', created, scheduleId, now);
+      return created;
+    });
   }
 
   /** The checks a copy's (or sync's) targets pass, in order; both locations resolved and usable. */

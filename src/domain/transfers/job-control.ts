@@ -8,6 +8,7 @@ import type { Database } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import { conflict } from '../../errors.js';
+import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import type { TransferViews } from './views.js';
 
 export class JobControl {
@@ -19,9 +20,31 @@ export class JobControl {
     private readonly canceled: () => void = () => {},
   ) {}
 
-  async retry(workspaceId: string, id: string): Promise<{ job_id: string; status: 'planning' }> {
+  /**
+   * A move and its audit record (last, only when the move was made), in one transaction: whether it
+   * was made.
+   */
+  #recorded(
+    audit: AuditContext,
+    entry: AuditEntry,
+    move: (trx: Kysely<Database>, now: number) => Promise<boolean>,
+  ): Promise<boolean> {
+    const now = this.clock.now();
+    return this.db.transaction().execute(async (trx) => {
+      if (!(await move(trx, now))) return false;
+      await record(trx, audit, entry, now);
+      return true;
+    });
+  }
+
+  async retry(
+    workspaceId: string,
+    id: string,
+    audit: AuditContext,
+  ): Promise<{ job_id: string; status: 'planning' }> {
     const job = await this.views.findJob(workspaceId, id);
-    if (!(await jobs.retry(this.db, job.id, this.clock.now()))) {
+    const entry: AuditEntry = { action: 'job.retry', target: job.id, status: 202 };
+    if (!(await this.#recorded(audit, entry, (trx, now) => jobs.retryWithin(trx, job.id, now)))) {
       throw conflict(`job ${job.id} is ${job.status}; only partial or failed jobs can be retried`);
     }
     return { job_id: job.id, status: 'planning' };
@@ -31,14 +54,19 @@ export class JobControl {
    * A failed transfer over several objects runs its failed objects again: the transfer queued and its
    * job planning, in one transaction (docs/api.md, "Polling"). 409 otherwise, a single transfer included.
    */
-  async retryTransfer(workspaceId: string, id: string): Promise<{ id: string; status: 'queued' }> {
+  async retryTransfer(
+    workspaceId: string,
+    id: string,
+    audit: AuditContext,
+  ): Promise<{ id: string; status: 'queued' }> {
     const transfer = await this.views.findTransfer(workspaceId, id);
     const job = await this.views.jobOf(transfer.id);
+    const entry: AuditEntry = { action: 'transfer.retry', target: transfer.id, status: 202 };
     const retried =
       job !== undefined &&
-      (await this.db.transaction().execute(async (trx) => {
-        if (!(await transfers.retry(trx, transfer.id, this.clock.now()))) return false;
-        if (!(await jobs.retryWithin(trx, job.id, this.clock.now())))
+      (await this.#recorded(audit, entry, async (trx, now) => {
+        if (!(await transfers.retry(trx, transfer.id, now))) return false;
+        if (!(await jobs.retryWithin(trx, job.id, now)))
           throw conflict(`transfer ${transfer.id} cannot be retried now`);
         return true;
       }));
@@ -52,9 +80,14 @@ export class JobControl {
     return { id: transfer.id, status: 'queued' };
   }
 
-  async cancel(workspaceId: string, id: string): Promise<{ job_id: string; status: 'canceled' }> {
+  async cancel(
+    workspaceId: string,
+    id: string,
+    audit: AuditContext,
+  ): Promise<{ job_id: string; status: 'canceled' }> {
     const job = await this.views.findJob(workspaceId, id);
-    if (!(await jobs.cancel(this.db, job.id, this.clock.now()))) {
+    const entry: AuditEntry = { action: 'job.cancel', target: job.id, status: 202 };
+    if (!(await this.#recorded(audit, entry, (trx, now) => jobs.cancelWithin(trx, job.id, now)))) {
       throw conflict(`job ${job.id} is ${job.status}; only a job that has not finished can be canceled`);
     }
     this.canceled();

@@ -27,6 +27,7 @@ import { hasBuckets } from '../../providers.js';
 import type { Queryable } from '../../queue/moves.js';
 import type { Entry } from '../../stores/contract.js';
 import { slicer } from '../../util/slicer.js';
+import { type AuditAction, type AuditContext, record } from '../audit/audit.js';
 import type { Locations } from '../locations/locations.js';
 import type { Storage } from '../storage.js';
 
@@ -130,13 +131,27 @@ export class Operations {
    * A transfer over several objects is run by a job of its own, object by object (docs/engine.md):
    * both rows in one transaction, so neither exists without the other.
    */
-  private queue(workspaceId: string, spec: TransferSpec, given: transfers.Given): Promise<Queued> {
+  private queue(
+    workspaceId: string,
+    spec: TransferSpec,
+    given: transfers.Given,
+    audit: Audited,
+  ): Promise<Queued> {
     const now = this.clock.now();
-    if (!isSeveral(spec, (ref) => isPattern(ref.path, ref.literal)))
-      return transfers.enqueue(this.db.kysely, workspaceId, spec, now, given);
-    return this.db.kysely
-      .transaction()
-      .execute(async (trx) => (await queueWithJob(trx, workspaceId, spec, given, now)).queued);
+    const several = isSeveral(spec, (ref) => isPattern(ref.path, ref.literal));
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const queued = several
+        ? (await queueWithJob(trx, workspaceId, spec, given, now)).queued
+        : await transfers.enqueue(trx, workspaceId, spec, now, given);
+      // The request's record, last: on the transfer (pull), or on the location paths it gave.
+      await record(
+        trx,
+        audit.context,
+        { action: audit.action, target: audit.target ?? queued.id, status: audit.status },
+        now,
+      );
+      return queued;
+    });
   }
 
   /** The spec /move would queue, checked as /move checks it (a dry run of a move: src/domain/plans). */
@@ -206,13 +221,17 @@ export class Operations {
     workspaceId: string,
     from: string | string[],
     to: string,
-    literal = false,
-    filterInput?: FilterInput,
+    literal: boolean,
+    filterInput: FilterInput | undefined,
+    audit: AuditContext,
   ): Promise<Queued> {
-    return this.queue(workspaceId, await this.moveSpec(workspaceId, from, to, literal, filterInput), {
-      from,
-      to,
-    });
+    const spec = await this.moveSpec(workspaceId, from, to, literal, filterInput);
+    return this.queue(
+      workspaceId,
+      spec,
+      { from, to },
+      { context: audit, action: 'move', target: givenPaths(from), status: 202 },
+    );
   }
 
   /**
@@ -310,12 +329,17 @@ export class Operations {
   async remove(
     workspaceId: string,
     path: string | string[],
-    literal = false,
-    filterInput?: FilterInput,
+    literal: boolean,
+    filterInput: FilterInput | undefined,
+    audit: AuditContext,
   ): Promise<Queued> {
-    return this.queue(workspaceId, await this.removeSpec(workspaceId, path, literal, filterInput), {
-      from: path,
-    });
+    const spec = await this.removeSpec(workspaceId, path, literal, filterInput);
+    return this.queue(
+      workspaceId,
+      spec,
+      { from: path },
+      { context: audit, action: 'remove', target: givenPaths(path), status: 202 },
+    );
   }
 
   /** What /remove would remove now, streamed; nothing is removed. Entries carry the location-relative path. */
@@ -390,12 +414,31 @@ export class Operations {
     };
   }
 
-  async pull(workspaceId: string, from: string | string[], to: string): Promise<Queued> {
+  async pull(workspaceId: string, from: string | string[], to: string, audit: AuditContext): Promise<Queued> {
     const urls = list(from, 'from');
     for (const url of urls) await checkPullHost(checkPullUrl(url), this.egress);
     const destination = await this.destination(workspaceId, to, urls.length > 1);
-    return this.queue(workspaceId, { kind: 'pull', urls, destination }, { from, to });
+    // Recorded on its transfer: a URL may carry a secret in its query, and is not the record's to keep.
+    return this.queue(
+      workspaceId,
+      { kind: 'pull', urls, destination },
+      { from, to },
+      { context: audit, action: 'pull', status: 200 },
+    );
   }
+}
+
+/** What a request's record says of the transfer it queues: the target when not the transfer's id. */
+interface Audited {
+  context: AuditContext;
+  action: AuditAction;
+  target?: string;
+  status: number;
+}
+
+/** The `<location>/<path>` (or several, comma-separated) a move or remove was given. */
+function givenPaths(given: string | string[]): string {
+  return typeof given === 'string' ? given : given.join(', ');
 }
 
 /**

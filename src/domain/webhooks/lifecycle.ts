@@ -121,13 +121,11 @@ export function change(
     .executeTakeFirst();
 }
 
-/** Deletes the endpoint, its queued messages and its log, in one transaction. */
-export async function remove(q: Queryable, id: string): Promise<void> {
-  await q.transaction().execute(async (trx) => {
-    await trx.deleteFrom('webhook_attempts').where('webhook_id', '=', id).execute();
-    await trx.deleteFrom('webhook_messages').where('webhook_id', '=', id).execute();
-    await trx.deleteFrom('webhooks').where('id', '=', id).execute();
-  });
+/** Deletes the endpoint, its queued messages and its log, in the caller's transaction. */
+export async function remove(trx: Queryable, id: string): Promise<void> {
+  await trx.deleteFrom('webhook_attempts').where('webhook_id', '=', id).execute();
+  await trx.deleteFrom('webhook_messages').where('webhook_id', '=', id).execute();
+  await trx.deleteFrom('webhooks').where('id', '=', id).execute();
 }
 
 // ---- messages

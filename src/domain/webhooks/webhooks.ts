@@ -2,7 +2,7 @@
 // secret that is answered once and kept sealed like a location secret (src/crypto/envelope.ts, bound
 // to the webhook's id), listed and read without it, changed, re-enabled and deleted; and the log of
 // delivery attempts. A URL must be http(s) and resolve only to addresses the egress guard allows.
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from '../../api/events.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
@@ -13,6 +13,7 @@ import type { Egress } from '../../net/egress.js';
 import { checkPullHost } from '../../objects/fetch-url.js';
 import type { Secret } from '../../secret.js';
 import type { WebhookStatus } from '../../states.js';
+import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import { checkCap } from '../caps.js';
 import * as lifecycle from './lifecycle.js';
 import { newSigningSecret } from './signing.js';
@@ -145,27 +146,47 @@ export class Webhooks {
   async create(
     workspaceId: string,
     input: { url: string; events: string[] },
+    audit: AuditContext,
   ): Promise<WebhookView & { secret: string }> {
     const url = await this.#checkUrl(input.url);
     const events = checkEvents(input.events);
     const id = newId();
     const secret: Secret = newSigningSecret();
     const now = this.clock.now();
-    const row = await this.db.transaction().execute(async (trx) => {
-      await checkCap(trx, 'webhooks', workspaceId, this.cap, now);
-      return lifecycle.create(
-        trx,
-        {
-          id,
-          workspace_id: workspaceId,
-          url,
-          events: encodeEvents(events),
-          secret_envelope: this.keyring.seal(secret.reveal(), secretContext(id)),
-        },
-        now,
-      );
-    });
+    const row = await this.#recorded(
+      audit,
+      { action: 'webhook.create', target: id, status: 201 },
+      now,
+      async (trx) => {
+        await checkCap(trx, 'webhooks', workspaceId, this.cap, now);
+        return lifecycle.create(
+          trx,
+          {
+            id,
+            workspace_id: workspaceId,
+            url,
+            events: encodeEvents(events),
+            secret_envelope: this.keyring.seal(secret.reveal(), secretContext(id)),
+          },
+          now,
+        );
+      },
+    );
     return { ...view(row), secret: secret.reveal() };
+  }
+
+  /** A change of an endpoint and the request's audit record (last), in one transaction. */
+  #recorded<R>(
+    audit: AuditContext,
+    entry: AuditEntry,
+    now: number,
+    change: (trx: Transaction<Database>) => Promise<R>,
+  ): Promise<R> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await change(trx);
+      await record(trx, audit, entry, now);
+      return result;
+    });
   }
 
   async #find(workspaceId: string, id: string): Promise<WebhookRow> {
@@ -200,29 +221,40 @@ export class Webhooks {
    * Changes the URL or events, or the status: enabling a disabled endpoint clears its reason and its
    * failure streak, so it gets a new day before it can be disabled again.
    */
-  async update(workspaceId: string, id: string, change: WebhookChange): Promise<WebhookView> {
+  async update(
+    workspaceId: string,
+    id: string,
+    change: WebhookChange,
+    audit: AuditContext,
+  ): Promise<WebhookView> {
     const row = await this.#find(workspaceId, id);
     const now = this.clock.now();
     const url = change.url === undefined ? undefined : await this.#checkUrl(change.url);
     const events = change.events === undefined ? undefined : checkEvents(change.events);
-    const updated = await lifecycle.change(
-      this.db,
-      row,
-      {
-        ...(url === undefined ? {} : { url }),
-        ...(events === undefined ? {} : { events: encodeEvents(events) }),
-        ...(change.status === undefined ? {} : { status: change.status }),
-      },
-      now,
-    );
-    if (!updated) throw notFound(`webhook ${id} was not found`);
+    const entry: AuditEntry = { action: 'webhook.update', target: row.id, status: 200 };
+    const updated = await this.#recorded(audit, entry, now, async (trx) => {
+      const changed = await lifecycle.change(
+        trx,
+        row,
+        {
+          ...(url === undefined ? {} : { url }),
+          ...(events === undefined ? {} : { events: encodeEvents(events) }),
+          ...(change.status === undefined ? {} : { status: change.status }),
+        },
+        now,
+      );
+      // Gone meanwhile: nothing changed, nothing recorded.
+      if (!changed) throw notFound(`webhook ${id} was not found`);
+      return changed;
+    });
     return view(updated);
   }
 
   /** Deletes the endpoint, its queued messages and its log. */
-  async delete(workspaceId: string, id: string): Promise<void> {
+  async delete(workspaceId: string, id: string, audit: AuditContext): Promise<void> {
     const row = await this.#find(workspaceId, id);
-    await lifecycle.remove(this.db, row.id);
+    const entry: AuditEntry = { action: 'webhook.delete', target: row.id, status: 204 };
+    await this.#recorded(audit, entry, this.clock.now(), (trx) => lifecycle.remove(trx, row.id));
   }
 
   /** The endpoint's delivery attempts, newest first, `limit` at a time. */

@@ -282,25 +282,28 @@ export async function finishIfDone(q: Queryable, jobId: string, now: number): Pr
  * workers that run them when they next renew their leases. False when the job had already ended.
  */
 export async function cancel(q: Queryable, jobId: string, now: number): Promise<boolean> {
-  return q.transaction().execute(async (trx) => {
-    const updated = await trx
-      .updateTable('jobs')
-      .set({
-        status: JOB_MOVES.cancel.to[0],
-        finished_at: now,
-        updated_at: now,
-        lease_owner: null,
-        lease_expires_at: null,
-      })
-      .where('id', '=', jobId)
-      .where('status', 'in', JOB_MOVES.cancel.from)
-      .returningAll()
-      .executeTakeFirst();
-    if (!updated) return false;
-    await objects.park(trx, [jobId]);
-    await ended(trx, updated, now);
-    return true;
-  });
+  return q.transaction().execute((trx) => cancelWithin(trx, jobId, now));
+}
+
+/** cancel, in the caller's transaction (a request's cancel records itself in it: src/domain/audit). */
+export async function cancelWithin(trx: Queryable, jobId: string, now: number): Promise<boolean> {
+  const updated = await trx
+    .updateTable('jobs')
+    .set({
+      status: JOB_MOVES.cancel.to[0],
+      finished_at: now,
+      updated_at: now,
+      lease_owner: null,
+      lease_expires_at: null,
+    })
+    .where('id', '=', jobId)
+    .where('status', 'in', JOB_MOVES.cancel.from)
+    .returningAll()
+    .executeTakeFirst();
+  if (!updated) return false;
+  await objects.park(trx, [jobId]);
+  await ended(trx, updated, now);
+  return true;
 }
 
 /** retry: a partial or failed job plans again, with its failed objects pending; false otherwise. */

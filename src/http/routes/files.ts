@@ -28,6 +28,7 @@ import type { KeyWatch } from '../../domain/key-watch.js';
 import { FerryError, invalid } from '../../errors.js';
 import { type Throttle, throttled } from '../../objects/throttle.js';
 import type { ObjectInfo } from '../../stores/contract.js';
+import { auditOf } from '../audit.js';
 import { principalOf } from '../auth.js';
 import { streamsItsBody } from '../connections.js';
 import { baseName, clearFileHeaders, fileAnswer, readOptions, sendFileBody } from '../file-answer.js';
@@ -194,7 +195,13 @@ export const fileRoutes =
         const target = fileTarget(request.url);
         const raw = request.raw;
         const size = declaredSize(raw);
-        const open = await files.openForWrite(workspaceId, target.location, target.path, size);
+        const open = await files.openForWrite(
+          workspaceId,
+          target.location,
+          target.path,
+          size,
+          auditOf(request),
+        );
         const { store, path, row } = open;
         const controller = new AbortController();
         let failure: unknown;
@@ -226,6 +233,7 @@ export const fileRoutes =
             ...(contentType === undefined ? {} : { mimeType: contentType }),
             signal: controller.signal,
           });
+          await open.stored();
           return reply.code(201).send(entryOf(path, info));
         } catch (err) {
           const reason = failure ?? err;

@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Locations } from '../../domain/locations/locations.js';
 import { LOCATION_STATES } from '../../states.js';
+import { auditOf } from '../audit.js';
 import { workspaceOf } from '../auth.js';
 import {
   errors,
@@ -107,12 +108,16 @@ export const locationRoutes =
       },
       async (request, reply) => {
         const { provider, label, secret, metadata } = request.body;
-        const created = await locations.create(workspaceOf(request), {
-          provider,
-          label,
-          secret,
-          ...(metadata === undefined ? {} : { metadata }),
-        });
+        const created = await locations.create(
+          workspaceOf(request),
+          {
+            provider,
+            label,
+            secret,
+            ...(metadata === undefined ? {} : { metadata }),
+          },
+          auditOf(request),
+        );
         return reply.code(201).send(created);
       },
     );
@@ -147,10 +152,12 @@ export const locationRoutes =
       },
       async (request) => {
         const { secret, metadata, ...ref } = request.body;
-        return locations.replaceSecret(workspaceOf(request), ref, {
-          secret,
-          ...(metadata === undefined ? {} : { metadata }),
-        });
+        return locations.replaceSecret(
+          workspaceOf(request),
+          ref,
+          { secret, ...(metadata === undefined ? {} : { metadata }) },
+          auditOf(request),
+        );
       },
     );
 
@@ -167,7 +174,7 @@ export const locationRoutes =
       },
       async (request) => {
         const { label, ...ref } = request.body;
-        return locations.updateLabel(workspaceOf(request), ref, label);
+        return locations.updateLabel(workspaceOf(request), ref, label, auditOf(request));
       },
     );
 
@@ -183,7 +190,7 @@ export const locationRoutes =
         },
       },
       async (request, reply) => {
-        await locations.delete(workspaceOf(request), request.body);
+        await locations.delete(workspaceOf(request), request.body, auditOf(request));
         return reply.code(204).send();
       },
     );
@@ -200,7 +207,8 @@ export const locationRoutes =
         },
       },
       async (request, reply) => {
-        if (await locations.requestRefresh(workspaceOf(request), request.body)) refreshRequested();
+        if (await locations.requestRefresh(workspaceOf(request), request.body, auditOf(request)))
+          refreshRequested();
         return reply.code(202).send();
       },
     );

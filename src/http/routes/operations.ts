@@ -8,6 +8,7 @@ import { Filter } from '../../api/transfers.js';
 import { PAGE_DEFAULT } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
 import type { Operations } from '../../domain/transfers/operations.js';
+import { auditOf } from '../audit.js';
 import { readWhenDryRun, workspaceOf } from '../auth.js';
 import { errors, INPUT_MAX, Literal, Path, Url } from '../schemas.js';
 import { EntrySchema, listingJson } from './list.js';
@@ -44,7 +45,12 @@ export const operationRoutes =
         },
       },
       async (request) => {
-        const result = await operations.pull(workspaceOf(request), request.body.from, request.body.to);
+        const result = await operations.pull(
+          workspaceOf(request),
+          request.body.from,
+          request.body.to,
+          auditOf(request),
+        );
         queued();
         return result;
       },
@@ -70,6 +76,7 @@ export const operationRoutes =
           request.body.to,
           request.body.literal === true,
           request.body.filter,
+          auditOf(request),
         );
         queued();
         return reply.code(202).send(result);
@@ -95,6 +102,7 @@ export const operationRoutes =
           request.body.path,
           request.body.literal === true,
           request.body.filter,
+          auditOf(request),
         );
         queued();
         return reply.code(202).send(result);

@@ -7,6 +7,7 @@ import type { Scope } from '../../api/keys.js';
 import { Plan } from '../../api/plans.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
+import { auditOf } from '../audit.js';
 import { workspaceOf } from '../auth.js';
 import { errors, IdParam, Paging } from '../schemas.js';
 import { noBody } from './transfers.js';
@@ -60,7 +61,7 @@ export const planRoutes =
       },
       async (request, reply) => {
         noBody(request);
-        const accepted = await plans.run(workspaceOf(request), request.params.id);
+        const accepted = await plans.run(workspaceOf(request), request.params.id, auditOf(request));
         queued();
         return reply.code(202).send(accepted);
       },

@@ -8,6 +8,7 @@ import { parseLimit } from '../../db/paging.js';
 import type { ScheduleAction } from '../../domain/schedules/actions.js';
 import { EVERY_MAX } from '../../domain/schedules/every.js';
 import type { Schedules } from '../../domain/schedules/schedules.js';
+import { auditOf } from '../audit.js';
 import { workspaceOf } from '../auth.js';
 import { errors, IdParam, Label, NoContent, Paging, Timezone } from '../schemas.js';
 import { CopyBody, SyncBody } from './transfers.js';
@@ -55,10 +56,11 @@ export const scheduleRoutes =
       },
       async (request, reply) => {
         const { action, ...rest } = request.body;
-        const created = await schedules.create(workspaceOf(request), {
-          ...rest,
-          action: action as ScheduleAction,
-        });
+        const created = await schedules.create(
+          workspaceOf(request),
+          { ...rest, action: action as ScheduleAction },
+          auditOf(request),
+        );
         changed();
         return reply.code(201).send(created);
       },
@@ -125,10 +127,12 @@ export const scheduleRoutes =
       },
       async (request) => {
         const { action, ...rest } = request.body;
-        const updated = await schedules.update(workspaceOf(request), request.params.id, {
-          ...rest,
-          ...(action === undefined ? {} : { action: action as ScheduleAction }),
-        });
+        const updated = await schedules.update(
+          workspaceOf(request),
+          request.params.id,
+          { ...rest, ...(action === undefined ? {} : { action: action as ScheduleAction }) },
+          auditOf(request),
+        );
         changed();
         return updated;
       },
@@ -146,7 +150,7 @@ export const scheduleRoutes =
         },
       },
       async (request, reply) => {
-        await schedules.delete(workspaceOf(request), request.params.id);
+        await schedules.delete(workspaceOf(request), request.params.id, auditOf(request));
         return reply.code(204).send();
       },
     );
@@ -164,7 +168,7 @@ export const scheduleRoutes =
         },
       },
       async (request, reply) => {
-        const started = await schedules.runNow(workspaceOf(request), request.params.id);
+        const started = await schedules.runNow(workspaceOf(request), request.params.id, auditOf(request));
         queued();
         return reply.code(202).send(started);
       },

@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { Send, SendItem } from '../../api/sends.js';
 import { parseLimit } from '../../db/paging.js';
 import { MAX_OTHER, MAX_TO, SENDER_NAME_MAX, type Sends } from '../../domain/sends/sends.js';
+import { auditOf } from '../audit.js';
 import { workspaceOf } from '../auth.js';
 import {
   Address,
@@ -71,7 +72,7 @@ export const sendRoutes =
         },
       },
       async (request, reply) => {
-        const send = await sends.accept(workspaceOf(request), request.body);
+        const send = await sends.accept(workspaceOf(request), request.body, auditOf(request));
         added();
         return reply.code(202).send(send);
       },
@@ -130,7 +131,7 @@ export const sendRoutes =
         },
       },
       async (request) => {
-        const send = await sends.cancel(workspaceOf(request), request.params.id);
+        const send = await sends.cancel(workspaceOf(request), request.params.id, auditOf(request));
         added();
         return send;
       },

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { CreatedShare, Share } from '../../api/shares.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Shares } from '../../domain/shares/shares.js';
+import { auditOf } from '../audit.js';
 import { workspaceOf } from '../auth.js';
 import { errors, IdParam, Literal, NoContent, Paging, Password, Path, Timestamp } from '../schemas.js';
 
@@ -45,7 +46,8 @@ export const shareRoutes =
           },
         },
       },
-      async (request, reply) => reply.code(201).send(await shares.create(workspaceOf(request), request.body)),
+      async (request, reply) =>
+        reply.code(201).send(await shares.create(workspaceOf(request), request.body, auditOf(request))),
     );
 
     app.get(
@@ -84,7 +86,7 @@ export const shareRoutes =
         },
       },
       async (request, reply) => {
-        await shares.revoke(workspaceOf(request), request.params.id);
+        await shares.revoke(workspaceOf(request), request.params.id, auditOf(request));
         return reply.code(204).send();
       },
     );

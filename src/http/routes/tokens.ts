@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { ApiKey, CreateApiKeyLimits, CreatedApiKey } from '../../api/keys.js';
 import { parseRfc3339 } from '../../clock.js';
 import type { ApiKeys } from '../../domain/api-keys.js';
+import { auditOf } from '../audit.js';
 import { principalOf, workspaceOf } from '../auth.js';
 import { errors, IdParam, Label, NoContent, Timestamp } from '../schemas.js';
 
@@ -39,6 +40,7 @@ export const tokenRoutes =
             ...(scopes === undefined ? {} : { scopes }),
           },
           caller,
+          auditOf(request),
         );
         return reply.code(201).send(created);
       },
@@ -94,10 +96,15 @@ export const tokenRoutes =
       },
       async (request, reply) => {
         const { name, expires_at: expiresAt } = request.body;
-        await apiKeys.update(workspaceOf(request), request.params.id, {
-          ...(name === undefined ? {} : { name }),
-          ...(expiresAt === undefined ? {} : { expiresAt: parseRfc3339(expiresAt, 'expires_at') }),
-        });
+        await apiKeys.update(
+          workspaceOf(request),
+          request.params.id,
+          {
+            ...(name === undefined ? {} : { name }),
+            ...(expiresAt === undefined ? {} : { expiresAt: parseRfc3339(expiresAt, 'expires_at') }),
+          },
+          auditOf(request),
+        );
         return reply.code(204).send();
       },
     );
@@ -114,7 +121,7 @@ export const tokenRoutes =
         },
       },
       async (request, reply) => {
-        await apiKeys.revoke(workspaceOf(request), request.params.id);
+        await apiKeys.revoke(workspaceOf(request), request.params.id, auditOf(request));
         return reply.code(204).send();
       },
     );

@@ -17,6 +17,7 @@ import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
 import type { TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
 import { COMPARE_MODES, OVERWRITE_MODES } from '../../states.js';
+import { auditOf } from '../audit.js';
 import { principalOf, readWhenDryRun, workspaceOf } from '../auth.js';
 import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 
@@ -165,7 +166,7 @@ export const transferRoutes =
         };
         if (dry_run === true)
           return reply.code(200).send(await deps.plans.copy(workspaceOf(request), body, PAGE_DEFAULT));
-        const accepted = await copies.accept(workspaceOf(request), body);
+        const accepted = await copies.accept(workspaceOf(request), body, undefined, auditOf(request));
         deps.queued();
         return reply.code(202).send(accepted);
       },
@@ -212,7 +213,7 @@ export const transferRoutes =
         };
         if (dry_run === true)
           return reply.code(200).send(await deps.plans.sync(workspaceOf(request), body, PAGE_DEFAULT));
-        const accepted = await copies.sync(workspaceOf(request), body);
+        const accepted = await copies.sync(workspaceOf(request), body, undefined, auditOf(request));
         deps.queued();
         return reply.code(202).send(accepted);
       },
@@ -315,7 +316,7 @@ export const transferRoutes =
       },
       async (request, reply) => {
         noBody(request);
-        const result = await control.retryTransfer(workspaceOf(request), request.params.id);
+        const result = await control.retryTransfer(workspaceOf(request), request.params.id, auditOf(request));
         deps.queued();
         return reply.code(202).send(result);
       },
@@ -425,7 +426,7 @@ export const transferRoutes =
       },
       async (request, reply) => {
         noBody(request);
-        const result = await control.retry(workspaceOf(request), request.params.id);
+        const result = await control.retry(workspaceOf(request), request.params.id, auditOf(request));
         deps.queued();
         return reply.code(202).send(result);
       },
@@ -447,7 +448,9 @@ export const transferRoutes =
       },
       async (request, reply) => {
         noBody(request);
-        return reply.code(202).send(await control.cancel(workspaceOf(request), request.params.id));
+        return reply
+          .code(202)
+          .send(await control.cancel(workspaceOf(request), request.params.id, auditOf(request)));
       },
     );
   };

@@ -5,6 +5,7 @@ import { WEBHOOK_EVENTS } from '../../api/events.js';
 import { parseLimit } from '../../db/paging.js';
 import { URL_MAX, type Webhooks } from '../../domain/webhooks/webhooks.js';
 import { WEBHOOK_STATES } from '../../states.js';
+import { auditOf } from '../audit.js';
 import { workspaceOf } from '../auth.js';
 import { errors, IdParam, NoContent, oneOf, Paging, Timestamp, Url as UrlText, Word } from '../schemas.js';
 
@@ -62,7 +63,7 @@ export const webhookRoutes =
         },
       },
       async (request, reply) =>
-        reply.code(201).send(await webhooks.create(workspaceOf(request), request.body)),
+        reply.code(201).send(await webhooks.create(workspaceOf(request), request.body, auditOf(request))),
     );
 
     app.get(
@@ -111,7 +112,8 @@ export const webhookRoutes =
           response: { 200: WebhookSchema, ...errors(400, 401, 404) },
         },
       },
-      async (request) => webhooks.update(workspaceOf(request), request.params.id, request.body),
+      async (request) =>
+        webhooks.update(workspaceOf(request), request.params.id, request.body, auditOf(request)),
     );
 
     app.delete(
@@ -126,7 +128,7 @@ export const webhookRoutes =
         },
       },
       async (request, reply) => {
-        await webhooks.delete(workspaceOf(request), request.params.id);
+        await webhooks.delete(workspaceOf(request), request.params.id, auditOf(request));
         return reply.code(204).send();
       },
     );
