@@ -1,15 +1,10 @@
 // An API key as the API answers it (docs/api.md, "API keys"): the server's view type, the route's
 // response schema (so /openapi.json) and the CLI's type come from these schemas.
 import { type Static, Type } from 'typebox';
+import { SCOPES } from './scopes.js';
 import { oneOf, Timestamp } from './text.js';
 
-/**
- * What a key may do (docs/api.md, "Scopes"): `read` every read, preview and dry run; `transfer` copies,
- * moves, pulls, syncs, uploads, schedules and a job's retry and cancel; `remove` removals; `share` share
- * links and sends; `admin` locations' setup, buckets, API keys, webhooks and the audit log.
- */
-export const SCOPES = ['read', 'transfer', 'remove', 'share', 'admin'] as const;
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type Scope } from './scopes.js';
 export const ScopeSchema = oneOf(SCOPES, 'read, transfer, remove, share or admin (docs/api.md, "Scopes")');
 const Scopes = Type.Array(ScopeSchema, {
   description: 'What the key may do; a key created without scopes has all five',

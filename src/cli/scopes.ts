@@ -1,17 +1,10 @@
 // What the CLI knows of scoped keys (docs/api.md, "Scopes"; docs/cli.md, "keys"): the five scopes, the
 // --scope flag's words, and how a key's scopes are shown. Kept free of
 // runtime imports from the server's modules so that the client starts fast.
-import type { Scope } from '../api/keys.js';
+import { SCOPES, type Scope } from '../api/scopes.js';
 import { usageError } from './exit.js';
 
-/** In the API's order (read, transfer, remove, share, admin). */
-export const SCOPES = ['read', 'transfer', 'remove', 'share', 'admin'] as const satisfies readonly Scope[];
-// Fails to compile when the API gains a scope this list lacks.
-const everyScope: Record<Scope, true> = Object.fromEntries(SCOPES.map((s) => [s, true])) as Record<
-  (typeof SCOPES)[number],
-  true
->;
-void everyScope;
+export { SCOPES };
 
 /** The words of a repeatable, comma-separated flag: trimmed, in order, each once. */
 function words(values: readonly string[] | undefined, flag: string): string[] {

@@ -2,13 +2,11 @@
 // its own item from GET /v1/key, read once at sign-in and kept with the session, and can(scope), the
 // one question every page asks before it offers an action. The server checks again on every request;
 // this only keeps the console from offering what would be refused.
-import type { Scope } from '../../src/api/keys.js';
+import type { ApiKey } from '../../src/api/keys.js';
+import { SCOPES, type Scope } from '../../src/api/scopes.js';
 import { api } from './api.js';
 
-export type { Scope };
-
-/** Every scope, in the order ferry lists them. */
-export const SCOPES: readonly Scope[] = ['read', 'transfer', 'remove', 'share', 'admin'];
+export { SCOPES, type Scope };
 
 /** What each scope lets a key do, in the console's words. */
 export const SCOPE_WORDS: Record<Scope, string> = {
@@ -20,14 +18,7 @@ export const SCOPE_WORDS: Record<Scope, string> = {
 };
 
 /** The signed-in key as GET /v1/key answers it. */
-export interface KeyInfo {
-  id: string;
-  name: string;
-  created_at: string;
-  expires_at?: string;
-  scopes: Scope[];
-  locations?: string[];
-}
+export type KeyInfo = ApiKey;
 
 let current: KeyInfo | undefined;
 

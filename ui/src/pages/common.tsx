@@ -135,7 +135,6 @@ export const scopesWord = () => keyInfo()?.scopes.join(', ') || 'none';
 export function KeyScopes() {
   const missing = lacking();
   if (missing.length === 0) return null;
-  const places = keyInfo()?.locations;
   return (
     <details class="scopes">
       <summary>This key can: {scopesWord()}</summary>
@@ -151,11 +150,6 @@ export function KeyScopes() {
             </li>
           ))}
         </ul>
-        {places ? (
-          <p>
-            It may address only {places.length} location{places.length === 1 ? '' : 's'}.
-          </p>
-        ) : null}
       </div>
     </details>
   );

@@ -14,7 +14,6 @@ interface Key {
   last_used_at?: string;
   revoked_at?: string;
   scopes?: Scope[];
-  locations?: string[];
 }
 
 export function Keys() {
@@ -146,14 +145,7 @@ function KeyList() {
           {(data ?? []).map((k) => (
             <tr key={k.id}>
               <th scope="row">{k.name}</th>
-              <td data-label="Scopes">
-                {(k.scopes ?? []).join(', ')}
-                {k.locations ? (
-                  <div class="small">
-                    only {k.locations.length} location{k.locations.length === 1 ? '' : 's'}
-                  </div>
-                ) : null}
-              </td>
+              <td data-label="Scopes">{(k.scopes ?? []).join(', ')}</td>
               <td data-label="Created">{time(k.created_at)}</td>
               <td data-label="Last used">{time(k.last_used_at)}</td>
               <td data-label="State">
