@@ -20,6 +20,7 @@ import { checkInput } from './input.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { fileBytesMetrics, requestMetrics } from './metrics.js';
 import { registerRateLimits } from './rate-limits.js';
+import { auditRoutes } from './routes/audit.js';
 import { bucketRoutes } from './routes/buckets.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
@@ -131,6 +132,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   serviceRoutes(app, { db: services.db, registry: services.metrics });
   await app.register(locationRoutes(services.locations, () => services.refreshRequested()));
   await app.register(tokenRoutes(services.apiKeys));
+  await app.register(auditRoutes(services.db));
   await app.register(listRoutes(services.locations, services.storage));
   await app.register(bucketRoutes(services.buckets));
   await app.register(
