@@ -20,6 +20,7 @@ import { checkInput } from './input.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { fileBytesMetrics, requestMetrics } from './metrics.js';
 import { registerRateLimits } from './rate-limits.js';
+import { RefusedAuth, registerRefusedAuth } from './refused-auth.js';
 import { auditRoutes } from './routes/audit.js';
 import { bucketRoutes } from './routes/buckets.js';
 import { consoleRoutes } from './routes/console.js';
@@ -127,6 +128,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
 
   registerAuth(app, services.apiKeys);
+  registerRefusedAuth(
+    app,
+    new RefusedAuth(services.db, services.clock, services.logger.child({ component: 'audit' })),
+  );
   registerRateLimits(app, services.rateLimits);
   if (options.defaultMetrics) addProcessMetrics(services.metrics);
   serviceRoutes(app, { db: services.db, registry: services.metrics });
