@@ -34,6 +34,7 @@ import { planRoutes } from './routes/plans.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { sendRoutes } from './routes/sends.js';
 import { serviceRoutes } from './routes/service.js';
+import { shareDownloadRoutes } from './routes/share-downloads.js';
 import { shareRoutes } from './routes/shares.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transferRoutes } from './routes/transfers.js';
@@ -173,6 +174,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     }),
   );
   await app.register(shareRoutes(services.shares));
+  await app.register(shareDownloadRoutes(services.shares));
   await app.register(sendRoutes(services.sends, queued));
   await app.register(webhookRoutes(services.webhooks));
   await app.register(scheduleRoutes(services.schedules, () => services.schedulesChanged(), queued));
