@@ -18,7 +18,10 @@ export interface Background {
   refresher: Refresher;
   dispatcher: SendDispatcher | undefined;
   webhooks: WebhookDeliverer;
-  /** Deletes old finished work (docs/api.md, "Retention"); undefined when FERRY_RETENTION_DAYS is 0. */
+  /**
+   * Deletes old finished work (docs/api.md, "Retention") and old audit events; undefined when both
+   * FERRY_RETENTION_DAYS and FERRY_AUDIT_RETENTION_DAYS are 0.
+   */
   pruner: Pruner | undefined;
   /** Starts the schedules' runs when due (docs/api.md, "Schedules"). */
   scheduler: Scheduler;
@@ -113,8 +116,9 @@ export function startBackground(services: Services, options: BackgroundOptions =
     },
   );
   const days = services.config.retentionDays;
+  const auditDays = services.config.auditRetentionDays;
   const pruner =
-    days === undefined
+    days === undefined && auditDays === undefined
       ? undefined
       : new Pruner(
           {
@@ -124,7 +128,11 @@ export function startBackground(services: Services, options: BackgroundOptions =
             owner: worker.owner,
             registry: services.metrics,
           },
-          { retentionMs: days * 86_400_000, ...options.retention },
+          {
+            retentionMs: days === undefined ? undefined : days * 86_400_000,
+            auditRetentionMs: auditDays === undefined ? undefined : auditDays * 86_400_000,
+            ...options.retention,
+          },
         );
   const scheduler = new Scheduler(
     {

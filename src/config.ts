@@ -53,6 +53,8 @@ export interface Config {
   };
   /** Retention (docs/api.md, "Retention"): finished work older than this many days is deleted; undefined keeps it. */
   retentionDays: number | undefined;
+  /** The audit log (docs/api.md, "Audit log"): events older than this many days are deleted; undefined keeps them. */
+  auditRetentionDays: number | undefined;
   /** Glob patterns in source paths (docs/api.md, "Limits"): checked when a request is validated. */
   patterns: PatternLimits;
   /** Time bounds of outbound calls and how webhook attempts share the process (docs/api.md, "Outbound calls"). */
@@ -127,6 +129,14 @@ function retentionDays(env: Env): number | undefined {
   const raw = env.FERRY_RETENTION_DAYS?.trim();
   if (raw?.toLowerCase() === 'never') return undefined;
   const days = integer(env, 'FERRY_RETENTION_DAYS', 30, 0, 36_500);
+  return days === 0 ? undefined : days;
+}
+
+/** FERRY_AUDIT_RETENTION_DAYS: whole days from 1 (default 90), or 0 or `never` to keep the audit log forever. */
+function auditRetentionDays(env: Env): number | undefined {
+  const raw = env.FERRY_AUDIT_RETENTION_DAYS?.trim();
+  if (raw?.toLowerCase() === 'never') return undefined;
+  const days = integer(env, 'FERRY_AUDIT_RETENTION_DAYS', 90, 0, 36_500);
   return days === 0 ? undefined : days;
 }
 
@@ -342,6 +352,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxCrashes: integer(env, 'FERRY_WORK_MAX_CRASHES', 3, 1, 100),
     },
     retentionDays: retentionDays(env),
+    auditRetentionDays: auditRetentionDays(env),
     workspaceBandwidth: workspaceBandwidth(env),
     patterns: {
       maxLength: integer(

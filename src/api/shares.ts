@@ -31,3 +31,16 @@ export const CreatedShare = Type.Object({
   expires_at: Type.Optional(Timestamp),
 });
 export type CreatedShare = Static<typeof CreatedShare>;
+
+/** One counted download of a link (GET /v1/shares/{id}/downloads: the access log). */
+export const ShareDownload = Type.Object({
+  at: Timestamp,
+  ip: Type.String({ description: "The client's address" }),
+  status: Type.Integer({ description: '200, or 206 for a range' }),
+  bytes: Type.Integer({ minimum: 0, description: 'Bytes written to the connection, once the answer ended' }),
+  completed: Type.Boolean({
+    description: 'The whole answer was written; false while it runs or when it was cut',
+  }),
+  ended_at: Type.Optional(Timestamp),
+});
+export type ShareDownload = Static<typeof ShareDownload>;

@@ -2,6 +2,7 @@
 // and the command groups, one module each under src/cli/commands/. `serve` and `migrate` are declared
 // here only so that help and completion know them; src/cli.ts runs them without loading this module.
 import yargs from 'yargs';
+import { auditCommand } from './commands/audit.js';
 import { bulkCommands } from './commands/bulk.js';
 import { jobCommands } from './commands/jobs.js';
 import { keyCommands } from './commands/keys.js';
@@ -44,6 +45,7 @@ export async function run(argv: string[]): Promise<void> {
     scheduleCommands,
     locationCommands,
     keyCommands,
+    auditCommand,
     sessionCommands,
   ])
     cli = add(cli);

@@ -22,11 +22,11 @@ export function parseLimit(limit: string | undefined): number {
 }
 
 /** Cursor for newest-first lists: the last item's creation time and id. */
-function encodeCursor(createdAt: number, id: string): string {
+export function encodeCursor(createdAt: number, id: string): string {
   return Buffer.from(`${createdAt}:${id}`, 'utf8').toString('base64url');
 }
 
-function decodeCursor(cursor: string): { createdAt: number; id: string } {
+export function decodeCursor(cursor: string): { createdAt: number; id: string } {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const colon = text.indexOf(':');
   const createdAt = Number(text.slice(0, colon));

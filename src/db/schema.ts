@@ -268,6 +268,21 @@ export interface AuditEventsTable {
   user_agent: string | null;
 }
 
+/** One counted download of a share link (docs/api.md, "Share links": the access log). */
+export interface ShareAccessesTable {
+  id: string;
+  share_id: string;
+  at: number;
+  ip: string;
+  /** 200 or 206. */
+  status: number;
+  /** Bytes written to the connection, set when the answer ends. */
+  bytes: Generated<number>;
+  /** 1 once the whole answer was written; 0 while it runs, or when it was cut. */
+  completed: Generated<number>;
+  ended_at: number | null;
+}
+
 export interface ShareDownloadsTable {
   share_id: string;
   /** The client address a counted download of a link with a download limit came from. */
@@ -445,6 +460,7 @@ export interface Database {
   share_grants: ShareGrantsTable;
   share_guesses: ShareGuessesTable;
   share_downloads: ShareDownloadsTable;
+  share_accesses: ShareAccessesTable;
   sends: SendsTable;
   copy_checkpoints: CopyCheckpointsTable;
   copy_checkpoint_parts: CopyCheckpointPartsTable;

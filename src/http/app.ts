@@ -20,6 +20,8 @@ import { checkInput } from './input.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { fileBytesMetrics, requestMetrics } from './metrics.js';
 import { registerRateLimits } from './rate-limits.js';
+import { RefusedAuth, registerRefusedAuth } from './refused-auth.js';
+import { auditRoutes } from './routes/audit.js';
 import { bucketRoutes } from './routes/buckets.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
@@ -32,6 +34,7 @@ import { planRoutes } from './routes/plans.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { sendRoutes } from './routes/sends.js';
 import { serviceRoutes } from './routes/service.js';
+import { shareDownloadRoutes } from './routes/share-downloads.js';
 import { shareRoutes } from './routes/shares.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transferRoutes } from './routes/transfers.js';
@@ -126,11 +129,16 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
 
   registerAuth(app, services.apiKeys);
+  registerRefusedAuth(
+    app,
+    new RefusedAuth(services.db, services.clock, services.logger.child({ component: 'audit' })),
+  );
   registerRateLimits(app, services.rateLimits);
   if (options.defaultMetrics) addProcessMetrics(services.metrics);
   serviceRoutes(app, { db: services.db, registry: services.metrics });
   await app.register(locationRoutes(services.locations, () => services.refreshRequested()));
   await app.register(tokenRoutes(services.apiKeys));
+  await app.register(auditRoutes(services.db));
   await app.register(listRoutes(services.locations, services.storage));
   await app.register(bucketRoutes(services.buckets));
   await app.register(
@@ -166,6 +174,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     }),
   );
   await app.register(shareRoutes(services.shares));
+  await app.register(shareDownloadRoutes(services.shares));
   await app.register(sendRoutes(services.sends, queued));
   await app.register(webhookRoutes(services.webhooks));
   await app.register(scheduleRoutes(services.schedules, () => services.schedulesChanged(), queued));

@@ -45,6 +45,7 @@ const COMMANDS = [
   ['keys', 'create'],
   ['keys', 'rename'],
   ['keys', 'revoke'],
+  ['audit'],
   ['login'],
   ['logout'],
   ['whoami'],

@@ -366,6 +366,7 @@ await eachDatabase('retention', (database) => {
       webhook_attempts: 5,
       shares: 1,
       plans: 0,
+      audit_events: 0,
     });
     const metric = await registry.getSingleMetric('ferry_retention_pruned_total')?.get();
     const byTable = Object.fromEntries((metric?.values ?? []).map((v) => [v.labels.table, v.value]));
@@ -463,11 +464,14 @@ await eachDatabase('retention kept forever', (database) => {
   const clock = new ManualClock();
   let t: TestApp;
   before(async () => {
-    t = await startTestApp(database, { clock, env: { FERRY_RETENTION_DAYS: 'never' } });
+    t = await startTestApp(database, {
+      clock,
+      env: { FERRY_RETENTION_DAYS: 'never', FERRY_AUDIT_RETENTION_DAYS: 'never' },
+    });
   });
   after(() => t.close());
 
-  test('FERRY_RETENTION_DAYS=never: the worker processes start no pruner, and no run is ever scheduled', async () => {
+  test('FERRY_RETENTION_DAYS=never and FERRY_AUDIT_RETENTION_DAYS=never: the worker processes start no pruner, and no run is ever scheduled', async () => {
     const background = startBackground(t.services, { worker: { pollMs: 50 } });
     try {
       assert.equal(background.pruner, undefined);

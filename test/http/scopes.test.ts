@@ -147,6 +147,11 @@ eachDatabase('scopes on every route', (database) => {
       },
       'GET /v1/tokens': { scope: 'admin', sample: async () => json('GET', '/v1/tokens') },
       'GET /v1/key': { scope: 'any', sample: async () => json('GET', '/v1/key') },
+      'GET /v1/audit': { scope: 'admin', sample: async () => json('GET', '/v1/audit') },
+      'GET /v1/shares/{id}/downloads': {
+        scope: 'read',
+        sample: async () => json('GET', `/v1/shares/${(await w.share()).id}/downloads`),
+      },
       'PATCH /v1/tokens/{id}': {
         scope: 'admin',
         sample: async () => {

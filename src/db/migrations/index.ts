@@ -26,6 +26,7 @@ import * as schedules from './2026-11-28-schedules.js';
 import * as sync from './2026-11-28-sync.js';
 import * as audit from './2026-11-29-audit.js';
 import * as keyScopes from './2026-11-29-key-scopes.js';
+import * as shareAccess from './2026-11-30-share-access.js';
 
 // Kysely applies migrations in the order of their names and refuses one that sorts before a migration a
 // database already ran: a new one must sort after every name here (a later date, not a later word).
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28-reports': reports,
   '2026-11-29-key-scopes': keyScopes,
   '2026-11-29-audit': audit,
+  '2026-11-30-share-access': shareAccess,
 };

@@ -14,6 +14,7 @@ import type { Logger } from '../../log.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
 import type { Queryable } from '../../queue/moves.js';
 import { claimTask, ensureTask, finishTask, renewTask, taskDue } from '../../queue/periodic.js';
+import { pruneAudit } from '../audit/retention.js';
 import * as sends from '../sends/lifecycle.js';
 import { pruneRevoked } from '../shares/shares.js';
 import * as webhooks from '../webhooks/lifecycle.js';
@@ -31,8 +32,10 @@ export interface PrunerDeps {
 }
 
 export interface PrunerOptions {
-  /** Finished work older than this goes (FERRY_RETENTION_DAYS). */
-  retentionMs: number;
+  /** Finished work older than this goes (FERRY_RETENTION_DAYS); undefined keeps it. */
+  retentionMs: number | undefined;
+  /** Audit log events older than this go (FERRY_AUDIT_RETENTION_DAYS); undefined keeps them. */
+  auditRetentionMs?: number | undefined;
   /** From the end of one run to the next. */
   intervalMs: number;
   /** Rows per DELETE statement, and per transaction. */
@@ -60,6 +63,7 @@ export interface Pruned {
   webhook_attempts: number;
   shares: number;
   plans: number;
+  audit_events: number;
 }
 
 export class Pruner {
@@ -125,7 +129,7 @@ export class Pruner {
     }
     let next = now;
     try {
-      const pruned = await this.#prune(now - this.#options.retentionMs);
+      const pruned = await this.#prune(now);
       if (pruned !== undefined) next = clock.now() + this.#options.intervalMs;
       return pruned;
     } finally {
@@ -135,7 +139,9 @@ export class Pruner {
   }
 
   /** Every table's batches; undefined when the run stopped early (stopping, or the lease lost). */
-  async #prune(cutoff: number): Promise<Pruned | undefined> {
+  async #prune(now: number): Promise<Pruned | undefined> {
+    const { retentionMs, auditRetentionMs } = this.#options;
+    const cutoff = retentionMs === undefined ? undefined : now - retentionMs;
     const { db, logger } = this.#deps;
     const { batch } = this.#options;
     const started = this.#deps.clock.now();
@@ -148,24 +154,34 @@ export class Pruner {
       webhook_attempts: 0,
       shares: 0,
       plans: 0,
+      audit_events: 0,
     };
     // Jobs before transfers: a transfer over several objects goes only once its job is gone.
     for (;;) {
+      if (cutoff === undefined) break;
       const step = await db.kysely.transaction().execute((trx) => jobs.prune(trx, db.dialect, cutoff, batch));
       this.#count(pruned, 'jobs', step.jobs);
       this.#count(pruned, 'job_objects', step.objects);
       if (!(await this.#keepGoing())) return this.#stoppedEarly(pruned);
       if (step.jobs === 0 && step.objects === 0) break;
     }
-    const steps: Array<[keyof Pruned, (q: Queryable) => Promise<number>]> = [
-      ['transfers', (q) => transfers.prune(q, cutoff, batch)],
-      ['sends', (q) => sends.prune(q, cutoff, batch)],
-      ['webhook_attempts', (q) => webhooks.pruneAttempts(q, cutoff, batch)],
-      ['webhook_messages', (q) => webhooks.pruneMessages(q, cutoff, batch)],
-      ['shares', (q) => pruneRevoked(q, cutoff, batch)],
-      // Plans go an hour after their dry run, run or not (docs/api.md, "Plans"): not after the cutoff.
-      ['plans', (q) => plans.prune(q, this.#deps.clock.now(), batch)],
-    ];
+    const work: Array<[keyof Pruned, (q: Queryable) => Promise<number>]> =
+      cutoff === undefined
+        ? []
+        : [
+            ['transfers', (q) => transfers.prune(q, cutoff, batch)],
+            ['sends', (q) => sends.prune(q, cutoff, batch)],
+            ['webhook_attempts', (q) => webhooks.pruneAttempts(q, cutoff, batch)],
+            ['webhook_messages', (q) => webhooks.pruneMessages(q, cutoff, batch)],
+            ['shares', (q) => pruneRevoked(q, cutoff, batch)],
+            // Plans go an hour after their dry run, run or not (docs/api.md, "Plans"): not after the cutoff.
+            ['plans', (q) => plans.prune(q, this.#deps.clock.now(), batch)],
+          ];
+    const steps = [...work];
+    // The audit log has its own retention (docs/api.md, "Audit log").
+    if (auditRetentionMs !== undefined) {
+      steps.push(['audit_events', (q) => pruneAudit(q, now - auditRetentionMs, batch)]);
+    }
     for (const [table, step] of steps) {
       for (;;) {
         const gone = await db.kysely.transaction().execute(step);
@@ -175,7 +191,14 @@ export class Pruner {
       }
     }
     logger.info(
-      { pruned, cutoff: new Date(cutoff).toISOString(), ms: this.#deps.clock.now() - started },
+      {
+        pruned,
+        ...(cutoff === undefined ? {} : { cutoff: new Date(cutoff).toISOString() }),
+        ...(auditRetentionMs === undefined
+          ? {}
+          : { audit_cutoff: new Date(now - auditRetentionMs).toISOString() }),
+        ms: this.#deps.clock.now() - started,
+      },
       'retention: pruned finished work',
     );
     return pruned;

@@ -9,10 +9,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
 import { type Kysely, sql } from 'kysely';
-import type { CreatedShare, Share } from '../../api/shares.js';
+import type { CreatedShare, Share, ShareDownload } from '../../api/shares.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { newestFirst, type Page } from '../../db/paging.js';
+import { decodeCursor, encodeCursor, newestFirst, type Page } from '../../db/paging.js';
 import type { Database, LocationRow, ShareRow } from '../../db/schema.js';
 import { invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
@@ -38,6 +38,13 @@ export interface CreateShare {
 export type { CreatedShare };
 /** A share link as the API shows it. */
 export type ShareView = Share;
+
+/** What a counted download answers, for its access log row and audit event. */
+export interface Served {
+  /** 200, or 206 for a range. */
+  status: number;
+  userAgent: string | undefined;
+}
 
 /** Why a link serves nothing, or 'open'. */
 export type LinkState = 'open' | 'unknown' | 'expired' | 'used_up';
@@ -263,9 +270,11 @@ export class Shares {
    * take the last one. On a link with a download limit the client address is kept for RESUME_MS, so
    * that its ranges continue this download (continuesDownload).
    */
-  async countDownload(row: ShareRow, client: string): Promise<boolean> {
+  async countDownload(row: ShareRow, client: string, served?: Served): Promise<string | false> {
     const now = this.clock.now();
-    // The count and its share.downloaded webhook event (docs/webhooks.md) in one transaction.
+    const accessId = newId();
+    // The count, its share.downloaded webhook event (docs/webhooks.md), its row of the access log and
+    // its share.download audit event (docs/api.md, "Audit log") in one transaction.
     const counted = await this.db.kysely.transaction().execute(async (trx) => {
       const updated = await trx
         .updateTable('shares')
@@ -284,6 +293,17 @@ export class Shares {
           data: shareView(updated, now),
           at: now,
         });
+        const status = served?.status ?? 200;
+        await trx
+          .insertInto('share_accesses')
+          .values({ id: accessId, share_id: row.id, at: now, ip: client, status, ended_at: null })
+          .execute();
+        await record(
+          trx,
+          { workspaceId: updated.workspace_id, keyId: null, ip: client, userAgent: served?.userAgent },
+          { action: 'share.download', target: row.id, status },
+          now,
+        );
       }
       return updated !== undefined;
     });
@@ -299,7 +319,61 @@ export class Shares {
         .where('at', '<=', now - RESUME_MS)
         .execute();
     }
-    return true;
+    return accessId;
+  }
+
+  /** The end of a counted download's answer: the bytes written and whether it was whole. */
+  async endDownload(accessId: string, bytes: number, completed: boolean): Promise<void> {
+    await this.db.kysely
+      .updateTable('share_accesses')
+      .set({ bytes, completed: completed ? 1 : 0, ended_at: this.clock.now() })
+      .where('id', '=', accessId)
+      .execute();
+  }
+
+  /**
+   * A share's counted downloads, newest first (docs/api.md, "Share links": the access log); another
+   * workspace's share is not found.
+   */
+  async downloads(
+    workspaceId: string,
+    id: string,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<ShareDownload>> {
+    if (!isUuid(id)) throw notFound(`share ${id} not found`);
+    const share = await this.db.kysely
+      .selectFrom('shares')
+      .select('id')
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    if (!share) throw notFound(`share ${id} not found`);
+    const from = cursor === undefined ? undefined : decodeCursor(cursor);
+    let query = this.db.kysely.selectFrom('share_accesses').selectAll().where('share_id', '=', id);
+    if (from !== undefined) {
+      query = query.where(
+        sql<boolean>`(at < ${from.createdAt} or (at = ${from.createdAt} and id < ${from.id}))`,
+      );
+    }
+    const rows = await query
+      .orderBy('at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      items: page.map((r) => ({
+        at: toRfc3339(Number(r.at)),
+        ip: r.ip,
+        status: Number(r.status),
+        bytes: Number(r.bytes),
+        completed: Number(r.completed) === 1,
+        ...(r.ended_at === null ? {} : { ended_at: toRfc3339(Number(r.ended_at)) }),
+      })),
+      ...(rows.length > limit && last ? { next_cursor: encodeCursor(Number(last.at), last.id) } : {}),
+    };
   }
 
   /**
@@ -339,7 +413,12 @@ export class Shares {
    * the right password out, while the link still sees at most `perLinkMax` attempts a minute. A right
    * password gives its place back; a wrong one keeps it for the minute. argon2 compares in constant time.
    */
-  async tryPassword(row: ShareRow, password: string, client: string): Promise<PasswordAnswer> {
+  async tryPassword(
+    row: ShareRow,
+    password: string,
+    client: string,
+    userAgent?: string,
+  ): Promise<PasswordAnswer> {
     if (row.password_hash === null) return 'right';
     const attempt = await this.#recordAttempt(row, client);
     if (attempt === undefined) return { retryAfterSeconds: await this.#guessWait(row, client) };
@@ -349,11 +428,23 @@ export class Shares {
       await this.db.kysely.deleteFrom('share_guesses').where('id', '=', attempt).execute();
       return 'right';
     }
-    await this.db.kysely
-      .deleteFrom('share_guesses')
-      .where('share_id', '=', row.id)
-      .where('at', '<=', this.clock.now() - GUESS_WINDOW_MS)
-      .execute();
+    // The wrong guess keeps its place; the link's old guesses go, and the failure is recorded in the
+    // audit log (docs/api.md, "Audit log"), in one transaction. (The attempt's own row was written
+    // before argon2 ran, so that no transaction waits on it.)
+    const now = this.clock.now();
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await trx
+        .deleteFrom('share_guesses')
+        .where('share_id', '=', row.id)
+        .where('at', '<=', now - GUESS_WINDOW_MS)
+        .execute();
+      await record(
+        trx,
+        { workspaceId: row.workspace_id, keyId: null, ip: client, userAgent },
+        { action: 'share.password_failed', target: row.id, status: 401 },
+        now,
+      );
+    });
     return 'wrong';
   }
 
@@ -466,6 +557,7 @@ export async function pruneRevoked(q: Queryable, cutoff: number, limit: number):
   await q.deleteFrom('share_grants').where('share_id', 'in', ids).execute();
   await q.deleteFrom('share_guesses').where('share_id', 'in', ids).execute();
   await q.deleteFrom('share_downloads').where('share_id', 'in', ids).execute();
+  await q.deleteFrom('share_accesses').where('share_id', 'in', ids).execute();
   const result = await q
     .deleteFrom('shares')
     .where('id', 'in', ids)

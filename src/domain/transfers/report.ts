@@ -2,9 +2,11 @@
 // read from the database a page at a time in `seq` order and each page is formatted before the next is
 // read, so a report of 100,000 objects holds one page in memory, never the whole job; a reader that stops
 // (the client went away) reads no further page.
+
 import type { Kysely } from 'kysely';
 import type { Database, JobObjectRow, JobRow } from '../../db/schema.js';
 import type { ObjectWork } from '../../engine/specs.js';
+import { csvRow } from '../../util/csv.js';
 
 /** Rows read per query. */
 export const REPORT_PAGE = 1000;
@@ -102,21 +104,7 @@ export function reportLine(row: ReportRow): ReportLine {
   return line;
 }
 
-/**
- * A CSV cell (RFC 4180: quoted when it holds a comma, a quote or a line break, quotes doubled). A text
- * that starts with = + - @ (or a tab or carriage return) is what a spreadsheet runs as a formula: it is
- * neutralised with a leading apostrophe (OWASP, "CSV injection"), so the cell reads as text.
- */
-export function csvCell(value: string | number | null | undefined): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'number') return String(value);
-  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
-export function csvRow(cells: readonly (string | number | null | undefined)[]): string {
-  return `${cells.map(csvCell).join(',')}\r\n`;
-}
+export { csvCell, csvRow } from '../../util/csv.js';
 
 export type ReportFormat = 'ndjson' | 'csv';
 

@@ -8,7 +8,7 @@
 // further on counts too unless the client began a download there within the hour (its cookie or its
 // address), and such a range is served even once the limit is reached; HEAD never counts. The token
 // is never logged (the access log has the route pattern).
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
 import formBody from '@fastify/formbody';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -144,6 +144,7 @@ export const linkRoutes =
               row,
               typeof password === 'string' ? password : '',
               request.ip,
+              request.headers['user-agent'],
             );
             if (typeof answer === 'object') {
               const wait = answer.retryAfterSeconds;
@@ -262,8 +263,14 @@ export const linkRoutes =
       body.once('error', early);
       // The cookie for a download begun here, set once the source is known to be serving.
       let grant: string | undefined;
+      // The access log's row of a counted download, finished when the answer ends.
+      let access: string | false = false;
       if (counted) {
-        if (!(await shares.countDownload(row, request.ip))) {
+        access = await shares.countDownload(row, request.ip, {
+          status: range ? 206 : 200,
+          userAgent: request.headers['user-agent'],
+        });
+        if (!access) {
           body.destroy();
           closeStore();
           clearFileHeaders(reply);
@@ -279,8 +286,10 @@ export const linkRoutes =
         }
       }
       if (failed !== undefined || body.destroyed) {
-        // It failed while the download was being counted: nothing went out, so the count goes back.
+        // It failed while the download was being counted: nothing went out, so the count goes back
+        // (the access log keeps the download, with no bytes, not completed).
         if (counted) await shares.giveBackDownload(row);
+        if (access) await shares.endDownload(access, 0, false).catch(() => {});
         closeStore();
         clearFileHeaders(reply);
         return unavailable(request, reply, failed);
@@ -289,7 +298,31 @@ export const linkRoutes =
       if (grant !== undefined) setGrantCookie(reply, grant, link.path);
       if (counted) downloads.inc();
       reply.raw.once('close', closeStore);
-      return sendFileBody(reply, body);
+      if (!access) return sendFileBody(reply, body);
+      // Counts the bytes handed to the connection; the row is finished when the answer is whole
+      // ('finish') or cut ('close' without it).
+      const accessId = access;
+      let bytes = 0;
+      const counter = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          bytes += chunk.length;
+          done(null, chunk);
+        },
+      });
+      pipeline(body, counter, () => {});
+      let whole = false;
+      reply.raw.once('finish', () => {
+        whole = true;
+      });
+      reply.raw.once('close', () => {
+        shares.endDownload(accessId, bytes, whole || reply.raw.writableFinished).catch((err: unknown) => {
+          request.log.warn(
+            { err: err instanceof Error ? err.message : String(err) },
+            'share access not finished',
+          );
+        });
+      });
+      return sendFileBody(reply, counter);
     }
 
     app.get('/s/:token', open, handler('get'));

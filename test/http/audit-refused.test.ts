@@ -1,0 +1,125 @@
+// docs/api.md "Audit log": an API request refused for its key (missing, not valid, revoked, expired)
+// records auth.refused with no workspace and no key, its address and user agent; at most one per
+// address per second, so a flood of bad requests writes a bounded number of rows. Both databases.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureWorkspace } from '../../src/domain/workspaces.js';
+import { ADDRESSES_PER_SECOND } from '../../src/http/refused-auth.js';
+import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
+import { eachDatabase, unique } from '../support/fixtures.js';
+
+await eachDatabase('refused authentications in the audit log', (database) => {
+  let t: TestApp;
+  const clock = new ManualClock();
+  before(async () => {
+    t = await startTestApp(database, { clock });
+  });
+  after(() => t.close());
+
+  let n = 0;
+  /** An address of its own for each test (TEST-NET-2). */
+  const address = () => `198.51.100.${++n}`;
+
+  /** The refusals recorded from `ip`, once `count` are there (they are written after the answer). */
+  async function refusals(ip: string, count: number) {
+    for (let i = 0; ; i++) {
+      const rows = await t.services.db.kysely
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('ip', '=', ip)
+        .orderBy('at')
+        .execute();
+      if (rows.length >= count || i > 50) return rows;
+      await sleep(20);
+    }
+  }
+
+  test('a missing, invalid, revoked or expired key records auth.refused: status 401, no workspace, no key, the address and user agent', async () => {
+    const ws = await ensureWorkspace(t.services.db.kysely, unique('ws'), clock);
+    const revoked = await t.services.apiKeys.create(ws.id, { name: unique('gone') });
+    await t.services.apiKeys.revoke(ws.id, revoked.id);
+    const expiring = await t.services.apiKeys.create(ws.id, {
+      name: unique('old'),
+      expiresAt: clock.now() + 1000,
+    });
+    clock.advance(2000);
+    const ip = address();
+    const asks: Array<Record<string, string>> = [
+      {},
+      { authorization: 'Bearer fry_not-a-key' },
+      { authorization: `Bearer ${revoked.token}` },
+      { authorization: `Bearer ${expiring.token}` },
+    ];
+    for (const headers of asks) {
+      clock.advance(1000);
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/v1/locations',
+        remoteAddress: ip,
+        headers: { ...headers, 'user-agent': 'probe/1.0' },
+      });
+      assert.equal(res.statusCode, 401, JSON.stringify(headers));
+    }
+    // A POST and an unknown path are refused the same way.
+    clock.advance(1000);
+    await t.app.inject({ method: 'POST', url: '/v1/copy', remoteAddress: ip, payload: {} });
+    clock.advance(1000);
+    await t.app.inject({ method: 'GET', url: '/v1/nothing-here', remoteAddress: ip });
+    const rows = await refusals(ip, 6);
+    assert.equal(rows.length, 6);
+    for (const row of rows) {
+      assert.equal(row.action, 'auth.refused');
+      assert.equal(Number(row.status), 401);
+      assert.equal(row.workspace_id, null);
+      assert.equal(row.key_id, null);
+      assert.equal(row.target, null);
+    }
+    assert.deepEqual(
+      rows.slice(0, 4).map((r) => r.user_agent),
+      ['probe/1.0', 'probe/1.0', 'probe/1.0', 'probe/1.0'],
+    );
+    const text = JSON.stringify(rows);
+    assert.ok(!text.includes(revoked.token) && !text.includes('fry_not-a-key'), 'never the key');
+  });
+
+  test('a flood from one address records one refusal a second; an accepted request or a share link records none', async () => {
+    const ip = address();
+    clock.advance(5000);
+    await Promise.all(
+      Array.from({ length: 60 }, () =>
+        t.app.inject({
+          method: 'GET',
+          url: '/v1/locations',
+          remoteAddress: ip,
+          headers: { authorization: 'Bearer x' },
+        }),
+      ),
+    );
+    clock.advance(1000);
+    for (let i = 0; i < 20; i++) {
+      await t.app.inject({ method: 'GET', url: '/v1/transfers', remoteAddress: ip });
+    }
+    // Another address in the same second still has its own.
+    const other = address();
+    await t.app.inject({ method: 'GET', url: '/v1/transfers', remoteAddress: other });
+    assert.equal((await refusals(ip, 2)).length, 2);
+    await sleep(100);
+    assert.equal((await refusals(ip, 2)).length, 2, 'no more arrive');
+    assert.equal((await refusals(other, 1)).length, 1);
+
+    const fine = address();
+    const ok = await t.app.inject({
+      method: 'GET',
+      url: '/v1/locations',
+      remoteAddress: fine,
+      headers: { authorization: `Bearer ${t.token}` },
+    });
+    assert.equal(ok.statusCode, 200);
+    const link = await t.app.inject({ method: 'GET', url: '/s/not-a-token', remoteAddress: fine });
+    assert.equal(link.statusCode, 404);
+    await sleep(100);
+    assert.equal((await refusals(fine, 0)).length, 0);
+    assert.ok(ADDRESSES_PER_SECOND >= 100, 'many addresses a second are still recorded');
+  });
+});
