@@ -187,6 +187,7 @@ for (const database of await testDatabases()) {
           assert.equal(await cell(page, 0, 'Action').textContent(), 'key.create');
           assert.equal(await cell(page, 0, 'Key').textContent(), `auditor ${width}`);
           assert.equal(await cell(page, 0, 'Target').textContent(), made.json().id);
+          await shot(page, 'audit-by-key', width);
           // Both: nothing of that key is a location.
           await action.selectOption('location.create');
           await page.getByText('No events match these filters.').waitFor();

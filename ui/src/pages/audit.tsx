@@ -62,30 +62,37 @@ function AuditLog() {
   const [keyId, setKeyId] = useState('');
   const actions = useLoad(auditActions, []);
   const keys = useLoad(() => api<ApiKey[]>('GET', '/v1/tokens'), []);
-  // The first page for the filters chosen; older pages are added below it by Show more.
-  const [older, setOlder] = useState<AuditEvent[]>([]);
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  // The first page for the filters chosen, and the older pages Show more added under it: those are kept
+  // with the filters they were read for, so an answer for filters changed since is never shown.
+  const filters = `${action}\n${keyId}`;
+  const { data, error, loading, reload, setError } = useLoad(
+    () => api<AuditPage>('GET', query(action, keyId)),
+    [action, keyId],
+  );
+  const [older, setOlder] = useState<{ for: string; events: AuditEvent[]; cursor?: string | undefined }>({
+    for: '',
+    events: [],
+  });
+  const mine = older.for === filters && data !== undefined;
+  const cursor = mine ? older.cursor : data?.next_cursor;
   const [more, setMore] = useState(false);
-  const { data, error, loading, reload, setError } = useLoad(async () => {
-    const page = await api<AuditPage>('GET', query(action, keyId));
-    setOlder([]);
-    setCursor(page.next_cursor);
-    return page.events;
-  }, [action, keyId]);
   const showMore = async () => {
     if (!cursor) return;
     setMore(true);
     try {
       const page = await api<AuditPage>('GET', query(action, keyId, cursor));
-      setOlder((o) => [...o, ...page.events]);
-      setCursor(page.next_cursor);
+      setOlder((o) => ({
+        for: filters,
+        events: [...(o.for === filters ? o.events : []), ...page.events],
+        cursor: page.next_cursor,
+      }));
     } catch (err) {
       setError(message(err));
     } finally {
       setMore(false);
     }
   };
-  const rows = [...(data ?? []), ...older];
+  const rows = [...(data?.events ?? []), ...(mine ? older.events : [])];
   const filtered = action !== '' || keyId !== '';
   return (
     <section aria-labelledby="h-audit">
@@ -95,7 +102,14 @@ function AuditLog() {
       <form class="fields filters" onSubmit={(e) => e.preventDefault()}>
         <div class="field">
           <label for="audit-action">Action</label>
-          <select id="audit-action" value={action} onChange={(e) => setAction(e.currentTarget.value)}>
+          <select
+            id="audit-action"
+            value={action}
+            onChange={(e) => {
+              setOlder({ for: '', events: [] });
+              setAction(e.currentTarget.value);
+            }}
+          >
             <option value="">Any action</option>
             {(actions.data ?? []).map((a) => (
               <option key={a} value={a}>
@@ -106,7 +120,14 @@ function AuditLog() {
         </div>
         <div class="field">
           <label for="audit-key">Key</label>
-          <select id="audit-key" value={keyId} onChange={(e) => setKeyId(e.currentTarget.value)}>
+          <select
+            id="audit-key"
+            value={keyId}
+            onChange={(e) => {
+              setOlder({ for: '', events: [] });
+              setKeyId(e.currentTarget.value);
+            }}
+          >
             <option value="">Any key</option>
             {(keys.data ?? []).map((k) => (
               <option key={k.id} value={k.id}>
@@ -117,7 +138,13 @@ function AuditLog() {
           </select>
         </div>
         <div class="row">
-          <button type="button" onClick={reload}>
+          <button
+            type="button"
+            onClick={() => {
+              setOlder({ for: '', events: [] });
+              reload();
+            }}
+          >
             Reload
           </button>
         </div>

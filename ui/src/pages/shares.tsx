@@ -129,7 +129,7 @@ export function Shares() {
         <Needs scope="share" what="to make or revoke a share link" />
       )}
       <Alert error={error ?? failed} />
-      <table>
+      <table class="shares">
         <caption class="sr-only">Share links, newest first</caption>
         <thead>
           <tr>
