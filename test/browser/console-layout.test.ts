@@ -199,6 +199,22 @@ export const PAGES: ConsolePage[] = [
         .first()
         .waitFor(),
   },
+  {
+    name: 'shares-downloads',
+    hash: () => 'shares',
+    ready: (p) =>
+      p
+        .getByRole('button', { name: new RegExp(`^Downloads of .*${LONG_FILE}$`) })
+        .first()
+        .waitFor(),
+    act: async (p) => {
+      await p
+        .getByRole('button', { name: new RegExp(`^Downloads of .*${LONG_FILE}$`) })
+        .first()
+        .click();
+      await p.getByText('No downloads yet.').waitFor();
+    },
+  },
   { name: 'sends-empty', as: 'empty', hash: () => 'sends', ready: heading('Sends') },
   {
     name: 'sends',
@@ -223,6 +239,21 @@ export const PAGES: ConsolePage[] = [
         .getByRole('row', { name: /layout/ })
         .first()
         .waitFor(),
+  },
+  { name: 'audit-loading', hash: () => 'audit', hold: '**/v1/audit**', ready: text('Loading…') },
+  {
+    name: 'audit',
+    hash: () => 'audit',
+    ready: (p) => p.getByRole('cell', { name: 'share.create', exact: true }).first().waitFor(),
+  },
+  {
+    name: 'audit-filtered',
+    hash: () => 'audit',
+    ready: (p) => p.getByRole('cell', { name: 'share.create', exact: true }).first().waitFor(),
+    act: async (p) => {
+      await p.getByLabel('Action', { exact: true }).selectOption('webhook.create');
+      await p.getByRole('cell', { name: 'webhook.create', exact: true }).waitFor();
+    },
   },
 ];
 

@@ -5,6 +5,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { followEvents, onKeyRefused, storedKey, storeKey } from './api.js';
 import { Live } from './live.js';
 import { Activity } from './pages/activity.js';
+import { Audit } from './pages/audit.js';
 import { Browser } from './pages/browser.js';
 import { Alert, KeyScopes, message } from './pages/common.js';
 import { Keys } from './pages/keys.js';
@@ -26,6 +27,7 @@ const PAGES = [
   ['sends', 'Sends'],
   ['webhooks', 'Webhooks'],
   ['keys', 'API keys'],
+  ['audit', 'Audit log'],
 ] as const;
 
 function useHash(): string {
@@ -201,6 +203,8 @@ function App() {
           <Webhooks />
         ) : page === 'keys' ? (
           <Keys />
+        ) : page === 'audit' ? (
+          <Audit />
         ) : (
           <Locations />
         )}
