@@ -82,6 +82,21 @@ function limitsFor(creator: KeyLimits, asked: { scopes?: readonly Scope[] }): Ke
   return { scopes };
 }
 
+/**
+ * A key that exists but was refused (revoked, expired): the error says to the caller only what any
+ * refusal says; the key and its workspace go to the audit log (src/http/refused-auth.ts), so that the
+ * workspace's admins see a revoked key still in use, and from where.
+ */
+export class RefusedKey extends FerryError {
+  constructor(
+    message: string,
+    readonly keyId: string,
+    readonly workspaceId: string,
+  ) {
+    super('unauthenticated', message);
+  }
+}
+
 function checkName(name: string): string {
   if (name.trim() === '') throw invalid('name must not be empty');
   return name;
@@ -277,7 +292,7 @@ export class ApiKeys {
     if (hit) {
       const { key, version } = hit;
       if (key.expiresAt !== null && key.expiresAt <= now) {
-        throw new FerryError('unauthenticated', 'the API key has expired');
+        throw new RefusedKey('the API key has expired', key.keyId, key.workspaceId);
       }
       await this.#touch(key, now);
       return principalOf(key, version);
@@ -298,9 +313,11 @@ export class ApiKeys {
       .where('api_keys.token_hash', '=', hash)
       .executeTakeFirst();
     if (!row) throw new FerryError('unauthenticated', 'the API key is not valid');
-    if (row.revoked_at !== null) throw new FerryError('unauthenticated', 'the API key has been revoked');
+    if (row.revoked_at !== null) {
+      throw new RefusedKey('the API key has been revoked', row.id, row.workspace_id);
+    }
     if (row.expires_at !== null && row.expires_at <= now) {
-      throw new FerryError('unauthenticated', 'the API key has expired');
+      throw new RefusedKey('the API key has expired', row.id, row.workspace_id);
     }
     const key: CachedKey = {
       keyId: row.id,

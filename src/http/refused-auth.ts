@@ -1,7 +1,9 @@
 // Refused authentications in the audit log (docs/api.md, "Audit log"): every API request answered 401
 // for its key (missing, not valid, revoked, expired, or revoked while it ran) records `auth.refused`,
-// with no workspace and no key (a refused key names nothing the caller may be told of), the client's
-// address and user agent, never the key or the request. Share links (public routes) answer their own 401
+// with the client's address and user agent, never the token or the request. A key that exists but was
+// refused (revoked, expired: RefusedKey) is recorded with its id in its workspace, where GET /v1/audit
+// shows it to the workspace's admins; a token that names no key belongs to no workspace (null), and is
+// kept for the operator (the database) only. Share links (public routes) answer their own 401
 // for a wrong password and record `share.password_failed` instead.
 //
 // Bounded: a flood of bad requests must not write without bound. Each process records at most one
@@ -12,6 +14,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
+import { RefusedKey } from '../domain/api-keys.js';
 import { record } from '../domain/audit/audit.js';
 import type { Logger } from '../log.js';
 
@@ -42,13 +45,18 @@ export class RefusedAuth {
   }
 
   /** Records the refusal of `request`, if admitted; never throws (a failure is logged). */
-  async note(request: FastifyRequest): Promise<void> {
+  async note(request: FastifyRequest, key: RefusedKey | undefined): Promise<void> {
     const now = this.clock.now();
     if (!this.admit(request.ip, now)) return;
     try {
       await record(
         this.db.kysely,
-        { workspaceId: null, keyId: null, ip: request.ip, userAgent: request.headers['user-agent'] },
+        {
+          workspaceId: key?.workspaceId ?? null,
+          keyId: key?.keyId ?? null,
+          ip: request.ip,
+          userAgent: request.headers['user-agent'],
+        },
         { action: 'auth.refused', status: 401 },
         now,
       );
@@ -63,8 +71,16 @@ export class RefusedAuth {
 
 /** Records each 401 of a route behind a key (and of the 404/405 answer, which is behind one too). */
 export function registerRefusedAuth(app: FastifyInstance, refused: RefusedAuth): void {
+  /** The known key a request was refused for, from its error. */
+  const keys = new WeakMap<FastifyRequest, RefusedKey>();
+  app.addHook('onError', (request, _reply, err, done) => {
+    if (err instanceof RefusedKey) keys.set(request, err);
+    done();
+  });
   app.addHook('onResponse', (request, reply, done) => {
-    if (reply.statusCode === 401 && request.routeOptions.config?.public !== true) void refused.note(request);
+    if (reply.statusCode === 401 && request.routeOptions.config?.public !== true) {
+      void refused.note(request, keys.get(request));
+    }
     done();
   });
 }

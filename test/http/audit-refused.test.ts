@@ -1,5 +1,6 @@
 // docs/api.md "Audit log": an API request refused for its key (missing, not valid, revoked, expired)
-// records auth.refused with no workspace and no key, its address and user agent; at most one per
+// records auth.refused with its address and user agent, and, for a key that exists (revoked, expired),
+// that key in its workspace, where GET /v1/audit shows it; at most one per
 // address per second, so a flood of bad requests writes a bounded number of rows. Both databases.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -35,7 +36,7 @@ await eachDatabase('refused authentications in the audit log', (database) => {
     }
   }
 
-  test('a missing, invalid, revoked or expired key records auth.refused: status 401, no workspace, no key, the address and user agent', async () => {
+  test('a missing, invalid, revoked or expired key records auth.refused: status 401, the address and user agent; a known key in its workspace', async () => {
     const ws = await ensureWorkspace(t.services.db.kysely, unique('ws'), clock);
     const revoked = await t.services.apiKeys.create(ws.id, { name: unique('gone') });
     await t.services.apiKeys.revoke(ws.id, revoked.id);
@@ -71,10 +72,33 @@ await eachDatabase('refused authentications in the audit log', (database) => {
     for (const row of rows) {
       assert.equal(row.action, 'auth.refused');
       assert.equal(Number(row.status), 401);
-      assert.equal(row.workspace_id, null);
-      assert.equal(row.key_id, null);
       assert.equal(row.target, null);
     }
+    // The missing and the unknown token name no workspace; the revoked and the expired key are theirs.
+    assert.deepEqual(
+      rows.map((r) => [r.workspace_id, r.key_id]),
+      [
+        [null, null],
+        [null, null],
+        [ws.id, revoked.id],
+        [ws.id, expiring.id],
+        [null, null],
+        [null, null],
+      ],
+    );
+    const admin = await t.services.apiKeys.create(ws.id, { name: unique('admin') });
+    const seen = await t.request({ method: 'GET', url: '/v1/audit?action=auth.refused', token: admin.token });
+    assert.deepEqual(
+      (seen.json().events as Array<{ key_id?: string; key_name?: string; ip: string }>).map((e) => [
+        e.key_id,
+        e.ip,
+      ]),
+      [
+        [expiring.id, ip],
+        [revoked.id, ip],
+      ],
+      seen.body,
+    );
     assert.deepEqual(
       rows.slice(0, 4).map((r) => r.user_agent),
       ['probe/1.0', 'probe/1.0', 'probe/1.0', 'probe/1.0'],
