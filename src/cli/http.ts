@@ -82,6 +82,9 @@ function explain(
   return server;
 }
 
+/** The CLI's User-Agent: the client and the Node.js release it runs on. */
+export const USER_AGENT = `ferry-cli (node ${process.version})`;
+
 export function createApi(settings: Settings, fetcher: typeof fetch = fetch): Api {
   const key = settings.key;
   async function request(method: string, path: string, init: RequestInit, accept: string): Promise<Response> {
@@ -89,6 +92,8 @@ export function createApi(settings: Settings, fetcher: typeof fetch = fetch): Ap
     const headers: Record<string, string> = {
       authorization: `Bearer ${key.reveal()}`,
       accept,
+      // Named in the audit log (docs/api.md, "Audit log") beside the address: what made the change.
+      'user-agent': USER_AGENT,
       ...(init.headers as Record<string, string> | undefined),
     };
     try {

@@ -98,4 +98,14 @@ await eachDatabase('ferry client', (database) => {
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /action/);
   });
+  test("a change made by the CLI is in the log with the CLI's user agent", async () => {
+    const { run } = await s.workspace();
+    const made = json<{ id: string }>(await run('keys', 'create', 'by-cli', '--scope', 'read', '--json'));
+    const row = await s.t.services.db.kysely
+      .selectFrom('audit_events')
+      .select(['action', 'user_agent'])
+      .where('target', '=', made.id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(row, { action: 'key.create', user_agent: `ferry-cli (node ${process.version})` });
+  });
 });
