@@ -75,7 +75,14 @@ const result = spawnSync(
     `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '360000'}`,
     ...files,
   ],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, FERRY_TEST_TIMES_FILE: timesFile } },
+  {
+    cwd: root,
+    stdio: 'inherit',
+    // FERRY_TEST_CONSOLE_BUILT: dist/ui is current (build.mjs above builds the console too), so the
+    // browser files, run side by side, do not each rebuild it: one file's rebuild emptied dist/ui under
+    // another's page and collided with a third's (ENOTEMPTY), seen in a fresh clone.
+    env: { ...process.env, FERRY_TEST_TIMES_FILE: timesFile, FERRY_TEST_CONSOLE_BUILT: '1' },
+  },
 );
 try {
   const times = readFileSync(timesFile, 'utf8').trim();

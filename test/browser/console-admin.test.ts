@@ -8,7 +8,6 @@
 // re-enabled. axe-core on every page and state (empty, loaded, error); screenshots under
 // test-artifacts/console/.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -17,6 +16,7 @@ import { FakeTokenServer } from '../fakes/token-server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
 import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } from '../support/browser.js';
+import { buildConsole } from '../support/console-build.js';
 import { testDatabases } from '../support/databases.js';
 import { unique } from '../support/fixtures.js';
 import { freePort } from '../support/processes.js';
@@ -35,10 +35,7 @@ import { Receiver } from '../webhooks/receiver.js';
 const skip = browserSkip();
 
 // The console as the source is now, not as some earlier build left it.
-const built = spawnSync(process.execPath, [new URL('../../scripts/build-ui.mjs', import.meta.url).pathname], {
-  encoding: 'utf8',
-});
-if (built.status !== 0) throw new Error(`scripts/build-ui.mjs failed: ${built.stderr}`);
+buildConsole();
 
 /** Presses Tab until the focused element's text is `text` (at most 80 times). */
 async function tabTo(page: Page, text: string): Promise<void> {

@@ -8,7 +8,6 @@
 // Screenshots at 390 px go to test-artifacts/console/phone-*.png; each page's widths to
 // test-artifacts/console/layout-<database>.json.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +15,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } from '../support/browser.js';
+import { buildConsole } from '../support/console-build.js';
 import { testDatabases } from '../support/databases.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { freePort } from '../support/processes.js';
@@ -32,10 +32,7 @@ import {
 
 const skip = browserSkip();
 
-const built = spawnSync(process.execPath, [new URL('../../scripts/build-ui.mjs', import.meta.url).pathname], {
-  encoding: 'utf8',
-});
-if (built.status !== 0) throw new Error(`scripts/build-ui.mjs failed: ${built.stderr}`);
+buildConsole();
 
 const WIDTHS: Array<{ width: number; height: number }> = [
   { width: 390, height: 844 },

@@ -5,7 +5,6 @@
 // critical violation) and kept as a screenshot under test-artifacts/console/. The page's
 // Content-Security-Policy, that it asks nothing of another origin, and the size of its script.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/http/routes/console.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } from '../support/browser.js';
+import { buildConsole } from '../support/console-build.js';
 import { testDatabases } from '../support/databases.js';
 import { freePort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -32,10 +32,7 @@ import { waitUntil } from '../support/wait.js';
 const skip = browserSkip();
 
 // The console as the source is now, not as some earlier build left it.
-const built = spawnSync(process.execPath, [new URL('../../scripts/build-ui.mjs', import.meta.url).pathname], {
-  encoding: 'utf8',
-});
-if (built.status !== 0) throw new Error(`scripts/build-ui.mjs failed: ${built.stderr}`);
+buildConsole();
 
 test('the first load is under 100 KiB of script, gzipped', () => {
   const gz = readdirSync(CONSOLE_DIR).filter((f) => f.endsWith('.js.gz'));

@@ -2,15 +2,12 @@
 // Content-Security-Policy, the hashed files cached for good and the page revalidated, gzip when
 // accepted. They need no database of their own; one app serves them on SQLite.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { buildConsole } from '../support/console-build.js';
 
-const built = spawnSync(process.execPath, [new URL('../../scripts/build-ui.mjs', import.meta.url).pathname], {
-  encoding: 'utf8',
-});
-if (built.status !== 0) throw new Error(`scripts/build-ui.mjs failed: ${built.stderr}`);
+buildConsole();
 
 let t: TestApp;
 before(async () => {

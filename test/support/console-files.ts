@@ -16,17 +16,7 @@ import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from '.
 
 export const WIDTHS = [1280, 390] as const;
 
-/** Builds dist/ui from ui/src, so a test sees the console as the source is now. */
-export function buildConsole(): void {
-  const built = spawnSync(
-    process.execPath,
-    [new URL('../../scripts/build-ui.mjs', import.meta.url).pathname],
-    {
-      encoding: 'utf8',
-    },
-  );
-  if (built.status !== 0) throw new Error(`scripts/build-ui.mjs failed: ${built.stderr}`);
-}
+export { buildConsole } from './console-build.js';
 
 export interface ConsoleFiles {
   t: TestApp;

@@ -5,7 +5,7 @@
 // status answered, the key, the client's address and user agent (cut to USER_AGENT_MAX). Never a
 // secret, a password or a body.
 
-import { newId } from '../../ids.js';
+import { newOrderedId } from '../../ids.js';
 import type { Queryable } from '../../queue/moves.js';
 
 /**
@@ -81,7 +81,8 @@ export async function record(
   await q
     .insertInto('audit_events')
     .values({
-      id: newId(),
+      // Ordered: events of one millisecond list newest first (GET /v1/audit sorts by at, then id).
+      id: newOrderedId(at),
       workspace_id: context.workspaceId,
       at,
       action: entry.action,
