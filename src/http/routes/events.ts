@@ -17,6 +17,8 @@ import { errors, TimestampText } from '../schemas.js';
 
 /** Open streams one workspace may hold in one process. */
 export const STREAMS_PER_WORKSPACE = 8;
+/** How long a closing server waits for the streams' connections to close before it destroys them. */
+const CLOSE_GRACE_MS = 2000;
 /** A comment line this often keeps proxies from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;
 /**
@@ -116,15 +118,26 @@ export const eventRoutes =
   (deps: EventRouteDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const open = new Map<string, Set<PassThrough>>();
-    /** Each open response, until its connection has closed. */
-    const responses = new Set<Promise<void>>();
+    /** Each open response, until its connection has closed, with the connection's socket. */
+    const responses = new Map<Promise<void>, { destroy(): void }>();
+    /** Set once the server is closing: a stream asked for meanwhile is refused (503). */
+    let closing = false;
 
     // Before the server stops taking connections: an open stream is never idle, and would hold
     // close() until the client went away. Ended, each response closes its connection (below), and
-    // close() goes on once they have.
+    // close() goes on once they have; a connection still open CLOSE_GRACE_MS later (a client that
+    // reads no more) is destroyed, so that no client can hold the shutdown (seen once in a test run:
+    // Fastify's 10 s limit on a preClose hook ran out).
     app.addHook('preClose', async () => {
+      closing = true;
       for (const streams of open.values()) for (const stream of streams) stream.end();
-      await Promise.all(responses);
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CLOSE_GRACE_MS);
+      });
+      await Promise.race([Promise.all(responses.keys()), grace]);
+      clearTimeout(timer);
+      for (const socket of responses.values()) socket.destroy();
     });
 
     app.get(
@@ -148,12 +161,15 @@ export const eventRoutes =
                 'text/event-stream: events `job`, `transfer` and `send`, each with the JSON that the GET of that object answers',
               content: { 'text/event-stream': { schema: Type.Unsafe<PassThrough>({ type: 'string' }) } },
             },
-            ...errors(400, 401, 429),
+            ...errors(400, 401, 429, 503),
           },
         },
       },
       async (request, reply) => {
         const { workspaceId, keyId } = principalOf(request);
+        // Asked for before the server began closing, its key confirmed after: preClose has ended the
+        // streams already, and would not end this one.
+        if (closing) throw new FerryError('unavailable', 'ferry is shutting down', { retryAfterSeconds: 5 });
         const streams = open.get(workspaceId) ?? new Set<PassThrough>();
         if (streams.size >= STREAMS_PER_WORKSPACE) {
           throw new FerryError(
@@ -191,15 +207,20 @@ export const eventRoutes =
         };
         out.on('close', stop);
         out.on('end', stop);
-        // The response closes when the client goes away (or after the end at shutdown).
-        const closed = new Promise<void>((resolve) =>
-          reply.raw.once('close', () => {
+        // The response closes when the client goes away (or after the end at shutdown). A client gone
+        // already, while its key was being confirmed, gets no 'close' any more: it is let go at once,
+        // or its stream would stay open (counted against the workspace) and hold the shutdown.
+        const closed = new Promise<void>((resolve) => {
+          const gone = () => {
             out.destroy();
             responses.delete(closed);
             resolve();
-          }),
-        );
-        responses.add(closed);
+          };
+          const socket = reply.raw.socket;
+          if (reply.raw.destroyed || socket === null || socket.destroyed) queueMicrotask(gone);
+          else reply.raw.once('close', gone);
+        });
+        responses.set(closed, reply.raw.socket ?? reply.raw);
 
         // The first lines go at once, so the client sees the stream open before anything changes.
         feed.write('retry: 3000\n: open\n\n');
