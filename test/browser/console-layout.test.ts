@@ -365,12 +365,14 @@ describe('the console on every page, at every width', { concurrency: databases.l
       const shots = artifactsDir('console');
 
       before(async () => {
-        const port = await freePort();
-        base = `http://127.0.0.1:${port}`;
         s3 = await startS3rver();
         proxy = await startFaultProxy(s3.endpoint);
         smtp = await new TestSmtp().start();
         client = s3Client(s3.endpoint);
+        // The port last, just before the app listens on it: the servers above take ports of the
+        // system's choice, which could be the one freePort found free (EADDRINUSE, seen once).
+        const port = await freePort();
+        base = `http://127.0.0.1:${port}`;
         t = await startTestApp(database, {
           env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
           worker: true,

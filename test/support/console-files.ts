@@ -41,11 +41,13 @@ export interface ConsoleFiles {
  * pic.bin) and `docs<width>/` (one.txt, two.txt).
  */
 export async function startConsoleFiles(database: TestDatabase): Promise<ConsoleFiles> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
   const s3: S3rverHandle = await startS3rver();
   const smtp = await new TestSmtp().start();
   const client = s3Client(s3.endpoint);
+  // The port last, just before the app listens on it: s3rver's and smtp's own ports (the system's
+  // choice) could otherwise be the one freePort found free a moment before (EADDRINUSE, seen once).
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
   const t = await startTestApp(database, {
     env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
     worker: true,
