@@ -13,6 +13,7 @@ import { axeViolations, browserSkip, widthsOn } from '../support/browser.js';
 import { buildConsole, type ConsoleFiles, startConsoleFiles } from '../support/console-files.js';
 import { testDatabases } from '../support/databases.js';
 import { createLocation } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 
 const skip = browserSkip();
 buildConsole();
@@ -237,15 +238,15 @@ for (const database of await testDatabases()) {
         assert.equal(got.status, 200);
         assert.equal(await got.text(), 'second file\n');
         // The row is finished (bytes, completed) when the answer has ended: wait for it through the API.
-        const deadline = Date.now() + 10_000;
-        for (;;) {
-          const log = (await call({ method: 'GET', url: `/v1/shares/${id}/downloads` })).json() as {
-            downloads: Array<{ completed: boolean }>;
-          };
-          if (log.downloads[0]?.completed) break;
-          assert.ok(Date.now() < deadline, `the download never completed: ${JSON.stringify(log)}`);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        await waitUntil(
+          async () =>
+            (
+              (await call({ method: 'GET', url: `/v1/shares/${id}/downloads` })).json() as {
+                downloads: Array<{ completed: boolean }>;
+              }
+            ).downloads[0]?.completed,
+          { what: 'the download to be recorded as completed', timeoutMs: 10_000, pauseMs: 100 },
+        );
 
         const page = await tab(width, '#shares');
         try {
