@@ -80,6 +80,25 @@ export default {
       from: { path: '^ui/src/' },
       to: { path: '^src/api/', pathNot: '^src/api/scopes\\.ts$', dependencyTypesNot: ['type-only'] },
     },
+    {
+      name: 'sdks-on-first-use',
+      comment:
+        "The bucket stores' SDKs are loaded when a store first needs one (src/stores/shared/sdk.ts), not when ferry starts: elsewhere they are named as types only.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/stores/shared/sdk[.]ts$|^src/stores/gcs/auth[.]ts$' },
+      to: {
+        path: '(^|/)(@aws-sdk/client-s3|@azure/storage-blob|@google-cloud/storage|google-auth-library)(/|$)',
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'gcs-auth-on-first-use',
+      comment:
+        "src/stores/gcs/auth.ts extends google-auth-library's client: it is imported only when a gcs store builds its client.",
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^src/stores/gcs/auth[.]ts$', dependencyTypesNot: ['type-only', 'dynamic-import'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

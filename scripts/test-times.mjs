@@ -1,8 +1,12 @@
-// Each test file's time, added up from the events of node's test runner: the time of its top-level tests
-// and suites (what the file spent running tests, not loading modules). scripts/test-failures.mjs, the
-// reporter, feeds it every event and writes `render()` to FERRY_TEST_TIMES_FILE at the end (a third
-// reporter would push the runner past its listener limit); scripts/test.mjs prints that file after the
-// run, so CI's log says where the suite's time goes (docs/testing.md, "Where the time goes").
+// Each test file's time, from the events of node's test runner: the runner's own test for the file (at
+// nesting 0, named by the file's path, absolute on Node 20 and relative on 24) completes with the
+// file's whole time, modules loaded and every test and hook run. scripts/test-failures.mjs, the reporter,
+// feeds it every event and writes `render()` to FERRY_TEST_TIMES_FILE at the end (a third reporter would
+// push the runner past its listener limit); scripts/test.mjs prints that file after the run, so CI's log
+// says where the suite's time goes (docs/testing.md, "Where the time goes").
+// (The sum of a file's top-level tests, as this once added up, is not a file's: a suite declared by a
+// helper, eachDatabase's in test/support/fixtures.ts, reports the helper's file, and with files run side
+// by side its time went to whichever file's test had passed last.)
 const SLOWEST = 15;
 
 function seconds(ms) {
@@ -11,27 +15,19 @@ function seconds(ms) {
 
 export function fileTimes() {
   const perFile = new Map();
-  // A suite declared by a helper (eachDatabase's describe in test/support/fixtures.ts) reports the
-  // helper's file; its tests, which end just before it, report the test file: it is counted there.
-  let lastTestFile;
   return {
     add(event) {
-      if (event.type !== 'test:pass' && event.type !== 'test:fail') return;
-      const { nesting, file, details } = event.data;
-      if (!file) return;
+      if (event.type !== 'test:complete') return;
+      const { nesting, file, name, details } = event.data;
+      if (nesting !== 0 || !file || !name || !(file === name || file.endsWith(`/${name}`))) return;
       const where = file.replace(`${process.cwd()}/`, '');
-      if (nesting > 0) {
-        if (where.endsWith('.test.ts')) lastTestFile = where;
-        return;
-      }
-      const owner = where.endsWith('.test.ts') ? where : (lastTestFile ?? where);
-      perFile.set(owner, (perFile.get(owner) ?? 0) + (details?.duration_ms ?? 0));
+      perFile.set(where, (perFile.get(where) ?? 0) + (details?.duration_ms ?? 0));
     },
     render() {
       if (perFile.size === 0) return '';
       const files = [...perFile.entries()];
       const total = files.reduce((sum, [, ms]) => sum + ms, 0);
-      const lines = ['Time per file (top-level tests, added up; files run side by side):'];
+      const lines = ['Time per file (start to end, modules loaded; files run side by side):'];
       for (const [file, ms] of files.sort(([a], [b]) => a.localeCompare(b)))
         lines.push(`${seconds(ms)}  ${file}`);
       lines.push(

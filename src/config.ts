@@ -17,6 +17,11 @@ export interface Config {
   databaseUrl: Secret | undefined;
   /** Base64 32-byte key, or undefined to use (and create once) <dataDir>/master.key. */
   masterKey: Secret | undefined;
+  /**
+   * FERRY_MASTER_KEY_PREVIOUS: the base64 keys a master-key rotation replaces; they open records but never
+   * seal (docs/security.md, "Rotating the master key"). Empty outside a rotation.
+   */
+  previousMasterKeys: Secret[];
   publicUrl: string;
   egressAllow: string[];
   smtpUrl: Secret | undefined;
@@ -309,6 +314,11 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(env.FERRY_DATA_DIR || './data'),
     databaseUrl,
     masterKey: optionalSecret(env, 'FERRY_MASTER_KEY'),
+    previousMasterKeys: (env.FERRY_MASTER_KEY_PREVIOUS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+      .map((s) => new Secret(s)),
     publicUrl,
     egressAllow: (env.FERRY_EGRESS_ALLOW ?? '')
       .split(',')

@@ -9,7 +9,8 @@ import { looseDataDirMode, octal, PRIVATE_UMASK } from './data-dir.js';
 import { limitHeapGrowth } from './heap.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './log.js';
-import { createServices } from './services.js';
+import { createServices, type Services } from './services.js';
+import { preloadSdks } from './stores/shared/sdk.js';
 
 export async function serve(config: Config, logger: Logger): Promise<void> {
   limitHeapGrowth();
@@ -66,5 +67,20 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
       },
       'ferry is listening',
     );
+  }
+  await preloadLocationSdks(services, logger);
+}
+
+/**
+ * Loads the SDKs of the providers the locations use (src/stores/shared/sdk.ts), now that requests are
+ * answered, so that the first request or transfer that opens such a store does not wait for one.
+ * Should the database not answer, each loads on its first use instead.
+ */
+async function preloadLocationSdks(services: Services, logger: Logger): Promise<void> {
+  try {
+    const rows = await services.db.kysely.selectFrom('locations').select('provider').distinct().execute();
+    preloadSdks(rows.map((row) => row.provider));
+  } catch (err) {
+    logger.warn({ err }, 'could not read which providers the locations use; their SDKs load on first use');
   }
 }

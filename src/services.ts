@@ -4,8 +4,8 @@
 import type { Registry } from 'prom-client';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
-import { Keyring } from './crypto/envelope.js';
-import { loadMasterKey } from './crypto/master-key.js';
+import type { Keyring } from './crypto/envelope.js';
+import { loadKeyring } from './crypto/master-key.js';
 import { type Db, migrateToLatest, openDatabase } from './db/database.js';
 import { createSignals, type Signals } from './db/signals.js';
 import { ApiKeys } from './domain/api-keys.js';
@@ -102,7 +102,7 @@ export interface ServicesOptions {
 
 export async function createServices(config: Config, options: ServicesOptions): Promise<Services> {
   const clock = options.clock ?? systemClock;
-  const keyring = new Keyring([loadMasterKey(config.dataDir, config.masterKey)]);
+  const keyring = loadKeyring(config.dataDir, config.masterKey, config.previousMasterKeys);
   const db = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     if (options.migrate ?? true) {

@@ -10,10 +10,11 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { loadAverage } from '../support/figures.js';
 
 const { values } = parseArgs({
   options: {
@@ -41,12 +42,7 @@ const procs: ChildProcess[] = [];
 const dirs: string[] = [];
 const targets: { name: string; url: string; pid: number; log?: string; headers?: Record<string, string> }[] =
   [];
-console.log(
-  'load before',
-  loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' '),
-);
+console.log('load before', loadAverage());
 try {
   const dataDir = mkdtempSync(join(tmpdir(), 'ferry-ab-'));
   dirs.push(dataDir);
@@ -144,9 +140,4 @@ try {
   }
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }
-console.log(
-  'load after',
-  loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' '),
-);
+console.log('load after', loadAverage());

@@ -18,6 +18,7 @@ import { openDatabase } from '../../src/db/database.js';
 import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import { keyHash } from '../../src/engine/lifecycle/objects.js';
 import { Secret } from '../../src/secret.js';
+import { median } from '../support/figures.js';
 
 const { values } = parseArgs({
   options: {
@@ -180,7 +181,6 @@ try {
   for (let run = 0; run < runs; run++) {
     for (const [i, target] of targets.entries()) results[i]?.push(await measure(target.url, target.headers));
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
   const rps = results.map((r) => median(r.map((x) => x.rps)));
   const database = values.postgres ? 'PostgreSQL' : 'SQLite';
   console.log(

@@ -17,8 +17,8 @@
 // - default: one HEAD per object for its modification time and MIME type (docs/testing.md).
 // s3rver is the bottleneck of every variant, so compare ratios within one run, never absolute times.
 import { spawn } from 'node:child_process';
-import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { loadAverage, median } from '../support/figures.js';
 import { cpuOf, type Memory, memoryOf, mib, resetPeak, watchProcess } from '../support/proc.js';
 import { buildDist, type FerryProcess, startFerry, startS3rverProcess } from '../support/processes.js';
 import { seedBucket } from '../support/s3.js';
@@ -58,11 +58,6 @@ function keys(count: number): string[] {
     { length: count },
     (_, i) => `top-${i % 10}/sub-${Math.floor(i / 10) % 10}/file-${i}.txt`,
   );
-}
-
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 interface Sample {
@@ -146,11 +141,7 @@ async function listRclone(
   return { ms, entries, peakBytes, cpuSeconds, s3rverCpuSeconds: s3cpu1 - s3cpu0 };
 }
 
-const load = () =>
-  loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' ');
-console.log(`load average before: ${load()}`);
+console.log(`load average before: ${loadAverage()}`);
 if (!values['skip-build']) buildDist();
 
 const s3 = await startS3rverProcess();
@@ -208,7 +199,7 @@ try {
   const samplesOf = (label: string, size: number) => results.get(`${label}|${size}`) ?? [];
   const seconds = (x: number) => `${x.toFixed(2)} s`;
   console.log(
-    `\nbench/list — s3rver, recursive listing, median of ${runs}, node ${process.version}, load average after: ${load()}\n`,
+    `\nbench/list — s3rver, recursive listing, median of ${runs}, node ${process.version}, load average after: ${loadAverage()}\n`,
   );
   console.log(
     '| tool | objects | entries | median time | ratio to rclone (fair) | CPU of the tool | CPU of s3rver | peak RSS |',

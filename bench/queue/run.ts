@@ -18,6 +18,7 @@ import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import { keyHash } from '../../src/engine/lifecycle/objects.js';
 import { Secret } from '../../src/secret.js';
+import { median } from '../support/figures.js';
 import { root } from '../support/processes.js';
 
 const { values } = parseArgs({
@@ -180,7 +181,6 @@ for (let run = 0; run < RUNS; run++) {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 console.log(`\n${OBJECTS} objects, worker concurrency ${values.concurrency}, median of ${RUNS}:`);
 console.log('| database | worker processes | objects/s | statements/object | vs goal 2,000/s |');
 console.log('|---|---|---|---|---|');

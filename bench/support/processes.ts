@@ -1,6 +1,8 @@
-// Processes a bench runs beside itself: s3rver (under --openssl-legacy-provider, docs/testing.md) and
-// the built ferry server (bin/ferry.js serve, as `npm start` runs it) on SQLite in a temporary data
-// directory. Each handle's close() ends the process it started and removes what it created.
+// Processes a bench runs beside itself: s3rver (under --openssl-legacy-provider, docs/testing.md), the
+// built ferry server (bin/ferry.js serve, as `npm start` runs it) on SQLite in a temporary data
+// directory or on a database given in its environment, and worker-only ferry processes beside an API
+// process on PostgreSQL (FERRY_ROLE=worker). Each handle's close() ends the process it started and
+// removes what it created.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -114,4 +116,44 @@ export async function startFerry(
     await close();
     throw err;
   }
+}
+
+export interface FerryWorker {
+  pid: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A worker-only ferry process (`FERRY_ROLE=worker`, bin/ferry.js serve) with `env` (the API process's
+ * FERRY_DATABASE_URL, FERRY_MASTER_KEY and FERRY_DATA_DIR); resolves once it logs "worker started".
+ * `nodeArgs` go before bin/ferry.js.
+ */
+export async function startFerryWorker(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<FerryWorker> {
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'bin/ferry.js'), 'serve'], {
+    cwd: root,
+    env: {
+      ...(process.env as Record<string, string>),
+      ...env,
+      FERRY_ROLE: 'worker',
+      FERRY_LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout as NonNullable<typeof child.stdout> });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`ferry worker exited (${code}) before it started`)));
+      lines.on('line', (line) => {
+        if (line.includes('"worker started"')) resolve();
+      });
+    });
+  } catch (err) {
+    await stop(child);
+    throw err;
+  }
+  lines.on('line', () => {}); // keep draining its log
+  return { pid: child.pid as number, close: () => stop(child) };
 }

@@ -14,6 +14,7 @@
 //    objects into an empty bucket (the copy of that 1%); the goal is a ratio of at most 1.
 //   npm run bench:sync [-- --objects 100000 --runs 3 --changed 1 --modes size-modtime,size,checksum --skip-build]
 import { parseArgs } from 'node:util';
+import { median } from '../support/figures.js';
 import { buildDist, startFerry, startS3rverProcess } from '../support/processes.js';
 import { seedBucket } from '../support/s3.js';
 import { createLocations, manifestCopy, prefixSync } from '../transfer/ferry.js';
@@ -40,7 +41,6 @@ const PAIRS: Record<string, RcloneSyncMode[]> = {
 const modes = (values.modes as string).split(',').filter((m) => m in PAIRS);
 if (!values['skip-build']) buildDist();
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const s = (x: number) => `${x.toFixed(2)} s`;
 const mib = (b: number) => `${(b / 1048576).toFixed(0)} MiB`;
 

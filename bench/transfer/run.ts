@@ -19,9 +19,9 @@
 // s3rver is a bottleneck of every item and shares the two cores with the tool: compare ratios within
 // one run, never absolute times across machines.
 import { existsSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startAzurite } from '../../test/support/azurite.js';
+import { loadAverage, median } from '../support/figures.js';
 import { cpuOf, mib } from '../support/proc.js';
 import { buildDist, type FerryProcess, startFerry, startS3rverProcess } from '../support/processes.js';
 import { seedClient } from '../support/s3.js';
@@ -77,11 +77,6 @@ const toolNames = values.tools.split(',').filter((name) => {
 const manifestKeys = Number(values['manifest-keys']);
 const cpuProf = values['cpu-prof'];
 
-const load = () =>
-  loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' ');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const elapsed = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 const print = (line = '') => console.log(line);
 
@@ -103,7 +98,7 @@ interface Item {
   warmFerry?: (dest: string) => Promise<ToolRun>;
 }
 
-console.log(`load average before: ${load()}`);
+console.log(`load average before: ${loadAverage()}`);
 const benchStarted = performance.now();
 if (!values['skip-build']) buildDist();
 
@@ -382,7 +377,7 @@ try {
   if (only.has('d')) await benchManifest();
   print();
   print(
-    `node ${process.version}, ${rclone.binary}, ${aws.binary}; ferry FERRY_WORKER_CONCURRENCY = FERRY_LOCATION_CONCURRENCY = ${CONCURRENCY}; load average after: ${load()}; whole bench ${elapsed(benchStarted)}`,
+    `node ${process.version}, ${rclone.binary}, ${aws.binary}; ferry FERRY_WORKER_CONCURRENCY = FERRY_LOCATION_CONCURRENCY = ${CONCURRENCY}; load average after: ${loadAverage()}; whole bench ${elapsed(benchStarted)}`,
   );
 } finally {
   aws.close();

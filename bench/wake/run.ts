@@ -6,15 +6,19 @@
 // from the database afterwards. Idle cost: the CPU the server processes use over 10 s with nothing to
 // do. The goal (issue "Performance"): at most 50 ms on both databases, with no polling storm when idle.
 //   npm run bench:wake [-- --copies 15]
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { cpuOf } from '../support/proc.js';
-import { buildDist, type FerryProcess, root, startFerry, startS3rverProcess } from '../support/processes.js';
+import {
+  buildDist,
+  type FerryProcess,
+  startFerry,
+  startFerryWorker,
+  startS3rverProcess,
+} from '../support/processes.js';
 import { seedBucket } from '../support/s3.js';
 
 const { values } = parseArgs({
@@ -23,36 +27,6 @@ const { values } = parseArgs({
 const COPIES = Number(values.copies);
 const PG_URL = process.env.FERRY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A worker-only ferry process on `env`'s database; resolves once it says it started. */
-async function startWorker(env: Record<string, string>): Promise<{ pid: number; close(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, [join(root, 'bin/ferry.js'), 'serve'], {
-    cwd: root,
-    env: {
-      ...(process.env as Record<string, string>),
-      ...env,
-      FERRY_ROLE: 'worker',
-      FERRY_LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout as NonNullable<typeof child.stdout> });
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`worker exited (${code})`)));
-    lines.on('line', (line) => {
-      if (line.includes('"worker started"')) resolve();
-    });
-  });
-  lines.on('line', () => {}); // keep draining
-  return {
-    pid: child.pid as number,
-    close: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 async function copyAndWait(ferry: FerryProcess, body: unknown): Promise<string> {
   const res = await ferry.post('/v1/copy', body);
@@ -95,7 +69,7 @@ async function run(database: 'SQLite' | 'PostgreSQL', s3: string): Promise<Resul
     env.FERRY_ROLE = 'api';
   }
   const api = await startFerry({ env });
-  const worker = schema ? await startWorker({ ...env, FERRY_DATA_DIR: api.dataDir }) : undefined;
+  const worker = schema ? await startFerryWorker({ ...env, FERRY_DATA_DIR: api.dataDir }) : undefined;
   try {
     const secret = { access_key_id: 'bench', secret_access_key: 'bench' };
     for (const label of ['src', 'dst']) {

@@ -9,6 +9,13 @@ export const ScopeSchema = oneOf(SCOPES, 'read, transfer, remove, share or admin
 const Scopes = Type.Array(ScopeSchema, {
   description: 'What the key may do; a key created without scopes has all five',
 });
+/** The most locations one key may be limited to. */
+export const KEY_LOCATIONS_MAX = 100;
+const Locations = Type.Optional(
+  Type.Array(Type.String({ format: 'uuid' }), {
+    description: 'The only locations the key may address (ids); absent: every location of the workspace',
+  }),
+);
 
 export const ApiKey = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -18,6 +25,7 @@ export const ApiKey = Type.Object({
   last_used_at: Type.Optional(Timestamp),
   revoked_at: Type.Optional(Timestamp),
   scopes: Scopes,
+  locations: Locations,
 });
 export type ApiKey = Static<typeof ApiKey>;
 
@@ -28,6 +36,7 @@ export const CreatedApiKey = Type.Object({
   created_at: Timestamp,
   expires_at: Type.Optional(Timestamp),
   scopes: Scopes,
+  locations: Locations,
   token: Type.String({ description: 'The bearer token, shown only in this response' }),
 });
 
@@ -40,6 +49,15 @@ export const CreateApiKeyLimits = {
       uniqueItems: true,
       description:
         "What the new key may do: within the calling key's own scopes. Absent: all of the caller's",
+    }),
+  ),
+  locations: Type.Optional(
+    Type.Array(Type.String({ format: 'uuid', maxLength: 36 }), {
+      minItems: 1,
+      maxItems: KEY_LOCATIONS_MAX,
+      uniqueItems: true,
+      description:
+        "The only locations the new key may address, by id: within the calling key's own. Absent: the caller's",
     }),
   ),
 };

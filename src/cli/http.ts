@@ -26,14 +26,16 @@ export interface RawInit {
 }
 
 /**
- * A 403 of ferry's own: the key lacks the scope the request needs, or asked for a key beyond its own
- * scopes (docs/api.md, "Scopes"). Any other 403 is a provider refusing an operation on a bucket or file.
+ * A 403 of ferry's own: the key lacks the scope the request needs, asked for a key beyond its own
+ * scopes, or is limited to some locations and asked for the whole workspace (docs/api.md, "Scopes").
+ * Any other 403 is a provider refusing an operation on a bucket or file.
  */
 function scopeRefusal(status: number, message: string): boolean {
   return (
     status === 403 &&
     (/^this API key lacks the "[a-z]+" scope/.test(message) ||
-      /^a key can create keys only within its own scopes/.test(message))
+      /^a key can create keys only within its own scopes/.test(message) ||
+      /^this API key is limited to some locations/.test(message))
   );
 }
 

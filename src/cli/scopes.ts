@@ -1,13 +1,13 @@
 // What the CLI knows of scoped keys (docs/api.md, "Scopes"; docs/cli.md, "keys"): the five scopes, the
-// --scope flag's words, and how a key's scopes are shown. Kept free of
+// --scope and --location flags' words, and how a key's scopes are shown. Kept free of
 // runtime imports from the server's modules so that the client starts fast.
 import { SCOPES, type Scope } from '../api/scopes.js';
-import { usageError } from './exit.js';
+import { CliError, EXIT, usageError } from './exit.js';
 
 export { SCOPES };
 
 /** The words of a repeatable, comma-separated flag: trimmed, in order, each once. */
-function words(values: readonly string[] | undefined, flag: string): string[] {
+export function words(values: readonly string[] | undefined, flag: string): string[] {
   const out: string[] = [];
   for (const value of values ?? []) {
     for (const word of String(value).split(',')) {
@@ -33,4 +33,24 @@ export function parseScopes(values: readonly string[] | undefined): Scope[] | un
 /** "all" for every scope, else the list. */
 export function showScopes(scopes: readonly string[]): string {
   return SCOPES.every((s) => scopes.includes(s)) ? 'all' : scopes.join(',');
+}
+
+export interface LocationItem {
+  id: string;
+  label: string;
+}
+
+/**
+ * The ids of `--location` words (labels or ids) among the locations the key sees: a label that names
+ * none is "not found" (exit 3), one that names several asks for the id.
+ */
+export function locationIds(asked: readonly string[], seen: readonly LocationItem[]): string[] {
+  return asked.map((word) => {
+    const byId = seen.find((l) => l.id === word.toLowerCase());
+    if (byId) return byId.id;
+    const named = seen.filter((l) => l.label === word);
+    if (named.length === 1) return (named[0] as LocationItem).id;
+    if (named.length === 0) throw new CliError(`--location: no location is named "${word}"`, EXIT.notFound);
+    throw usageError(`--location: ${named.length} locations are named "${word}"; give the id of one`);
+  });
 }

@@ -1,7 +1,8 @@
-// Envelope encryption of location secrets. Each secret is sealed with AES-256-GCM under a fresh data
-// key; the data key is sealed with the master key; the record names the master key by its id, so a
-// later rotation can hold several master keys and re-wrap data keys one by one. The location id is
-// bound as additional authenticated data: a sealed secret copied onto another row does not open.
+// Envelope encryption of stored secrets (location secrets, webhook signing secrets). Each secret is
+// sealed with AES-256-GCM under a fresh data key; the data key is sealed with the master key; the record
+// names the master key by its id, so that during a rotation a keyring holds the new key and the previous
+// ones, and data keys are re-wrapped one record at a time (src/domain/master-key-rotation.ts). The row's
+// id is bound as additional authenticated data: a sealed secret copied onto another row does not open.
 //
 // Record: "v1.<kid>.<wrapped data key>.<iv>.<ciphertext>.<tag>", base64url parts.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
@@ -42,6 +43,40 @@ function open(key: Buffer, iv: Buffer, ciphertext: Buffer, tag: Buffer, aad: Buf
 const b64 = (b: Buffer) => b.toString('base64url');
 const unb64 = (s: string) => Buffer.from(s, 'base64url');
 
+interface Parts {
+  kid: string;
+  wrapped: string;
+  iv: string;
+  ciphertext: string;
+  tag: string;
+}
+
+function parse(record: string): Parts {
+  const parts = record.split('.');
+  if (parts.length !== 6 || parts[0] !== 'v1') {
+    throw new FerryError('internal', 'a stored secret has an unknown format');
+  }
+  const [, kid, wrapped, iv, ciphertext, tag] = parts as [string, string, string, string, string, string];
+  return { kid, wrapped, iv, ciphertext, tag };
+}
+
+/** The data key sealed by a master key, bound to the record's context. */
+function wrap(master: MasterKey, dataKey: Buffer, context: string): string {
+  const w = seal(master.key.reveal(), dataKey, Buffer.from(`dk:${context}`, 'utf8'));
+  return b64(Buffer.concat([w.iv, w.ciphertext, w.tag]));
+}
+
+function unwrap(master: MasterKey, wrapped: string, context: string): Buffer {
+  const w = unb64(wrapped);
+  return open(
+    master.key.reveal(),
+    w.subarray(0, IV_BYTES),
+    w.subarray(IV_BYTES, w.length - TAG_BYTES),
+    w.subarray(w.length - TAG_BYTES),
+    Buffer.from(`dk:${context}`, 'utf8'),
+  );
+}
+
 /** Master keys by id; the first one seals, any of them opens. */
 export class Keyring {
   readonly #keys: Map<string, MasterKey>;
@@ -58,16 +93,20 @@ export class Keyring {
     return this.#current.id;
   }
 
+  /** Whether a record sealed under master key `id` opens here. */
+  has(id: string): boolean {
+    return this.#keys.has(id);
+  }
+
   seal(plaintext: string, context: string): string {
     const dataKey = randomBytes(KEY_BYTES);
     try {
       const aad = Buffer.from(context, 'utf8');
-      const wrapped = seal(this.#current.key.reveal(), dataKey, Buffer.from(`dk:${context}`, 'utf8'));
       const body = seal(dataKey, Buffer.from(plaintext, 'utf8'), aad);
       return [
         'v1',
         this.#current.id,
-        b64(Buffer.concat([wrapped.iv, wrapped.ciphertext, wrapped.tag])),
+        wrap(this.#current, dataKey, context),
         b64(body.iv),
         b64(body.ciphertext),
         b64(body.tag),
@@ -78,29 +117,18 @@ export class Keyring {
   }
 
   open(record: string, context: string): Secret<string> {
-    const parts = record.split('.');
-    if (parts.length !== 6 || parts[0] !== 'v1') {
-      throw new FerryError('internal', 'a stored secret has an unknown format');
-    }
-    const [, kid, wrapped, iv, ciphertext, tag] = parts as [string, string, string, string, string, string];
-    const master = this.#keys.get(kid);
-    if (!master) {
-      throw new FerryError(
-        'internal',
-        `a stored secret was sealed with master key ${kid}, which this process does not have (check FERRY_MASTER_KEY)`,
-      );
-    }
+    const parts = parse(record);
+    const master = this.#master(parts.kid);
     try {
-      const w = unb64(wrapped);
-      const dataKey = open(
-        master.key.reveal(),
-        w.subarray(0, IV_BYTES),
-        w.subarray(IV_BYTES, w.length - TAG_BYTES),
-        w.subarray(w.length - TAG_BYTES),
-        Buffer.from(`dk:${context}`, 'utf8'),
-      );
+      const dataKey = unwrap(master, parts.wrapped, context);
       try {
-        const plain = open(dataKey, unb64(iv), unb64(ciphertext), unb64(tag), Buffer.from(context, 'utf8'));
+        const plain = open(
+          dataKey,
+          unb64(parts.iv),
+          unb64(parts.ciphertext),
+          unb64(parts.tag),
+          Buffer.from(context, 'utf8'),
+        );
         return new Secret(plain.toString('utf8'));
       } finally {
         dataKey.fill(0);
@@ -108,5 +136,46 @@ export class Keyring {
     } catch (cause) {
       throw new FerryError('internal', 'a stored secret could not be decrypted', { cause });
     }
+  }
+
+  /**
+   * The same record with its data key wrapped by the current master key (docs/security.md, "Rotating
+   * the master key"). Only the data key is opened and sealed again: the secret itself is never
+   * decrypted, and the body (iv, ciphertext, tag) is kept as it is. A record already under the current
+   * key comes back unchanged.
+   */
+  rewrap(record: string, context: string): string {
+    const parts = parse(record);
+    if (parts.kid === this.#current.id) return record;
+    const master = this.#master(parts.kid);
+    let dataKey: Buffer;
+    try {
+      dataKey = unwrap(master, parts.wrapped, context);
+    } catch (cause) {
+      throw new FerryError('internal', 'a stored secret could not be decrypted', { cause });
+    }
+    try {
+      return [
+        'v1',
+        this.#current.id,
+        wrap(this.#current, dataKey, context),
+        parts.iv,
+        parts.ciphertext,
+        parts.tag,
+      ].join('.');
+    } finally {
+      dataKey.fill(0);
+    }
+  }
+
+  #master(kid: string): MasterKey {
+    const master = this.#keys.get(kid);
+    if (!master) {
+      throw new FerryError(
+        'internal',
+        `a stored secret was sealed with master key ${kid}, which this process does not have (check FERRY_MASTER_KEY and FERRY_MASTER_KEY_PREVIOUS)`,
+      );
+    }
+    return master;
   }
 }

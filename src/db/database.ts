@@ -3,13 +3,14 @@
 // the dialects differ read `dialect` rather than testing the driver.
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, sql } from 'kysely';
 import pg from 'pg';
 import { ensureDataDir, privateFile, tightenFile } from '../data-dir.js';
 import type { Secret } from '../secret.js';
 import { SchemaScopedPostgresDialect } from './introspector.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
+import { BUSY_TIMEOUT_MS, BusyRetryingSqliteDialect } from './sqlite-busy.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -39,6 +40,9 @@ export interface OpenOptions {
   /** PostgreSQL pool size per process. */
   poolSize?: number;
 }
+
+/** How long a PostgreSQL connection attempt may take. */
+const CONNECT_TIMEOUT_MS = 5000;
 
 // BIGINT (int8) columns hold epoch milliseconds, well inside Number's exact range.
 const pgTypes = {
@@ -76,7 +80,21 @@ function withStatementCache(database: SQLite.Database, max = 500): SQLite.Databa
 export function openDatabase(options: OpenOptions): Db {
   if (options.databaseUrl) {
     const url = options.databaseUrl.reveal();
-    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types: pgTypes });
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      types: pgTypes,
+      // While the server is away a request waits this long for a connection, then answers 503
+      // (docs/api.md, "The database going away") rather than hanging on a host that does not answer.
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    // A server that goes away (a restart ends every session) is an 'error' event of each client, and
+    // of the pool for an idle one: unheard, either ends the process. The pool has already dropped an
+    // idle client that failed; a lent-out one fails its query, which is where it is reported, and is
+    // dropped on release (it is no longer queryable). The next query connects afresh.
+    pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const parsed = new URL(url);
     const kysely = new Kysely<Database>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
     return {
@@ -95,9 +113,10 @@ export function openDatabase(options: OpenOptions): Db {
   // opening and closing them here would drop SQLite's locks (src/data-dir.ts, privateFile).
   for (const extra of [`${file}-wal`, `${file}-shm`]) tightenFile(extra);
   const sqlite = new SQLite(file);
-  // WAL lets the CLI and the server use the file at once; busy_timeout waits out a writer.
+  // WAL lets the CLI and the server use the file at once; busy_timeout waits out a writer briefly,
+  // src/db/sqlite-busy.ts longer without holding the event loop.
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   const listeners = new Set<(kind: string, id: string) => void>();
@@ -114,7 +133,7 @@ export function openDatabase(options: OpenOptions): Db {
     dataVersion: () => dataVersion.get() as number,
   };
   const kysely = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: new BusyRetryingSqliteDialect({ database: withStatementCache(sqlite) }),
   });
   return { kysely, dialect: 'sqlite', description: file, close: () => kysely.destroy(), rowChanges };
 }

@@ -1,6 +1,6 @@
 // Table types for Kysely. Times are epoch milliseconds (BIGINT on PostgreSQL, INTEGER on SQLite) and
 // booleans are 0/1 integers, so that both databases return the same JavaScript values.
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { Provider } from '../providers.js';
 import type {
   JobKind,
@@ -36,7 +36,15 @@ export interface ApiKeysTable {
   last_used_at: number | null;
   /** JSON array of the key's scopes (docs/api.md, "Scopes"); null: all of them. Never changes. */
   scopes: string | null;
+  /** JSON array of the location ids the key may address (docs/api.md, "Scopes"); null: all. Never changes. */
+  locations: string | null;
 }
+
+/**
+ * The locations a piece of work touches, as ",id,id," (src/domain/caller.ts): written with the work,
+ * always (an insert must give it); null only on a schedule whose label named nothing at the upgrade.
+ */
+export type LocationIds = ColumnType<string | null, string, string>;
 
 export interface LocationsTable {
   id: string;
@@ -81,6 +89,7 @@ interface LeasedColumns {
 export interface TransfersTable extends LeasedColumns {
   id: string;
   workspace_id: string;
+  location_ids: LocationIds;
   kind: TransferKind;
   status: TransferStatus;
   /** JSON of the transfer's request, resolved to location ids (src/engine/specs.ts). */
@@ -105,6 +114,7 @@ export interface TransfersTable extends LeasedColumns {
 export interface JobsTable {
   id: string;
   workspace_id: string;
+  location_ids: LocationIds;
   status: JobStatus;
   /** JSON {location_id, path} of the source prefix. */
   source: string;
@@ -186,6 +196,7 @@ export interface JobObjectsTable extends LeasedColumns {
 export interface PlansTable {
   id: string;
   workspace_id: string;
+  location_ids: LocationIds;
   /** What the plan runs: copy, move or remove (src/engine/lifecycle/plans.ts, PLAN_KINDS). */
   kind: string;
   /** JSON of the request resolved to location ids (src/engine/lifecycle/plans.ts, PlanRequest). */
@@ -417,6 +428,9 @@ export interface PeriodicTasksTable {
 export interface SchedulesTable {
   id: string;
   workspace_id: string;
+  location_ids: LocationIds;
+  /** JSON array of the locations of the key that gave the action; null: all (src/domain/caller.ts). */
+  caller_locations: string | null;
   name: string;
   /** As given: a cron expression or words. */
   every: string;

@@ -113,6 +113,8 @@ class PgSignals extends LocalSignals {
   #delay = RECONNECT_MIN_MS;
   #timer: NodeJS.Timeout | undefined;
   #generation = 0;
+  /** The connection was lost and is not back yet (its loss was logged). */
+  #lost = false;
   /** The barrier round trip in flight, and the one that callers arriving during it wait for. */
   #inFlight: Promise<boolean> | undefined;
   #next: Promise<boolean> | undefined;
@@ -197,9 +199,14 @@ class PgSignals extends LocalSignals {
       if (this.#client !== client) return;
       this.#client = undefined;
       client.removeAllListeners();
+      // A dying connection can report more than one error (the server's, then the socket's end):
+      // the later ones, unheard, would end the process.
+      client.on('error', () => {});
       client.end().catch(() => {});
       if (this.#closed) return;
-      this.logger.warn({ err }, 'wake-up connection lost; reconnecting');
+      // Once per outage: the tries to reconnect that fail while the database is away say nothing more.
+      if (!this.#lost) this.logger.warn({ err }, 'wake-up connection lost; reconnecting');
+      this.#lost = true;
       this.#timer = setTimeout(() => void this.#connect(), this.#delay);
       this.#delay = Math.min(RECONNECT_MAX_MS, this.#delay * 2);
     };
@@ -220,6 +227,8 @@ class PgSignals extends LocalSignals {
       this.#generation++;
       this.#client = client;
       this.#delay = RECONNECT_MIN_MS;
+      if (this.#lost) this.logger.info('wake-up connection back');
+      this.#lost = false;
     } catch (err) {
       this.#client = client;
       lost(err);

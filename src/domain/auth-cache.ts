@@ -9,32 +9,66 @@ import type { Db } from '../db/database.js';
 import type { Signals } from '../db/signals.js';
 
 export interface Invalidations {
-  /** The same value while no change can have been missed; undefined while the cache must not be used. */
+  /**
+   * The same value while no change can have been missed up to the last barrier() that answered;
+   * undefined while the cache must not be used.
+   */
   epoch(): number | undefined;
+  /** The epoch as of now: what epoch() would be after a barrier that began now (SQLite: one read). */
+  now(): number | undefined;
   /** `kind` is `key` or `ws` with the row's id; anything else means "forget everything". */
   subscribe(listener: (kind: string, id: string) => void): () => void;
   /**
    * True once every change committed before the call has been reported here (Signals.barrier); false
    * when that cannot be known.
    */
-  barrier(): Promise<boolean> | boolean;
-  /** Whether barrier() can take a wait (a round trip) worth overlapping with other work. */
+  barrier(): Promise<boolean>;
+  /**
+   * Whether barrier() can take a wait (a round trip) worth overlapping with other work; on SQLite it
+   * waits for the end of the turn only.
+   */
   readonly barrierWaits: boolean;
 }
 
 export function invalidationsFor(db: Db, signals: Signals): Invalidations {
   const rows = db.rowChanges;
   if (rows) {
-    // This process's triggers report inside the write itself; other processes' commits move the epoch.
+    // This process's triggers report inside the write itself; other processes' commits move
+    // data_version, and the epoch with it. data_version is read once per turn of the event loop, after
+    // the turn's requests have been read (setImmediate runs after the I/O callbacks): every request of
+    // the turn waits for that one read, which began after it arrived, as a barrier on PostgreSQL does.
+    // One read per request was 7% of the server's CPU per authenticated request (docs/performance.md,
+    // "bench/api").
+    let seen = rows.dataVersion();
+    let epoch = 0;
+    let pending: Promise<boolean> | undefined;
+    const now = () => {
+      const version = rows.dataVersion();
+      if (version !== seen) {
+        seen = version;
+        epoch++;
+      }
+      return epoch;
+    };
+    const check = (resolve: (heard: boolean) => void) => {
+      pending = undefined;
+      now();
+      resolve(true);
+    };
     return {
-      epoch: () => rows.dataVersion(),
+      epoch: () => epoch,
+      now,
       subscribe: (listener) => rows.subscribe(listener),
-      barrier: () => true,
+      barrier: () => {
+        pending ??= new Promise((resolve) => setImmediate(check, resolve));
+        return pending;
+      },
       barrierWaits: false,
     };
   }
   return {
     epoch: () => signals.generation(),
+    now: () => signals.generation(),
     barrier: () => signals.barrier(),
     barrierWaits: true,
     subscribe: (listener) =>
@@ -52,6 +86,8 @@ export interface CachedKey {
   lastUsedAt: number | null;
   /** Fixed when the key is created (docs/api.md, "Scopes"). */
   scopes: ReadonlySet<Scope>;
+  /** Likewise; null: every location of the workspace. */
+  locations: ReadonlySet<string> | null;
 }
 
 const MAX_KEYS = 10_000;
@@ -110,11 +146,10 @@ export class AuthCache {
    * `lookup` answers at once and there is nothing to overlap.
    */
   early(tokenHash: string): { key: CachedKey; barrier: Promise<boolean> } | undefined {
+    if (!this.source.barrierWaits) return undefined;
     const key = this.#keys.get(tokenHash);
     if (!key) return undefined;
-    const barrier = this.source.barrier();
-    if (typeof barrier === 'boolean') return undefined;
-    return this.#current() ? { key, barrier } : undefined;
+    return this.#current() ? { key, barrier: this.source.barrier() } : undefined;
   }
 
   async #find(
@@ -134,13 +169,13 @@ export class AuthCache {
 
   /** Taken before reading the rows that `put` will store. */
   ticket(): number {
-    this.#current();
+    this.#current(this.source.now());
     return this.#seq;
   }
 
   /** Stores what was read, unless something changed (or could have) since the ticket was taken. */
   put(ticket: number, tokenHash: string, key: CachedKey, version: number): void {
-    if (!this.#current() || this.#clearedAt > ticket) return;
+    if (!this.#current(this.source.now()) || this.#clearedAt > ticket) return;
     if ((this.#keysForgotten.get(key.keyId) ?? 0) > ticket) return;
     if ((this.#workspacesForgotten.get(key.workspaceId) ?? 0) > ticket) return;
     if (this.#keys.size >= MAX_KEYS) this.#keys.delete(this.#keys.keys().next().value as string);
@@ -165,8 +200,8 @@ export class AuthCache {
     this.#clear();
   }
 
-  #current(): boolean {
-    const epoch = this.source.epoch();
+  /** Whether nothing can have been missed since the cache was filled; forgets everything if not. */
+  #current(epoch = this.source.epoch()): boolean {
     if (epoch === this.#epoch && epoch !== undefined) return true;
     this.#clear();
     this.#epoch = epoch;

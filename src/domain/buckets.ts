@@ -11,6 +11,7 @@ import { invalid } from '../errors.js';
 import { bucketWord } from '../providers.js';
 import type { Entry } from '../stores/contract.js';
 import { type AuditContext, record } from './audit/audit.js';
+import type { Caller } from './caller.js';
 import type { LocationRef } from './locations/addressing.js';
 import type { Locations } from './locations/locations.js';
 import type { Storage } from './storage.js';
@@ -25,11 +26,11 @@ export class Buckets {
   ) {}
 
   async create(
-    workspaceId: string,
+    caller: Caller,
     request: { ref: LocationRef; bucket: string },
     audit: AuditContext,
   ): Promise<Entry> {
-    const row = await this.locations.resolve(workspaceId, request.ref);
+    const row = await this.locations.resolve(caller, request.ref);
     const entry = await this.storage.use(row, async (store) => {
       const creation = store.features.createBucket;
       if (!creation) {

@@ -11,6 +11,7 @@ import { isUuid } from '../ids.js';
 import { bucketWord, hasBuckets } from '../providers.js';
 import type { ObjectInfo, Store, UploadLimits } from '../stores/contract.js';
 import { type AuditContext, record } from './audit/audit.js';
+import type { Caller } from './caller.js';
 import type { Locations } from './locations/locations.js';
 import type { Storage } from './storage.js';
 import { checkUsable } from './transfers/copy.js';
@@ -68,16 +69,16 @@ export class Files {
    * The location a URL segment names: a UUID is tried as an id first, and as a label when no location
    * has that id; anything else is a label (docs/api.md, "Files through ferry").
    */
-  async locate(workspaceId: string, location: string): Promise<LocationRow> {
+  async locate(caller: Caller, location: string): Promise<LocationRow> {
     if (location === '') throw invalid('the URL names no location: send /v1/files/<location>/<path>');
     if (isUuid(location)) {
       try {
-        return await this.locations.resolve(workspaceId, { id: location.toLowerCase() });
+        return await this.locations.resolve(caller, { id: location.toLowerCase() });
       } catch (err) {
         if (!isFerryError(err, 'not_found')) throw err;
       }
     }
-    return this.locations.resolve(workspaceId, { name: location });
+    return this.locations.resolve(caller, { name: location });
   }
 
   /**
@@ -85,11 +86,11 @@ export class Files {
    * under it and no object of its own), is 400 with a message that says so, not a 404.
    */
   async openForRead(
-    workspaceId: string,
+    caller: Caller,
     location: string,
     rawPath: string,
   ): Promise<OpenFile & { info: ObjectInfo }> {
-    const row = await this.locate(workspaceId, location);
+    const row = await this.locate(caller, location);
     const path = filePath(rawPath, row);
     const store = this.storage.open(row);
     try {
@@ -118,13 +119,13 @@ export class Files {
    * size may not pass.
    */
   async openForWrite(
-    workspaceId: string,
+    caller: Caller,
     location: string,
     rawPath: string,
     size: number | undefined,
     audit: AuditContext,
   ): Promise<OpenFile & { limit: number; stored: () => Promise<void> }> {
-    const row = await this.locate(workspaceId, location);
+    const row = await this.locate(caller, location);
     const path = filePath(rawPath, row);
     checkUsable(row, this.clock.now(), 'uploads');
     const store = this.storage.open(row);

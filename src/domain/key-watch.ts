@@ -63,7 +63,7 @@ export class KeyWatch {
       }
     };
     if (!this.#timer) {
-      this.#epoch = this.source.epoch();
+      this.#epoch = this.source.now();
       this.#timer = setInterval(() => this.#tick(), this.tickMs);
       this.#timer.unref();
     }
@@ -79,7 +79,7 @@ export class KeyWatch {
   }
 
   #tick(): void {
-    const epoch = this.source.epoch();
+    const epoch = this.source.now();
     if (epoch === undefined || epoch !== this.#epoch) {
       this.#epoch = epoch;
       void this.#check([...this.#keys.keys()]);

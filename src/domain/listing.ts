@@ -3,6 +3,7 @@
 import { invalid } from '../errors.js';
 import { bucketWord, hasBuckets } from '../providers.js';
 import type { Entry } from '../stores/contract.js';
+import type { Caller } from './caller.js';
 import type { LocationRef } from './locations/addressing.js';
 import type { Locations } from './locations/locations.js';
 import type { Storage } from './storage.js';
@@ -32,11 +33,11 @@ export function folderPath(path: string | undefined): string {
 export async function listObjects(
   locations: Locations,
   storage: Storage,
-  workspaceId: string,
+  caller: Caller,
   request: { ref: LocationRef; path?: string; recurse?: boolean },
 ): Promise<Listing> {
   const path = folderPath(request.path);
-  const row = await locations.resolve(workspaceId, request.ref);
+  const row = await locations.resolve(caller, request.ref);
   const entries = await storage.list(row, path, request.recurse ?? false);
   const provider = row.provider;
   if (path === '' && hasBuckets(provider)) {

@@ -12,6 +12,7 @@ import { moveObject } from '../objects/object-move.js';
 import { expandSources, isPattern, splitPattern } from '../objects/patterns.js';
 import { type Throttle, throttled } from '../objects/throttle.js';
 import { DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
+import { whileAway } from '../queue/loop.js';
 import type { Entry, Store } from '../stores/contract.js';
 import { abandonUpload, checkpointOf, type Work } from './checkpoints.js';
 import { explainNotFound } from './destination-bucket.js';
@@ -194,6 +195,8 @@ export async function runTransfer(
   ctx: TransferContext,
   transfer: TransferRow,
   signal: AbortSignal,
+  /** How long its settlement is tried again while the database is away: the worker's lease. */
+  patienceMs: number,
 ): Promise<void> {
   const { db, clock, owner } = ctx;
   const spec = decodeSpec(transfer.spec);
@@ -238,5 +241,8 @@ export async function runTransfer(
   if (settlement.kind === 'failed') {
     ctx.logger.warn({ transfer: transfer.id, kind: transfer.kind, err: settlement.error }, 'transfer failed');
   }
-  await transfers.settle(db.kysely, owner, transfer.id, settlement, clock.now());
+  // A transfer that ended while the database is away keeps its result until it is back (for as long
+  // as its lease), rather than counting a crash and running again (docs/api.md, "The database going
+  // away").
+  await whileAway(() => transfers.settle(db.kysely, owner, transfer.id, settlement, clock.now()), patienceMs);
 }

@@ -4,15 +4,22 @@
 // last object. Under load a worker commits once for many objects; alone, an object is written at once.
 // The first write waits for the end of the current turn of the event loop (setImmediate), so objects
 // whose answers arrived together go together even where a commit never yields (SQLite's is
-// synchronous, so without this every batch held one object).
+// synchronous, so without this every batch held one object). A batch the database cannot take because
+// it is away (src/db/unavailable.ts) is written again after a backoff, for as long as a lease lasts: an
+// object copied during a database restart is settled once it is back, not counted as a crash and
+// copied again (docs/api.md, "The database going away").
 
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
+import { whileAway } from '../queue/loop.js';
 import * as jobs from './lifecycle/jobs.js';
 import * as objects from './lifecycle/objects.js';
 
 /** Most objects in one transaction. */
 const BATCH = 64;
+
+/** Runs a write, or tries it again while the database is away (SettleBatcher). */
+type Retry = <T>(write: () => Promise<T>) => Promise<T>;
 
 /** Settles `items` as one batch, then finishes each job they belong to if nothing is left of it. */
 export async function settleObjects(
@@ -20,13 +27,20 @@ export async function settleObjects(
   clock: Clock,
   owner: string,
   items: objects.ObjectSettlement[],
+  retry: Retry = (write) => write(),
 ): Promise<boolean[]> {
-  const written = await objects.settleMany(db.kysely, owner, items);
+  let tries = 0;
+  const written = await retry(() => {
+    tries++;
+    return objects.settleMany(db.kysely, owner, items);
+  });
   const ended = new Set<string>();
   items.forEach(({ object, settlement }, i) => {
-    if (written[i] && settlement.kind !== 'again') ended.add(object.job_id);
+    // A try the database dropped during its commit may have committed: the next finds the objects
+    // settled (not written by it), and their jobs are looked at all the same.
+    if ((written[i] || tries > 1) && settlement.kind !== 'again') ended.add(object.job_id);
   });
-  for (const jobId of ended) await jobs.finishIfDone(db.kysely, jobId, clock.now());
+  for (const jobId of ended) await retry(() => jobs.finishIfDone(db.kysely, jobId, clock.now()));
   return written;
 }
 
@@ -44,6 +58,8 @@ export class SettleBatcher {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly owner: string,
+    /** How long a batch is tried again while the database is away (the worker's lease). */
+    private readonly patienceMs: number,
   ) {}
 
   /** Resolves once the object's settlement is committed: false when its lease was lost. */
@@ -67,6 +83,7 @@ export class SettleBatcher {
             this.clock,
             this.owner,
             batch.map((w) => w.item),
+            (write) => whileAway(write, this.patienceMs),
           );
           for (const [i, w] of batch.entries()) w.resolve(written[i] === true);
         } catch (err) {

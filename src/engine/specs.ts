@@ -48,6 +48,29 @@ export type ObjectWork =
   /** A sync's deletion of a destination object its source lacks (counted as deleted). */
   | { op: 'delete'; target: ObjectRef };
 
+/**
+ * The `location_ids` column of a piece of work (transfers, jobs, plans, schedules): ",id,id,", sorted,
+ * each once. The form lets one SQL expression, the same on SQLite and PostgreSQL, test that every id is
+ * within a key's locations (src/domain/caller.ts, withinLocations).
+ */
+export function locationIds(ids: Iterable<string>): string {
+  return `,${[...new Set(ids)].sort().join(',')},`;
+}
+
+/** The locations a transfer touches. */
+export function specLocations(spec: TransferSpec): string[] {
+  switch (spec.kind) {
+    case 'copy':
+      return [spec.source.location_id, spec.destination.location_id];
+    case 'move':
+      return [...spec.sources.map((ref) => ref.location_id), spec.destination.location_id];
+    case 'remove':
+      return spec.paths.map((ref) => ref.location_id);
+    case 'pull':
+      return [spec.destination.location_id];
+  }
+}
+
 /** The locations an object's work touches (for the per-location limit). */
 export function locationsOf(work: ObjectWork): string[] {
   switch (work.op) {

@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
+import { databaseUnavailable } from '../db/unavailable.js';
 import { type CrashPolicy, crashMessage, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import { msUntil, type RoundContext, WakeLoop } from '../queue/loop.js';
 import type { Lease } from '../queue/moves.js';
@@ -91,7 +92,7 @@ export class Worker {
   ) {
     this.#options = { ...DEFAULT_WORKER_OPTIONS, ...options };
     this.#fair = new FairShare(ctx.db, this.#options.perWorkspace);
-    this.#settler = new SettleBatcher(ctx.db, ctx.clock, ctx.owner);
+    this.#settler = new SettleBatcher(ctx.db, ctx.clock, ctx.owner, this.#options.leaseMs);
     this.#loop = new WakeLoop({
       name: 'worker',
       pollMs: this.#options.pollMs,
@@ -151,6 +152,12 @@ export class Worker {
       await this.housekeeping();
       claimed = await this.claim();
     } catch (err) {
+      if (databaseUnavailable(err)) {
+        // The loop waits it out (src/queue/loop.ts), with one log line; the first round the database
+        // answers renews the leases, before they can run out.
+        this.#lastHeartbeat = 0;
+        throw err;
+      }
       this.ctx.logger.error({ err }, 'worker could not claim work');
     }
     if (this.#stopping) return undefined;
@@ -158,6 +165,7 @@ export class Worker {
     if (claimed > 0 && room) return 0;
     const idle = claimed === 0 && room && this.#ready.length === 0;
     return this.idleDelay(idle).catch((err: unknown) => {
+      if (databaseUnavailable(err)) throw err;
       this.ctx.logger.error({ err }, 'worker could not read when work is next due');
       return this.#options.pollMs;
     });
@@ -377,7 +385,7 @@ export class Worker {
             : spec.kind === 'remove'
               ? spec.paths.map((p) => p.location_id)
               : [spec.destination.location_id];
-      await this.withLocations(ids, () => runTransfer(this.ctx, transfer, signal));
+      await this.withLocations(ids, () => runTransfer(this.ctx, transfer, signal, this.#options.leaseMs));
     });
   }
 

@@ -27,6 +27,11 @@ declare module 'fastify' {
     /** No API key needed (health, metrics, OpenAPI, share links). */
     public?: boolean;
     /**
+     * The route acts on the whole workspace (a new location, webhooks, the audit log): a key limited to
+     * some locations is refused with 403 (docs/api.md, "Scopes").
+     */
+    wholeWorkspace?: boolean;
+    /**
      * A GET whose handler starts only once the key is confirmed: it holds something beyond its answer
      * (an event stream's slot), or uses the principal's locations_version.
      */
@@ -53,6 +58,19 @@ export function bearerToken(header: string | undefined): string {
 }
 
 type Confirmation = { principal: Principal } | { err: unknown };
+
+/** Why the request's key may not do what the route does with `scope`, or undefined when it may. */
+function refusal(request: FastifyRequest, scope: Scope): FerryError | undefined {
+  const principal = principalOf(request);
+  if (!principal.scopes.has(scope)) return missingScope(scope);
+  if (request.routeOptions.config?.wholeWorkspace === true && principal.locations !== null) {
+    return new FerryError(
+      'forbidden',
+      'this API key is limited to some locations; this request acts on the whole workspace (docs/api.md, "Scopes")',
+    );
+  }
+  return undefined;
+}
 
 export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
   app.decorateRequest('principal', null);
@@ -118,11 +136,15 @@ export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
   };
   // The scope, before the body is validated (a key without it learns nothing of the route's rules) and
   // once it is parsed (a dry run is chosen by its body).
-  app.addHook('preValidation', async (request) => {
+  // A callback hook: a route with a fixed scope (all but a few) is checked without a promise.
+  app.addHook('preValidation', (request, _reply, done) => {
     const needs = request.routeOptions.config?.scope;
-    if (request.routeOptions.config?.public === true || needs === undefined || needs === 'any') return;
-    const scope = typeof needs === 'function' ? await needs(request) : needs;
-    if (!principalOf(request).scopes.has(scope)) throw missingScope(scope);
+    if (request.routeOptions.config?.public === true || needs === undefined || needs === 'any') return done();
+    if (typeof needs !== 'function') return done(refusal(request, needs));
+    Promise.resolve(needs(request)).then(
+      (scope) => done(refusal(request, scope)),
+      (err: Error) => done(err),
+    );
   });
   // Only the routes a read may start early on carry the hook, and only they take the early path: a
   // public route's answer (/healthz's) runs no onSend hook at all.

@@ -3,6 +3,7 @@
 // ambiguous-name 409, whose body travels on the error. 5xx details are logged, never sent.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { databaseUnavailable, unavailableMessage } from '../db/unavailable.js';
 import { boundMessage, type ErrorKind, FerryError } from '../errors.js';
 import { PATTERN_RULES } from './schemas.js';
 
@@ -97,8 +98,28 @@ export interface ErrorAnswer {
   body: unknown;
 }
 
+/** What an answer while the database is away tells the caller to wait. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * The database that cannot answer now (PostgreSQL away or restarting, SQLite's lock held past every
+ * retry: src/db/unavailable.ts) as an error of kind unavailable, so it answers 503 with Retry-After
+ * rather than 500 (docs/api.md, "The database going away"). The driver's words, which name the host,
+ * stay in the log.
+ */
+function asKnown(err: unknown): unknown {
+  if (err instanceof FerryError) return err;
+  const why = databaseUnavailable(err);
+  if (why === undefined) return err;
+  return new FerryError('unavailable', unavailableMessage(why), {
+    cause: err,
+    retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+  });
+}
+
 /** What an error answers: errorHandler sends it, and src/http/auth.ts sends it in place of an answer. */
-export function errorAnswer(err: unknown, request: FastifyRequest): ErrorAnswer {
+export function errorAnswer(thrown: unknown, request: FastifyRequest): ErrorAnswer {
+  const err = asKnown(thrown);
   const plain = (status: number, message: string, headers: Record<string, string> = {}) => ({
     status,
     headers,

@@ -4,6 +4,12 @@
 // wake-up from another one, src/db/signals.ts) ends the sleep at once; a nudge that comes while a round is
 // running starts the next round without sleeping, since that round may have read the table before the
 // new work was written. An error in a round is logged and the loop goes on after the poll interval.
+// A round that fails because the database cannot answer (src/db/unavailable.ts: PostgreSQL away or
+// restarting, SQLite's lock held) starts an outage: one line says so, rounds are tried again after a
+// backoff (nudges do not cut it short: they come from work ending, which the database is needed for too),
+// and the first round that goes through ends it with one line (docs/api.md, "The database going away").
+import { setTimeout as sleep } from 'node:timers/promises';
+import { databaseUnavailable } from '../db/unavailable.js';
 import type { Logger } from '../log.js';
 
 /** What a round learns for the next one. */
@@ -25,6 +31,31 @@ export interface WakeLoopOptions {
   round: (context: RoundContext) => Promise<number | undefined>;
 }
 
+/** The first wait after a round the database could not answer, doubled after each such round. */
+export const OUTAGE_FIRST_WAIT_MS = 250;
+/** The longest wait between rounds while the database is away (the poll interval, if shorter). */
+export const OUTAGE_LONGEST_WAIT_MS = 5000;
+
+/**
+ * A write that the database could not take because it is away (src/db/unavailable.ts), tried again
+ * after the outage backoff (OUTAGE_FIRST_WAIT_MS doubling to OUTAGE_LONGEST_WAIT_MS) for up to
+ * patienceMs, then failed with the last error. Work that has finished keeps its result this way
+ * through a database restart instead of being counted as a crash and run again.
+ */
+export async function whileAway<T>(write: () => Promise<T>, patienceMs: number): Promise<T> {
+  const giveUpAt = performance.now() + patienceMs;
+  let wait = OUTAGE_FIRST_WAIT_MS;
+  for (;;) {
+    try {
+      return await write();
+    } catch (err) {
+      if (databaseUnavailable(err) === undefined || performance.now() + wait > giveUpAt) throw err;
+    }
+    await sleep(wait);
+    wait = Math.min(wait * 2, OUTAGE_LONGEST_WAIT_MS);
+  }
+}
+
 /** What a round answers for work due at `due` (epoch ms, or undefined for none): the milliseconds until then. */
 export function msUntil(due: number | undefined, now: number): number | undefined {
   return due === undefined ? undefined : Math.max(0, due - now);
@@ -37,6 +68,8 @@ export class WakeLoop {
   #wake: (() => void) | undefined;
   /** A nudge came while the loop was not asleep (in a round): not lost. */
   #nudged = false;
+  /** While the database is away: when the outage began (performance.now()) and the next wait. */
+  #outage: { since: number; waitMs: number } | undefined;
 
   constructor(options: WakeLoopOptions) {
     this.#options = options;
@@ -53,7 +86,8 @@ export class WakeLoop {
   /** Something may be due: end the sleep now, or run another round after this one. */
   nudge(): void {
     this.#nudged = true;
-    this.#wake?.();
+    // During an outage only stop() ends a wait early.
+    if (this.#outage === undefined || this.#stopping) this.#wake?.();
   }
 
   /** Ends the loop: a sleep ends at once, a round under way finishes first. */
@@ -71,7 +105,13 @@ export class WakeLoop {
       let next: number | undefined;
       try {
         next = await round({ timedOut });
+        this.#recovered();
       } catch (err) {
+        if (this.#unavailable(err)) {
+          if (this.#stopping) break;
+          timedOut = await this.#sleep(this.#outageWait());
+          continue;
+        }
         logger.error({ err }, `${name} failed`);
         next = undefined;
       }
@@ -82,6 +122,40 @@ export class WakeLoop {
       }
       timedOut = await this.#sleep(Math.min(pollMs, next ?? Number.POSITIVE_INFINITY));
     }
+  }
+
+  /** Whether `err` is the database being away; the first of an outage is logged, the rest are not. */
+  #unavailable(err: unknown): boolean {
+    const why = databaseUnavailable(err);
+    if (why === undefined) return false;
+    if (this.#outage === undefined) {
+      this.#outage = { since: performance.now(), waitMs: OUTAGE_FIRST_WAIT_MS };
+      const { name, logger } = this.#options;
+      // The driver's code, not its words: they name the host.
+      const code = (err as { code?: unknown }).code;
+      logger.warn(
+        { why, ...(typeof code === 'string' ? { code } : {}) },
+        `${name}: the database is ${why === 'busy' ? 'busy' : 'not reachable'}; trying again with backoff`,
+      );
+    }
+    return true;
+  }
+
+  /** The wait before the next try during an outage: doubling, up to the poll interval or 5 s. */
+  #outageWait(): number {
+    const outage = this.#outage;
+    if (outage === undefined) return 0;
+    const wait = outage.waitMs;
+    outage.waitMs = Math.min(wait * 2, OUTAGE_LONGEST_WAIT_MS, this.#options.pollMs);
+    return Math.min(wait, this.#options.pollMs);
+  }
+
+  #recovered(): void {
+    const outage = this.#outage;
+    if (outage === undefined) return;
+    this.#outage = undefined;
+    const { name, logger } = this.#options;
+    logger.info({ ms: Math.round(performance.now() - outage.since) }, `${name}: the database answers again`);
   }
 
   /** Resolves true when `ms` ran out, false when a nudge ended the sleep. */

@@ -234,8 +234,76 @@ for (const database of await testDatabases()) {
         }
       });
 
+      test(`at ${width} px, a key limited to one location sees only it; adding a location, webhooks and the audit log say they act on the whole workspace`, async () => {
+        const { call, id, label, base } = c;
+        // Another location of the workspace, which the key does not see.
+        const other = await call({
+          method: 'POST',
+          url: '/v1/locations',
+          payload: {
+            provider: 's3',
+            label: `elsewhere ${width}`,
+            secret: { access_key_id: 'AKID', secret_access_key: 'secret' },
+          },
+        });
+        assert.equal(other.statusCode, 201, other.body);
+        const res = await call({
+          method: 'POST',
+          url: '/v1/tokens',
+          payload: { name: `one place ${width}`, locations: [id] },
+        });
+        assert.equal(res.statusCode, 201, res.body);
+        const { page, refused } = await signIn(width, res.json().token);
+        try {
+          const header = page.locator('header details.scopes');
+          await header.getByText(/at 1 location$/).waitFor();
+          await page.getByRole('row', { name: new RegExp(label) }).waitFor();
+          assert.equal(
+            await page.getByText(`elsewhere ${width}`).count(),
+            0,
+            'the other location is not shown',
+          );
+          assert.equal(await page.getByRole('button', { name: 'New location' }).count(), 0);
+          await header.locator('summary').click();
+          await header.getByText(/limited to some locations/).waitFor();
+          await axe(page, 'locations, a key limited to one location');
+          for (const hash of ['#webhooks', '#audit']) {
+            await page.goto(`${base}/${hash}`);
+            await page.getByText(/limited to some locations, and .* acts on the whole workspace/).waitFor();
+          }
+          await page.goto(`${base}/#keys`);
+          await page
+            .getByRole('row', { name: new RegExp(`one place ${width}`) })
+            .getByText(`at ${label} only`, { exact: false })
+            .waitFor();
+          // It makes keys only where it acts itself: no "Every location", and only its one location.
+          const where = page.getByRole('group', { name: 'Where the new key may act' });
+          await where.getByLabel('Only the locations ticked').waitFor();
+          assert.equal(await where.getByLabel('Only the locations ticked').isChecked(), true);
+          assert.equal(await where.getByLabel('Every location').count(), 0);
+          assert.equal(await where.getByLabel(`elsewhere ${width}`).count(), 0);
+          await page.getByLabel('New key name').fill(`one place too ${width}`);
+          await page.getByText('Tick at least one location.').waitFor();
+          assert.equal(await page.getByRole('button', { name: 'Create key' }).isDisabled(), true);
+          await where.getByLabel(label, { exact: true }).check();
+          await page.getByText(`; at ${label} only.`, { exact: false }).waitFor();
+          await c.shot(page, 'scopes-keys-limited', width);
+          await axe(page, 'keys, a key limited to one location');
+          await page.getByRole('button', { name: 'Create key' }).click();
+          await page.getByLabel('New API key').waitFor();
+          const made = (await call({ method: 'GET', url: '/v1/tokens' })).json() as Array<{
+            name: string;
+            locations?: string[];
+          }>;
+          assert.deepEqual(made.find((k) => k.name === `one place too ${width}`)?.locations, [id]);
+          assert.deepEqual(refused, [], 'nothing offered was refused');
+        } finally {
+          await page.close();
+        }
+      });
+
       test(`at ${width} px, an admin key creates a key with only read ticked; the list shows each key's scopes; the new key signs in read-only`, async () => {
-        const { call, tab, shot, base } = c;
+        const { call, tab, shot, base, id, label } = c;
         const page = await tab(width, '#keys');
         try {
           await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
@@ -264,8 +332,53 @@ for (const database of await testDatabases()) {
           const listed = (await call({ method: 'GET', url: '/v1/tokens' })).json() as Array<{
             name: string;
             scopes: string[];
+            locations?: string[];
           }>;
           assert.deepEqual(listed.find((k) => k.name === `viewer ${width}`)?.scopes, ['read']);
+          assert.equal(listed.find((k) => k.name === `viewer ${width}`)?.locations, undefined);
+          // A key for one location: "Only the locations ticked", then that location.
+          const where = page.getByRole('group', { name: 'Where the new key may act' });
+          assert.equal(await where.getByLabel('Every location').isChecked(), true);
+          await page.getByLabel('New key name').fill(`placed ${width}`);
+          await where.getByLabel('Only the locations ticked').check();
+          await page.getByText('Tick at least one location.').waitFor();
+          assert.equal(await page.getByRole('button', { name: 'Create key' }).isDisabled(), true);
+          await where.getByLabel(label, { exact: true }).check();
+          await page.getByText(`It may: read, transfer, remove, share, admin; at ${label} only.`).waitFor();
+          // Each box and radio button beside its label, on one line at either width (on a phone they
+          // once took the 44 px height of a field and pushed the label below them).
+          const apart = await page.locator('.check').evaluateAll((rows) =>
+            rows.map((row) => {
+              const input = row.querySelector('input')?.getBoundingClientRect();
+              const text = row.querySelector('label')?.getBoundingClientRect();
+              if (!input || !text) return `${row.textContent}: no input or label`;
+              // (No named function here: the test's compiler would wrap it in a helper the page lacks.)
+              const box = Math.round(input.top + input.height / 2);
+              const label = Math.round(text.top + text.height / 2);
+              return Math.abs(box - label) <= 3 && input.right <= text.left
+                ? ''
+                : `${row.textContent}: box at ${box}, label at ${label}`;
+            }),
+          );
+          assert.deepEqual(
+            apart.filter((a) => a),
+            [],
+          );
+          await shot(page, 'scopes-keys-where', width);
+          await axe(page, 'keys, the form with a location ticked');
+          await page.getByRole('button', { name: 'Create key' }).click();
+          await page.getByRole('button', { name: 'Done' }).click();
+          await page
+            .getByRole('row', { name: new RegExp(`placed ${width}`) })
+            .getByText(`at ${label} only`, { exact: false })
+            .waitFor();
+          // The form is as it was: every location again.
+          assert.equal(await where.getByLabel('Every location').isChecked(), true);
+          const placed = (await call({ method: 'GET', url: '/v1/tokens' })).json() as Array<{
+            name: string;
+            locations?: string[];
+          }>;
+          assert.deepEqual(placed.find((k) => k.name === `placed ${width}`)?.locations, [id]);
           // With none ticked, nothing can be created.
           for (const scope of ['read', 'transfer', 'remove', 'share', 'admin'])
             await offered.getByLabel(scope, { exact: true }).uncheck();

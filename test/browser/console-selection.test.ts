@@ -37,8 +37,11 @@ for (const database of await testDatabases()) {
         try {
           await page.getByRole('row', { name: /one\.txt/ }).waitFor();
           const input = page.getByLabel('Upload files');
-          await tabTo(page, input, 'the file input');
+          // Listening turns on Playwright's file chooser interception, a message it does not wait
+          // for: begun right before the key press, the press can reach chromium first and open no
+          // chooser Playwright sees (CI, Node 24, once). The Tab walk gives it time to arrive.
           const choosing = page.waitForEvent('filechooser');
+          await tabTo(page, input, 'the file input');
           await page.keyboard.press('Space');
           await (await choosing).setFiles([
             { name: 'keyed.txt', mimeType: 'text/plain', buffer: Buffer.from('typed by keyboard\n') },

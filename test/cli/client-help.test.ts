@@ -45,6 +45,7 @@ const COMMANDS = [
   ['keys', 'create'],
   ['keys', 'rename'],
   ['keys', 'revoke'],
+  ['keys', 'rotate-master'],
   ['audit'],
   ['login'],
   ['logout'],

@@ -87,13 +87,13 @@ await eachDatabase('ferry client', (database) => {
     assert.match((await ferry(['ls'], { env: config })).stderr, LACKS('read'));
 
     const listed = ok(await run('keys')).stdout;
-    assert.match(listed, /^ID\s+NAME\s+STATE\s+SCOPES\s+CREATED/);
+    assert.match(listed, /^ID\s+NAME\s+STATE\s+SCOPES\s+LOCATIONS\s+CREATED/);
     assert.match(listed, /^\S+\s+cli test\s+active\s+all\s/m);
     assert.match(listed, /^\S+\s+reader\s+active\s+read\s/m);
     assert.match(listed, /^\S+\s+keeper\s+active\s+read,admin\s/m);
   });
 
-  test('scopes: the operator door makes a scoped key; keys ls and whoami show it; a bad word or --location is a usage error', async () => {
+  test('scopes: the operator door makes a scoped key; keys ls and whoami show it; a bad word is a usage error', async () => {
     const { name, run, env } = await s.workspace();
     const server = s.serverEnv();
     const local = (...args: string[]) =>
@@ -132,15 +132,48 @@ await eachDatabase('ferry client', (database) => {
     const badScope = await local('bad', '--scope', 'rea');
     assert.equal(badScope.code, 2);
     assert.match(badScope.stderr, /^ferry: --scope: "rea" is not a scope/);
-    // Keys limited to some locations are not offered yet (docs/api.md, "Scopes").
-    for (const r of [
-      await local('where', '--location', 'photos'),
-      await run('keys', 'create', 'where', '--location', 'photos'),
-    ]) {
-      assert.equal(r.code, 2, r.stderr);
-      assert.match(r.stderr, /location/);
-    }
     const names = json<Array<{ name: string }>>(await run('keys', '--json')).map((k) => k.name);
     assert.deepEqual(names, ['cli test', 'scoped'], 'the refused ones made no key');
+  });
+
+  test('locations: a key made with --location (a label or an id, on both doors) sees and addresses only those; another is not found (exit 3); keys and whoami show them', async () => {
+    const { name, run, env } = await s.workspace();
+    const mine = await s.location(run);
+    const theirs = await s.location(run);
+    const bucket = await seedBucket(s.client, { 'a.txt': 'a' });
+    const made = json<{ id: string; token: string; locations: string[] }>(
+      await run('keys', 'create', 'nightly', '--location', mine, '--json'),
+    );
+    assert.equal(made.locations.length, 1);
+    const asLimited = (...args: string[]) => ferry(args, { env: { ...env, FERRY_API_KEY: made.token } });
+    const seen = ok(await asLimited('ls')).stdout;
+    assert.match(seen, new RegExp(`^${mine}\\s`, 'm'));
+    assert.doesNotMatch(seen, new RegExp(theirs));
+    ok(await asLimited('ls', `${mine}:${bucket}`));
+    const other = await asLimited('ls', `${theirs}:${bucket}`);
+    assert.equal(other.code, 3, other.stderr);
+    assert.match(other.stderr, new RegExp(`no location is named "${theirs}"`));
+    const copy = await asLimited('cp', `${mine}:${bucket}/a.txt`, `${theirs}:${bucket}/b.txt`);
+    assert.equal(copy.code, 3, copy.stderr);
+    assert.match(ok(await asLimited('whoami')).stdout, new RegExp(`^locations: ${mine}$`, 'm'));
+    assert.match(ok(await run('whoami')).stdout, /^locations: all$/m);
+    assert.match(
+      ok(await run('keys')).stdout,
+      new RegExp(`^${made.id}\\s+nightly\\s+active\\s+all\\s+${mine}\\s`, 'm'),
+    );
+    // Only within its own, and a label that names nothing is not found.
+    const beyond = await asLimited('keys', 'create', 'wider', '--location', theirs);
+    assert.equal(beyond.code, 3, beyond.stderr);
+    assert.match(beyond.stderr, new RegExp(`--location: no location is named "${theirs}"`));
+    const nothing = await run('keys', 'create', 'x', '--location', 'nowhere');
+    assert.equal(nothing.code, 3, nothing.stderr);
+    // The operator's door takes labels too.
+    const local = json<{ locations: string[] }>(
+      await ferry(['keys', 'create', 'door', '--location', theirs, '--workspace', name, '--json'], {
+        env: s.serverEnv(),
+      }),
+    );
+    assert.equal(local.locations.length, 1);
+    assert.notEqual(local.locations[0], made.locations[0]);
   });
 });

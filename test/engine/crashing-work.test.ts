@@ -54,6 +54,7 @@ await eachDatabase('work that keeps crashing', (database) => {
       .values({
         id,
         workspace_id: location.workspaceId,
+        location_ids: ',',
         kind: 'remove',
         status: 'queued',
         spec,
@@ -137,6 +138,7 @@ await eachDatabase('work that keeps crashing', (database) => {
       .values({
         id: jobId,
         workspace_id: location.workspaceId,
+        location_ids: ',',
         status: 'running',
         // A plan the worker cannot read: every object of the job crashes it.
         source: '{"location_id":',
@@ -203,6 +205,7 @@ await eachDatabase('work that keeps crashing', (database) => {
       .values({
         id: transferId,
         workspace_id: location.workspaceId,
+        location_ids: ',',
         kind: 'remove',
         status: 'running',
         spec: '{}',
@@ -224,6 +227,7 @@ await eachDatabase('work that keeps crashing', (database) => {
       .values({
         id: jobId,
         workspace_id: location.workspaceId,
+        location_ids: ',',
         status: 'running',
         source: ref,
         destination: ref,
@@ -285,6 +289,7 @@ await eachDatabase('work that keeps crashing', (database) => {
       .values({
         id: jobId,
         workspace_id: location.workspaceId,
+        location_ids: ',',
         status: 'running',
         source: ref,
         destination: ref,

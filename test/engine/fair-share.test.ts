@@ -91,6 +91,7 @@ await eachDatabase('fair share: claims', (database) => {
       .values({
         id,
         workspace_id: workspaceId,
+        location_ids: ',',
         status: 'running',
         source: ref,
         destination: ref,
@@ -136,6 +137,7 @@ await eachDatabase('fair share: claims', (database) => {
       .values({
         id,
         workspace_id: workspaceId,
+        location_ids: ',',
         kind: 'copy',
         status: 'queued',
         spec: '{}',

@@ -12,9 +12,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { Clock } from '../../src/clock.js';
 import { MAX_ATTEMPTS } from '../../src/queue/backoff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { SkippingClock } from '../support/clock.js';
 import { type FaultAnswer, type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { eachDatabase } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -28,36 +28,6 @@ import {
   waitFor,
 } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
-
-/**
- * The system clock, which a test may move forward (never back) to skip a wait, or stop, so that every
- * time written meanwhile is the same instant and a wait reads exactly what was decided.
- */
-class SkippingClock implements Clock {
-  #offset = 0;
-  #frozen: number | undefined;
-  now(): number {
-    return this.#frozen ?? Date.now() + this.#offset;
-  }
-  skipTo(ms: number): void {
-    if (this.#frozen !== undefined) {
-      this.#frozen = Math.max(this.#frozen, ms);
-      return;
-    }
-    const ahead = ms - this.now();
-    if (ahead > 0) this.#offset += ahead;
-  }
-  /** Stops the clock: until `thaw`, it moves only by `skipTo`. */
-  freeze(): void {
-    this.#frozen = this.now();
-  }
-  /** Lets it run on from where it stands. */
-  thaw(): void {
-    if (this.#frozen === undefined) return;
-    this.#offset = this.#frozen - Date.now();
-    this.#frozen = undefined;
-  }
-}
 
 const slowDown = (retryAfter: string): FaultAnswer => ({
   status: 503,

@@ -144,6 +144,7 @@ await eachDatabase('queue', (database) => {
       .values({
         id,
         workspace_id: workspaceId,
+        location_ids: ',',
         status: fields.status ?? 'running',
         source: JSON.stringify({ location_id: 'loc-src', path: 'bucket/from/' }),
         destination: JSON.stringify({ location_id: 'loc-dst', path: 'bucket/to/' }),

@@ -90,6 +90,7 @@ await eachDatabase('retention', (database) => {
       .values({
         id,
         workspace_id: ws,
+        location_ids: ',',
         kind: 'remove',
         status,
         spec: JSON.stringify({ kind: 'remove', paths: [{ location_id: newId(), path: 'b/x' }] }),
@@ -122,6 +123,7 @@ await eachDatabase('retention', (database) => {
       .values({
         id,
         workspace_id: ws,
+        location_ids: ',',
         status,
         source: JSON.stringify({ location_id: newId(), path: 'b/in/' }),
         destination: JSON.stringify({ location_id: newId(), path: 'b/out/' }),

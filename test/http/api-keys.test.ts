@@ -247,10 +247,9 @@ await eachDatabase('two processes on one database', (database) => {
     });
     const got = await b.request({ method: 'POST', url: '/v1/locations/get', payload: { id: res.json().id } });
     assert.equal(got.statusCode, 200);
-    const row = await b.services.locations.resolve(
-      (await b.services.apiKeys.authenticate(b.token)).workspaceId,
-      { id: res.json().id },
-    );
+    const row = await b.services.locations.resolve(await b.services.apiKeys.authenticate(b.token), {
+      id: res.json().id,
+    });
     assert.deepEqual(b.services.locations.storeLocation(row).secret.reveal(), {
       access_key_id: 'AK',
       secret_access_key: 'SK',

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { wholeWorkspace } from '../../src/domain/caller.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import { ADDRESSES_PER_SECOND } from '../../src/http/refused-auth.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
@@ -39,7 +40,7 @@ await eachDatabase('refused authentications in the audit log', (database) => {
   test('a missing, invalid, revoked or expired key records auth.refused: status 401, the address and user agent; a known key in its workspace', async () => {
     const ws = await ensureWorkspace(t.services.db.kysely, unique('ws'), clock);
     const revoked = await t.services.apiKeys.create(ws.id, { name: unique('gone') });
-    await t.services.apiKeys.revoke(ws.id, revoked.id);
+    await t.services.apiKeys.revoke(wholeWorkspace(ws.id), revoked.id);
     const expiring = await t.services.apiKeys.create(ws.id, {
       name: unique('old'),
       expiresAt: clock.now() + 1000,

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { wholeWorkspace } from '../../src/domain/caller.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import { HEARTBEAT_MS, STREAMS_PER_WORKSPACE } from '../../src/http/routes/events.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -150,7 +151,7 @@ await eachDatabase('event stream', (database) => {
   test('revoking the key ends its open stream within a second, with an end event saying why; other keys stream on', async () => {
     const w = await workspace();
     const workspaceId = (await t.services.apiKeys.authenticate(w.token)).workspaceId;
-    const [ws] = await t.services.apiKeys.list(workspaceId);
+    const [ws] = await t.services.apiKeys.list(wholeWorkspace(workspaceId));
     assert.ok(ws);
     const other = await t.services.apiKeys.create(workspaceId, { name: 'other' });
     const doomed = await events(w.token);
@@ -190,11 +191,11 @@ await eachDatabase('event stream', (database) => {
     after(() => second.close());
     const w = await workspace();
     const workspaceId = (await t.services.apiKeys.authenticate(w.token)).workspaceId;
-    const [key] = await t.services.apiKeys.list(workspaceId);
+    const [key] = await t.services.apiKeys.list(wholeWorkspace(workspaceId));
     assert.ok(key);
     const stream = await events(w.token);
     await waitUntil(() => stream.comments.includes('open'), { what: 'the opening comment' });
-    await second.services.apiKeys.revoke(workspaceId, key.id);
+    await second.services.apiKeys.revoke(wholeWorkspace(workspaceId), key.id);
     await endsWithin(stream, Date.now(), 1500);
     assert.deepEqual(endEvent(stream), { error: 401, message: 'the API key has been revoked' });
   });

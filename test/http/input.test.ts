@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Database } from '../../src/db/schema.js';
+import { wholeWorkspace } from '../../src/domain/caller.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, secretFor, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -272,7 +273,10 @@ await eachDatabase('input limits', (database) => {
     // The schema refuses it first (above); Sends itself must as well, for any caller but HTTP.
     const before = await counts();
     await assert.rejects(
-      t.services.sends.accept('nobody', { source: `${label}/${bucket}/f.txt`, to: 'a\u0000@example.com' }),
+      t.services.sends.accept(wholeWorkspace('nobody'), {
+        source: `${label}/${bucket}/f.txt`,
+        to: 'a\u0000@example.com',
+      }),
       (err: Error) => /is not an e-mail address/.test(err.message),
     );
     assert.deepEqual(await counts(), before);

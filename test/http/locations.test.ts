@@ -2,6 +2,7 @@
 // databases.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { wholeWorkspace } from '../../src/domain/caller.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import { PROVIDERS, type Provider } from '../../src/providers.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -280,7 +281,7 @@ await eachDatabase('locations', (database) => {
       label: loc.label,
       metadata: { account_id: 'abc' },
     });
-    const row = await t.services.locations.resolve(await workspaceId(), { id: loc.id });
+    const row = await t.services.locations.resolve(wholeWorkspace(await workspaceId()), { id: loc.id });
     assert.deepEqual(t.services.locations.storeLocation(row).secret.reveal(), fresh);
     const withMeta = await t.request({
       method: 'PUT',
@@ -320,7 +321,7 @@ await eachDatabase('locations', (database) => {
     const res = await t.request({ method: 'PATCH', url: '/v1/locations', payload: { id: loc.id, label } });
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(res.json(), { id: loc.id, provider: 'onedrive', label });
-    const row = await t.services.locations.resolve(await workspaceId(), { id: loc.id });
+    const row = await t.services.locations.resolve(wholeWorkspace(await workspaceId()), { id: loc.id });
     assert.deepEqual(t.services.locations.storeLocation(row).secret.reveal(), secret);
     for (const payload of [{ id: loc.id }, { id: loc.id, label: '' }, { id: loc.id, label: null }]) {
       const bad = await t.request({ method: 'PATCH', url: '/v1/locations', payload });

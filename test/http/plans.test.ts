@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { Registry } from 'prom-client';
+import { wholeWorkspace } from '../../src/domain/caller.js';
 import { Plans } from '../../src/domain/plans/plans.js';
 import { Pruner } from '../../src/domain/retention/pruner.js';
 import { PLAN_TTL_MS } from '../../src/engine/lifecycle/plans.js';
@@ -312,11 +313,12 @@ await eachDatabase('plans', (database) => {
     const plans = new Plans(s.db, s.locations, s.storage, s.copies, s.operations, s.rateLimits, s.clock, {
       maxEntries: 2,
     });
-    const { workspace_id: ws } = await s.db.kysely
+    const { workspace_id } = await s.db.kysely
       .selectFrom('locations')
       .select('workspace_id')
       .where('label', '=', label)
       .executeTakeFirstOrThrow();
+    const ws = wholeWorkspace(workspace_id);
     const before = await s.db.kysely.selectFrom('plans').select('id').execute();
     await assert.rejects(plans.remove(ws, { path: `${label}/${bucket}/l/*` }, 100), /more than 2 objects/);
     const afterRows = await s.db.kysely.selectFrom('plans').select('id').execute();
@@ -367,6 +369,7 @@ await eachDatabase('plans', (database) => {
       .values({
         id: newId(),
         workspace_id: ws.workspace_id,
+        location_ids: ',',
         status: 'running',
         source: JSON.stringify({ location_id: newId(), path: 'b/' }),
         destination: JSON.stringify({ location_id: newId(), path: 'b/' }),

@@ -10,10 +10,12 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { InjectOptions } from 'fastify';
 import { SCOPES, type Scope } from '../../src/api/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { openEvents } from '../support/events.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
 import { createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 
 type Sample = () => Promise<InjectOptions>;
 interface Row {
@@ -373,19 +375,19 @@ eachDatabase('scopes on every route', (database) => {
     };
   };
 
+  /** The app's address: it listens for the event stream, which inject cannot hold open. */
+  async function base(): Promise<string> {
+    const address = await t.app.listen({ host: '127.0.0.1', port: 0 }).catch(() => t.app.server.address());
+    const port = typeof address === 'string' ? new URL(address).port : (address as { port: number }).port;
+    return `http://127.0.0.1:${port}`;
+  }
+
   /** GET /v1/events holds its answer open: its status, then the stream is dropped. */
   async function statusOf(options: InjectOptions, token: string): Promise<{ status: number; body: string }> {
     if (options.url === '/v1/events') {
-      const address = await t.app.listen({ host: '127.0.0.1', port: 0 }).catch(() => t.app.server.address());
-      const port = typeof address === 'string' ? new URL(address).port : (address as { port: number }).port;
-      const stop = new AbortController();
-      const res = await fetch(`http://127.0.0.1:${port}/v1/events`, {
-        headers: { authorization: `Bearer ${token}` },
-        signal: stop.signal,
-      });
-      const body = res.status === 200 ? '' : await res.text();
-      stop.abort();
-      return { status: res.status, body };
+      const stream = await openEvents(await base(), token);
+      stream.close();
+      return { status: stream.status, body: stream.body };
     }
     const res = await t.request({ ...options, token });
     return { status: res.statusCode, body: res.body };
@@ -454,6 +456,169 @@ eachDatabase('scopes on every route', (database) => {
         assert.equal(wet.status, 403, `${op} with only read: ${wet.body}`);
       }
     }
+  });
+
+  describe('keys limited to some locations', () => {
+    /** Operations that act on the whole workspace: a key with a location limit is refused them. */
+    const WHOLE_WORKSPACE = new Set([
+      'POST /v1/locations',
+      'GET /v1/audit',
+      'POST /v1/webhooks',
+      'GET /v1/webhooks',
+      'GET /v1/webhooks/{id}',
+      'PATCH /v1/webhooks/{id}',
+      'DELETE /v1/webhooks/{id}',
+      'GET /v1/webhooks/{id}/deliveries',
+    ]);
+    /** Lists: they answer 200 with what the key may see. */
+    const LISTS = new Set([
+      'GET /v1/locations',
+      'GET /v1/transfers',
+      'GET /v1/jobs',
+      'GET /v1/shares',
+      'GET /v1/sends',
+      'GET /v1/schedules',
+      'GET /v1/tokens',
+      'GET /v1/key',
+      'GET /v1/events',
+    ]);
+
+    /** A key of w's workspace limited to `locations`, with every scope. */
+    async function limitedTo(w: World, locations: string[]): Promise<string> {
+      const made = await w.post('/v1/tokens', { name: unique('limited'), locations });
+      assert.deepEqual(made.locations, locations);
+      return made.token as string;
+    }
+
+    test('a key limited to one location gets 404 for every operation on another (403 for the whole workspace), and the lists leave the other out', async () => {
+      // w is the other location's world: every sample names it or work on it; the key is limited to a
+      // location of the same workspace that none of them touches.
+      const w = await world();
+      const mine = await w.newLocation();
+      const token = await limitedTo(w, [mine]);
+      // Work on the other location, made by an unlimited key, for the lists to leave out.
+      await Promise.all([w.copy(), w.single(), w.share(), w.send(), w.schedule()]);
+      const rows = table(w);
+      for (const [op, row] of Object.entries(rows)) {
+        const { status, body } = await statusOf(await row.sample(), token);
+        if (WHOLE_WORKSPACE.has(op)) {
+          assert.equal(status, 403, `${op}: ${body}`);
+          assert.match(body, /limited to some locations/, op);
+        } else if (op === 'POST /v1/tokens') {
+          // A key it makes inherits its limit.
+          assert.equal(status, 201, `${op}: ${body}`);
+          assert.deepEqual(JSON.parse(body).locations, [mine]);
+        } else if (LISTS.has(op)) {
+          assert.equal(status, 200, `${op}: ${body}`);
+          assert.doesNotMatch(
+            body,
+            new RegExp(`${w.loc.id}|${w.loc.label}`),
+            `${op} shows the other location`,
+          );
+        } else {
+          assert.equal(status, 404, `${op}: ${status} ${body}`);
+        }
+      }
+      // The lists could have shown it: an unlimited key's do.
+      for (const url of [
+        '/v1/locations',
+        '/v1/transfers',
+        '/v1/jobs',
+        '/v1/shares',
+        '/v1/sends',
+        '/v1/schedules',
+      ]) {
+        const res = await w.call({ method: 'GET', url });
+        assert.match(res.body, new RegExp(`${w.loc.id}|${w.loc.label}`), `${url} of an unlimited key`);
+      }
+      // A key cannot make one beyond its own locations.
+      const beyond = await t.request({
+        method: 'POST',
+        url: '/v1/tokens',
+        payload: { name: unique('k'), locations: [mine, w.loc.id] },
+        token,
+      });
+      assert.equal(beyond.statusCode, 404, beyond.body);
+    });
+
+    test('a key limited to the locations an operation names gets its answer, as an unlimited key does', async () => {
+      const w = await world();
+      const rows = table(w);
+      for (const [op, row] of Object.entries(rows)) {
+        const sample = await row.sample();
+        // Limited to every location the workspace has now (the sample may have made one).
+        const locations = (await w.call({ method: 'GET', url: '/v1/locations' })).json() as Array<{
+          id: string;
+        }>;
+        const token = await limitedTo(
+          w,
+          locations.map((l) => l.id),
+        );
+        const { status, body } = await statusOf(sample, token);
+        if (WHOLE_WORKSPACE.has(op)) assert.equal(status, 403, `${op}: ${body}`);
+        // The key these samples make has no limit: a limited key may not see it, let alone change it.
+        else if (op === 'PATCH /v1/tokens/{id}' || op === 'DELETE /v1/tokens/{id}')
+          assert.equal(status, 404, `${op}: ${body}`);
+        else if (row.answers !== undefined) assert.equal(status, row.answers, `${op}: ${body}`);
+        else assert.ok(status >= 200 && status < 300, `${op}: ${status} ${body}`);
+      }
+    });
+
+    test('tokens: locations are ids of the workspace, shown on the key; a limited key sees only keys within its limit', async () => {
+      const w = await world();
+      const other = await w.newLocation();
+      for (const bad of [{ locations: [] }, { locations: ['nope'] }, { locations: [other, other] }]) {
+        const res = await w.call({
+          method: 'POST',
+          url: '/v1/tokens',
+          payload: { name: unique('k'), ...bad },
+        });
+        assert.equal(res.statusCode, 400, `${JSON.stringify(bad)}: ${res.body}`);
+      }
+      const unknown = await w.call({
+        method: 'POST',
+        url: '/v1/tokens',
+        payload: { name: unique('k'), locations: ['00000000-0000-4000-8000-000000000000'] },
+      });
+      assert.equal(unknown.statusCode, 404, unknown.body);
+      const token = await limitedTo(w, [w.loc.id]);
+      const self = (await t.request({ method: 'GET', url: '/v1/key', token })).json();
+      assert.deepEqual(self.locations, [w.loc.id]);
+      const unlimited = (await w.call({ method: 'GET', url: '/v1/key' })).json();
+      assert.equal(unlimited.locations, undefined);
+      const listed = (await t.request({ method: 'GET', url: '/v1/tokens', token })).json() as Array<{
+        id: string;
+      }>;
+      assert.deepEqual(
+        listed.map((k) => k.id),
+        [self.id],
+        'neither the unlimited key nor one limited elsewhere',
+      );
+      const revoke = await t.request({ method: 'DELETE', url: `/v1/tokens/${unlimited.id}`, token });
+      assert.equal(revoke.statusCode, 404, revoke.body);
+    });
+
+    test("the event stream sends only the changes of the key's locations", async () => {
+      const w = await world();
+      const since = new Date(Date.now() - 1000).toISOString();
+      const theirs = await w.copy();
+      const mine = await w.newLocation();
+      const bucket = await seedBucket(client, { 'in/x.txt': 'x-ray' });
+      const label = (
+        (await w.call({ method: 'POST', url: '/v1/locations/get', payload: { id: mine } })).json() as {
+          label: string;
+        }
+      ).label;
+      const own = await w.post('/v1/copy', { from: `${label}:${bucket}/in/`, to: `${label}:${bucket}/out/` });
+      const token = await limitedTo(w, [mine]);
+      const stream = await openEvents(await base(), token, `?since=${encodeURIComponent(since)}`);
+      assert.equal(stream.status, 200);
+      await waitUntil(() => stream.events.some((e) => e.data.job_id === own.job_id), { what: 'its own job' });
+      stream.close();
+      const text = JSON.stringify(stream.events);
+      assert.match(text, new RegExp(own.job_id), 'its own job');
+      assert.doesNotMatch(text, new RegExp(theirs.job_id), "the other location's job");
+    });
   });
 
   test("a remove plan's run needs remove, a copy plan's transfer", async () => {

@@ -1,7 +1,7 @@
 // The layering of src/ (.dependency-cruiser.mjs, README "Layout"): every folder imports only from its
 // own layer and those below it, with no exception.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -59,6 +59,36 @@ test('the rules catch an import upward: a store that imports domain/, a kernel f
     assert.deepEqual(found, [
       'kernel-imports-kernel: src/errors.ts → src/stores/probe.ts',
       'storage-below-parts: src/stores/probe.ts → src/domain/thing.ts',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the rules catch a store SDK loaded at start: a value import of one, and a static import of gcs/auth.ts', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-layering-'));
+  try {
+    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+    for (const [file, text] of Object.entries({
+      'src/stores/s3/probe.ts':
+        "import { S3Client } from '@aws-sdk/client-s3';\nexport const probe = S3Client;\n",
+      'src/stores/azureblob/probe.ts':
+        "import type { BlobServiceClient } from '@azure/storage-blob';\nexport type Probe = BlobServiceClient;\n",
+      'src/stores/gcs/auth.ts': 'export const auth = 1;\n',
+      'src/stores/gcs/probe.ts':
+        "import { auth } from './auth.js';\nexport const probe = auth;\nexport const later = () => import('./auth.js');\n",
+    })) {
+      mkdirSync(join(dir, file, '..'), { recursive: true });
+      writeFileSync(join(dir, file), text);
+    }
+    writeFileSync(join(dir, 'tsconfig.json'), readFileSync(join(root, 'tsconfig.json')));
+    // (node_modules is a link to this checkout's: the path is reported through it.)
+    const found = (await violations(dir, ['src']))
+      .map((v) => line(v).replace(/→ .*node_modules\//, '→ node_modules/'))
+      .sort();
+    assert.deepEqual(found, [
+      'gcs-auth-on-first-use: src/stores/gcs/probe.ts → src/stores/gcs/auth.ts',
+      'sdks-on-first-use: src/stores/s3/probe.ts → node_modules/@aws-sdk/client-s3/dist-cjs/index.js',
     ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -7,14 +7,13 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { Readable as ReadableStream } from 'node:stream';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { createEgress } from '../../src/net/egress.js';
 import { Secret } from '../../src/secret.js';
 import { open as openAzure } from '../../src/stores/azureblob/index.js';
 import { DEFAULT_OAUTH_APPS, type StoreContext } from '../../src/stores/context.js';
 import type { Store } from '../../src/stores/contract.js';
 import { createS3Store } from '../../src/stores/s3/index.js';
+import { awsS3, azureBlob } from '../../src/stores/shared/sdk.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -37,6 +36,8 @@ export interface Servers {
 }
 
 export async function startServers(): Promise<Servers> {
+  const { BlobServiceClient, StorageSharedKeyCredential } = azureBlob();
+  const { CreateBucketCommand, S3Client } = awsS3();
   const [s3rver, azurite] = await Promise.all([startS3rver(), startAzurite()]);
   const s3Proxy = await startFaultProxy(s3rver.endpoint);
   const admin = new S3Client({

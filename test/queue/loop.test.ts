@@ -141,3 +141,39 @@ test('stop ends a sleep at once, lets a round under way finish, and runs no roun
   await delay(80);
   assert.equal(finished, false, 'no round after stop');
 });
+
+test('rounds the database cannot answer: one line when it goes and one when it is back, backoff that nudges do not cut short', async () => {
+  const lines: Array<{ level: string; message: string }> = [];
+  const record = (level: string) => (_fields: unknown, message: string) => lines.push({ level, message });
+  const logger = { error: record('error'), warn: record('warn'), info: record('info') } as unknown as Logger;
+  const rounds: number[] = [];
+  const start = Date.now();
+  // The error a pg pool gives while the server is down (src/db/unavailable.ts reads its code).
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  const loop = track(
+    new WakeLoop({
+      name: 'test loop',
+      pollMs: 60_000,
+      logger,
+      round: async () => {
+        rounds.push(Date.now() - start);
+        if (rounds.length <= 3) throw refused;
+        return undefined;
+      },
+    }),
+  );
+  loop.start();
+  await until(() => rounds.length >= 1);
+  // Work ending nudges the loop; during the outage that must not bring the next try forward.
+  for (let i = 0; i < 20; i++) loop.nudge();
+  await until(() => rounds.length >= 4);
+  const [first, second, third, fourth] = rounds as [number, number, number, number];
+  assert.ok(second - first >= 240, `waited 250 ms before the second try, not ${second - first}`);
+  assert.ok(third - second >= 490, `then 500 ms, not ${third - second}`);
+  assert.ok(fourth - third >= 990, `then 1 s, not ${fourth - third}`);
+  assert.deepEqual(lines, [
+    { level: 'warn', message: 'test loop: the database is not reachable; trying again with backoff' },
+    { level: 'info', message: 'test loop: the database answers again' },
+  ]);
+  await loop.stop();
+});

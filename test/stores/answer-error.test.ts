@@ -1,9 +1,11 @@
 // How the drive and onedrive stores word a failed answer (src/stores/shared/http.ts, answerError, fed
 // by each provider's errors.ts): the provider, the operation, the provider's message (else the start of
 // the body, else the status), the HTTP status and the provider's code; Retry-After kept only when the
-// answer is a throttle. These words reach API callers in a failed transfer's error.
+// answer is passing (a throttle or a server error). These words reach API callers in a failed
+// transfer's error.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { readBoxError } from '../../src/stores/box/errors.js';
 import { readDriveError } from '../../src/stores/drive/errors.js';
 import { readGraphError } from '../../src/stores/onedrive/errors.js';
 import type { ErrorResponse } from '../../src/stores/shared/http.js';
@@ -38,7 +40,7 @@ describe('a failed drive or onedrive answer as a FerryError', () => {
     assert.deepEqual(err.cause, { status: 403, reason: 'userRateLimitExceeded' });
   });
 
-  test('onedrive: its message and code; no Retry-After on an answer that is not a throttle', () => {
+  test('onedrive: its message and code; no Retry-After on an answer that is not passing', () => {
     const err = readGraphError(
       answer(
         404,
@@ -63,5 +65,29 @@ describe('a failed drive or onedrive answer as a FerryError', () => {
     assert.equal(fromBody.message, `onedrive: files.get a/b: ${'x'.repeat(200)} (HTTP 500)`);
     const bare = readDriveError(answer(502, undefined));
     assert.equal(bare.message, 'drive: files.get a/b: HTTP 502 (HTTP 502)');
+  });
+});
+
+describe('an error page as the body', () => {
+  const page =
+    '<html>\n  <head><title>502 Bad Gateway</title></head>\n  <body>\n\t<h1>Bad Gateway</h1>\n  </body>\n</html>\n';
+  const oneLine =
+    '<html> <head><title>502 Bad Gateway</title></head> <body> <h1>Bad Gateway</h1> </body> </html>';
+
+  test('drive and onedrive: the start of the page, on one line', () => {
+    const html = { text: page, json: undefined };
+    assert.equal(
+      readDriveError(answer(502, undefined, html)).message,
+      `drive: files.get a/b: ${oneLine} (HTTP 502)`,
+    );
+    assert.equal(
+      readGraphError(answer(502, undefined, html)).message,
+      `onedrive: files.get a/b: ${oneLine} (HTTP 502)`,
+    );
+  });
+
+  test('box: the start of the page, on one line, with the status', () => {
+    const err = readBoxError(answer(502, undefined, { text: page, json: undefined }));
+    assert.equal(err.message, `box: files.get a/b: ${oneLine} (HTTP 502)`);
   });
 });

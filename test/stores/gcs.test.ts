@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { CRC32C } from '@google-cloud/storage';
 import { isFerryError } from '../../src/errors.js';
 import { createEgress } from '../../src/net/egress.js';
+import { OUTBOUND_DEFAULTS } from '../../src/net/time-bounds.js';
 import type { ServiceAccountKey } from '../../src/providers.js';
 import { Secret } from '../../src/secret.js';
 import { DEFAULT_OAUTH_APPS, type StoreContext, type StoreLocation } from '../../src/stores/context.js';
@@ -251,7 +252,7 @@ describe('gcs specifics', () => {
   });
 
   test('the gateway serves only under its secret prefix and brings session URIs back through itself', async () => {
-    const gateway = await startGateway(fake.url, ctx.egress);
+    const gateway = await startGateway(fake.url, ctx.egress, OUTBOUND_DEFAULTS.idleMs);
     try {
       const origin = new URL(gateway.url).origin;
       const outside = await fetch(`${origin}/storage/v1/b?project=${PROJECT}`);

@@ -1,8 +1,3 @@
-// What the browser tests of the console's Browse page share (test/browser/console-files*.test.ts): a
-// ferry app with a worker on one database, listening for chromium, with s3rver, a real SMTP server, one
-// workspace's key and s3 location, a bucket seeded with a folder per test and width, and signed-in tabs.
-// The console is built from the source first, as it is now.
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Browser, Locator, Page } from 'playwright-core';

@@ -39,7 +39,7 @@ export function testDatabases(): Promise<TestDatabase[]> {
 }
 
 /** A fresh PostgreSQL schema; the URL selects it through search_path. */
-export async function createSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createSchema(): Promise<{ schema: string; url: string; drop(): Promise<void> }> {
   const schema = `ferry_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
@@ -51,6 +51,7 @@ export async function createSchema(): Promise<{ url: string; drop(): Promise<voi
   // pg decodes the query with decodeURIComponent, so the space must be %20 (URLSearchParams writes +).
   const separator = PG_URL.includes('?') ? '&' : '?';
   return {
+    schema,
     url: `${PG_URL}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
     async drop() {
       const c = new pg.Client({ connectionString: PG_URL });

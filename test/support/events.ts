@@ -8,6 +8,8 @@ export interface StreamEvent {
 export interface EventClient {
   status: number;
   headers: { get(name: string): string | null };
+  /** The answer's text when it is not a stream (status other than 200): the error and its message. */
+  body: string;
   events: StreamEvent[];
   /** Lines starting with ':' (the opening comment, heartbeats). */
   comments: string[];
@@ -30,6 +32,7 @@ export async function openEvents(base: string, token: string | null, query = '')
   const client: EventClient = {
     status: res.status,
     headers: res.headers,
+    body: '',
     events: [],
     comments: [],
     ended: Promise.resolve(),
@@ -39,7 +42,7 @@ export async function openEvents(base: string, token: string | null, query = '')
     },
   };
   if (res.status !== 200 || !res.body) {
-    await res.body?.cancel();
+    client.body = await res.text();
     await dispatcher.close();
     return client;
   }

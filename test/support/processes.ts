@@ -62,9 +62,17 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts `ferry <args>` with the test's settings on top of this process's environment. */
-export function startFerry(name: string, args: string[], env: Record<string, string>): FerryProcess {
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', FERRY_BIN, ...args], {
+/**
+ * Starts `ferry <args>` with the test's settings on top of this process's environment; `nodeArgs` are
+ * options for node itself (those NODE_OPTIONS refuses, such as V8's --min-semi-space-size).
+ */
+export function startFerry(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): FerryProcess {
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', ...nodeArgs, FERRY_BIN, ...args], {
     env: { ...process.env, FERRY_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -145,8 +153,12 @@ export function startFerry(name: string, args: string[], env: Record<string, str
 }
 
 /** `ferry serve`, resolved once it is ready: listening (api, all) or its worker started (worker). */
-export async function startServe(name: string, env: Record<string, string>): Promise<FerryProcess> {
-  const server = startFerry(name, ['serve'], env);
+export async function startServe(
+  name: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<FerryProcess> {
+  const server = startFerry(name, ['serve'], env, nodeArgs);
   try {
     await server.waitForLine(env.FERRY_ROLE === 'worker' ? /"worker started"/ : /"ferry is listening"/);
   } catch (err) {

@@ -15,15 +15,22 @@
 // was completed or aborted) as a new one. multipartLayer() answers those three as S3 does, from that
 // directory: ListParts (every part, one page), AbortMultipartUpload (204, the parts removed) and
 // NoSuchUpload (404) for any call on an upload that is not there.
+// s3rver answers a PUT (and an UploadPart) when the last byte has passed its MD5 counter, before its
+// file stream has written that byte: a HEAD right after can stat a shorter file (CI saw a 1-byte
+// object as 0 bytes, and ferry's write check rightly removed it). durableWrites() makes both wait
+// for the file, as S3 answers only once the object is stored.
 // Run under `node --openssl-legacy-provider` (docs/testing.md): s3rver's listing continuation
 // tokens use DES.
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createWriteStream, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 export const REJECTED_ACCESS_KEY_ID = 'FERRY-REJECTED-KEY';
 
@@ -44,9 +51,69 @@ interface AWSAccountModule {
 const require = createRequire(import.meta.url);
 const S3rver = require('s3rver') as S3rverClass;
 const AWSAccount = require('s3rver/lib/models/account.js') as AWSAccountModule;
-const FilesystemStore = require('s3rver/lib/stores/filesystem.js') as new (
-  root: string,
-) => { getResourcePath(bucket: string, key: string | undefined, resource: string): string };
+interface StoredObject {
+  bucket: string;
+  key: string;
+  content: NodeJS.ReadableStream | Buffer;
+  metadata: unknown;
+}
+interface FilesystemStoreInstance {
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<void>;
+  putObject(object: StoredObject): Promise<{ size: number; md5: string }>;
+  putPart(
+    bucket: string,
+    uploadId: string,
+    partNumber: number,
+    content: NodeJS.ReadableStream,
+  ): Promise<{ size: number; md5: string }>;
+}
+const FilesystemStore = require('s3rver/lib/stores/filesystem.js') as {
+  new (root: string): FilesystemStoreInstance;
+  prototype: FilesystemStoreInstance;
+};
+
+/** Writes content to file and answers its size and MD5 once the file holds every byte. */
+async function writeCounted(
+  content: NodeJS.ReadableStream | Buffer,
+  file: string,
+): Promise<{ size: number; md5: string }> {
+  await mkdir(dirname(file), { recursive: true });
+  const md5 = createHash('md5');
+  if (Buffer.isBuffer(content)) {
+    await writeFile(file, content);
+    return { size: content.length, md5: md5.update(content).digest('hex') };
+  }
+  let size = 0;
+  const count = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      md5.update(chunk);
+      size += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  await pipeline(content, count, createWriteStream(file));
+  return { size, md5: md5.digest('hex') };
+}
+
+/** s3rver's putObject and putPart, answering only once the file is written (see the header). */
+function durableWrites(): void {
+  FilesystemStore.prototype.putObject = async function putObject(object) {
+    const written = await writeCounted(
+      object.content,
+      this.getResourcePath(object.bucket, object.key, 'object'),
+    );
+    await this.putMetadata(object.bucket, object.key, object.metadata, written.md5);
+    return written;
+  };
+  FilesystemStore.prototype.putPart = async function putPart(bucket, uploadId, partNumber, content) {
+    const file = join(this.getResourcePath(bucket, undefined, 'uploads'), uploadId, String(partNumber));
+    const written = await writeCounted(content, file);
+    await writeFile(`${file}.md5`, written.md5);
+    return written;
+  };
+}
+durableWrites();
 
 function xml(res: ServerResponse, status: number, body: string): void {
   const payload = Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>\n${body}`);

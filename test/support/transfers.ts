@@ -1,10 +1,11 @@
 // Helpers for transfer tests: a fresh workspace per test (the copy limit is per workspace), locations
 // on the local servers, seeding and reading objects with the providers' own SDKs, and polling.
 import assert from 'node:assert/strict';
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { BlobServiceClient } from '@azure/storage-blob';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
+import { awsS3, azureBlob } from '../../src/stores/shared/sdk.js';
 import type { TestApp } from './app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle } from './azurite.js';
 import { unique } from './fixtures.js';
@@ -34,6 +35,7 @@ export async function createLocation(
 }
 
 export function s3Client(endpoint: string): S3Client {
+  const { S3Client } = awsS3();
   return new S3Client({
     endpoint,
     region: 'us-east-1',
@@ -48,6 +50,7 @@ export async function seedBucket(
   client: S3Client,
   objects: Record<string, string | Buffer>,
 ): Promise<string> {
+  const { CreateBucketCommand, PutObjectCommand } = awsS3();
   const bucket = unique('b').toLowerCase();
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
   await Promise.all(
@@ -59,6 +62,7 @@ export async function seedBucket(
 }
 
 export async function readS3(client: S3Client, bucket: string, key: string): Promise<Buffer | undefined> {
+  const { GetObjectCommand } = awsS3();
   try {
     const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     return Buffer.from(
@@ -71,6 +75,7 @@ export async function readS3(client: S3Client, bucket: string, key: string): Pro
 }
 
 export function azureService(azurite: AzuriteHandle): BlobServiceClient {
+  const { BlobServiceClient, StorageSharedKeyCredential } = azureBlob();
   return new BlobServiceClient(
     azurite.endpoint,
     new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY),

@@ -41,6 +41,19 @@ export function can(scope: Scope): boolean {
   return current?.scopes.includes(scope) ?? false;
 }
 
+/**
+ * Whether the signed-in key is limited to some locations (docs/api.md, "Scopes", "Locations"): the
+ * server answers only their locations and work, and refuses what acts on the whole workspace.
+ */
+export function limitedToLocations(): boolean {
+  return current?.locations !== undefined;
+}
+
+/** Whether the key may act on the whole workspace (a new location, webhooks, the audit log). */
+export function canWhole(): boolean {
+  return can('admin') && !limitedToLocations();
+}
+
 /** The scopes the signed-in key lacks, in ferry's order. */
 export function lacking(): Scope[] {
   return SCOPES.filter((s) => !can(s));

@@ -1,13 +1,21 @@
 // `ferry keys …`: the workspace's API keys through the API (docs/api.md, "API keys"). With
 // `--workspace NAME`, `keys create` is the server-side command it always was: it writes the key
 // straight into the database named by the FERRY_* settings (and makes the workspace if it is new), for
-// the first key of a workspace or when no key is at hand. Both doors take --scope (docs/api.md,
-// "Scopes"): a key limited to what it is for.
+// the first key of a workspace or when no key is at hand. Both doors take --scope and --location
+// (docs/api.md, "Scopes"): a key limited to what it is for, and to where. `keys rotate-master` is server
+// side too: it re-wraps every stored secret under a new master key (docs/security.md, "Rotating the
+// master key").
 import type { ApiKey, CreatedApiKey } from '../../api/keys.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
 import { table, time } from '../format.js';
-import { parseScopes, SCOPES, showScopes } from '../scopes.js';
+import { type LocationItem, locationIds, parseScopes, SCOPES, showScopes, words } from '../scopes.js';
+
+/** "all", or the labels of the key's locations (their ids where the caller does not see them). */
+function showLocations(k: { locations?: string[] }, seen: readonly LocationItem[]): string {
+  if (k.locations === undefined) return 'all';
+  return k.locations.map((id) => seen.find((l) => l.id === id)?.label ?? id).join(',');
+}
 
 function state(k: ApiKey, now: number): string {
   if (k.revoked_at) return `revoked ${time(k.revoked_at)}`;
@@ -17,6 +25,8 @@ function state(k: ApiKey, now: number): string {
 
 async function list(ctx: Context): Promise<void> {
   const keys = await ctx.api().get<ApiKey[]>('/v1/tokens');
+  const limited = keys.some((k) => k.locations !== undefined);
+  const seen = limited ? await ctx.api().get<LocationItem[]>('/v1/locations') : [];
   const now = Date.now();
   ctx.print(keys, () =>
     table(keys, [
@@ -24,6 +34,7 @@ async function list(ctx: Context): Promise<void> {
       { header: 'NAME', value: (k) => k.name },
       { header: 'STATE', value: (k) => state(k, now) },
       { header: 'SCOPES', value: (k) => showScopes(k.scopes) },
+      { header: 'LOCATIONS', value: (k) => showLocations(k, seen) },
       { header: 'CREATED', value: (k) => time(k.created_at) },
       { header: 'EXPIRES', value: (k) => time(k.expires_at) },
       { header: 'LAST USED', value: (k) => time(k.last_used_at) },
@@ -33,7 +44,7 @@ async function list(ctx: Context): Promise<void> {
 
 export function keyCommands(cli: Cli): Cli {
   const id = { type: 'string', demandOption: true, describe: 'the key id (ferry keys lists them)' } as const;
-  return cli.command('keys', 'API keys: list (default), create, rename, revoke', (y) =>
+  return cli.command('keys', 'API keys: list (default), create, rename, revoke; rotate-master', (y) =>
     y
       .command(
         ['list', 'ls', '$0'],
@@ -57,6 +68,12 @@ export function keyCommands(cli: Cli): Cli {
               array: true,
               describe: `what the key may do: ${SCOPES.join(', ')} (repeat or separate with commas; default: all the creating key has)`,
             })
+            .option('location', {
+              type: 'string',
+              array: true,
+              describe:
+                'the only locations the key may address, by label or id (repeat or separate with commas; default: all the creating key may)',
+            })
             .option('workspace', {
               type: 'string',
               describe:
@@ -64,6 +81,10 @@ export function keyCommands(cli: Cli): Cli {
             })
             .example('$0 keys create reports --scope read', 'a key that can only look')
             .example('$0 keys create backup --scope read,transfer', 'a key that can look and copy')
+            .example(
+              '$0 keys create nightly --scope read,transfer --location backups',
+              'only for one location',
+            )
             .example('$0 keys create first --workspace acme', 'server side: the first key of a workspace'),
         async (argv) => {
           // NAME and --name are one value: both written must agree.
@@ -72,6 +93,7 @@ export function keyCommands(cli: Cli): Cli {
             throw usageError(`two names given (${names.map((n) => `"${n}"`).join(' and ')}); give one`);
           const name = names[0] ?? 'cli';
           const scopes = parseScopes(argv.scope);
+          const locations = argv.location === undefined ? undefined : words(argv.location, '--location');
           if (argv.workspace !== undefined) {
             const { keysCreateLocal } = await import('../local.js');
             return keysCreateLocal({
@@ -80,19 +102,22 @@ export function keyCommands(cli: Cli): Cli {
               json: argv.json === true,
               ...(argv.expiresAt === undefined ? {} : { expiresAt: argv.expiresAt }),
               ...(scopes === undefined ? {} : { scopes }),
+              ...(locations === undefined ? {} : { locations }),
             });
           }
           const ctx = contextFor(argv);
+          const seen = locations === undefined ? [] : await ctx.api().get<LocationItem[]>('/v1/locations');
           const body = {
             name,
             ...(argv.expiresAt === undefined ? {} : { expires_at: argv.expiresAt }),
             ...(scopes === undefined ? {} : { scopes }),
+            ...(locations === undefined ? {} : { locations: locationIds(locations, seen) }),
           };
           const k = await ctx.api().send<CreatedApiKey>('POST', '/v1/tokens', body);
           ctx.print(k, () => k.token);
           if (!ctx.json) {
             ctx.note(
-              `key ${k.id} "${k.name}"${k.expires_at ? `, expires ${time(k.expires_at)}` : ''}; scopes ${showScopes(k.scopes)}; it is not shown again`,
+              `key ${k.id} "${k.name}"${k.expires_at ? `, expires ${time(k.expires_at)}` : ''}; scopes ${showScopes(k.scopes)}; locations ${showLocations(k, seen)}; it is not shown again`,
             );
           }
         },
@@ -105,6 +130,29 @@ export function keyCommands(cli: Cli): Cli {
           const ctx = contextFor(argv);
           await ctx.api().send('PATCH', `/v1/tokens/${encodeURIComponent(argv.id)}`, { name: argv.name });
           ctx.print({ id: argv.id, name: argv.name }, () => `key ${argv.id} is now "${argv.name}"`);
+        },
+      )
+      .command(
+        'rotate-master',
+        'server side: re-wrap every stored secret under FERRY_MASTER_KEY, while the service runs',
+        (c) =>
+          c
+            .option('batch-size', {
+              type: 'number',
+              default: 100,
+              describe: 'records re-wrapped per transaction (1 to 10000)',
+            })
+            .example(
+              '$0 keys rotate-master',
+              'with the settings of the service: the new FERRY_MASTER_KEY, the old one in FERRY_MASTER_KEY_PREVIOUS',
+            )
+            .epilog('The steps of a rotation are in docs/security.md, "Rotating the master key".'),
+        async (argv) => {
+          const batchSize = argv.batchSize;
+          if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
+            throw usageError(`--batch-size must be a whole number from 1 to 10000, got ${argv.batchSize}`);
+          const { keysRotateMasterLocal } = await import('../local.js');
+          return keysRotateMasterLocal({ batchSize, json: argv.json === true });
         },
       )
       .command(

@@ -69,11 +69,17 @@ export function sessionCommands(cli: Cli): Cli {
           key,
         };
         const scopes = showScopes(key.scopes);
+        // The locations list answers only those the key may address.
+        const places =
+          key.locations === undefined
+            ? 'all'
+            : (await ctx.api().get<Array<{ label: string }>>('/v1/locations')).map((l) => l.label).join(', ');
         ctx.print(info, () =>
           [
             `server:    ${settings.url} (${settings.urlSource})`,
             `key:       "${key.name}" ${key.id}, from ${settings.keySource}, accepted`,
             `scopes:    ${scopes === 'all' ? `all (${SCOPES.join(', ')})` : key.scopes.join(', ')}`,
+            `locations: ${places}`,
             ...(key.expires_at ? [`expires:   ${time(key.expires_at)}`] : []),
           ].join('\n'),
         );

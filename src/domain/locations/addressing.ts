@@ -4,17 +4,23 @@ import { toRfc3339 } from '../../clock.js';
 import type { Database, LocationRow } from '../../db/schema.js';
 import { FerryError, invalid, notFound } from '../../errors.js';
 import { isUuid } from '../../ids.js';
+import { atLocation, type Caller } from '../caller.js';
 
 export interface LocationRef {
   name?: string;
   id?: string;
 }
 
+/**
+ * The location a reference names, among those the caller may address (src/domain/caller.ts): any other
+ * is not found, as one of another workspace is.
+ */
 export async function resolveLocation(
   db: Kysely<Database>,
-  workspaceId: string,
+  caller: Caller,
   ref: LocationRef,
 ): Promise<LocationRow> {
+  const { workspaceId } = caller;
   const { name, id } = ref;
   if (id === undefined && name === undefined) throw invalid('send the location name or id');
   if (id !== undefined) {
@@ -24,6 +30,7 @@ export async function resolveLocation(
       .selectAll()
       .where('id', '=', id)
       .where('workspace_id', '=', workspaceId)
+      .where(atLocation(caller, 'id'))
       .executeTakeFirst();
     if (!row) throw notFound(`location ${id} was not found`);
     if (name !== undefined && row.label !== name) {
@@ -37,6 +44,7 @@ export async function resolveLocation(
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .where('label', '=', label)
+    .where(atLocation(caller, 'id'))
     .orderBy('created_at', 'asc')
     .orderBy('id', 'asc')
     .execute();

@@ -19,6 +19,7 @@ import { Secret } from '../../secret.js';
 import type { LocationStatus } from '../../states.js';
 import type { StoreLocation } from '../../stores/context.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
+import { type Caller, mayAddress } from '../caller.js';
 import { checkCap } from '../caps.js';
 import { type LocationRef, resolveLocation } from './addressing.js';
 import * as health from './health.js';
@@ -163,8 +164,8 @@ export class Locations {
     );
   }
 
-  resolve(workspaceId: string, ref: LocationRef): Promise<LocationRow> {
-    return resolveLocation(this.db, workspaceId, ref);
+  resolve(caller: Caller, ref: LocationRef): Promise<LocationRow> {
+    return resolveLocation(this.db, caller, ref);
   }
 
   async create(workspaceId: string, input: CreateLocation, audit: AuditContext): Promise<LocationProjection> {
@@ -203,7 +204,14 @@ export class Locations {
    * The locations list, oldest first. `version` is the workspace's locations_version read before this call
    * (the principal carries it); with it, an unchanged list is answered from memory.
    */
-  async list(workspaceId: string, version?: number): Promise<LocationSummary[]> {
+  list(caller: Caller, version?: number): Promise<LocationSummary[]> {
+    // An unlimited key's list is the workspace's, as it was: no further step on the hot path.
+    const all = this.#list(caller.workspaceId, version);
+    if (caller.locations === null) return all;
+    return all.then((items) => items.filter((item) => mayAddress(caller, item.id)));
+  }
+
+  async #list(workspaceId: string, version?: number): Promise<LocationSummary[]> {
     const cached = version === undefined ? undefined : this.#lists.get(workspaceId);
     if (cached && cached.version === version) return cached.items;
     const rows = await this.db
@@ -226,8 +234,8 @@ export class Locations {
     return items;
   }
 
-  async get(workspaceId: string, ref: LocationRef): Promise<LocationProjection> {
-    return projection(await this.resolve(workspaceId, ref));
+  async get(caller: Caller, ref: LocationRef): Promise<LocationProjection> {
+    return projection(await this.resolve(caller, ref));
   }
 
   /**
@@ -235,12 +243,12 @@ export class Locations {
    * "Location health") and takes the refresh lease away (health.replaceSecret).
    */
   async replaceSecret(
-    workspaceId: string,
+    caller: Caller,
     ref: LocationRef,
     input: { secret: unknown; metadata?: Metadata },
     audit: AuditContext,
   ): Promise<LocationProjection> {
-    const row = await this.resolve(workspaceId, ref);
+    const row = await this.resolve(caller, ref);
     const provider = row.provider;
     const metadata = input.metadata === undefined ? undefined : checkMetadata(provider, input.metadata);
     const secret = checkSecret(provider, input.secret);
@@ -251,7 +259,7 @@ export class Locations {
     };
     const now = this.clock.now();
     await this.#recorded(
-      workspaceId,
+      caller.workspaceId,
       audit,
       { action: 'location.replace', target: row.id, status: 200 },
       now,
@@ -262,16 +270,16 @@ export class Locations {
 
   /** Only the label changes. */
   async updateLabel(
-    workspaceId: string,
+    caller: Caller,
     ref: LocationRef,
     label: string,
     audit: AuditContext,
   ): Promise<LocationProjection> {
     checkLabel(label);
-    const row = await this.resolve(workspaceId, ref);
+    const row = await this.resolve(caller, ref);
     const updatedAt = this.clock.now();
     await this.#recorded(
-      workspaceId,
+      caller.workspaceId,
       audit,
       { action: 'location.rename', target: row.id, status: 200 },
       updatedAt,
@@ -282,10 +290,10 @@ export class Locations {
   }
 
   /** Irreversible. */
-  async delete(workspaceId: string, ref: LocationRef, audit: AuditContext): Promise<void> {
-    const row = await this.resolve(workspaceId, ref);
+  async delete(caller: Caller, ref: LocationRef, audit: AuditContext): Promise<void> {
+    const row = await this.resolve(caller, ref);
     await this.#recorded(
-      workspaceId,
+      caller.workspaceId,
       audit,
       { action: 'location.delete', target: row.id, status: 204 },
       this.clock.now(),
@@ -297,12 +305,12 @@ export class Locations {
    * Queue a refresh for the refresher (docs/api.md, "Location health"). Static credentials do not
    * rotate: accepted, nothing changes.
    */
-  async requestRefresh(workspaceId: string, ref: LocationRef, audit: AuditContext): Promise<boolean> {
-    const row = await this.resolve(workspaceId, ref);
+  async requestRefresh(caller: Caller, ref: LocationRef, audit: AuditContext): Promise<boolean> {
+    const row = await this.resolve(caller, ref);
     const oauth = isOAuthProvider(row.provider);
     // Accepted either way (202), so recorded either way: with nothing else when nothing changes.
     await this.#recorded(
-      workspaceId,
+      caller.workspaceId,
       audit,
       { action: 'location.refresh', target: row.id, status: 202 },
       this.clock.now(),
@@ -313,8 +321,8 @@ export class Locations {
     return oauth;
   }
 
-  async status(workspaceId: string, ref: LocationRef): Promise<LocationStatusView> {
-    return statusView(await this.resolve(workspaceId, ref));
+  async status(caller: Caller, ref: LocationRef): Promise<LocationStatusView> {
+    return statusView(await this.resolve(caller, ref));
   }
 
   /** The location as a store needs it, with the secret opened but still wrapped. */

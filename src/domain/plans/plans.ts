@@ -20,6 +20,7 @@ import { conflict, gone, invalid, isFerryError, notFound } from '../../errors.js
 import { isUuid, newId } from '../../ids.js';
 import { compileFilter, type FilterInput } from '../../objects/filter.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
+import { type Caller, withinLocations } from '../caller.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
 import type { Storage } from '../storage.js';
@@ -90,9 +91,10 @@ export class Plans {
   }
 
   /** A dry run of a bulk copy: every object under the source prefix, to be copied. */
-  async copy(workspaceId: string, request: CopyRequest, pageLimit: number): Promise<PlanView> {
+  async copy(caller: Caller, request: CopyRequest, pageLimit: number): Promise<PlanView> {
+    const { workspaceId } = caller;
     if (request.manifest !== undefined) throw invalid('dry_run does not take a manifest');
-    const checked = await this.copies.check(workspaceId, request);
+    const checked = await this.copies.check(caller, request);
     if (!checked.bulk) throw invalid('dry_run applies only to a bulk (prefix) copy: end "from" with "/"');
     // A dry run is a listing: it takes a place among the previews, not the copies.
     await this.rateLimits.take(workspaceId, 'preview');
@@ -114,22 +116,23 @@ export class Plans {
       ...(checked.filter === undefined ? {} : { filter: checked.filter }),
       ...(checked.bandwidthLimit === undefined ? {} : { bandwidth_limit: checked.bandwidthLimit }),
     };
-    return this.write(workspaceId, request_, { from: request.from, to: request.to }, entries, pageLimit);
+    return this.write(caller, request_, { from: request.from, to: request.to }, entries, pageLimit);
   }
 
   /**
    * A dry run of a sync: its diff (src/engine/sync-plan.ts), each object to copy, skip (equal already) or
    * delete. Past max_delete the dry run is refused as the sync would fail (409), and no plan is kept.
    */
-  async sync(workspaceId: string, request: SyncRequest, pageLimit: number): Promise<PlanView> {
-    const checked = await this.copies.checkSync(workspaceId, request);
+  async sync(caller: Caller, request: SyncRequest, pageLimit: number): Promise<PlanView> {
+    const { workspaceId } = caller;
+    const checked = await this.copies.checkSync(caller, request);
     await this.rateLimits.take(workspaceId, 'preview');
     const spec = {
       source: { location_id: checked.source.id, path: checked.from },
       destination: { location_id: checked.destination.id, path: checked.to },
       options: checked.options,
     };
-    const open = this.opener(workspaceId);
+    const open = this.opener(caller);
     const entries = async function* (signal: AbortSignal): AsyncGenerator<PlanEntry> {
       for await (const p of syncObjects(open, spec, signal)) {
         yield {
@@ -142,7 +145,7 @@ export class Plans {
       }
     };
     return this.write(
-      workspaceId,
+      caller,
       {
         kind: 'sync',
         ...spec,
@@ -156,44 +159,38 @@ export class Plans {
 
   /** A dry run of /move: what would be moved and where, with the worker's keys and work. */
   async move(
-    workspaceId: string,
+    caller: Caller,
     body: { from: string | string[]; to: string; literal?: boolean; filter?: FilterInput },
     pageLimit: number,
   ): Promise<PlanView> {
     const spec = await this.operations.moveSpec(
-      workspaceId,
+      caller,
       body.from,
       body.to,
       body.literal === true,
       body.filter,
     );
-    const open = this.opener(workspaceId);
+    const open = this.opener(caller);
     const entries = (signal: AbortSignal) => actions(specObjects(spec, open, true, signal), 'move');
-    return this.write(
-      workspaceId,
-      { kind: 'move', spec },
-      { from: body.from, to: body.to },
-      entries,
-      pageLimit,
-    );
+    return this.write(caller, { kind: 'move', spec }, { from: body.from, to: body.to }, entries, pageLimit);
   }
 
   /** A dry run of /remove: what would be removed. */
   async remove(
-    workspaceId: string,
+    caller: Caller,
     body: { path: string | string[]; literal?: boolean; filter?: FilterInput },
     pageLimit: number,
   ): Promise<PlanView> {
-    const spec = await this.operations.removeSpec(workspaceId, body.path, body.literal === true, body.filter);
-    const open = this.opener(workspaceId);
+    const spec = await this.operations.removeSpec(caller, body.path, body.literal === true, body.filter);
+    const open = this.opener(caller);
     const entries = (signal: AbortSignal) => actions(specObjects(spec, open, true, signal), 'remove');
-    return this.write(workspaceId, { kind: 'remove', spec }, { from: body.path }, entries, pageLimit);
+    return this.write(caller, { kind: 'remove', spec }, { from: body.path }, entries, pageLimit);
   }
 
   /** Opens stores of the workspace's locations by id, for a dry run's listing. */
-  private opener(workspaceId: string): OpenStore {
+  private opener(caller: Caller): OpenStore {
     return async (locationId) => {
-      const row = await this.locations.resolve(workspaceId, { id: locationId });
+      const row = await this.locations.resolve(caller, { id: locationId });
       const store = this.storage.open(row);
       return { store, release: () => store.close() };
     };
@@ -204,12 +201,13 @@ export class Plans {
    * fails (a listing error, too many entries, too long) leaves nothing behind. Answers its first page.
    */
   async write(
-    workspaceId: string,
+    caller: Caller,
     request: PlanRequest,
     given: plans.NewPlan['given'],
     list: (signal: AbortSignal) => AsyncIterable<PlanEntry>,
     pageLimit: number,
   ): Promise<PlanView> {
+    const { workspaceId } = caller;
     const { maxEntries, maxMs, ttlMs } = this.#limits;
     const id = newId();
     const q = this.db.kysely;
@@ -242,11 +240,13 @@ export class Plans {
     } finally {
       clearTimeout(timeout);
     }
-    return this.get(workspaceId, id, pageLimit);
+    return this.get(caller, id, pageLimit);
   }
 
-  private async find(workspaceId: string, id: string): Promise<PlanRow> {
-    const row = isUuid(id) ? await plans.find(this.db.kysely, workspaceId, id) : undefined;
+  private async find(caller: Caller, id: string): Promise<PlanRow> {
+    const row = isUuid(id)
+      ? await plans.find(this.db.kysely, caller.workspaceId, id, withinLocations(caller))
+      : undefined;
     if (!row) throw notFound(`plan ${id} was not found`);
     return row;
   }
@@ -255,13 +255,15 @@ export class Plans {
    * The kind of a plan of the workspace (copy, sync, move or remove), or undefined when there is none:
    * what its run needs of the key (docs/api.md, "Scopes").
    */
-  async kindOf(workspaceId: string, id: string): Promise<string | undefined> {
-    return isUuid(id) ? (await plans.find(this.db.kysely, workspaceId, id))?.kind : undefined;
+  async kindOf(caller: Caller, id: string): Promise<string | undefined> {
+    return isUuid(id)
+      ? (await plans.find(this.db.kysely, caller.workspaceId, id, withinLocations(caller)))?.kind
+      : undefined;
   }
 
   /** The plan with a page of its entries, in listing order. */
-  async get(workspaceId: string, id: string, limit: number, cursor?: string): Promise<PlanView> {
-    const row = await this.find(workspaceId, id);
+  async get(caller: Caller, id: string, limit: number, cursor?: string): Promise<PlanView> {
+    const row = await this.find(caller, id);
     let after = -1;
     if (cursor !== undefined) {
       after = Number(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -270,7 +272,7 @@ export class Plans {
     const rows = await plans.entries(this.db.kysely, row.id, after, limit + 1);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
-    const labels = await this.labels(workspaceId);
+    const labels = await this.labels(caller);
     return {
       plan_id: row.id,
       kind: row.kind,
@@ -289,13 +291,13 @@ export class Plans {
   }
 
   /** `<label>/<path>` of a location id (the id itself when the location is gone), looked up once each. */
-  private labels(workspaceId: string): (locationId: string) => Promise<string> {
+  private labels(caller: Caller): (locationId: string) => Promise<string> {
     const known = new Map<string, Promise<string>>();
     return (locationId) => {
       let label = known.get(locationId);
       if (label === undefined) {
         label = this.locations
-          .resolve(workspaceId, { id: locationId })
+          .resolve(caller, { id: locationId })
           .then((row: LocationRow) => row.label)
           .catch(() => locationId);
         known.set(locationId, label);
@@ -308,8 +310,9 @@ export class Plans {
    * Runs the plan once: queues what the request without dry_run queues, naming the plan, in one
    * transaction with the plan's ran_at (a second run is 409 naming the job); 410 once expired.
    */
-  async run(workspaceId: string, id: string, audit: AuditContext): Promise<RunAccepted> {
-    const row = await this.find(workspaceId, id);
+  async run(caller: Caller, id: string, audit: AuditContext): Promise<RunAccepted> {
+    const { workspaceId } = caller;
+    const row = await this.find(caller, id);
     if (row.ran_at !== null) throw ranAlready(row);
     const now = this.clock.now();
     if (row.expires_at <= now) {
@@ -319,7 +322,7 @@ export class Plans {
     const given = JSON.parse(row.given) as plans.NewPlan['given'];
     // The locations as they are now: deleted is 404, not active (or a token about to lapse) is 409.
     for (const locationId of locationsOf(request)) {
-      const location = await this.locations.resolve(workspaceId, { id: locationId });
+      const location = await this.locations.resolve(caller, { id: locationId });
       if (request.kind === 'copy' || request.kind === 'sync') checkUsable(location, now);
       else if (location.status !== 'active') {
         throw conflict(`location ${location.label} (${location.id}) is ${location.status}`);
@@ -367,7 +370,7 @@ export class Plans {
     } catch (err) {
       if (!isFerryError(err, 'conflict')) throw err;
       // Run by another request meanwhile: name its work.
-      throw ranAlready(await this.find(workspaceId, id));
+      throw ranAlready(await this.find(caller, id));
     }
   }
 }

@@ -47,9 +47,11 @@ export class Refresher {
       pollMs: this.#options.pollMs,
       logger: deps.logger,
       // A scan's refreshes run on while the next interval starts: one slow token endpoint does not
-      // hold up the others.
+      // hold up the others. The scan's read is waited for, so that the database being away is the
+      // loop's to wait out, with one log line (src/queue/loop.ts).
       round: async () => {
-        this.tick().catch((err: unknown) => this.deps.logger.error({ err }, 'refresher scan failed'));
+        // Each refresh logs its own failure (#refresh).
+        void this.#refreshAll(await this.#due());
         return undefined;
       },
     });
@@ -73,7 +75,15 @@ export class Refresher {
    * directly instead of start().
    */
   async tick(): Promise<void> {
-    const ids = (await dueLocations(this.deps, this.#options.batch)).filter((id) => !this.#inFlight.has(id));
+    await this.#refreshAll(await this.#due());
+  }
+
+  /** The due locations this process is not refreshing already. */
+  async #due(): Promise<string[]> {
+    return (await dueLocations(this.deps, this.#options.batch)).filter((id) => !this.#inFlight.has(id));
+  }
+
+  async #refreshAll(ids: string[]): Promise<void> {
     await Promise.all(ids.map((id) => this.#refresh(id)));
   }
 

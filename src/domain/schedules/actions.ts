@@ -3,6 +3,7 @@
 // run, by the domain that accepts the route's requests (Copies: copy and sync), never by a copy of its rules;
 // a run starts the kind's job with the schedule's id on it.
 import type { AuditContext } from '../audit/audit.js';
+import type { Caller } from '../caller.js';
 import type { Copies, CopyRequest, SyncRequest } from '../transfers/copy.js';
 
 export type ScheduleAction = { copy: CopyRequest } | { sync: SyncRequest };
@@ -10,10 +11,16 @@ export type ScheduleAction = { copy: CopyRequest } | { sync: SyncRequest };
 export class ScheduleActions {
   constructor(private readonly copies: Copies) {}
 
-  /** 400 (or the 404 and 409 of the action's own route) unless the action would be accepted now. */
-  async check(workspaceId: string, action: ScheduleAction): Promise<void> {
-    if ('copy' in action) await this.copies.checkScheduled(workspaceId, action.copy);
-    else await this.copies.checkSync(workspaceId, action.sync);
+  /**
+   * 400 (or the 404 and 409 of the action's own route) unless the action would be accepted now; the
+   * ids of the locations it names.
+   */
+  async check(caller: Caller, action: ScheduleAction): Promise<string[]> {
+    const checked =
+      'copy' in action
+        ? await this.copies.checkScheduled(caller, action.copy)
+        : await this.copies.checkSync(caller, action.sync);
+    return [checked.source.id, checked.destination.id];
   }
 
   /**
@@ -21,13 +28,13 @@ export class ScheduleActions {
    * job's transaction.
    */
   async start(
-    workspaceId: string,
+    caller: Caller,
     action: ScheduleAction,
     scheduleId: string,
     audit?: AuditContext,
   ): Promise<string> {
     if ('copy' in action)
-      return (await this.copies.startScheduled(workspaceId, action.copy, scheduleId, audit)).job_id;
-    return (await this.copies.sync(workspaceId, action.sync, scheduleId, audit)).job_id;
+      return (await this.copies.startScheduled(caller, action.copy, scheduleId, audit)).job_id;
+    return (await this.copies.sync(caller, action.sync, scheduleId, audit)).job_id;
   }
 }

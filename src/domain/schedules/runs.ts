@@ -15,6 +15,7 @@ import { newId } from '../../ids.js';
 import type { Logger } from '../../log.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import type { AuditContext } from '../audit/audit.js';
+import type { Caller } from '../caller.js';
 import type { ScheduleAction, ScheduleActions } from './actions.js';
 import { nextRun } from './every.js';
 
@@ -156,7 +157,7 @@ export class ScheduleRunner {
     }
     try {
       const action = JSON.parse(row.action) as ScheduleAction;
-      const jobId = await actions.start(row.workspace_id, action, row.id, audit);
+      const jobId = await actions.start(scheduleCaller(row), action, row.id, audit);
       return { schedule_id: row.id, due_at: dueAt, outcome: 'started', job_id: jobId };
     } catch (err) {
       // The action's own refusal is the reason (its messages hold no secret: src/errors.ts); anything
@@ -236,4 +237,15 @@ export class ScheduleRunner {
       .limit(RUNS_KEPT)
       .execute();
   }
+}
+
+/**
+ * Who a schedule's run acts as: its workspace, within the locations of the key that gave its action
+ * (docs/api.md, "Scopes"), so that a name it resolves again at each run cannot reach beyond them.
+ */
+export function scheduleCaller(row: Pick<ScheduleRow, 'workspace_id' | 'caller_locations'>): Caller {
+  return {
+    workspaceId: row.workspace_id,
+    locations: row.caller_locations === null ? null : new Set(JSON.parse(row.caller_locations) as string[]),
+  };
 }

@@ -7,9 +7,11 @@ import type { Schedule, ScheduleRun, ScheduleWithRuns } from '../../api/schedule
 import { type Clock, toRfc3339 } from '../../clock.js';
 import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
+import { locationIds } from '../../engine/specs.js';
 import { conflict, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import { type AuditContext, record } from '../audit/audit.js';
+import { type Caller, withinLocations } from '../caller.js';
 import { checkCap } from '../caps.js';
 import { checkTimezone } from '../sends/schedule.js';
 import type { ScheduleAction, ScheduleActions } from './actions.js';
@@ -71,13 +73,14 @@ export class Schedules {
     private readonly cap: number,
   ) {}
 
-  async create(workspaceId: string, input: NewSchedule, audit: AuditContext): Promise<Schedule> {
+  async create(caller: Caller, input: NewSchedule, audit: AuditContext): Promise<Schedule> {
+    const { workspaceId } = caller;
     const timezone = checkTimezone(input.timezone);
     const { every, cron } = readEvery(input.every, timezone);
-    await this.actions.check(workspaceId, input.action);
+    const touches = await this.actions.check(caller, input.action);
     const now = this.clock.now();
     const paused = input.paused ?? false;
-    const row: ScheduleRow = {
+    const row = {
       id: newId(),
       workspace_id: workspaceId,
       name: input.name,
@@ -85,6 +88,8 @@ export class Schedules {
       cron,
       timezone,
       action: JSON.stringify(input.action),
+      location_ids: locationIds(touches),
+      caller_locations: callerLocations(caller),
       paused: paused ? 1 : 0,
       next_run_at: paused ? null : (nextRun(cron, timezone, now) ?? null),
       last_run_at: null,
@@ -93,7 +98,7 @@ export class Schedules {
       lease_expires_at: null,
       created_at: now,
       updated_at: now,
-    };
+    } satisfies ScheduleRow;
     await this.db.transaction().execute(async (trx) => {
       await checkCap(trx, 'schedules', workspaceId, this.cap, now);
       await trx.insertInto('schedules').values(row).execute();
@@ -102,46 +107,49 @@ export class Schedules {
     return view(row);
   }
 
-  async #find(workspaceId: string, id: string): Promise<ScheduleRow> {
+  async #find(caller: Caller, id: string): Promise<ScheduleRow> {
     const row = isUuid(id)
       ? await this.db
           .selectFrom('schedules')
           .selectAll()
           .where('id', '=', id)
-          .where('workspace_id', '=', workspaceId)
+          .where('workspace_id', '=', caller.workspaceId)
+          .where(withinLocations(caller))
           .executeTakeFirst()
       : undefined;
     if (!row) throw notFound(`schedule ${id} was not found`);
     return row;
   }
 
-  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Schedule>> {
-    const page = await newestFirst(this.db, 'schedules', workspaceId, limit, cursor);
+  async list(caller: Caller, limit: number, cursor?: string): Promise<Page<Schedule>> {
+    const page = await newestFirst(
+      this.db,
+      'schedules',
+      caller.workspaceId,
+      limit,
+      cursor,
+      withinLocations(caller),
+    );
     return {
       items: page.rows.map(view),
       ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
     };
   }
 
-  async get(workspaceId: string, id: string): Promise<ScheduleWithRuns> {
-    const row = await this.#find(workspaceId, id);
+  async get(caller: Caller, id: string): Promise<ScheduleWithRuns> {
+    const row = await this.#find(caller, id);
     return { ...view(row), runs: (await this.runner.history(row.id)).map(runView) };
   }
 
   /** Changes what is given; a new `every` or zone, or a resume, computes the next run from now. */
-  async update(
-    workspaceId: string,
-    id: string,
-    change: ScheduleChange,
-    audit: AuditContext,
-  ): Promise<Schedule> {
-    const row = await this.#find(workspaceId, id);
+  async update(caller: Caller, id: string, change: ScheduleChange, audit: AuditContext): Promise<Schedule> {
+    const row = await this.#find(caller, id);
     const timezone = change.timezone === undefined ? row.timezone : checkTimezone(change.timezone);
     const read =
       change.every === undefined && change.timezone === undefined
         ? { every: row.every, cron: row.cron }
         : readEvery(change.every ?? row.every, timezone);
-    if (change.action !== undefined) await this.actions.check(workspaceId, change.action);
+    const touches = change.action === undefined ? undefined : await this.actions.check(caller, change.action);
     const now = this.clock.now();
     const paused = change.paused ?? row.paused !== 0;
     const timing =
@@ -159,7 +167,13 @@ export class Schedules {
           every: read.every,
           cron: read.cron,
           timezone,
-          ...(change.action === undefined ? {} : { action: JSON.stringify(change.action) }),
+          ...(touches === undefined
+            ? {}
+            : {
+                action: JSON.stringify(change.action),
+                location_ids: locationIds(touches),
+                caller_locations: callerLocations(caller),
+              }),
           paused: paused ? 1 : 0,
           next_run_at: next,
           updated_at: now,
@@ -168,12 +182,12 @@ export class Schedules {
         .execute();
       await record(trx, audit, { action: 'schedule.update', target: row.id, status: 200 }, now);
     });
-    return view(await this.#find(workspaceId, id));
+    return view(await this.#find(caller, id));
   }
 
   /** Deletes the schedule and its runs; the jobs it started stay. */
-  async delete(workspaceId: string, id: string, audit: AuditContext): Promise<void> {
-    const row = await this.#find(workspaceId, id);
+  async delete(caller: Caller, id: string, audit: AuditContext): Promise<void> {
+    const row = await this.#find(caller, id);
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('schedule_runs').where('schedule_id', '=', row.id).execute();
       await trx.deleteFrom('schedules').where('id', '=', row.id).execute();
@@ -187,12 +201,12 @@ export class Schedules {
    * is 404). The run is recorded like any other; the next run keeps its time.
    */
   async runNow(
-    workspaceId: string,
+    caller: Caller,
     id: string,
     audit: AuditContext,
   ): Promise<{ job_id: string; status: 'planning' }> {
-    await this.#find(workspaceId, id);
-    const claimed = await this.runner.claimOne(workspaceId, id, this.owner, MANUAL_LEASE_MS);
+    await this.#find(caller, id);
+    const claimed = await this.runner.claimOne(caller.workspaceId, id, this.owner, MANUAL_LEASE_MS);
     if (claimed === undefined) throw conflict(`schedule ${id} is starting a run now; try again in a moment`);
     const result = await this.runner.run(claimed, this.clock.now(), this.owner, true, audit);
     if (result === undefined) throw conflict(`schedule ${id} ran at this moment already`);
@@ -201,4 +215,9 @@ export class Schedules {
     if (result.job_id === undefined) throw conflict(`schedule ${id}: ${result.reason ?? 'the run failed'}`);
     return { job_id: result.job_id, status: 'planning' };
   }
+}
+
+/** A schedule's runs act within the locations of the key that gave its action (./runs.ts). */
+function callerLocations(caller: Caller): string | null {
+  return caller.locations === null ? null : JSON.stringify([...caller.locations]);
 }

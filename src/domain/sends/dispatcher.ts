@@ -7,10 +7,12 @@
 // process that dies or freezes holding a send's lease: each claim counts one in `crashes` until its
 // outcome is written, and a send that crashed FERRY_WORK_MAX_CRASHES times is failed instead of
 // claimed again (docs/api.md, "Background work that keeps failing").
+
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { SendRow } from '../../db/schema.js';
+import { databaseUnavailable } from '../../db/unavailable.js';
 import { isFerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { MailError, type Mailer } from '../../mail/mailer.js';
@@ -90,6 +92,8 @@ export class SendDispatcher {
     try {
       await this.tick();
     } catch (err) {
+      // The database being away is the loop's to wait out, with one log line (src/queue/loop.ts).
+      if (databaseUnavailable(err)) throw err;
       this.deps.logger.error({ err }, 'send dispatcher failed');
     }
     const next = await this.nextDue().catch(() => undefined);

@@ -11,6 +11,7 @@ import type { Database, SendRow } from '../../db/schema.js';
 import { conflict, FerryError, invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import { type AuditContext, record } from '../audit/audit.js';
+import { atLocation, type Caller } from '../caller.js';
 import { capReached, countHeld } from '../caps.js';
 import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
 import * as lifecycle from './lifecycle.js';
@@ -99,11 +100,12 @@ export class Sends {
   ) {}
 
   async accept(
-    workspaceId: string,
+    caller: Caller,
     input: SendInput,
     /** The request's (POST /send); none when called directly. */
     audit?: AuditContext,
   ): Promise<SendView> {
+    const { workspaceId } = caller;
     if (!this.settings.smtpConfigured) {
       throw new FerryError(
         'unavailable',
@@ -150,7 +152,7 @@ export class Sends {
       throw capReached('shares', openShares);
     }
     const { row: location, entry } = await this.shares.resolveFile(
-      workspaceId,
+      caller,
       input.source,
       'source',
       input.literal === true,
@@ -216,8 +218,15 @@ export class Sends {
   }
 
   /** The workspace's sends, newest first (docs/api.md, "Send"). */
-  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<SendItem>> {
-    const page = await newestFirst(this.db.kysely, 'sends', workspaceId, limit, cursor);
+  async list(caller: Caller, limit: number, cursor?: string): Promise<Page<SendItem>> {
+    const page = await newestFirst(
+      this.db.kysely,
+      'sends',
+      caller.workspaceId,
+      limit,
+      cursor,
+      atLocation(caller),
+    );
     const labels = await this.labels(page.rows);
     return {
       items: page.rows.map((row) => sendItem(row, labels.get(row.location_id))),
@@ -225,8 +234,8 @@ export class Sends {
     };
   }
 
-  async get(workspaceId: string, id: string): Promise<SendItem> {
-    const row = await this.row(workspaceId, id);
+  async get(caller: Caller, id: string): Promise<SendItem> {
+    const row = await this.row(caller, id);
     return sendItem(row, (await this.labels([row])).get(row.location_id));
   }
 
@@ -236,13 +245,13 @@ export class Sends {
    * lease_owner in one UPDATE too): whichever commits first wins, and the other changes nothing. A
    * send's share link is made when its mail goes out, so a canceled send never has one.
    */
-  async cancel(workspaceId: string, id: string, audit: AuditContext): Promise<SendItem> {
-    const current = await this.row(workspaceId, id);
+  async cancel(caller: Caller, id: string, audit: AuditContext): Promise<SendItem> {
+    const current = await this.row(caller, id);
     const now = this.clock.now();
     const canceled = await this.#recorded(audit, 'send.cancel', 200, now, (trx) =>
-      lifecycle.cancel(trx, workspaceId, current.id, now),
+      lifecycle.cancel(trx, caller.workspaceId, current.id, now),
     );
-    if (!canceled) throw conflict(notCancelable(await this.row(workspaceId, id)));
+    if (!canceled) throw conflict(notCancelable(await this.row(caller, id)));
     return sendItem(canceled, (await this.labels([canceled])).get(canceled.location_id));
   }
 
@@ -265,13 +274,14 @@ export class Sends {
     });
   }
 
-  private async row(workspaceId: string, id: string): Promise<SendRow> {
+  private async row(caller: Caller, id: string): Promise<SendRow> {
     if (!isUuid(id)) throw notFound(`send ${id} not found`);
     const row = await this.db.kysely
       .selectFrom('sends')
       .selectAll()
       .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
+      .where('workspace_id', '=', caller.workspaceId)
+      .where(atLocation(caller))
       .executeTakeFirst();
     if (!row) throw notFound(`send ${id} not found`);
     return row;

@@ -22,6 +22,7 @@ import { emit } from '../../queue/outbox.js';
 import type { ShareState } from '../../states.js';
 import type { Entry } from '../../stores/contract.js';
 import { type AuditContext, record } from '../audit/audit.js';
+import { atLocation, type Caller } from '../caller.js';
 import { checkCap } from '../caps.js';
 import type { Storage } from '../storage.js';
 import type { Operations } from '../transfers/operations.js';
@@ -115,12 +116,12 @@ export class Shares {
    * saying how many when several do. Share and send both take their file this way.
    */
   async resolveFile(
-    workspaceId: string,
+    caller: Caller,
     file: string,
     field: string,
     literal = false,
   ): Promise<{ row: LocationRow; entry: Entry }> {
-    const { row, path } = await this.operations.resolveSource(workspaceId, file, field, literal);
+    const { row, path } = await this.operations.resolveSource(caller, file, field, literal);
     const found = await this.storage.use(row, async (store) => {
       const matches: Entry[] = [];
       let count = 0;
@@ -139,14 +140,15 @@ export class Shares {
     return { row, entry: found.first };
   }
 
-  async create(workspaceId: string, input: CreateShare, audit: AuditContext): Promise<CreatedShare> {
+  async create(caller: Caller, input: CreateShare, audit: AuditContext): Promise<CreatedShare> {
+    const { workspaceId } = caller;
     const now = this.clock.now();
     const expiresAt = input.expires_at === undefined ? null : parseRfc3339(input.expires_at, 'expires_at');
     if (expiresAt !== null && expiresAt <= now) throw invalid('expires_at must be in the future');
     if (input.password !== undefined && (input.password === '' || input.password.length > PASSWORD_MAX)) {
       throw invalid(`password must be 1 to ${PASSWORD_MAX} characters`);
     }
-    const { row, entry } = await this.resolveFile(workspaceId, input.file, 'file', input.literal === true);
+    const { row, entry } = await this.resolveFile(caller, input.file, 'file', input.literal === true);
     return this.insert(workspaceId, row, entry.path, {
       capped: true,
       audit,
@@ -202,9 +204,16 @@ export class Shares {
     return created;
   }
 
-  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ShareView>> {
+  async list(caller: Caller, limit: number, cursor?: string): Promise<Page<ShareView>> {
     const now = this.clock.now();
-    const page = await newestFirst(this.db.kysely, 'shares', workspaceId, limit, cursor);
+    const page = await newestFirst(
+      this.db.kysely,
+      'shares',
+      caller.workspaceId,
+      limit,
+      cursor,
+      atLocation(caller),
+    );
     return {
       items: page.rows.map((row) => shareView(row, now)),
       ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
@@ -212,7 +221,7 @@ export class Shares {
   }
 
   /** Revokes at once; revoking again changes nothing. Another workspace's share is not found. */
-  async revoke(workspaceId: string, id: string, audit: AuditContext): Promise<void> {
+  async revoke(caller: Caller, id: string, audit: AuditContext): Promise<void> {
     if (!isUuid(id)) throw notFound(`share ${id} not found`);
     const now = this.clock.now();
     await this.db.kysely.transaction().execute(async (trx) => {
@@ -220,7 +229,8 @@ export class Shares {
         .updateTable('shares')
         .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))
         .where('id', '=', id)
-        .where('workspace_id', '=', workspaceId)
+        .where('workspace_id', '=', caller.workspaceId)
+        .where(atLocation(caller))
         .executeTakeFirst();
       if (found.numUpdatedRows === 0n) throw notFound(`share ${id} not found`);
       await record(trx, audit, { action: 'share.revoke', target: id, status: 204 }, now);
@@ -336,7 +346,7 @@ export class Shares {
    * workspace's share is not found.
    */
   async downloads(
-    workspaceId: string,
+    caller: Caller,
     id: string,
     limit: number,
     cursor: string | undefined,
@@ -346,7 +356,8 @@ export class Shares {
       .selectFrom('shares')
       .select('id')
       .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
+      .where('workspace_id', '=', caller.workspaceId)
+      .where(atLocation(caller))
       .executeTakeFirst();
     if (!share) throw notFound(`share ${id} not found`);
     const from = cursor === undefined ? undefined : decodeCursor(cursor);

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { Job, Transfer } from '../../api/transfers.js';
 import type { Database } from '../../db/schema.js';
+import { atLocation, type Caller, withinLocations } from '../caller.js';
 import { type SendView, sendView } from '../sends/sends.js';
 import type { TransferViews } from './views.js';
 
@@ -22,12 +23,17 @@ export class ChangeReader {
     private readonly views: TransferViews,
   ) {}
 
-  /** Rows of `workspaceId` written at or after `since` (ms), and the unfinished ones. */
-  async read(workspaceId: string, since: number): Promise<Change[]> {
+  /**
+   * Rows the caller may see (src/domain/caller.ts) written at or after `since` (ms), and the unfinished
+   * ones.
+   */
+  async read(caller: Caller, since: number): Promise<Change[]> {
+    const { workspaceId } = caller;
     const jobs = await this.db
       .selectFrom('jobs')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
+      .where(withinLocations(caller))
       // A transfer's job shows as the transfer (its counts are on it).
       .where('transfer_id', 'is', null)
       .where((eb) => eb.or([eb('updated_at', '>=', since), eb('status', 'in', ['planning', 'running'])]))
@@ -38,6 +44,7 @@ export class ChangeReader {
       .selectFrom('transfers')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
+      .where(withinLocations(caller))
       .where((eb) => eb.or([eb('updated_at', '>=', since), eb('status', '=', 'running')]))
       .orderBy('updated_at', 'desc')
       .limit(CHANGES_PER_READ)
@@ -46,6 +53,7 @@ export class ChangeReader {
       .selectFrom('sends')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
+      .where(atLocation(caller))
       .where('updated_at', '>=', since)
       .orderBy('updated_at', 'desc')
       .limit(CHANGES_PER_READ)

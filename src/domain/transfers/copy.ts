@@ -15,6 +15,7 @@ import { DEFAULT_PATTERN_LIMITS, type PatternLimits } from '../../objects/glob.j
 import { hasBuckets, rotationClass } from '../../providers.js';
 import { COMPARE_MODES, type CompareMode, type Overwrite } from '../../states.js';
 import { type AuditContext, record } from '../audit/audit.js';
+import type { Caller } from '../caller.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
 import { parseBandwidthLimit } from './bandwidth.js';
@@ -138,7 +139,7 @@ export class Copies {
    * Every check of a copy, before anything is queued (a dry run makes the same ones): the resolved
    * locations and paths.
    */
-  async check(workspaceId: string, request: CopyRequest): Promise<CheckedCopy> {
+  async check(caller: Caller, request: CopyRequest): Promise<CheckedCopy> {
     const from = parseTarget(request.from, 'from');
     const to = parseTarget(request.to, 'to');
     const bulk = from.path.endsWith('/');
@@ -150,7 +151,7 @@ export class Copies {
     if (request.manifest !== undefined && request.filter !== undefined)
       throw invalid('filter applies to a listed prefix, not to a manifest: give one or the other');
     const filter = request.filter === undefined ? undefined : parseFilter(request.filter, this.patternLimits);
-    const { source, destination } = await this.targets(workspaceId, from, to, bulk, request.manifest);
+    const { source, destination } = await this.targets(caller, from, to, bulk, request.manifest);
     const bandwidthLimit = parseBandwidthLimit(request.bandwidth_limit);
     const now = this.clock.now();
     return { bulk, source, destination, from: from.path, to: to.path, now, filter, bandwidthLimit };
@@ -161,12 +162,13 @@ export class Copies {
    * carries the schedule's id.
    */
   async accept(
-    workspaceId: string,
+    caller: Caller,
     request: CopyRequest,
     scheduleId?: string,
     audit?: AuditContext,
   ): Promise<CopyAccepted> {
-    const checked = await this.check(workspaceId, request);
+    const { workspaceId } = caller;
+    const checked = await this.check(caller, request);
     if (scheduleId !== undefined) scheduledBulk(checked);
     const { bulk, source, destination, now, filter, bandwidthLimit, ...paths } = checked;
     const from = { path: paths.from };
@@ -209,26 +211,26 @@ export class Copies {
   }
 
   /** check(), and a schedule runs bulk jobs only: a prefix copy (docs/api.md, "Schedules"). */
-  async checkScheduled(workspaceId: string, request: CopyRequest): Promise<CheckedCopy> {
-    return scheduledBulk(await this.check(workspaceId, request));
+  async checkScheduled(caller: Caller, request: CopyRequest): Promise<CheckedCopy> {
+    return scheduledBulk(await this.check(caller, request));
   }
 
   /** A schedule's run of a bulk copy: checked and counted against the limit as POST /v1/copy is. */
   async startScheduled(
-    workspaceId: string,
+    caller: Caller,
     request: CopyRequest,
     scheduleId: string,
     /** A run a request made (POST /v1/schedules/{id}/run); none for the scheduler's. */
     audit?: AuditContext,
   ): Promise<{ job_id: string; status: 'planning' }> {
-    return (await this.accept(workspaceId, request, scheduleId, audit)) as {
+    return (await this.accept(caller, request, scheduleId, audit)) as {
       job_id: string;
       status: 'planning';
     };
   }
 
   /** Every check of a sync, before anything is queued (its dry run makes the same ones). */
-  async checkSync(workspaceId: string, request: SyncRequest): Promise<CheckedSync> {
+  async checkSync(caller: Caller, request: SyncRequest): Promise<CheckedSync> {
     const from = parseTarget(request.from, 'from');
     const to = parseTarget(request.to, 'to');
     const compare = request.compare ?? 'size-modtime';
@@ -242,7 +244,7 @@ export class Copies {
     if (request.max_delete !== undefined && request.delete !== true)
       throw invalid('max_delete applies only with delete: true');
     const filter = request.filter === undefined ? undefined : parseFilter(request.filter, this.patternLimits);
-    const { source, destination } = await this.targets(workspaceId, from, to, true, undefined);
+    const { source, destination } = await this.targets(caller, from, to, true, undefined);
     if (compare === 'checksum' && commonListingHashes(source.provider, destination.provider).length === 0) {
       const said = (p: string) => LISTING_HASHES[p as keyof typeof LISTING_HASHES]?.join(', ') || 'none';
       throw invalid(
@@ -272,13 +274,14 @@ export class Copies {
    * job of kind sync, in the copy limit's bucket.
    */
   async sync(
-    workspaceId: string,
+    caller: Caller,
     request: SyncRequest,
     scheduleId?: string,
     audit?: AuditContext,
   ): Promise<{ job_id: string; status: 'planning' }> {
+    const { workspaceId } = caller;
     const { source, destination, options, now, bandwidthLimit, ...paths } = await this.checkSync(
-      workspaceId,
+      caller,
       request,
     );
     const from = { path: paths.from };
@@ -307,7 +310,7 @@ export class Copies {
 
   /** The checks a copy's (or sync's) targets pass, in order; both locations resolved and usable. */
   private async targets(
-    workspaceId: string,
+    caller: Caller,
     from: ReturnType<typeof parseTarget>,
     to: ReturnType<typeof parseTarget>,
     bulk: boolean,
@@ -321,8 +324,8 @@ export class Copies {
       );
     }
     if (manifest !== undefined) checkManifest(manifest);
-    const source = await this.locations.resolve(workspaceId, from.ref);
-    const destination = await this.locations.resolve(workspaceId, to.ref);
+    const source = await this.locations.resolve(caller, from.ref);
+    const destination = await this.locations.resolve(caller, to.ref);
     if (bulk) {
       checkPrefix(from.path, 'from');
       checkPrefix(to.path, 'to');

@@ -9,6 +9,7 @@ import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import { conflict } from '../../errors.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
+import type { Caller } from '../caller.js';
 import type { TransferViews } from './views.js';
 
 export class JobControl {
@@ -38,11 +39,11 @@ export class JobControl {
   }
 
   async retry(
-    workspaceId: string,
+    caller: Caller,
     id: string,
     audit: AuditContext,
   ): Promise<{ job_id: string; status: 'planning' }> {
-    const job = await this.views.findJob(workspaceId, id);
+    const job = await this.views.findJob(caller, id);
     const entry: AuditEntry = { action: 'job.retry', target: job.id, status: 202 };
     if (!(await this.#recorded(audit, entry, (trx, now) => jobs.retryWithin(trx, job.id, now)))) {
       throw conflict(`job ${job.id} is ${job.status}; only partial or failed jobs can be retried`);
@@ -55,11 +56,11 @@ export class JobControl {
    * job planning, in one transaction (docs/api.md, "Polling"). 409 otherwise, a single transfer included.
    */
   async retryTransfer(
-    workspaceId: string,
+    caller: Caller,
     id: string,
     audit: AuditContext,
   ): Promise<{ id: string; status: 'queued' }> {
-    const transfer = await this.views.findTransfer(workspaceId, id);
+    const transfer = await this.views.findTransfer(caller, id);
     const job = await this.views.jobOf(transfer.id);
     const entry: AuditEntry = { action: 'transfer.retry', target: transfer.id, status: 202 };
     const retried =
@@ -81,11 +82,11 @@ export class JobControl {
   }
 
   async cancel(
-    workspaceId: string,
+    caller: Caller,
     id: string,
     audit: AuditContext,
   ): Promise<{ job_id: string; status: 'canceled' }> {
-    const job = await this.views.findJob(workspaceId, id);
+    const job = await this.views.findJob(caller, id);
     const entry: AuditEntry = { action: 'job.cancel', target: job.id, status: 202 };
     if (!(await this.#recorded(audit, entry, (trx, now) => jobs.cancelWithin(trx, job.id, now)))) {
       throw conflict(`job ${job.id} is ${job.status}; only a job that has not finished can be canceled`);

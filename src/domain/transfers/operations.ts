@@ -9,7 +9,7 @@ import * as jobs from '../../engine/lifecycle/jobs.js';
 import type { Queued } from '../../engine/lifecycle/transfers.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import { destinationPath } from '../../engine/run-transfer.js';
-import { isSeveral, type ObjectRef, type TransferSpec } from '../../engine/specs.js';
+import { isSeveral, type ObjectRef, specLocations, type TransferSpec } from '../../engine/specs.js';
 import { conflict, invalid, isFerryError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import type { Egress } from '../../net/egress.js';
@@ -28,6 +28,7 @@ import type { Queryable } from '../../queue/moves.js';
 import type { Entry } from '../../stores/contract.js';
 import { slicer } from '../../util/slicer.js';
 import { type AuditAction, type AuditContext, record } from '../audit/audit.js';
+import type { Caller } from '../caller.js';
 import type { Locations } from '../locations/locations.js';
 import type { Storage } from '../storage.js';
 
@@ -72,14 +73,14 @@ export class Operations {
   ) {}
 
   /** `<location>/<path>`: the location by label or UUID (docs/api.md, "Addressing a location"), the rest verbatim. */
-  private async resolvePath(workspaceId: string, value: string, field: string): Promise<Resolved> {
+  private async resolvePath(caller: Caller, value: string, field: string): Promise<Resolved> {
     const slash = value.indexOf('/');
     const location = slash < 0 ? value : value.slice(0, slash);
     const path = slash < 0 ? '' : value.slice(slash + 1);
     if (location === '') throw invalid(`${field} must start with the location: "<location>/<path>"`);
     try {
       const row = await this.locations.resolve(
-        workspaceId,
+        caller,
         isUuid(location) ? { id: location } : { name: location },
       );
       return { row, path };
@@ -116,8 +117,8 @@ export class Operations {
   }
 
   /** A source `<location>/<file or pattern>`, checked as move and remove check theirs (share, send). */
-  async resolveSource(workspaceId: string, value: string, field: string, literal = false): Promise<Resolved> {
-    const resolved = await this.resolvePath(workspaceId, value, field);
+  async resolveSource(caller: Caller, value: string, field: string, literal = false): Promise<Resolved> {
+    const resolved = await this.resolvePath(caller, value, field);
     this.checkSource(resolved, field, literal);
     this.checkActive(resolved.row);
     return resolved;
@@ -156,13 +157,13 @@ export class Operations {
 
   /** The spec /move would queue, checked as /move checks it (a dry run of a move: src/domain/plans). */
   async moveSpec(
-    workspaceId: string,
+    caller: Caller,
     from: string | string[],
     to: string,
     literal = false,
     filterInput?: FilterInput,
   ) {
-    const { sources, destination } = await this.movePlan(workspaceId, from, to, literal);
+    const { sources, destination } = await this.movePlan(caller, from, to, literal);
     const filter = this.checkFilter(filterInput, sources);
     return {
       kind: 'move',
@@ -173,8 +174,8 @@ export class Operations {
   }
 
   /** The spec /remove would queue, checked as /remove checks it. */
-  async removeSpec(workspaceId: string, path: string | string[], literal = false, filterInput?: FilterInput) {
-    const paths = await this.removalPaths(workspaceId, path, literal);
+  async removeSpec(caller: Caller, path: string | string[], literal = false, filterInput?: FilterInput) {
+    const paths = await this.removalPaths(caller, path, literal);
     for (const p of paths) this.checkActive(p.row);
     const refs: ObjectRef[] = paths.map((p) => ({
       location_id: p.row.id,
@@ -189,8 +190,8 @@ export class Operations {
     } satisfies TransferSpec;
   }
 
-  private async destination(workspaceId: string, to: string, several: boolean) {
-    const resolved = await this.resolvePath(workspaceId, to, 'to');
+  private async destination(caller: Caller, to: string, several: boolean) {
+    const resolved = await this.resolvePath(caller, to, 'to');
     const folder = resolved.path === '' || resolved.path.endsWith('/');
     if (several && !folder)
       throw invalid('several sources, or a pattern, need a destination folder: "to" must end with "/"');
@@ -218,14 +219,15 @@ export class Operations {
   }
 
   async move(
-    workspaceId: string,
+    caller: Caller,
     from: string | string[],
     to: string,
     literal: boolean,
     filterInput: FilterInput | undefined,
     audit: AuditContext,
   ): Promise<Queued> {
-    const spec = await this.moveSpec(workspaceId, from, to, literal, filterInput);
+    const { workspaceId } = caller;
+    const spec = await this.moveSpec(caller, from, to, literal, filterInput);
     return this.queue(
       workspaceId,
       spec,
@@ -239,19 +241,19 @@ export class Operations {
    * destination naming as the worker (expandSources, destinationPath of src/engine/run-transfer.ts).
    */
   async movePreview(
-    workspaceId: string,
+    caller: Caller,
     from: string | string[],
     to: string,
     literal = false,
     filterInput?: FilterInput,
   ): Promise<AsyncIterable<{ from: string; to: string }>> {
-    const { sources, destination } = await this.movePlan(workspaceId, from, to, literal);
+    const { sources, destination } = await this.movePlan(caller, from, to, literal);
     const filter = compileFilter(this.checkFilter(filterInput, sources));
     const labels = new Map<string, string>();
     const rows = new Map<string, LocationRow>();
     for (const ref of [...sources, destination]) {
       if (rows.has(ref.location_id)) continue;
-      const row = await this.locations.resolve(workspaceId, { id: ref.location_id });
+      const row = await this.locations.resolve(caller, { id: ref.location_id });
       rows.set(row.id, row);
       labels.set(row.id, row.label);
     }
@@ -270,14 +272,14 @@ export class Operations {
     };
   }
 
-  private async movePlan(workspaceId: string, from: string | string[], to: string, literal: boolean) {
+  private async movePlan(caller: Caller, from: string | string[], to: string, literal: boolean) {
     const sources: ObjectRef[] = [];
     const items = list(from, 'from');
     // Up to MAX_SOURCES checks, each compiling a pattern: the event loop runs between slices of them.
     const pause = slicer();
     for (const item of items) {
       await pause();
-      const resolved = await this.resolvePath(workspaceId, item, 'from');
+      const resolved = await this.resolvePath(caller, item, 'from');
       this.checkSource(resolved, 'from', literal);
       this.checkActive(resolved.row);
       sources.push({
@@ -287,7 +289,7 @@ export class Operations {
       });
     }
     const several = sources.length > 1 || sources.some((s) => isPattern(s.path, s.literal));
-    const destination = await this.destination(workspaceId, to, several);
+    const destination = await this.destination(caller, to, several);
     for (const s of sources) {
       if (s.location_id === destination.location_id && !destination.folder && s.path === destination.path) {
         throw invalid('a move onto itself is not allowed');
@@ -310,16 +312,12 @@ export class Operations {
     return { sources, destination };
   }
 
-  private async removalPaths(
-    workspaceId: string,
-    path: string | string[],
-    literal: boolean,
-  ): Promise<Resolved[]> {
+  private async removalPaths(caller: Caller, path: string | string[], literal: boolean): Promise<Resolved[]> {
     const out: Resolved[] = [];
     const pause = slicer();
     for (const item of list(path, 'path')) {
       await pause();
-      const resolved = await this.resolvePath(workspaceId, item, 'path');
+      const resolved = await this.resolvePath(caller, item, 'path');
       this.checkSource(resolved, 'path', literal);
       out.push(resolved);
     }
@@ -327,13 +325,14 @@ export class Operations {
   }
 
   async remove(
-    workspaceId: string,
+    caller: Caller,
     path: string | string[],
     literal: boolean,
     filterInput: FilterInput | undefined,
     audit: AuditContext,
   ): Promise<Queued> {
-    const spec = await this.removeSpec(workspaceId, path, literal, filterInput);
+    const { workspaceId } = caller;
+    const spec = await this.removeSpec(caller, path, literal, filterInput);
     return this.queue(
       workspaceId,
       spec,
@@ -344,12 +343,12 @@ export class Operations {
 
   /** What /remove would remove now, streamed; nothing is removed. Entries carry the location-relative path. */
   async preview(
-    workspaceId: string,
+    caller: Caller,
     path: string | string[],
     literal = false,
     filterInput?: FilterInput,
   ): Promise<AsyncIterable<Entry>> {
-    const paths = await this.removalPaths(workspaceId, path, literal);
+    const paths = await this.removalPaths(caller, path, literal);
     const rows = new Map(paths.map((p) => [p.row.id, p.row]));
     const refs: ObjectRef[] = paths.map((p) => ({
       location_id: p.row.id,
@@ -414,10 +413,11 @@ export class Operations {
     };
   }
 
-  async pull(workspaceId: string, from: string | string[], to: string, audit: AuditContext): Promise<Queued> {
+  async pull(caller: Caller, from: string | string[], to: string, audit: AuditContext): Promise<Queued> {
+    const { workspaceId } = caller;
     const urls = list(from, 'from');
     for (const url of urls) await checkPullHost(checkPullUrl(url), this.egress);
-    const destination = await this.destination(workspaceId, to, urls.length > 1);
+    const destination = await this.destination(caller, to, urls.length > 1);
     // Recorded on its transfer: a URL may carry a secret in its query, and is not the record's to keep.
     return this.queue(
       workspaceId,
@@ -466,6 +466,7 @@ export async function queueWithJob(
       overwrite: 'always',
       manifest: undefined,
       transferId: queued.id,
+      touches: specLocations(spec),
       ...(planId === undefined ? {} : { planId }),
     },
     now,

@@ -11,22 +11,24 @@ import * as objects from '../../engine/lifecycle/objects.js';
 import { EQUAL_PREFIX } from '../../engine/sync-plan.js';
 import { invalid, notFound } from '../../errors.js';
 import { isUuid } from '../../ids.js';
+import { type Caller, withinLocations } from '../caller.js';
 
 export class TransferViews {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async transfer(workspaceId: string, id: string): Promise<Transfer> {
-    return this.viewOf(await this.findTransfer(workspaceId, id));
+  async transfer(caller: Caller, id: string): Promise<Transfer> {
+    return this.viewOf(await this.findTransfer(caller, id));
   }
 
   /** The row of a workspace's transfer: 404 when it is not one. */
-  async findTransfer(workspaceId: string, id: string): Promise<TransferRow> {
+  async findTransfer(caller: Caller, id: string): Promise<TransferRow> {
     const row = isUuid(id)
       ? await this.db
           .selectFrom('transfers')
           .selectAll()
           .where('id', '=', id)
-          .where('workspace_id', '=', workspaceId)
+          .where('workspace_id', '=', caller.workspaceId)
+          .where(withinLocations(caller))
           .executeTakeFirst()
       : undefined;
     if (!row) throw notFound(`transfer ${id} was not found`);
@@ -46,8 +48,15 @@ export class TransferViews {
     return transferView(row, { row: owned, runningBytes });
   }
 
-  async transfers(workspaceId: string, limit: number, cursor?: string): Promise<Page<Transfer>> {
-    const page = await newestFirst(this.db, 'transfers', workspaceId, limit, cursor);
+  async transfers(caller: Caller, limit: number, cursor?: string): Promise<Page<Transfer>> {
+    const page = await newestFirst(
+      this.db,
+      'transfers',
+      caller.workspaceId,
+      limit,
+      cursor,
+      withinLocations(caller),
+    );
     // The page's jobs in one query, not one per transfer.
     const ids = page.rows.map((row) => row.id);
     const jobs =
@@ -63,13 +72,14 @@ export class TransferViews {
     };
   }
 
-  async findJob(workspaceId: string, id: string): Promise<JobRow> {
+  async findJob(caller: Caller, id: string): Promise<JobRow> {
     const row = isUuid(id)
       ? await this.db
           .selectFrom('jobs')
           .selectAll()
           .where('id', '=', id)
-          .where('workspace_id', '=', workspaceId)
+          .where('workspace_id', '=', caller.workspaceId)
+          .where(withinLocations(caller))
           // A transfer's job is the transfer's business (GET /v1/transfers/{id}).
           .where('transfer_id', 'is', null)
           .executeTakeFirst()
@@ -87,14 +97,15 @@ export class TransferViews {
    * One statement, so one round trip (docs/performance.md, "Reading a job"), and the row and the
    * running bytes from one snapshot.
    */
-  async job(workspaceId: string, id: string): Promise<Job> {
+  async job(caller: Caller, id: string): Promise<Job> {
     const row = isUuid(id)
       ? await this.db
           .selectFrom('jobs')
           .selectAll('jobs')
           .select(objects.runningBytesOf('jobs.id').as('running_bytes'))
           .where('jobs.id', '=', id)
-          .where('jobs.workspace_id', '=', workspaceId)
+          .where('jobs.workspace_id', '=', caller.workspaceId)
+          .where(withinLocations(caller, 'jobs.location_ids'))
           .where('jobs.transfer_id', 'is', null)
           .executeTakeFirst()
       : undefined;
@@ -104,24 +115,26 @@ export class TransferViews {
   }
 
   /** The workspace's jobs, newest first; with `scheduleId`, only that schedule's runs. */
-  async jobs(workspaceId: string, limit: number, cursor?: string, scheduleId?: string): Promise<Page<Job>> {
-    const filter = scheduleId === undefined ? undefined : sql<boolean>`schedule_id = ${scheduleId}`;
-    const page = await newestFirst(this.db, 'jobs', workspaceId, limit, cursor, filter);
+  async jobs(caller: Caller, limit: number, cursor?: string, scheduleId?: string): Promise<Page<Job>> {
+    const within = withinLocations(caller);
+    const filter =
+      scheduleId === undefined ? within : sql<boolean>`schedule_id = ${scheduleId} and ${within}`;
+    const page = await newestFirst(this.db, 'jobs', caller.workspaceId, limit, cursor, filter);
     const items: Job[] = [];
     for (const row of page.rows) items.push(await this.jobView(row));
     return { items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
   }
 
   /** A transfer's failed objects, paged as a job's (a single transfer has none). */
-  async transferFailures(workspaceId: string, id: string, limit: number, cursor?: string): Promise<Failures> {
-    const transfer = await this.findTransfer(workspaceId, id);
+  async transferFailures(caller: Caller, id: string, limit: number, cursor?: string): Promise<Failures> {
+    const transfer = await this.findTransfer(caller, id);
     const job = await this.jobOf(transfer.id);
     if (job === undefined) return { failures: [] };
     return this.failuresOf(job.id, limit, cursor);
   }
 
-  async failures(workspaceId: string, id: string, limit: number, cursor?: string): Promise<Failures> {
-    const job = await this.findJob(workspaceId, id);
+  async failures(caller: Caller, id: string, limit: number, cursor?: string): Promise<Failures> {
+    const job = await this.findJob(caller, id);
     return this.failuresOf(job.id, limit, cursor);
   }
 

@@ -16,6 +16,7 @@
 // that runs out of time is a failed attempt (`timeout`). An attempt that crashes (an exception in
 // ferry, or a process that died holding the lease) counts in `crashes`; a message that crashed
 // `maxCrashes` times is failed instead of being claimed again forever.
+
 import type { Readable } from 'node:stream';
 import { Counter, type Registry } from 'prom-client';
 import { request } from 'undici';
@@ -23,6 +24,7 @@ import type { Clock } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Db } from '../../db/database.js';
 import type { WebhookMessageRow, WebhookRow } from '../../db/schema.js';
+import { databaseUnavailable } from '../../db/unavailable.js';
 import { FerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Egress } from '../../net/egress.js';
@@ -128,6 +130,8 @@ export class WebhookDeliverer {
     try {
       await this.#fill();
     } catch (err) {
+      // The database being away is the loop's to wait out, with one log line (src/queue/loop.ts).
+      if (databaseUnavailable(err)) throw err;
       this.deps.logger.error({ err }, 'webhook deliverer failed');
     }
     // With every slot taken, the next look comes when an attempt ends (it nudges).

@@ -13,6 +13,7 @@ import { renewLeases } from '../../queue/leases.js';
 import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
 import type { JobKind, JobStatus, Overwrite } from '../../states.js';
+import { decodeRef, locationIds } from '../specs.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';
 
@@ -50,6 +51,8 @@ export interface NewJob {
   bandwidthLimit?: number;
   /** The schedule whose run this job is (docs/api.md, "Schedules"). */
   scheduleId?: string;
+  /** The locations it touches when more than its source and destination (its transfer's). */
+  touches?: string[];
 }
 
 /** create: a planning job, and its manifest when it has one. */
@@ -67,6 +70,9 @@ export async function create(
       status,
       source: job.source,
       destination: job.destination,
+      location_ids: locationIds(
+        job.touches ?? [decodeRef(job.source).location_id, decodeRef(job.destination).location_id],
+      ),
       overwrite: job.overwrite,
       has_manifest: job.manifest ? 1 : 0,
       ...(job.transferId === undefined ? {} : { transfer_id: job.transferId }),

@@ -4,12 +4,12 @@
 // planner reads the entries back in order (entries), and retention prunes expired plans (prune).
 // The store is generic over what a plan holds: a kind, the request resolved to location ids, and a
 // stream of entries, each a key with its size, ETag, action and (for a transfer's objects) its work.
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { PlanRow } from '../../db/schema.js';
 import type { FilterSpec } from '../../objects/filter.js';
 import { type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { Overwrite } from '../../states.js';
-import type { JobOptions, ObjectRef, TransferSpec } from '../specs.js';
+import { type JobOptions, locationIds, type ObjectRef, specLocations, type TransferSpec } from '../specs.js';
 
 /** What a plan runs. */
 export const PLAN_KINDS = ['copy', 'sync', 'move', 'remove'] as const;
@@ -50,6 +50,12 @@ export interface NewPlan {
   given: { from: unknown; to?: unknown };
 }
 
+/** The locations a plan's run touches. */
+function planLocations(request: PlanRequest): string[] {
+  if ('spec' in request) return specLocations(request.spec);
+  return [request.source.location_id, request.destination.location_id];
+}
+
 export async function create(q: Queryable, plan: NewPlan, now: number, ttlMs = PLAN_TTL_MS): Promise<number> {
   const expiresAt = now + ttlMs;
   await q
@@ -58,6 +64,7 @@ export async function create(q: Queryable, plan: NewPlan, now: number, ttlMs = P
       id: plan.id,
       workspace_id: plan.workspaceId,
       kind: plan.request.kind,
+      location_ids: locationIds(planLocations(plan.request)),
       request: JSON.stringify(plan.request),
       given: JSON.stringify(plan.given),
       counts: null,
@@ -116,12 +123,19 @@ export async function discard(q: Queryable, planId: string): Promise<void> {
 }
 
 /** A complete plan of the workspace; undefined when there is none (or it is still being written). */
-export async function find(q: Queryable, workspaceId: string, planId: string): Promise<PlanRow | undefined> {
+export async function find(
+  q: Queryable,
+  workspaceId: string,
+  planId: string,
+  /** A further condition: the locations of the key asking (src/domain/caller.ts). */
+  within: RawBuilder<boolean> = sql<boolean>`1 = 1`,
+): Promise<PlanRow | undefined> {
   return q
     .selectFrom('plans')
     .selectAll()
     .where('id', '=', planId)
     .where('workspace_id', '=', workspaceId)
+    .where(within)
     .where('counts', 'is not', null)
     .executeTakeFirst();
 }

@@ -27,7 +27,7 @@ import { emit } from '../../queue/outbox.js';
 import { deleteFinished } from '../../queue/prune.js';
 import type { TransferStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
-import { encodeSpec, type TransferSpec } from '../specs.js';
+import { encodeSpec, locationIds, specLocations, type TransferSpec } from '../specs.js';
 
 export const TRANSFER_MOVES = {
   enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },
@@ -76,6 +76,7 @@ export async function enqueue(
       kind: spec.kind,
       status,
       spec: encodeSpec(spec),
+      location_ids: locationIds(specLocations(spec)),
       given_from: given === undefined ? null : JSON.stringify(given.from),
       given_to: given?.to === undefined ? null : JSON.stringify(given.to),
       bytes_total: null,

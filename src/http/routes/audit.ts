@@ -18,7 +18,7 @@ export const auditRoutes =
     app.get(
       '/v1/audit',
       {
-        config: { scope: 'admin' },
+        config: { scope: 'admin', wholeWorkspace: true },
         schema: {
           summary: "The workspace's audit log, newest first",
           description:

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Buckets } from '../../domain/buckets.js';
 import { auditOf } from '../audit.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf } from '../auth.js';
 import { errors, Label, locationRefFields } from '../schemas.js';
 import { EntrySchema } from './list.js';
 
@@ -35,7 +35,7 @@ export const bucketRoutes =
       },
       async (request, reply) => {
         const { bucket, ...ref } = request.body;
-        const entry = await buckets.create(workspaceOf(request), { ref, bucket }, auditOf(request));
+        const entry = await buckets.create(principalOf(request), { ref, bucket }, auditOf(request));
         return reply.code(201).send({
           name: entry.name,
           path: entry.path,

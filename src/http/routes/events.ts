@@ -8,6 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { Channel, Signals } from '../../db/signals.js';
+import type { Caller } from '../../domain/caller.js';
 import type { KeyWatch } from '../../domain/key-watch.js';
 import type { ChangeReader } from '../../domain/transfers/changes.js';
 import { FerryError } from '../../errors.js';
@@ -48,7 +49,7 @@ class Feed {
 
   constructor(
     private readonly deps: EventRouteDeps,
-    private readonly workspaceId: string,
+    private readonly caller: Caller,
     private readonly out: PassThrough,
     since: number,
   ) {
@@ -74,7 +75,7 @@ class Feed {
       const startedAt = this.deps.clock.now();
       let changes: Awaited<ReturnType<ChangeReader['read']>>;
       try {
-        changes = await this.deps.changes.read(this.workspaceId, this.#since - OVERLAP_MS);
+        changes = await this.deps.changes.read(this.caller, this.#since - OVERLAP_MS);
       } catch (err) {
         this.deps.logger.warn({ err }, 'event stream could not read changes');
         return;
@@ -166,7 +167,8 @@ export const eventRoutes =
         },
       },
       async (request, reply) => {
-        const { workspaceId, keyId } = principalOf(request);
+        const caller = principalOf(request);
+        const { workspaceId, keyId } = caller;
         // Asked for before the server began closing, its key confirmed after: preClose has ended the
         // streams already, and would not end this one.
         if (closing) throw new FerryError('unavailable', 'ferry is shutting down', { retryAfterSeconds: 5 });
@@ -181,7 +183,7 @@ export const eventRoutes =
         const now = deps.clock.now();
         const since = request.query.since === undefined ? now : Date.parse(request.query.since);
         const out = new PassThrough();
-        const feed = new Feed(deps, workspaceId, out, Math.min(since, now));
+        const feed = new Feed(deps, caller, out, Math.min(since, now));
         streams.add(out);
         open.set(workspaceId, streams);
 

@@ -191,17 +191,12 @@ export const fileRoutes =
         },
       },
       async (request, reply) => {
-        const { keyId, workspaceId } = principalOf(request);
+        const caller = principalOf(request);
+        const { keyId, workspaceId } = caller;
         const target = fileTarget(request.url);
         const raw = request.raw;
         const size = declaredSize(raw);
-        const open = await files.openForWrite(
-          workspaceId,
-          target.location,
-          target.path,
-          size,
-          auditOf(request),
-        );
+        const open = await files.openForWrite(caller, target.location, target.path, size, auditOf(request));
         const { store, path, row } = open;
         const controller = new AbortController();
         let failure: unknown;
@@ -255,9 +250,10 @@ export const fileRoutes =
     );
 
     const download = (head: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
-      const { keyId, workspaceId } = principalOf(request);
+      const caller = principalOf(request);
+      const { keyId, workspaceId } = caller;
       const target = fileTarget(request.url);
-      const { store, path, info } = await files.openForRead(workspaceId, target.location, target.path);
+      const { store, path, info } = await files.openForRead(caller, target.location, target.path);
       const closeStore = () => void store.close().catch(() => {});
       const part = fileAnswer(request, reply, info, { ranges: true, path });
       if (!part || head) {

@@ -8,7 +8,7 @@ import { type Listing, listObjects } from '../../domain/listing.js';
 import type { Locations } from '../../domain/locations/locations.js';
 import type { Storage } from '../../domain/storage.js';
 import type { Entry } from '../../stores/contract.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf } from '../auth.js';
 import { errors, locationRefFields, Path, Timestamp } from '../schemas.js';
 
 export const EntrySchema = Type.Object({
@@ -76,7 +76,7 @@ export const listRoutes =
       },
       async (request, reply) => {
         const { path, recurse, ...ref } = request.body;
-        const listing = await listObjects(locations, storage, workspaceOf(request), {
+        const listing = await listObjects(locations, storage, principalOf(request), {
           ref,
           ...(path === undefined ? {} : { path }),
           ...(recurse === undefined ? {} : { recurse }),

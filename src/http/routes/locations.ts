@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { Locations } from '../../domain/locations/locations.js';
 import { LOCATION_STATES } from '../../states.js';
 import { auditOf } from '../audit.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf, workspaceOf } from '../auth.js';
 import {
   errors,
   Label,
@@ -74,7 +74,7 @@ export const locationRoutes =
         },
       },
       async (request, reply) => {
-        const items = await locations.list(workspaceOf(request), request.principal?.locationsVersion);
+        const items = await locations.list(principalOf(request), request.principal?.locationsVersion);
         // Locations hands out the same array while the list is unchanged, so its bytes are kept with
         // it and an unchanged list is not serialized again (the route's own schema serializer).
         // The casts: serializeInput is typed for objects, and send for the schema's type, not its bytes.
@@ -90,7 +90,7 @@ export const locationRoutes =
     app.post(
       '/v1/locations',
       {
-        config: { scope: 'admin', rateLimit: 'locations' },
+        config: { scope: 'admin', rateLimit: 'locations', wholeWorkspace: true },
         schema: {
           summary: 'Create a location',
           tags: ['locations'],
@@ -133,7 +133,7 @@ export const locationRoutes =
           response: { 200: Projection, ...errors(400, 401, 404, 409) },
         },
       },
-      async (request) => locations.get(workspaceOf(request), request.body),
+      async (request) => locations.get(principalOf(request), request.body),
     );
 
     app.put(
@@ -153,7 +153,7 @@ export const locationRoutes =
       async (request) => {
         const { secret, metadata, ...ref } = request.body;
         return locations.replaceSecret(
-          workspaceOf(request),
+          principalOf(request),
           ref,
           { secret, ...(metadata === undefined ? {} : { metadata }) },
           auditOf(request),
@@ -174,7 +174,7 @@ export const locationRoutes =
       },
       async (request) => {
         const { label, ...ref } = request.body;
-        return locations.updateLabel(workspaceOf(request), ref, label, auditOf(request));
+        return locations.updateLabel(principalOf(request), ref, label, auditOf(request));
       },
     );
 
@@ -190,7 +190,7 @@ export const locationRoutes =
         },
       },
       async (request, reply) => {
-        await locations.delete(workspaceOf(request), request.body, auditOf(request));
+        await locations.delete(principalOf(request), request.body, auditOf(request));
         return reply.code(204).send();
       },
     );
@@ -207,7 +207,7 @@ export const locationRoutes =
         },
       },
       async (request, reply) => {
-        if (await locations.requestRefresh(workspaceOf(request), request.body, auditOf(request)))
+        if (await locations.requestRefresh(principalOf(request), request.body, auditOf(request)))
           refreshRequested();
         return reply.code(202).send();
       },
@@ -224,6 +224,6 @@ export const locationRoutes =
           response: { 200: StatusView, ...errors(400, 401, 404, 409) },
         },
       },
-      async (request) => locations.status(workspaceOf(request), request.body),
+      async (request) => locations.status(principalOf(request), request.body),
     );
   };

@@ -9,7 +9,7 @@ import { PAGE_DEFAULT } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
 import type { Operations } from '../../domain/transfers/operations.js';
 import { auditOf } from '../audit.js';
-import { readWhenDryRun, workspaceOf } from '../auth.js';
+import { principalOf, readWhenDryRun } from '../auth.js';
 import { errors, INPUT_MAX, Literal, Path, Url } from '../schemas.js';
 import { EntrySchema, listingJson } from './list.js';
 
@@ -46,7 +46,7 @@ export const operationRoutes =
       },
       async (request) => {
         const result = await operations.pull(
-          workspaceOf(request),
+          principalOf(request),
           request.body.from,
           request.body.to,
           auditOf(request),
@@ -69,9 +69,9 @@ export const operationRoutes =
       },
       async (request, reply) => {
         if (request.body.dry_run === true)
-          return reply.code(200).send(await plans.move(workspaceOf(request), request.body, PAGE_DEFAULT));
+          return reply.code(200).send(await plans.move(principalOf(request), request.body, PAGE_DEFAULT));
         const result = await operations.move(
-          workspaceOf(request),
+          principalOf(request),
           request.body.from,
           request.body.to,
           request.body.literal === true,
@@ -96,9 +96,9 @@ export const operationRoutes =
       },
       async (request, reply) => {
         if (request.body.dry_run === true)
-          return reply.code(200).send(await plans.remove(workspaceOf(request), request.body, PAGE_DEFAULT));
+          return reply.code(200).send(await plans.remove(principalOf(request), request.body, PAGE_DEFAULT));
         const result = await operations.remove(
-          workspaceOf(request),
+          principalOf(request),
           request.body.path,
           request.body.literal === true,
           request.body.filter,
@@ -125,7 +125,7 @@ export const operationRoutes =
       },
       async (request, reply) => {
         const entries = await operations.preview(
-          workspaceOf(request),
+          principalOf(request),
           request.body.path,
           request.body.literal === true,
           request.body.filter,
@@ -158,7 +158,7 @@ export const operationRoutes =
       },
       async (request, reply) => {
         const moves = await operations.movePreview(
-          workspaceOf(request),
+          principalOf(request),
           request.body.from,
           request.body.to,
           request.body.literal === true,

@@ -8,7 +8,7 @@ import { Plan } from '../../api/plans.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
 import { auditOf } from '../audit.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf } from '../auth.js';
 import { errors, IdParam, Paging } from '../schemas.js';
 import { noBody } from './transfers.js';
 
@@ -17,7 +17,7 @@ export const planRoutes =
   async (app) => {
     /** A plan's run needs what running its request would: `remove` for a removal, else `transfer`. */
     const runScope = async (request: FastifyRequest): Promise<Scope> =>
-      (await plans.kindOf(workspaceOf(request), (request.params as { id: string }).id)) === 'remove'
+      (await plans.kindOf(principalOf(request), (request.params as { id: string }).id)) === 'remove'
         ? 'remove'
         : 'transfer';
 
@@ -35,7 +35,7 @@ export const planRoutes =
       },
       async (request) =>
         plans.get(
-          workspaceOf(request),
+          principalOf(request),
           request.params.id,
           parseLimit(request.query.limit),
           request.query.cursor,
@@ -61,7 +61,7 @@ export const planRoutes =
       },
       async (request, reply) => {
         noBody(request);
-        const accepted = await plans.run(workspaceOf(request), request.params.id, auditOf(request));
+        const accepted = await plans.run(principalOf(request), request.params.id, auditOf(request));
         queued();
         return reply.code(202).send(accepted);
       },

@@ -9,7 +9,7 @@ import type { ScheduleAction } from '../../domain/schedules/actions.js';
 import { EVERY_MAX } from '../../domain/schedules/every.js';
 import type { Schedules } from '../../domain/schedules/schedules.js';
 import { auditOf } from '../audit.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf } from '../auth.js';
 import { errors, IdParam, Label, NoContent, Paging, Timezone } from '../schemas.js';
 import { CopyBody, SyncBody } from './transfers.js';
 
@@ -57,7 +57,7 @@ export const scheduleRoutes =
       async (request, reply) => {
         const { action, ...rest } = request.body;
         const created = await schedules.create(
-          workspaceOf(request),
+          principalOf(request),
           { ...rest, action: action as ScheduleAction },
           auditOf(request),
         );
@@ -82,7 +82,7 @@ export const scheduleRoutes =
       },
       async (request) => {
         const page = await schedules.list(
-          workspaceOf(request),
+          principalOf(request),
           parseLimit(request.query.limit),
           request.query.cursor,
         );
@@ -101,7 +101,7 @@ export const scheduleRoutes =
           response: { 200: ScheduleWithRuns, ...errors(401, 404) },
         },
       },
-      async (request) => schedules.get(workspaceOf(request), request.params.id),
+      async (request) => schedules.get(principalOf(request), request.params.id),
     );
 
     app.patch(
@@ -128,7 +128,7 @@ export const scheduleRoutes =
       async (request) => {
         const { action, ...rest } = request.body;
         const updated = await schedules.update(
-          workspaceOf(request),
+          principalOf(request),
           request.params.id,
           { ...rest, ...(action === undefined ? {} : { action: action as ScheduleAction }) },
           auditOf(request),
@@ -150,7 +150,7 @@ export const scheduleRoutes =
         },
       },
       async (request, reply) => {
-        await schedules.delete(workspaceOf(request), request.params.id, auditOf(request));
+        await schedules.delete(principalOf(request), request.params.id, auditOf(request));
         return reply.code(204).send();
       },
     );
@@ -168,7 +168,7 @@ export const scheduleRoutes =
         },
       },
       async (request, reply) => {
-        const started = await schedules.runNow(workspaceOf(request), request.params.id, auditOf(request));
+        const started = await schedules.runNow(principalOf(request), request.params.id, auditOf(request));
         queued();
         return reply.code(202).send(started);
       },

@@ -7,7 +7,7 @@ import { Send, SendItem } from '../../api/sends.js';
 import { parseLimit } from '../../db/paging.js';
 import { MAX_OTHER, MAX_TO, SENDER_NAME_MAX, type Sends } from '../../domain/sends/sends.js';
 import { auditOf } from '../audit.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf } from '../auth.js';
 import {
   Address,
   errors,
@@ -72,7 +72,7 @@ export const sendRoutes =
         },
       },
       async (request, reply) => {
-        const send = await sends.accept(workspaceOf(request), request.body, auditOf(request));
+        const send = await sends.accept(principalOf(request), request.body, auditOf(request));
         added();
         return reply.code(202).send(send);
       },
@@ -97,7 +97,7 @@ export const sendRoutes =
       },
       async (request) => {
         const page = await sends.list(
-          workspaceOf(request),
+          principalOf(request),
           parseLimit(request.query.limit),
           request.query.cursor,
         );
@@ -116,7 +116,7 @@ export const sendRoutes =
           response: { 200: SendItem, ...errors(401, 404) },
         },
       },
-      async (request) => sends.get(workspaceOf(request), request.params.id),
+      async (request) => sends.get(principalOf(request), request.params.id),
     );
 
     app.post(
@@ -131,7 +131,7 @@ export const sendRoutes =
         },
       },
       async (request) => {
-        const send = await sends.cancel(workspaceOf(request), request.params.id, auditOf(request));
+        const send = await sends.cancel(principalOf(request), request.params.id, auditOf(request));
         added();
         return send;
       },

@@ -10,12 +10,22 @@ export function serviceRoutes(app: FastifyInstance, deps: { db: Db; registry: Re
 
   app.get('/healthz', open, async () => ({ status: 'ok' }));
 
+  // A load balancer probes every few seconds: one line when the database stops answering, one when it
+  // answers again, as the background loops say (docs/api.md, "The database going away").
+  let unready = false;
   app.get('/readyz', open, async (request, reply) => {
     try {
       await ping(deps.db);
+      if (unready) {
+        unready = false;
+        request.log.info('readyz: the database answers again');
+      }
       return { status: 'ready' };
     } catch (err) {
-      request.log.warn({ err }, 'database not reachable');
+      if (!unready) {
+        unready = true;
+        request.log.warn({ err }, 'readyz: the database is not reachable');
+      }
       return send(reply, 503, 'the database is not reachable');
     }
   });

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { ShareDownload } from '../../api/shares.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Shares } from '../../domain/shares/shares.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf } from '../auth.js';
 import { errors, IdParam, Paging } from '../schemas.js';
 
 export const shareDownloadRoutes =
@@ -32,7 +32,7 @@ export const shareDownloadRoutes =
       },
       async (request) => {
         const page = await shares.downloads(
-          workspaceOf(request),
+          principalOf(request),
           request.params.id,
           parseLimit(request.query.limit),
           request.query.cursor,

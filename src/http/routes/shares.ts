@@ -6,7 +6,7 @@ import { CreatedShare, Share } from '../../api/shares.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Shares } from '../../domain/shares/shares.js';
 import { auditOf } from '../audit.js';
-import { workspaceOf } from '../auth.js';
+import { principalOf } from '../auth.js';
 import { errors, IdParam, Literal, NoContent, Paging, Password, Path, Timestamp } from '../schemas.js';
 
 export const shareRoutes =
@@ -47,7 +47,7 @@ export const shareRoutes =
         },
       },
       async (request, reply) =>
-        reply.code(201).send(await shares.create(workspaceOf(request), request.body, auditOf(request))),
+        reply.code(201).send(await shares.create(principalOf(request), request.body, auditOf(request))),
     );
 
     app.get(
@@ -66,7 +66,7 @@ export const shareRoutes =
       },
       async (request) => {
         const page = await shares.list(
-          workspaceOf(request),
+          principalOf(request),
           parseLimit(request.query.limit),
           request.query.cursor,
         );
@@ -86,7 +86,7 @@ export const shareRoutes =
         },
       },
       async (request, reply) => {
-        await shares.revoke(workspaceOf(request), request.params.id, auditOf(request));
+        await shares.revoke(principalOf(request), request.params.id, auditOf(request));
         return reply.code(204).send();
       },
     );

@@ -5,7 +5,7 @@ import { ApiKey, CreateApiKeyLimits, CreatedApiKey } from '../../api/keys.js';
 import { parseRfc3339 } from '../../clock.js';
 import type { ApiKeys } from '../../domain/api-keys.js';
 import { auditOf } from '../audit.js';
-import { principalOf, workspaceOf } from '../auth.js';
+import { principalOf } from '../auth.js';
 import { errors, IdParam, Label, NoContent, Timestamp } from '../schemas.js';
 
 export const tokenRoutes =
@@ -30,7 +30,7 @@ export const tokenRoutes =
         },
       },
       async (request, reply) => {
-        const { name, expires_at: expiresAt, scopes } = request.body;
+        const { name, expires_at: expiresAt, scopes, locations } = request.body;
         const caller = principalOf(request);
         const created = await apiKeys.create(
           caller.workspaceId,
@@ -38,6 +38,7 @@ export const tokenRoutes =
             name,
             ...(expiresAt === undefined ? {} : { expiresAt: parseRfc3339(expiresAt, 'expires_at') }),
             ...(scopes === undefined ? {} : { scopes }),
+            ...(locations === undefined ? {} : { locations }),
           },
           caller,
           auditOf(request),
@@ -56,7 +57,7 @@ export const tokenRoutes =
           response: { 200: Type.Array(ApiKey), ...errors(401) },
         },
       },
-      async (request) => apiKeys.list(workspaceOf(request)),
+      async (request) => apiKeys.list(principalOf(request)),
     );
 
     app.get(
@@ -72,7 +73,7 @@ export const tokenRoutes =
       },
       async (request) => {
         const caller = principalOf(request);
-        return apiKeys.get(caller.workspaceId, caller.keyId);
+        return apiKeys.get(caller, caller.keyId);
       },
     );
 
@@ -97,7 +98,7 @@ export const tokenRoutes =
       async (request, reply) => {
         const { name, expires_at: expiresAt } = request.body;
         await apiKeys.update(
-          workspaceOf(request),
+          principalOf(request),
           request.params.id,
           {
             ...(name === undefined ? {} : { name }),
@@ -121,7 +122,7 @@ export const tokenRoutes =
         },
       },
       async (request, reply) => {
-        await apiKeys.revoke(workspaceOf(request), request.params.id, auditOf(request));
+        await apiKeys.revoke(principalOf(request), request.params.id, auditOf(request));
         return reply.code(204).send();
       },
     );

@@ -18,7 +18,7 @@ import type { TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
 import { COMPARE_MODES, OVERWRITE_MODES } from '../../states.js';
 import { auditOf } from '../audit.js';
-import { principalOf, readWhenDryRun, workspaceOf } from '../auth.js';
+import { principalOf, readWhenDryRun } from '../auth.js';
 import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 
 /** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
@@ -165,8 +165,8 @@ export const transferRoutes =
           ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
         };
         if (dry_run === true)
-          return reply.code(200).send(await deps.plans.copy(workspaceOf(request), body, PAGE_DEFAULT));
-        const accepted = await copies.accept(workspaceOf(request), body, undefined, auditOf(request));
+          return reply.code(200).send(await deps.plans.copy(principalOf(request), body, PAGE_DEFAULT));
+        const accepted = await copies.accept(principalOf(request), body, undefined, auditOf(request));
         deps.queued();
         return reply.code(202).send(accepted);
       },
@@ -212,8 +212,8 @@ export const transferRoutes =
           ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
         };
         if (dry_run === true)
-          return reply.code(200).send(await deps.plans.sync(workspaceOf(request), body, PAGE_DEFAULT));
-        const accepted = await copies.sync(workspaceOf(request), body, undefined, auditOf(request));
+          return reply.code(200).send(await deps.plans.sync(principalOf(request), body, PAGE_DEFAULT));
+        const accepted = await copies.sync(principalOf(request), body, undefined, auditOf(request));
         deps.queued();
         return reply.code(202).send(accepted);
       },
@@ -230,7 +230,7 @@ export const transferRoutes =
           response: { 200: Transfer, ...errors(401, 404) },
         },
       },
-      async (request) => views.transfer(workspaceOf(request), request.params.id),
+      async (request) => views.transfer(principalOf(request), request.params.id),
     );
 
     app.get(
@@ -252,7 +252,7 @@ export const transferRoutes =
       },
       async (request) => {
         const page = await views.transfers(
-          workspaceOf(request),
+          principalOf(request),
           parseLimit(request.query.limit),
           request.query.cursor,
         );
@@ -274,7 +274,7 @@ export const transferRoutes =
       },
       async (request) =>
         views.transferFailures(
-          workspaceOf(request),
+          principalOf(request),
           request.params.id,
           parseLimit(request.query.limit),
           request.query.cursor,
@@ -293,7 +293,7 @@ export const transferRoutes =
         },
       },
       async (request, reply) => {
-        const transfer = await views.findTransfer(workspaceOf(request), request.params.id);
+        const transfer = await views.findTransfer(principalOf(request), request.params.id);
         // A single transfer has no objects of its own: its report is empty (its GET says what happened).
         const job = await views.jobOf(transfer.id);
         return sendReport(request, reply, job, `transfer-${transfer.id}-report`);
@@ -316,7 +316,7 @@ export const transferRoutes =
       },
       async (request, reply) => {
         noBody(request);
-        const result = await control.retryTransfer(workspaceOf(request), request.params.id, auditOf(request));
+        const result = await control.retryTransfer(principalOf(request), request.params.id, auditOf(request));
         deps.queued();
         return reply.code(202).send(result);
       },
@@ -333,7 +333,7 @@ export const transferRoutes =
           response: { 200: Job, ...errors(401, 404) },
         },
       },
-      async (request) => views.job(workspaceOf(request), request.params.id),
+      async (request) => views.job(principalOf(request), request.params.id),
     );
 
     app.get(
@@ -360,7 +360,7 @@ export const transferRoutes =
       },
       async (request) => {
         const page = await views.jobs(
-          workspaceOf(request),
+          principalOf(request),
           parseLimit(request.query.limit),
           request.query.cursor,
           request.query.schedule_id,
@@ -386,7 +386,7 @@ export const transferRoutes =
       },
       async (request) =>
         views.failures(
-          workspaceOf(request),
+          principalOf(request),
           request.params.id,
           parseLimit(request.query.limit),
           request.query.cursor,
@@ -405,7 +405,7 @@ export const transferRoutes =
         },
       },
       async (request, reply) => {
-        const job = await views.findJob(workspaceOf(request), request.params.id);
+        const job = await views.findJob(principalOf(request), request.params.id);
         return sendReport(request, reply, job, `job-${job.id}-report`);
       },
     );
@@ -426,7 +426,7 @@ export const transferRoutes =
       },
       async (request, reply) => {
         noBody(request);
-        const result = await control.retry(workspaceOf(request), request.params.id, auditOf(request));
+        const result = await control.retry(principalOf(request), request.params.id, auditOf(request));
         deps.queued();
         return reply.code(202).send(result);
       },
@@ -450,7 +450,7 @@ export const transferRoutes =
         noBody(request);
         return reply
           .code(202)
-          .send(await control.cancel(workspaceOf(request), request.params.id, auditOf(request)));
+          .send(await control.cancel(principalOf(request), request.params.id, auditOf(request)));
       },
     );
   };

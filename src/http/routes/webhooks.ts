@@ -54,7 +54,7 @@ export const webhookRoutes =
     app.post(
       '/v1/webhooks',
       {
-        config: { scope: 'admin', rateLimit: 'webhooks' },
+        config: { scope: 'admin', rateLimit: 'webhooks', wholeWorkspace: true },
         schema: {
           summary: 'Register a webhook endpoint; the answer holds its signing secret, once',
           tags: ['webhooks'],
@@ -69,7 +69,7 @@ export const webhookRoutes =
     app.get(
       '/v1/webhooks',
       {
-        config: { scope: 'admin' },
+        config: { scope: 'admin', wholeWorkspace: true },
         schema: {
           summary: "List the workspace's webhook endpoints",
           tags: ['webhooks'],
@@ -82,7 +82,7 @@ export const webhookRoutes =
     app.get(
       '/v1/webhooks/:id',
       {
-        config: { scope: 'admin' },
+        config: { scope: 'admin', wholeWorkspace: true },
         schema: {
           summary: 'Read a webhook endpoint',
           tags: ['webhooks'],
@@ -96,7 +96,7 @@ export const webhookRoutes =
     app.patch(
       '/v1/webhooks/:id',
       {
-        config: { scope: 'admin', rateLimit: 'webhooks' },
+        config: { scope: 'admin', rateLimit: 'webhooks', wholeWorkspace: true },
         schema: {
           summary: 'Change the URL or events of a webhook endpoint, or enable or disable it',
           tags: ['webhooks'],
@@ -119,7 +119,7 @@ export const webhookRoutes =
     app.delete(
       '/v1/webhooks/:id',
       {
-        config: { scope: 'admin', rateLimit: 'webhooks' },
+        config: { scope: 'admin', rateLimit: 'webhooks', wholeWorkspace: true },
         schema: {
           summary: 'Delete a webhook endpoint, its queued messages and its delivery log',
           tags: ['webhooks'],
@@ -136,7 +136,7 @@ export const webhookRoutes =
     app.get(
       '/v1/webhooks/:id/deliveries',
       {
-        config: { scope: 'admin' },
+        config: { scope: 'admin', wholeWorkspace: true },
         schema: {
           summary: "A webhook endpoint's delivery attempts, newest first",
           tags: ['webhooks'],

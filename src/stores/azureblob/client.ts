@@ -1,22 +1,25 @@
 // Builds the @azure/storage-blob service client for one location: shared-key credentials from the
 // secret, the endpoint from metadata (or the public one for the account), SDK retries and redirects
-// off, and every connection made through the egress guard.
+// off, every connection made through the egress guard, and every request bounded by the silence it
+// may meet (FERRY_OUTBOUND_IDLE_SECONDS): the SDK itself bounds neither the wait for an answer nor a
+// body that stops coming.
 import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
-import {
+import type {
   BlobServiceClient,
-  type HttpOperationResponse,
+  HttpOperationResponse,
   Pipeline,
-  type RequestPolicy,
-  type RequestPolicyFactory,
-  StorageSharedKeyCredential,
-  type WebResource,
+  RequestPolicy,
+  RequestPolicyFactory,
+  WebResource,
 } from '@azure/storage-blob';
 import { invalid, isFerryError } from '../../errors.js';
 import { AGENT_OPTIONS, type Egress } from '../../net/egress.js';
+import { seconds } from '../../net/time-bounds.js';
 import type { AccessKeySecret } from '../../providers.js';
 import type { StoreLocation } from '../context.js';
+import { azureBlob } from '../shared/sdk.js';
 import { EGRESS_REFUSED } from './errors.js';
 
 /** Storage account names: 3 to 24 lower-case letters and digits (they become a host name). */
@@ -32,15 +35,17 @@ export interface AzureClient {
   close(): void;
 }
 
-export function createClient(location: StoreLocation, egress: Egress): AzureClient {
+/** `idleMs`: the longest silence on a connection while a request is on it (docs/api.md, "Time bounds"). */
+export function createClient(location: StoreLocation, egress: Egress, idleMs: number): AzureClient {
   const serviceUrl = endpointOf(location);
   const secret = location.secret.reveal() as AccessKeySecret;
+  const { BlobServiceClient, Pipeline, StorageSharedKeyCredential } = azureBlob();
   const credential = new StorageSharedKeyCredential(secret.access_key_id, secret.secret_access_key);
   // A Pipeline built from factories keeps the credential (found among the factories) and adds ours;
   // the SDK wraps unknown factories around the request before it is sent.
   const agents = {
-    http: tagging(new http.Agent(AGENT_OPTIONS), egress.httpAgent),
-    https: tagging(new https.Agent(AGENT_OPTIONS), egress.httpsAgent),
+    http: bounded(tagging(new http.Agent(AGENT_OPTIONS), egress.httpAgent), idleMs),
+    https: bounded(tagging(new https.Agent(AGENT_OPTIONS), egress.httpsAgent), idleMs),
   };
   const pipeline = new Pipeline([credential, agentFactory(agents)], {
     // Stores never retry; the operations layer owns retries.
@@ -140,5 +145,32 @@ function guardedConnect(
 function tagging<A extends http.Agent>(agent: A, guard: http.Agent): A {
   agent.createConnection = (options, callback) =>
     guardedConnect(guard, options, callback as Parameters<Connect>[1]) as Duplex;
+  return agent;
+}
+
+/**
+ * Every request the agent carries ends once its connection has been silent for `idleMs`: waiting for
+ * the answer, or between two bytes of the answer's body (a download that stalls). Node applies a
+ * request's timeout to its socket while the request holds it, and the agent's own (AGENT_OPTIONS) again
+ * once the socket is free.
+ */
+function bounded<A extends http.Agent>(agent: A, idleMs: number): A {
+  const pooled = agent as unknown as { addRequest(req: http.ClientRequest, options: object): void };
+  const addRequest = pooled.addRequest.bind(agent);
+  pooled.addRequest = (req, options) => {
+    let answer: http.IncomingMessage | undefined;
+    req.once('response', (res: http.IncomingMessage) => {
+      answer = res;
+    });
+    req.setTimeout(idleMs, () => {
+      // No status: errors.ts reads it as passing, and the work is tried again.
+      const err = Object.assign(new Error(`no byte from the service for ${seconds(idleMs)}`), {
+        code: 'ETIMEDOUT',
+      });
+      answer?.destroy(err);
+      req.destroy(err);
+    });
+    addRequest(req, options);
+  };
   return agent;
 }

@@ -62,8 +62,10 @@ export function toFerryError(err: unknown, what: string, signal?: AbortSignal): 
   const code = err.code ?? '';
   // The guard's own words name the endpoint and why it may not be reached.
   if (code === EGRESS_REFUSED) return new FerryError('invalid', `azureblob: ${err.message}`, { cause: err });
-  // Storage messages end with "RequestId:…\nTime:…"; the first line is the provider's own words.
-  const message = `azureblob: ${what}: ${code ? `${code}: ` : ''}${firstLine(err.message)}`;
+  // Storage messages end with "RequestId:…\nTime:…"; the first line is the provider's own words, and
+  // the status says what kind of answer it was when they do not.
+  const statusText = status === undefined ? '' : ` (HTTP ${status})`;
+  const message = `azureblob: ${what}: ${code ? `${code}: ` : ''}${firstLine(err.message)}${statusText}`;
   if (NOT_FOUND_CODES.has(code) || status === 404)
     return new FerryError('not_found', message, { cause: err });
   if (Object.hasOwn(CONFLICT_CODES, code)) {
@@ -85,8 +87,13 @@ export function toFerryError(err: unknown, what: string, signal?: AbortSignal): 
     return new FerryError('invalid', message, { cause: err });
   }
   if (status === 416) return new FerryError('invalid', message, { cause: err });
-  // No status: the request never got an answer (refused, reset, timeout). 5xx: the service failed.
-  return new FerryError('transient', message, { cause: err });
+  // No status: the request never got an answer (refused, reset, timeout). 5xx: the service failed;
+  // a retry is never sooner than its Retry-After (docs/api.md, "Transfers").
+  const retryAfter = parseRetryAfter(err.response?.headers.get('retry-after'));
+  return new FerryError('transient', message, {
+    cause: err,
+    ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
+  });
 }
 
 function isRestErrorLike(err: unknown): err is RestErrorLike {

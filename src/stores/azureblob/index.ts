@@ -5,6 +5,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { FerryError } from '../../errors.js';
+import { OUTBOUND_DEFAULTS } from '../../net/time-bounds.js';
 import type { StoreContext, StoreLocation } from '../context.js';
 import type {
   CallOptions,
@@ -68,7 +69,7 @@ class AzureBlobStore implements Store {
   readonly #memory: MemoryBudget | undefined;
 
   constructor(location: StoreLocation, ctx: StoreContext, tuning: AzureTuning) {
-    this.#client = createClient(location, ctx.egress);
+    this.#client = createClient(location, ctx.egress, (ctx.outbound ?? OUTBOUND_DEFAULTS).idleMs);
     this.#memory = ctx.memory;
     const { service, serviceUrl, accountName } = this.#client;
     this.#service = service;

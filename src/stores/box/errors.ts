@@ -4,7 +4,7 @@
 // {"type": "error", "status": 404, "code": "not_found", "message": "...", "context_info": {...},
 //  "help_url": "...", "request_id": "..."}. A 401 has an empty body and says why in WWW-Authenticate.
 import { FerryError, isFerryError } from '../../errors.js';
-import type { ErrorResponse } from '../shared/http.js';
+import { bodyExcerpt, type ErrorResponse } from '../shared/http.js';
 
 interface BoxErrorBody {
   code?: unknown;
@@ -28,13 +28,15 @@ interface BoxCause {
 export function readBoxError(res: ErrorResponse): FerryError {
   const body = (typeof res.json === 'object' && res.json !== null ? res.json : {}) as BoxErrorBody;
   const code = typeof body.code === 'string' ? body.code : '';
-  let text = typeof body.message === 'string' ? body.message : res.text.trim().slice(0, 300);
+  let text = typeof body.message === 'string' ? body.message : bodyExcerpt(res.text, 300);
   if (res.status === 401 && !text) {
     const header = res.headers['www-authenticate'];
     const auth = Array.isArray(header) ? header.join(', ') : (header ?? '');
     text = /error_description="([^"]*)"/.exec(auth)?.[1] ?? 'unauthorized';
   }
-  const message = `box: ${res.operation}: ${[code, text].filter(Boolean).join(': ') || `HTTP ${res.status}`}`;
+  // The status too: a plain-text body (a 5xx, a proxy's page) does not say what kind of answer it was.
+  const said = [code, text].filter(Boolean).join(': ');
+  const message = `box: ${res.operation}: ${said ? `${said} (HTTP ${res.status})` : `HTTP ${res.status}`}`;
   const cause: BoxCause = { status: res.status, code, conflicts: conflictsIn(body.context_info?.conflicts) };
   const retryAfter = res.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: res.retryAfterSeconds };
 

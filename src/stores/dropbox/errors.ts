@@ -20,7 +20,8 @@ const MISSING = new Set(['not_found', 'not_file', 'not_folder']);
 export function readDropboxError(res: ErrorResponse): FerryError {
   const body = (typeof res.json === 'object' && res.json !== null ? res.json : {}) as DropboxErrorBody;
   const summary = typeof body.error_summary === 'string' ? body.error_summary : res.text.trim().slice(0, 500);
-  const message = `dropbox: ${res.operation}: ${summary || `HTTP ${res.status}`}`;
+  // The status too: a plain-text body (a 5xx, a proxy's page) does not say what kind of answer it was.
+  const message = `dropbox: ${res.operation}: ${summary ? `${summary} (HTTP ${res.status})` : `HTTP ${res.status}`}`;
   const options = { cause: { status: res.status, summary } };
 
   if (res.status === 401) {

@@ -15,7 +15,6 @@ import type { ServiceAccountKey } from '../../providers.js';
 import type { Secret } from '../../secret.js';
 import { answerError, connectionError, keyError, tokenError } from './errors.js';
 
-export const DEFAULT_TOKEN_URI = 'https://oauth2.googleapis.com/token';
 const SCOPE = 'https://www.googleapis.com/auth/devstorage.full_control';
 const GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 /** A token is renewed this long before it expires. */

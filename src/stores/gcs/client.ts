@@ -3,17 +3,19 @@
 // reached through the egress gateway (gateway.ts), the project from metadata `project_id` or the key,
 // and no retries.
 import type http from 'node:http';
-import { Storage } from '@google-cloud/storage';
+import type { Storage } from '@google-cloud/storage';
 import { invalid } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
-import type { OutboundTimeouts } from '../../net/time-bounds.js';
+import { OUTBOUND_DEFAULTS, type OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ServiceAccountKey, ServiceAccountSecret } from '../../providers.js';
 import { Secret } from '../../secret.js';
 import type { StoreLocation } from '../context.js';
-import { DEFAULT_TOKEN_URI, ServiceAccountAuth } from './auth.js';
+import { googleStorage } from '../shared/sdk.js';
 import { type Gateway, startGateway } from './gateway.js';
 
 export const DEFAULT_ENDPOINT = 'https://storage.googleapis.com';
+/** Google's token endpoint, where a key file names none (auth.ts). */
+export const DEFAULT_TOKEN_URI = 'https://oauth2.googleapis.com/token';
 
 /** What open() learns from the location without any I/O; invalid settings fail here. */
 export interface GcsSettings {
@@ -51,12 +53,20 @@ export async function createClient(
 ): Promise<GcsClient> {
   // Google's own endpoint goes through the gateway too: the library would otherwise connect, and
   // follow redirects, with agents of its own (docs/api.md, "Outbound calls").
-  const gateway: Gateway = await startGateway(settings.endpoint ?? DEFAULT_ENDPOINT, egress);
+  const gateway: Gateway = await startGateway(
+    settings.endpoint ?? DEFAULT_ENDPOINT,
+    egress,
+    (timeouts ?? OUTBOUND_DEFAULTS).idleMs,
+  );
   const agentFor = (url: URL): http.Agent | undefined => {
     if (url.href.startsWith(`${gateway.url}/`)) return undefined; // our own loopback gateway
     // The gateway hands the library no other URL; should one appear, the guard still checks it.
     return url.protocol === 'https:' ? egress.httpsAgent : egress.httpAgent;
   };
+  // auth.ts extends google-auth-library's client: loaded with the SDK, on a gcs store's first use
+  // (../shared/sdk.ts).
+  const { ServiceAccountAuth } = await import('./auth.js');
+  const { Storage } = googleStorage();
   const auth = new ServiceAccountAuth({
     key: settings.key,
     tokenUri: settings.tokenUri,

@@ -114,11 +114,29 @@ function fromGoogleError(
 ): FerryError {
   const reason = body.errors?.[0]?.reason ?? '';
   const text = body.message ?? body.errors?.[0]?.message ?? `HTTP ${status}`;
-  const message = `gcs: ${what}: ${text}`;
   if (reason === EGRESS_REFUSED_REASON) return new FerryError('invalid', `gcs: ${text}`, { cause });
+  const message = `gcs: ${what}: ${said(text, status)}`;
   const kind = kindOf(status, reason);
-  if (kind === 'throttled') return throttled(message, parseRetryAfter(headers['retry-after']), cause);
+  // Kept on every passing failure: a retry is never sooner than asked (docs/api.md, "Transfers").
+  const retryAfter = parseRetryAfter(headers['retry-after']);
+  if (kind === 'throttled') return throttled(message, retryAfter, cause);
+  if (kind === 'transient' && retryAfter !== undefined) {
+    return new FerryError(kind, message, { cause, retryAfterSeconds: retryAfter });
+  }
   return new FerryError(kind, message, { cause });
+}
+
+/**
+ * An answer's words in one line, with its status. The library words several errors as "Multiple errors
+ * occurred during the request. Please see the `errors` array…" and a numbered line for each: those
+ * lines are what is kept, joined.
+ */
+function said(text: string, status: number): string {
+  const numbered = text.startsWith('Multiple errors occurred')
+    ? [...text.matchAll(/^\s*\d+\.\s+(.+)$/gm)].map((m) => (m[1] ?? '').trim())
+    : [];
+  const line = (numbered.length > 0 ? numbered.join('; ') : text).split('\n', 1)[0]?.trim() ?? '';
+  return line === '' || line === `HTTP ${status}` ? `HTTP ${status}` : `${line} (HTTP ${status})`;
 }
 
 function kindOf(status: number, reason: string): ErrorKind {

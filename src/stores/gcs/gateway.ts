@@ -15,12 +15,18 @@
 // - A connection the guard refuses, and a refused Location, are answered 502 with a Google-shaped
 //   error body whose reason is EGRESS_REFUSED_REASON, which errors.ts reads as `invalid`; other failed
 //   connections get 502.
+// - An upstream request whose connection stays silent for `idleMs` (FERRY_OUTBOUND_IDLE_SECONDS:
+//   no answer, or a body that stops) is ended: answered 502 before its headers, cut after them. The
+//   library sets no bound of its own, and never notices a body cut short (node-fetch), so every
+//   answer but a download's (a small JSON document) is held until it is whole: one that is cut or
+//   stalls is answered 502 instead. A download's cut is caught by the store's read guard (index.ts).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { isFerryError } from '../../errors.js';
 import type { Egress } from '../../net/egress.js';
+import { seconds } from '../../net/time-bounds.js';
 import { EGRESS_REFUSED_REASON } from './errors.js';
 
 const HOP_BY_HOP = new Set([
@@ -40,7 +46,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(endpoint: string, egress: Egress): Promise<Gateway> {
+export async function startGateway(endpoint: string, egress: Egress, idleMs: number): Promise<Gateway> {
   const target = new URL(endpoint);
   const targetBase = `${target.origin}${target.pathname.replace(/\/+$/, '')}`;
   const prefix = `/${randomBytes(16).toString('hex')}`;
@@ -66,6 +72,9 @@ export async function startGateway(endpoint: string, egress: Egress): Promise<Ga
       headers,
       agent,
     });
+    forward.setTimeout(idleMs, () =>
+      forward.destroy(Object.assign(new Error(`no byte for ${seconds(idleMs)}`), { code: 'ETIMEDOUT' })),
+    );
     forward.on('response', (answer) => {
       const status = answer.statusCode ?? 502;
       const out: http.OutgoingHttpHeaders = {};
@@ -83,9 +92,25 @@ export async function startGateway(endpoint: string, egress: Egress): Promise<Ga
         }
         out.location = through;
       }
-      res.writeHead(status, answer.statusMessage, out);
-      answer.pipe(res);
-      answer.on('error', () => res.destroy());
+      if (isMedia(upstreamUrl)) {
+        res.writeHead(status, answer.statusMessage, out);
+        answer.pipe(res);
+        answer.on('error', () => res.destroy());
+        return;
+      }
+      // Any other answer is a small JSON document, passed on whole, so that one cut or stalled after
+      // its headers is answered 502 instead: the library never notices a body cut short.
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('error', () => {
+        if (!res.headersSent) refuse(res, 'gateway: the answer was cut short', false);
+      });
+      answer.on('end', () => {
+        const whole = Buffer.concat(chunks);
+        delete out['transfer-encoding'];
+        res.writeHead(status, answer.statusMessage, { ...out, 'content-length': whole.length });
+        res.end(whole);
+      });
     });
     forward.on('error', (err) => {
       if (res.headersSent) {
@@ -131,6 +156,12 @@ export async function startGateway(endpoint: string, egress: Egress): Promise<Ga
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A download of an object's bytes (`alt=media`, or the XML-style download path): streamed, never held. */
+function isMedia(url: string): boolean {
+  const { pathname, searchParams } = new URL(url);
+  return searchParams.get('alt') === 'media' || pathname.includes('/download/');
 }
 
 function resolve(location: string | string[], requested: string): string | undefined {

@@ -5,6 +5,8 @@
 // left to the operations layer (copy + delete).
 import { PassThrough, Readable } from 'node:stream';
 import type { File, Storage } from '@google-cloud/storage';
+import { FerryError } from '../../errors.js';
+import { OUTBOUND_DEFAULTS, seconds } from '../../net/time-bounds.js';
 import type { StoreContext, StoreLocation } from '../context.js';
 import type {
   CallOptions,
@@ -119,7 +121,7 @@ class GcsStore implements Store {
       stream.destroy();
       throw toFerryError(err, `read ${path}`, options.signal);
     }
-    return guardStream(stream, path, options.signal);
+    return guardStream(stream, path, options.signal, (this.#ctx.outbound ?? OUTBOUND_DEFAULTS).idleMs);
   }
 
   async write(path: string, body: Readable, options: WriteOptions = {}): Promise<ObjectInfo> {
@@ -211,17 +213,51 @@ function answered(stream: Readable): Promise<void> {
 
 /**
  * Re-emits the download body's failures as FerryErrors, so readers see one error vocabulary, and ends
- * the download when the caller's signal fires (the library takes no signal of its own).
+ * the download when the caller's signal fires (the library takes no signal of its own). A body that
+ * gives no byte for `idleMs` while its reader waits for one fails as transient: the library (over
+ * node-fetch) never reports a connection cut in the middle of a body, which the gateway passes on as
+ * a cut, so without this bound such a download would wait forever (docs/api.md, "Time bounds").
  */
-function guardStream(body: Readable, path: string, signal: AbortSignal | undefined): Readable {
+function guardStream(
+  body: Readable,
+  path: string,
+  signal: AbortSignal | undefined,
+  idleMs: number,
+): Readable {
   const out = new PassThrough({ highWaterMark: 64 * 1024 });
   const onAbort = () => out.destroy(signal?.reason as Error);
   signal?.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const wait = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      out.destroy(new FerryError('transient', `gcs: read ${path}: no byte for ${seconds(idleMs)}`));
+    }, idleMs);
+    timer.unref();
+  };
+  body.on('data', (chunk: Buffer) => {
+    if (out.write(chunk)) {
+      wait();
+      return;
+    }
+    // The reader is behind: its pace is not the provider's silence.
+    clearTimeout(timer);
+    body.pause();
+    out.once('drain', () => {
+      wait();
+      body.resume();
+    });
+  });
+  body.once('end', () => {
+    clearTimeout(timer);
+    out.end();
+  });
   body.on('error', (err) => out.destroy(toFerryError(err, `read ${path}`, signal) as Error));
   out.on('close', () => {
+    clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
     if (!body.destroyed) body.destroy();
   });
-  body.pipe(out);
+  wait();
   return out;
 }

@@ -6,16 +6,12 @@
 //   HeadBucket that fails otherwise (403 has no body to say why) leaves the answer to CreateBucket.
 // - AWS needs the region as LocationConstraint outside us-east-1; R2, B2 and Wasabi take the region
 //   from the endpoint, so they get none.
-import {
-  CreateBucketCommand,
-  type CreateBucketCommandInput,
-  HeadBucketCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import type { CreateBucketCommandInput, S3Client } from '@aws-sdk/client-s3';
 import { conflict } from '../../errors.js';
 import type { S3FamilyProvider } from '../../providers.js';
 import type { BucketCreation, CallOptions, Entry } from '../contract.js';
 import { COMMON_RULES, checkBucketName, type NameRule } from '../shared/bucket-names.js';
+import { awsS3 } from '../shared/sdk.js';
 import { abortable, type S3Handle } from './client.js';
 import { s3Error, statusOfError } from './errors.js';
 
@@ -61,6 +57,7 @@ const RULES: Record<S3FamilyProvider, NameRule[]> = {
 };
 
 export function s3BucketCreation(provider: S3FamilyProvider, handle: S3Handle): BucketCreation {
+  const { CreateBucketCommand } = awsS3();
   const checkName = (name: string) => checkBucketName(provider, 'bucket', name, RULES[provider]);
   return {
     checkName,
@@ -87,6 +84,7 @@ export function s3BucketCreation(provider: S3FamilyProvider, handle: S3Handle): 
 
 /** HeadBucket: true when the bucket answers; false when it does not exist or the answer says nothing. */
 async function reachable(client: S3Client, name: string, signal?: AbortSignal): Promise<boolean> {
+  const { HeadBucketCommand } = awsS3();
   try {
     await client.send(new HeadBucketCommand({ Bucket: name }), abortable(signal));
     return true;

@@ -1,10 +1,12 @@
 // Builds the AWS SDK client for one S3-family location. The secret is revealed here and only here.
 // Every connection goes through the egress guard's agents, so a metadata `endpoint` (or a redirect)
 // can reach only public addresses and FERRY_EGRESS_ALLOW entries; AWS's own endpoints pass it anyway.
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
+import { OUTBOUND_DEFAULTS } from '../../net/time-bounds.js';
 import type { AccessKeySecret, S3FamilyProvider } from '../../providers.js';
 import type { StoreContext, StoreLocation } from '../context.js';
+import { awsS3 } from '../shared/sdk.js';
 import { resolveConnection, type S3Connection } from './endpoint.js';
 
 export interface S3Handle {
@@ -28,6 +30,7 @@ export function createClient(
   location: StoreLocation,
   ctx: StoreContext,
 ): S3Handle {
+  const { S3Client } = awsS3();
   const connection = resolveConnection(provider, location.metadata);
   const key = accessKey(location);
   const client = new S3Client({
@@ -43,8 +46,10 @@ export function createClient(
       httpAgent: ctx.egress.httpAgent,
       httpsAgent: ctx.egress.httpsAgent,
       connectionTimeout: 30_000,
-      // An idle socket for this long is a dead connection; it surfaces as a transient error.
-      socketTimeout: 120_000,
+      // A connection silent this long while a call is on it (waiting for the answer, or between two
+      // bytes of a body) is dead: FERRY_OUTBOUND_IDLE_SECONDS (docs/api.md, "Time bounds"). It
+      // surfaces as a transient error, and the call is tried again.
+      socketTimeout: (ctx.outbound ?? OUTBOUND_DEFAULTS).idleMs,
     },
     // Keep the SDK quiet: errors reach the caller as FerryErrors.
     logger: { debug() {}, info() {}, warn() {}, error() {} },

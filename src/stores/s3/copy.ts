@@ -2,16 +2,9 @@
 // requires a multipart upload whose parts are UploadPartCopy ranges of the source
 // (docs.aws.amazon.com/AmazonS3/latest/userguide/CopyingObjectsExamples.html). Move is not declared:
 // S3 has no rename, and copy + verify + delete belongs to the operations layer.
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CopyObjectCommand,
-  CreateMultipartUploadCommand,
-  type HeadObjectCommandOutput,
-  type S3Client,
-  UploadPartCopyCommand,
-} from '@aws-sdk/client-s3';
+import type { HeadObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
+import { awsS3 } from '../shared/sdk.js';
 import { abortable } from './client.js';
 import { copySource, type S3Path } from './paths.js';
 
@@ -61,6 +54,13 @@ export async function copyObject(
   signal?: AbortSignal,
   concurrency = 4,
 ): Promise<CopyAnswer> {
+  const {
+    AbortMultipartUploadCommand,
+    CompleteMultipartUploadCommand,
+    CopyObjectCommand,
+    CreateMultipartUploadCommand,
+    UploadPartCopyCommand,
+  } = awsS3();
   const size = source.ContentLength ?? 0;
   const CopySource = copySource(from);
   const pinned = source.ETag ? { CopySourceIfMatch: source.ETag } : {};

@@ -143,12 +143,22 @@ export function s3Error(err: unknown, what: string): FerryError {
   }
   const code = codeOf(e);
   const kind = kindOf(code, status);
-  const said =
-    e.message && e.message !== code && e.message !== 'UnknownError' ? `${code}: ${e.message}` : code;
+  // An answer the SDK could not read as an S3 error (a proxy's or gateway's own page) gets its
+  // parser's words and a hint for SDK users as the message: the status alone says what came back.
+  const unreadable = status !== undefined && /Deserialization error/.test(e.message ?? '');
+  const said = unreadable
+    ? 'an answer that is not an S3 error document'
+    : e.message && e.message !== code && e.message !== 'UnknownError'
+      ? `${code}: ${e.message}`
+      : code;
   const message = Object.hasOwn(EXISTS, code) ? `${EXISTS[code]} (${said})` : said;
   const statusText = status === undefined ? '' : ` (HTTP ${status})`;
+  // Kept on every passing failure, not only a throttle: a retry is never sooner than the provider
+  // asked (docs/api.md, "Transfers").
   const retryAfter =
-    kind === 'throttled' ? parseRetryAfter(e.$response?.headers?.['retry-after'] ?? undefined) : undefined;
+    kind === 'throttled' || kind === 'transient'
+      ? parseRetryAfter(e.$response?.headers?.['retry-after'] ?? undefined)
+      : undefined;
   return new FerryError(kind, `${what}: ${message}${statusText}`, {
     cause: err,
     ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),

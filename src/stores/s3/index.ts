@@ -2,12 +2,7 @@
 // endpoint.ts derives where it points, errors.ts reads every failure, list.ts / upload.ts / copy.ts do
 // the work). Paths are "bucket/key" (contract glossary).
 import type { Readable } from 'node:stream';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  type HeadObjectCommandOutput,
-} from '@aws-sdk/client-s3';
+import type { HeadObjectCommandOutput } from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
 import { isS3Family } from '../../providers.js';
 import type { StoreContext, StoreLocation } from '../context.js';
@@ -26,6 +21,7 @@ import type {
 } from '../contract.js';
 import { PartReader } from '../shared/chunks.js';
 import type { MemoryBudget } from '../shared/memory.js';
+import { awsS3 } from '../shared/sdk.js';
 import { s3BucketCreation } from './buckets.js';
 import { abortable, createClient, type S3Handle } from './client.js';
 import { COPY_OBJECT_MAX, type CopyAnswer, copyObject } from './copy.js';
@@ -185,6 +181,7 @@ class S3Store implements Store {
     sent: { bytes: number; md5?: string },
     signal: AbortSignal | undefined,
   ): Promise<ObjectInfo> {
+    const { DeleteObjectCommand } = awsS3();
     const target = splitPath(path);
     const what = `write ${path}`;
     // Verify what was stored: some S3-compatible servers have stored request framing as data.
@@ -206,6 +203,7 @@ class S3Store implements Store {
   }
 
   async delete(path: string, options: CallOptions = {}): Promise<void> {
+    const { DeleteObjectCommand } = awsS3();
     const target = splitPath(path);
     const what = `delete ${path}`;
     // S3's DeleteObject succeeds on a missing key; the contract wants not_found.
@@ -269,6 +267,7 @@ class S3Store implements Store {
    * (InvalidAccessKeyId) or the object is off limits; a one-byte GET then asks for the real code.
    */
   async #head(target: S3Path, what: string, signal?: AbortSignal): Promise<HeadObjectCommandOutput> {
+    const { GetObjectCommand, HeadObjectCommand } = awsS3();
     try {
       return await this.#client.send(
         new HeadObjectCommand({ Bucket: target.bucket, Key: target.key }),

@@ -7,17 +7,19 @@
 //   exist; it is never listed as a file.
 // - A missing bucket is NoSuchBucket from ListObjectsV2 itself; a non-empty prefix with nothing under
 //   it is not_found.
-import { ListBucketsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
 import type { Entry, ListOptions } from '../../stores/contract.js';
 import { FolderChain, folderEntry } from '../shared/folders.js';
 import { pages } from '../shared/paging.js';
 import { baseName } from '../shared/paths.js';
+import { awsS3 } from '../shared/sdk.js';
 import { abortable } from './client.js';
 import { s3Error } from './errors.js';
 import { splitPath } from './paths.js';
 
 async function* listBuckets(client: S3Client, options: ListOptions): AsyncGenerator<Entry> {
+  const { ListBucketsCommand } = awsS3();
   const listed = pages(
     (token) =>
       client
@@ -48,6 +50,7 @@ export async function* listS3(
   options: ListOptions,
   tuning: ListTuning,
 ): AsyncGenerator<Entry> {
+  const { ListObjectsV2Command } = awsS3();
   if (path === '') {
     yield* listBuckets(client, options);
     return;

@@ -1,24 +1,28 @@
 // Reading an object as a stream, with an optional byte range. The answer is checked against what
-// was asked: the bytes must match the Content-Length (a connection cut mid-body is a transient
-// error, never a short object), and the served range is taken from Content-Range, so a server that
+// was asked: the bytes must match the Content-Length when there is one (a connection cut mid-body is
+// a transient error, never a short object), and the served range is taken from Content-Range, so a server that
 // ignores or widens the Range header (some S3-compatible gateways answer 200 with the whole object;
 // s3rver reads "bytes=0-0" as "bytes=0-") still yields exactly the requested bytes.
 import { PassThrough, type Readable, Transform, type TransformCallback } from 'node:stream';
-import { GetObjectCommand, type GetObjectCommandOutput, type S3Client } from '@aws-sdk/client-s3';
+import type { GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
 import type { ReadOptions } from '../contract.js';
+import { awsS3 } from '../shared/sdk.js';
 import { abortable } from './client.js';
 import { isPreconditionFailed, s3Error } from './errors.js';
 import type { S3Path } from './paths.js';
 
-/** Drops `skip` bytes, passes `take` bytes, then calls `done`; fails if the body ends short. */
+/**
+ * Drops `skip` bytes, passes `take` bytes, then calls `done`; fails if the body ends short. Without a
+ * `take` (the answer had no Content-Length), passes all that comes: the caller counts it.
+ */
 class RangeSlice extends Transform {
   private skipped = 0;
   private passed = 0;
   private complete = false;
   constructor(
     private readonly skip: number,
-    private readonly wanted: number,
+    private readonly wanted: number | undefined,
     private readonly what: string,
     private readonly done: () => void,
   ) {
@@ -36,18 +40,18 @@ class RangeSlice extends Transform {
       buf = buf.subarray(n);
     }
     if (buf.length > 0) {
-      const out = buf.subarray(0, this.wanted - this.passed);
+      const out = this.wanted === undefined ? buf : buf.subarray(0, this.wanted - this.passed);
       this.passed += out.length;
       if (out.length > 0) this.push(out);
     }
-    if (this.passed === this.wanted && !this.complete) {
+    if (this.wanted !== undefined && this.passed === this.wanted && !this.complete) {
       this.complete = true;
       process.nextTick(this.done);
     }
     callback();
   }
   override _flush(callback: TransformCallback): void {
-    if (this.passed !== this.wanted) {
+    if (this.wanted !== undefined && this.passed !== this.wanted) {
       callback(
         new FerryError(
           'transient',
@@ -81,6 +85,7 @@ export async function readObject(
   what: string,
   head: () => Promise<unknown>,
 ): Promise<Readable> {
+  const { GetObjectCommand } = awsS3();
   const range = options.range ?? { offset: 0 };
   if (!Number.isSafeInteger(range.offset) || range.offset < 0) {
     throw new FerryError('invalid', `${what}: the range offset must be a whole number of bytes`);
@@ -116,7 +121,7 @@ export async function readObject(
     throw s3Error(err, what);
   }
   const body = answer.Body as Readable | undefined;
-  const served = answer.ContentLength ?? 0;
+  const served = answer.ContentLength;
   let start: number;
   try {
     start = servedStart(answer, what);
@@ -127,10 +132,20 @@ export async function readObject(
     throw err;
   }
   const skip = range.offset - start;
-  const available = Math.max(0, served - skip);
-  const take = range.length === undefined ? available : Math.min(range.length, available);
+  // No Content-Length (an S3-compatible gateway answering chunked, or until its connection ends):
+  // how much there is, only the body says, and the caller counts it (a copy against the object's
+  // size). Taken as 0, such an answer read as an empty stream.
+  const available = served === undefined ? undefined : Math.max(0, served - skip);
+  const take =
+    range.length === undefined
+      ? available
+      : available === undefined
+        ? range.length
+        : Math.min(range.length, available);
   if (!body) {
-    if (take !== 0) throw new FerryError('transient', `${what}: the provider sent no body`);
+    if (take !== 0 && take !== undefined) {
+      throw new FerryError('transient', `${what}: the provider sent no body`);
+    }
     return emptyStream();
   }
 

@@ -8,20 +8,12 @@
 // fails; a resumable one leaves it for the next attempt, which checks it with ListParts.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import {
-  AbortMultipartUploadCommand,
-  type CompletedPart,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  ListPartsCommand,
-  PutObjectCommand,
-  type S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import type { CompletedPart, S3Client } from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
 import type { ResumableUpload, UploadedPart, UploadLimits, WriteOptions } from '../contract.js';
 import { PartReader, readFirst, uploadParts } from '../shared/chunks.js';
 import type { MemoryBudget, Release } from '../shared/memory.js';
+import { awsS3 } from '../shared/sdk.js';
 import { abortable } from './client.js';
 import { isNoSuchUpload, s3Error } from './errors.js';
 import type { S3Path } from './paths.js';
@@ -159,6 +151,7 @@ async function putObject(
   signal: AbortSignal | undefined,
   what: string,
 ): Promise<string> {
+  const { PutObjectCommand } = awsS3();
   const md5 = createHash('md5').update(data).digest();
   try {
     await client.send(
@@ -183,6 +176,7 @@ export async function beginUpload(
   options: { partSize: number; mimeType?: string | undefined; signal?: AbortSignal | undefined },
   what: string,
 ): Promise<ResumableUpload> {
+  const { CreateMultipartUploadCommand } = awsS3();
   try {
     const answer = await client.send(
       new CreateMultipartUploadCommand({
@@ -208,6 +202,7 @@ export async function heldParts(
   signal: AbortSignal | undefined,
   what: string,
 ): Promise<UploadedPart[] | undefined> {
+  const { ListPartsCommand } = awsS3();
   const held = new Map<number, { etag: string; size: number }>();
   let marker: string | undefined;
   try {
@@ -246,6 +241,7 @@ export async function abortUpload(
   upload: ResumableUpload,
   signal?: AbortSignal,
 ): Promise<void> {
+  const { AbortMultipartUploadCommand } = awsS3();
   try {
     await client.send(
       new AbortMultipartUploadCommand({ Bucket: target.bucket, Key: target.key, UploadId: upload.uploadId }),
@@ -284,6 +280,7 @@ export async function uploadMultipart(
   options: MultipartOptions,
   tuning: UploadTuning,
 ): Promise<number> {
+  const { CompleteMultipartUploadCommand, UploadPartCommand } = awsS3();
   const what = `write ${target.bucket}/${target.key}`;
   const { upload, done, signal } = options;
   const before = done.reduce((n, part) => n + part.size, 0);

@@ -43,9 +43,18 @@ export interface ErrorResponse {
 export type ErrorReader = (response: ErrorResponse) => FerryError;
 
 /**
+ * The start of an error answer's body for a message: its whitespace (an HTML page's lines and
+ * indentation) folded to single spaces, so that a failure reads as one line (as `/failures` and the report show it).
+ */
+export function bodyExcerpt(text: string, max: number): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, max);
+}
+
+/**
  * A failed answer as a FerryError, worded alike by the errors.ts of providers whose error JSON holds a
  * message and a code: "<provider>: <operation>: <message> (HTTP <status>, <code>)", the start of the
- * body standing in for a missing message; Retry-After kept only when throttled. The message, the code,
+ * body standing in for a missing message; Retry-After kept when passing (throttled or transient: a
+ * retry is never sooner than the provider asked, docs/api.md "Transfers"). The message, the code,
  * the kind and the cause are what that errors.ts read.
  */
 export function answerError(
@@ -55,10 +64,10 @@ export function answerError(
   found: { message?: string | undefined; code?: string | undefined },
   cause: unknown,
 ): FerryError {
-  const said = found.message ?? (response.text.trim().slice(0, 200) || `HTTP ${response.status}`);
+  const said = found.message ?? (bodyExcerpt(response.text, 200) || `HTTP ${response.status}`);
   const code = found.code ? `, ${found.code}` : '';
   const options: { cause: unknown; retryAfterSeconds?: number } = { cause };
-  if (kind === 'throttled' && response.retryAfterSeconds !== undefined) {
+  if ((kind === 'throttled' || kind === 'transient') && response.retryAfterSeconds !== undefined) {
     options.retryAfterSeconds = response.retryAfterSeconds;
   }
   return new FerryError(

@@ -23,7 +23,7 @@ import { deadline } from '../../net/time-bounds.js';
 import type { OAuthProvider } from '../../providers.js';
 import { Secret } from '../../secret.js';
 import type { OAuthApp } from '../context.js';
-import { readText } from './http.js';
+import { bodyExcerpt, readText } from './http.js';
 
 /**
  * What a failed refresh means (docs/api.md, "Location health"):
@@ -131,7 +131,7 @@ export function classifyTokenError(
   const description = typeof body.error_description === 'string' ? body.error_description : undefined;
   const detail =
     [error, description].filter((s) => s !== undefined).join(': ') ||
-    text.trim().slice(0, 300) ||
+    bodyExcerpt(text, 300) ||
     `HTTP ${status}`;
   if (status >= 500 || status === 429) return { failureClass: 'passing', detail };
   if (provider === 'onedrive') {

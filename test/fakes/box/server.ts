@@ -262,6 +262,13 @@ export class FakeBox {
     throw new BoxApiError(404, 'not_found', `Not Found: ${method} ${path}`);
   }
 
+  /** The file a download URL's token (the last segment of its path) stands for, while it is live. */
+  downloadOf(token: string): { owner: string; name: string } | undefined {
+    const grant = this.#downloads.get(token);
+    const file = grant ? this.trees.get(grant.owner)?.items.get(grant.fileId) : undefined;
+    return grant && file ? { owner: grant.owner, name: file.name } : undefined;
+  }
+
   /** The download URL: no bearer needed; Range honoured (206). */
   #serveDownload(token: string, req: IncomingMessage, res: ServerResponse): void {
     const grant = this.#downloads.get(token);

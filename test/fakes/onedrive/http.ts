@@ -17,7 +17,7 @@ export interface RouteContext {
   url: URL;
   body: Buffer;
   state: OneDriveState;
-  /** Origin the fake listens on (upload, download and monitor URLs live here). */
+  /** Origin the fake is reached at (upload, download and monitor URLs live here): FakeOneDrive.publicOrigin. */
   origin: string;
   /** The Graph base the fake serves: origin + "/v1.0". */
   apiBase: string;

@@ -42,6 +42,11 @@ export class FakeOneDrive {
   readonly server = new FakeServer();
   maxPageSize: number;
   autoCreateParents: boolean;
+  /**
+   * The origin its answers name (download, upload-session and monitor URLs, next links): its own
+   * unless a test puts a proxy in front of it, whose origin it then sets here.
+   */
+  publicOrigin: string | undefined;
   #origin = '';
 
   private constructor(options: FakeOneDriveOptions) {
@@ -142,15 +147,16 @@ export class FakeOneDrive {
     if (req.url === '/token') return this.oauth.handleToken(req, res);
     const body = await readBody(req);
     const method = req.method ?? 'GET';
-    const url = new URL(req.url ?? '/', this.#origin);
+    const origin = this.publicOrigin ?? this.#origin;
+    const url = new URL(req.url ?? '/', origin);
     const ctx: RouteContext = {
       req,
       res,
       url,
       body,
       state: this.state,
-      origin: this.#origin,
-      apiBase: this.apiUrl,
+      origin,
+      apiBase: `${origin}/v1.0`,
       maxPageSize: this.maxPageSize,
       autoCreateParents: this.autoCreateParents,
     };

@@ -5,8 +5,8 @@ import { useState } from 'preact/hooks';
 import type { ApiKey } from '../../../src/api/keys.js';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
-import { can } from '../scopes.js';
-import { Alert, message, Needs, useLoad } from './common.js';
+import { can, canWhole } from '../scopes.js';
+import { Alert, message, Needs, useLoad, WholeWorkspace } from './common.js';
 
 interface AuditEvent {
   id: string;
@@ -39,12 +39,16 @@ async function auditActions(): Promise<string[]> {
 }
 
 export function Audit() {
-  return can('admin') ? (
+  return canWhole() ? (
     <AuditLog />
   ) : (
     <section aria-labelledby="h-audit">
       <h1 id="h-audit">Audit log</h1>
-      <Needs scope="admin" what="to read the audit log" />
+      {can('admin') ? (
+        <WholeWorkspace what="the audit log, which records every location's changes," />
+      ) : (
+        <Needs scope="admin" what="to read the audit log" />
+      )}
     </section>
   );
 }

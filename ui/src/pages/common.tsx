@@ -134,24 +134,49 @@ export const scopesWord = () => keyInfo()?.scopes.join(', ') || 'none';
  */
 export function KeyScopes() {
   const missing = lacking();
-  if (missing.length === 0) return null;
+  const places = keyInfo()?.locations;
+  if (missing.length === 0 && places === undefined) return null;
   return (
     <details class="scopes">
-      <summary>This key can: {scopesWord()}</summary>
+      <summary>
+        This key can: {scopesWord()}
+        {places === undefined ? '' : `, at ${places.length} location${places.length === 1 ? '' : 's'}`}
+      </summary>
       <div class="scopes-why">
-        <p>
-          The console offers only what this API key may do. Other actions need a key with another scope; sign
-          out and sign in with such a key (one with the admin scope makes keys on the API keys page):
-        </p>
-        <ul>
-          {missing.map((s) => (
-            <li key={s}>
-              <strong>{s}</strong>: {SCOPE_WORDS[s]}
-            </li>
-          ))}
-        </ul>
+        {places !== undefined && (
+          <p>
+            This API key is limited to some locations: the console shows only them and the work that touches
+            only them. Adding a location, webhooks and the audit log act on the whole workspace and are not
+            offered.
+          </p>
+        )}
+        {missing.length > 0 && (
+          <p>
+            The console offers only what this API key may do. Other actions need a key with another scope;
+            sign out and sign in with such a key (one with the admin scope makes keys on the API keys page):
+          </p>
+        )}
+        {missing.length > 0 && (
+          <ul>
+            {missing.map((s) => (
+              <li key={s}>
+                <strong>{s}</strong>: {SCOPE_WORDS[s]}
+              </li>
+            ))}
+          </ul>
+        )}
       </div>
     </details>
+  );
+}
+
+/** In place of a page that acts on the whole workspace, for a key limited to some locations. */
+export function WholeWorkspace({ what }: { what: string }) {
+  return (
+    <p class="needs">
+      This API key is limited to some locations, and {what} acts on the whole workspace. Sign in with a key
+      without a location limit to use it.
+    </p>
   );
 }
 

@@ -1,10 +1,12 @@
-// API keys (docs/api.md, "API keys" and "Scopes"): create one with the scopes ticked (the key shown
-// once), rename, revoke; each key's scopes in the list. A key without admin sees why it cannot use this.
+// API keys (docs/api.md, "API keys" and "Scopes"): create one with the scopes ticked and, if it should
+// act only there, the locations ticked (the key shown once); rename, revoke; each key's scopes and
+// locations in the list. A key without admin sees why it cannot use this.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time } from '../format.js';
-import { can, keyInfo, SCOPE_WORDS, type Scope } from '../scopes.js';
+import { can, keyInfo, limitedToLocations, SCOPE_WORDS, type Scope } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad } from './common.js';
+import type { Loc } from './transfer-fields.js';
 
 interface Key {
   id: string;
@@ -14,6 +16,7 @@ interface Key {
   last_used_at?: string;
   revoked_at?: string;
   scopes?: Scope[];
+  locations?: string[];
 }
 
 export function Keys() {
@@ -34,6 +37,20 @@ function KeyList() {
   // all ticked.
   const own = keyInfo()?.scopes ?? [];
   const [scopes, setScopes] = useState<Scope[]>(own);
+  // And only where the signed-in key may act: a key limited to some locations makes keys limited to
+  // some of them; GET /v1/locations answers exactly those (it needs read).
+  const places = useLoad(() => (can('read') ? api<Loc[]>('GET', '/v1/locations') : Promise.resolve([])), []);
+  const mustLimit = limitedToLocations();
+  const [everywhere, setEverywhere] = useState(!mustLimit);
+  const [chosen, setChosen] = useState<string[]>([]);
+  const labels = new Map((places.data ?? []).map((l) => [l.id, l.label]));
+  const at = (ids: string[]) =>
+    ids.length <= 3 && ids.every((id) => labels.has(id))
+      ? ids.map((id) => labels.get(id)).join(', ')
+      : `${ids.length} location${ids.length === 1 ? '' : 's'}`;
+  const picked = (places.data ?? []).filter((l) => chosen.includes(l.id)).map((l) => l.id);
+  const granted = own.filter((x) => scopes.includes(x));
+  const ready = granted.length > 0 && (everywhere || picked.length > 0);
   const [created, setCreated] = useState<string | undefined>(undefined);
   const [failed, setFailed] = useState<string | undefined>(undefined);
   // The new key takes the focus (and is selected) so it can be copied at once; Done or Escape puts the
@@ -64,11 +81,16 @@ function KeyList() {
         onSubmit={(e) => {
           e.preventDefault();
           void act(async () => {
-            const chosen = own.filter((x) => scopes.includes(x));
-            const k = await api<{ token: string }>('POST', '/v1/tokens', { name, scopes: chosen });
+            const k = await api<{ token: string }>('POST', '/v1/tokens', {
+              name,
+              scopes: granted,
+              ...(everywhere ? {} : { locations: picked }),
+            });
             setCreated(k.token);
             setName('');
             setScopes(own);
+            setEverywhere(!mustLimit);
+            setChosen([]);
           });
         }}
       >
@@ -97,14 +119,73 @@ function KeyList() {
             </div>
           ))}
         </fieldset>
+        <fieldset class="scope-choice">
+          <legend>Where the new key may act</legend>
+          {!mustLimit && (
+            <div class="check">
+              <input
+                type="radio"
+                name="key-where"
+                id="key-where-all"
+                checked={everywhere}
+                aria-describedby="key-where-all-help"
+                onChange={() => setEverywhere(true)}
+              />
+              <label for="key-where-all">Every location</label>
+              <span class="small" id="key-where-all-help">
+                and what concerns the whole workspace (new locations, webhooks, the audit log)
+              </span>
+            </div>
+          )}
+          <div class="check">
+            <input
+              type="radio"
+              name="key-where"
+              id="key-where-some"
+              checked={!everywhere}
+              aria-describedby="key-where-some-help"
+              onChange={() => setEverywhere(false)}
+            />
+            <label for="key-where-some">Only the locations ticked</label>
+            <span class="small" id="key-where-some-help">
+              {mustLimit ? 'as the key signed in with acts only at its own; ' : ''}any other does not exist
+              for the new key
+            </span>
+          </div>
+          {!everywhere &&
+            (places.error ? (
+              <p class="small">{places.error}</p>
+            ) : !can('read') ? (
+              <p class="small">Listing the locations needs the read scope.</p>
+            ) : (
+              <ul class="places">
+                {(places.data ?? []).map((l) => (
+                  <li class="check" key={l.id}>
+                    <input
+                      type="checkbox"
+                      id={`key-at-${l.id}`}
+                      checked={chosen.includes(l.id)}
+                      onChange={(e) => {
+                        const on = e.currentTarget.checked;
+                        setChosen((list) => (on ? [...list, l.id] : list.filter((y) => y !== l.id)));
+                      }}
+                    />
+                    <label for={`key-at-${l.id}`}>{l.label}</label>
+                  </li>
+                ))}
+              </ul>
+            ))}
+        </fieldset>
         <div class="row">
-          <button type="submit" disabled={scopes.length === 0} aria-describedby="key-create-help">
+          <button type="submit" disabled={!ready} aria-describedby="key-create-help">
             Create key
           </button>
           <span class="help" id="key-create-help">
             {scopes.length === 0
               ? 'Tick at least one scope.'
-              : `It may: ${own.filter((x) => scopes.includes(x)).join(', ')}.`}
+              : !everywhere && picked.length === 0
+                ? 'Tick at least one location.'
+                : `It may: ${granted.join(', ')}${everywhere ? '' : `; at ${at(picked)} only`}.`}
           </span>
         </div>
       </form>
@@ -127,7 +208,7 @@ function KeyList() {
           </button>
         </Notice>
       )}
-      <table>
+      <table class="keys">
         <caption class="sr-only">API keys of this workspace</caption>
         <thead>
           <tr>
@@ -145,7 +226,10 @@ function KeyList() {
           {(data ?? []).map((k) => (
             <tr key={k.id}>
               <th scope="row">{k.name}</th>
-              <td data-label="Scopes">{(k.scopes ?? []).join(', ')}</td>
+              <td data-label="Scopes">
+                {(k.scopes ?? []).join(', ')}
+                {k.locations === undefined ? '' : `; at ${at(k.locations)} only`}
+              </td>
               <td data-label="Created">{time(k.created_at)}</td>
               <td data-label="Last used">{time(k.last_used_at)}</td>
               <td data-label="State">

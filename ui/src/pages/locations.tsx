@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
-import { can } from '../scopes.js';
+import { can, canWhole, limitedToLocations } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad } from './common.js';
 
 interface Summary {
@@ -618,7 +618,7 @@ export function Locations() {
             newButton.current?.focus();
           }}
         />
-      ) : can('admin') ? (
+      ) : canWhole() ? (
         <div class="row">
           <button type="button" ref={newButton} onClick={() => setCreating(true)}>
             New location
@@ -628,9 +628,11 @@ export function Locations() {
       {loading && !data ? <p>Loading…</p> : null}
       {data && data.length === 0 ? (
         <p>
-          {can('admin')
+          {canWhole()
             ? 'No locations yet: New location adds one.'
-            : 'No locations yet (adding one needs the admin scope).'}
+            : limitedToLocations()
+              ? 'None of the locations this API key is limited to exists any more.'
+              : 'No locations yet (adding one needs the admin scope).'}
         </p>
       ) : null}
       {data && data.length > 0 ? (

@@ -5,8 +5,8 @@ import { useState } from 'preact/hooks';
 import type { WebhookEvent } from '../../../src/api/events.js';
 import { api } from '../api.js';
 import { time } from '../format.js';
-import { can } from '../scopes.js';
-import { Alert, message, Needs, Notice, useLoad } from './common.js';
+import { can, canWhole } from '../scopes.js';
+import { Alert, message, Needs, Notice, useLoad, WholeWorkspace } from './common.js';
 
 interface Webhook {
   id: string;
@@ -131,12 +131,19 @@ function DeliveryLog({ hook, onClose }: { hook: Webhook; onClose: () => void }) 
 }
 
 export function Webhooks() {
-  return can('admin') ? (
+  return canWhole() ? (
     <WebhookList />
   ) : (
     <section aria-labelledby="h-webhooks">
       <h1 id="h-webhooks">Webhooks</h1>
-      <Needs scope="admin" what="to list, create, re-enable and delete webhooks and read their deliveries" />
+      {can('admin') ? (
+        <WholeWorkspace what="a webhook, which receives every location's events," />
+      ) : (
+        <Needs
+          scope="admin"
+          what="to list, create, re-enable and delete webhooks and read their deliveries"
+        />
+      )}
     </section>
   );
 }
