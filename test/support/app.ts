@@ -121,12 +121,16 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
       return app.inject({ ...opts, headers });
     },
     async close() {
-      await app.close();
-      await background?.stop(5000);
-      await services.close();
-      if (!shared) {
-        await schema?.drop();
-        rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await app.close();
+        await background?.stop(5000);
+        await services.close();
+      } finally {
+        // Whatever closing threw, the schema and the folder go (a run left one schema behind per suite).
+        if (!shared) {
+          await schema?.drop();
+          rmSync(dataDir, { recursive: true, force: true });
+        }
       }
     },
   };

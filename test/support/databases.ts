@@ -45,6 +45,9 @@ export async function createSchema(): Promise<{ schema: string; url: string; dro
   await admin.connect();
   try {
     await admin.query(`create schema ${schema}`);
+    // Which test file made it, for a schema a run leaves behind (the runner gives each file a process).
+    const file = process.argv.find((a) => a.endsWith('.test.ts')) ?? process.argv[1] ?? 'unknown';
+    await admin.query(`comment on schema ${schema} is ${pg.escapeLiteral(file)}`);
   } finally {
     await admin.end();
   }
