@@ -12,8 +12,9 @@ import { after, before, test } from 'node:test';
 import { Keyring, masterKeyFrom } from '../../src/crypto/envelope.js';
 import { newId } from '../../src/ids.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { eachDatabase, unique } from '../support/fixtures.js';
+import { eachDatabase, secretFor, unique } from '../support/fixtures.js';
 import { killAll, startFerry } from '../support/processes.js';
+import { createLocation } from '../support/transfers.js';
 import { ferry } from './run.js';
 
 const newKey = () => randomBytes(32).toString('base64');
@@ -27,18 +28,7 @@ await eachDatabase('ferry keys rotate-master', (database) => {
   let env: Record<string, string>;
   before(async () => {
     t = await startTestApp(database, { env: { FERRY_MASTER_KEY: a, FERRY_EGRESS_ALLOW: '127.0.0.1/32' } });
-    for (let i = 0; i < 3; i++) {
-      const res = await t.request({
-        method: 'POST',
-        url: '/v1/locations',
-        payload: {
-          provider: 's3',
-          label: unique('s3'),
-          secret: { access_key_id: unique('AKID'), secret_access_key: unique('SAK') },
-        },
-      });
-      assert.equal(res.statusCode, 201, res.body);
-    }
+    for (let i = 0; i < 3; i++) await createLocation(t.request, { provider: 's3', secret: secretFor('s3') });
     const hook = await t.request({
       method: 'POST',
       url: '/v1/webhooks',
@@ -125,16 +115,7 @@ await eachDatabase('ferry keys rotate-master stopped and run again', (database) 
   let env: Record<string, string>;
   before(async () => {
     t = await startTestApp(database, { env: { FERRY_MASTER_KEY: a } });
-    const res = await t.request({
-      method: 'POST',
-      url: '/v1/locations',
-      payload: {
-        provider: 's3',
-        label: unique('s3'),
-        secret: { access_key_id: unique('AKID'), secret_access_key: unique('SAK') },
-      },
-    });
-    assert.equal(res.statusCode, 201, res.body);
+    await createLocation(t.request, { provider: 's3', secret: secretFor('s3') });
     // Copies of that row, each sealed under A for its own id: many batches of one, quickly made.
     const db = t.services.db.kysely;
     const row = await db.selectFrom('locations').selectAll().executeTakeFirstOrThrow();

@@ -12,7 +12,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
 import { SkippingClock } from '../support/clock.js';
 import { type FaultProxy, type SeenRequest, startFaultProxy } from '../support/fault-proxy.js';
-import { eachDatabase, unique } from '../support/fixtures.js';
+import { eachDatabase, gcsServiceAccount, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import {
   FAULT_APP_ENV,
@@ -133,15 +133,7 @@ await eachDatabase('a bulk job under each store fault', (database) => {
   async function gcsLocation(call: Call): Promise<string> {
     const { id } = await createLocation(call, {
       provider: 'gcs',
-      secret: {
-        service_account_json: {
-          type: 'service_account',
-          project_id: 'ferry-test',
-          private_key: gcsKey,
-          client_email: GCS_EMAIL,
-          token_uri: gcs.tokenUrl,
-        },
-      },
+      secret: gcsServiceAccount(gcsKey, GCS_EMAIL, gcs.tokenUrl),
       metadata: { endpoint: gcsProxy.url },
     });
     return id;

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { FakeGcs } from '../fakes/gcs/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
-import { eachDatabase, secretFor, unique } from '../support/fixtures.js';
+import { eachDatabase, gcsServiceAccount, secretFor, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import {
   type Call,
@@ -151,15 +151,7 @@ await eachDatabase('POST /v1/buckets', (database) => {
     const call = await newWorkspace(t);
     const { id } = await createLocation(call, {
       provider: 'gcs',
-      secret: {
-        service_account_json: {
-          type: 'service_account',
-          project_id: 'ferry-test',
-          private_key: gcsKey,
-          client_email: EMAIL,
-          token_uri: gcs.tokenUrl,
-        },
-      },
+      secret: gcsServiceAccount(gcsKey, EMAIL, gcs.tokenUrl),
       metadata: { endpoint: gcs.url },
     });
     const bucket = unique('mb').toLowerCase();

@@ -16,7 +16,7 @@ import { FakeGcs } from '../fakes/gcs/index.js';
 import { FakeOneDrive } from '../fakes/onedrive/server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
-import { eachDatabase, unique } from '../support/fixtures.js';
+import { eachDatabase, gcsServiceAccount, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { createLocation } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
@@ -108,15 +108,7 @@ await eachDatabase('files through ferry on every store', (database) => {
     gcs: () =>
       withBucket({
         provider: 'gcs',
-        secret: {
-          service_account_json: {
-            type: 'service_account',
-            project_id: 'ferry-test',
-            private_key: gcsKey,
-            client_email: GCS_EMAIL,
-            token_uri: gcs.tokenUrl,
-          },
-        },
+        secret: gcsServiceAccount(gcsKey, GCS_EMAIL, gcs.tokenUrl),
         metadata: { endpoint: gcs.url },
       }),
     dropbox: () => oauthLocation('dropbox', dropbox.oauth.issue(unique('acct'))),

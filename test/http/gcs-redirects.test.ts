@@ -6,7 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { FakeGcs } from '../fakes/gcs/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { eachDatabase, unique } from '../support/fixtures.js';
+import { eachDatabase, gcsServiceAccount, unique } from '../support/fixtures.js';
 import { ForbiddenServer } from '../support/forbidden-server.js';
 
 const EMAIL = 'redirects@ferry-test.iam.gserviceaccount.com';
@@ -38,15 +38,7 @@ await eachDatabase('a gcs endpoint that redirects to a refused address', (databa
       payload: {
         provider: 'gcs',
         label: 'redirecting',
-        secret: {
-          service_account_json: {
-            type: 'service_account',
-            project_id: 'ferry-test',
-            private_key: privateKey,
-            client_email: EMAIL,
-            token_uri: fake.tokenUrl,
-          },
-        },
+        secret: gcsServiceAccount(privateKey, EMAIL, fake.tokenUrl),
         metadata: { endpoint: fake.url },
       },
     });

@@ -32,6 +32,19 @@ export function secretFor(provider: Provider): Record<string, unknown> {
   }
 }
 
+/** A gcs location's secret for a service account of the fake gcs (test/fakes): its key and token endpoint. */
+export function gcsServiceAccount(privateKey: string, clientEmail: string, tokenUri: string) {
+  return {
+    service_account_json: {
+      type: 'service_account',
+      project_id: 'ferry-test',
+      private_key: privateKey,
+      client_email: clientEmail,
+      token_uri: tokenUri,
+    },
+  };
+}
+
 /** The secret strings inside a secret, to search for. */
 export function secretValues(secret: Record<string, unknown>): string[] {
   const out: string[] = [];
