@@ -2,7 +2,6 @@
 // in front of s3rver, azurite, the gcs fake and the Dropbox fake, each as the source and as the
 // destination of a bulk job. The OAuth stores' rows (OneDrive, Google Drive, Box) are in
 // ./store-faults-oauth.test.ts, which the test runner runs beside this file.
-import { generateKeyPairSync } from 'node:crypto';
 import { after, before } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { BlobServiceClient } from '@azure/storage-blob';
@@ -90,13 +89,7 @@ await eachDatabase('a bulk job under each store fault', (database) => {
       startFaultProxy(dropbox.contentUrl),
       startFaultProxy(gcs.url),
     ]);
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-    });
-    gcs.oauth.addAccount(GCS_EMAIL, publicKey);
-    gcsKey = privateKey;
+    gcsKey = gcs.oauth.newAccount(GCS_EMAIL);
     s3Seed = s3Client(s3.endpoint);
     azure = azureService(azurite);
     t = await startTestApp(database, {

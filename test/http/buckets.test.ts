@@ -2,7 +2,6 @@
 // (azureblob) and the gcs fake (through the production store), and a bulk or single copy whose
 // destination bucket does not exist, which fails once with a message naming the bucket.
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { FakeGcs } from '../fakes/gcs/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -29,13 +28,7 @@ await eachDatabase('POST /v1/buckets', (database) => {
   let gcsKey: string;
   before(async () => {
     [s3, azurite, gcs] = await Promise.all([startS3rver(), startAzurite(), FakeGcs.start()]);
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-    });
-    gcs.oauth.addAccount(EMAIL, publicKey);
-    gcsKey = privateKey;
+    gcsKey = gcs.oauth.newAccount(EMAIL);
     t = await startTestApp(database, { env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' }, worker: true });
   });
   after(async () => {

@@ -4,7 +4,7 @@
 // Content-Length larger than an upload part come back byte for byte, whole, as a range and as HEAD;
 // and a client that goes away mid-upload leaves no object.
 import assert from 'node:assert/strict';
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -48,13 +48,7 @@ await eachDatabase('files through ferry on every store', (database) => {
       FakeOneDrive.start(),
       new FakeBox({ minSessionSize: 4 * MiB, partSize: 4 * MiB }).start(),
     ]);
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-    });
-    gcs.oauth.addAccount(GCS_EMAIL, publicKey);
-    gcsKey = privateKey;
+    gcsKey = gcs.oauth.newAccount(GCS_EMAIL);
     t = await startTestApp(database, {
       env: {
         FERRY_EGRESS_ALLOW: '127.0.0.1/32',

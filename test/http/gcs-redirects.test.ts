@@ -2,7 +2,6 @@
 // whose `endpoint` is allowed but answers with a redirect to an address the egress guard refuses. The
 // redirect is not followed (no connection reaches that address) and the call fails as refused.
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { FakeGcs } from '../fakes/gcs/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -21,12 +20,7 @@ await eachDatabase('a gcs endpoint that redirects to a refused address', (databa
   before(async () => {
     fake = await FakeGcs.start();
     forbidden = await ForbiddenServer.start();
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-    });
-    fake.oauth.addAccount(EMAIL, publicKey);
+    const privateKey = fake.oauth.newAccount(EMAIL);
     bucket = unique('redir').toLowerCase();
     fake.state.createBucket(bucket, 'ferry-test');
     fake.state.put(bucket, 'inside.txt', Buffer.from('inside'), 'text/plain');

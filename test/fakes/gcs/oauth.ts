@@ -6,7 +6,7 @@
 // (request and answer), and its "Handling the response" / error answers.
 // Access tokens, their expiry and the bearer check are the shared harness's (FakeOAuth, ../oauth.ts);
 // the answers are filled in from ./fixtures (token, token_invalid_grant).
-import { createPublicKey, createVerify, type KeyObject } from 'node:crypto';
+import { createPublicKey, createVerify, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fill, fixture, fixtureBody } from '../fixtures.js';
 import { FakeOAuth } from '../oauth.js';
@@ -24,6 +24,17 @@ export class ServiceAccountOAuth {
   /** Registers a service account: its e-mail and the public half of its key (PEM). */
   addAccount(clientEmail: string, publicKeyPem: string): void {
     this.#accounts.set(clientEmail, createPublicKey(publicKeyPem));
+  }
+
+  /** A new account with a key pair of its own: its private key (PEM), for the location's secret. */
+  newAccount(clientEmail: string): string {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
+    this.addAccount(clientEmail, publicKey);
+    return privateKey;
   }
 
   /** Makes every access token issued so far invalid (as if it expired). */
