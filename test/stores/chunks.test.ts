@@ -6,7 +6,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { PartReader, uploadParts } from '../../src/stores/shared/chunks.js';
 import { HASH_THREAD_NICE, ThreadedHash } from '../../src/stores/shared/hash-thread.js';
 
@@ -48,6 +47,21 @@ describe('uploadParts', () => {
     const buffers = new Set<ArrayBufferLike>();
     let inFlight = 0;
     let most = 0;
+    // Each part is held until three are in flight (or the last has begun), then the newest settles
+    // first, so the parts settle out of order. Whether to let one go is decided a turn of the event loop
+    // after each part begins or settles: the source is in memory, so every part the loop could begin
+    // without a free permit has begun by then, and a loop past its bound shows more than three.
+    const lastIndex = 12;
+    const held = new Map<number, () => void>();
+    let lastBegun = false;
+    const settleNewest = () =>
+      setImmediate(() => {
+        if (held.size === 0 || (held.size < 3 && !lastBegun)) return;
+        const newest = Math.max(...held.keys());
+        const settle = held.get(newest);
+        held.delete(newest);
+        settle?.();
+      });
     const { parts, size } = await uploadParts({
       reader,
       partSize,
@@ -58,9 +72,13 @@ describe('uploadParts', () => {
         assert.ok(part.buffer instanceof SharedArrayBuffer, 'part buffers are shared memory');
         buffers.add(part.buffer);
         assert.equal(offset, index * partSize);
-        await sleep(5 * ((index * 7) % 3)); // settle out of order
+        if (index === lastIndex) lastBegun = true;
+        const turn = new Promise<void>((resolve) => held.set(index, resolve));
+        settleNewest();
+        await turn;
         received[index] = Buffer.from(part); // the part is only lent until this call settles
         inFlight--;
+        settleNewest(); // once the last part has begun, no new part comes to let the next one go
       },
     });
     assert.equal(parts, 13);
