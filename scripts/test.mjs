@@ -1,107 +1,436 @@
 #!/usr/bin/env node
-// The one test command (`npm test`): type-check, lint, bring dist/ up to date (the tests that run `ferry`
-// as a program run the built one), then every test file under test/ with node's test runner. Arguments
-// narrow the run to files whose path contains one of them:
-//   npm test -- stores/s3 http/locations
-// FERRY_TEST_TIMEOUT_MS sets the timeout of each test file (default 360000: the browser files walk every page at two widths
-// on both databases, and others start several `ferry serve` processes: each takes 100–180 s on a loaded 2-core machine).
-// PostgreSQL: tests run on SQLite and on PostgreSQL at FERRY_TEST_DATABASE_URL (default
-// postgres://postgres@127.0.0.1:5432/test). With CI=true an unreachable PostgreSQL fails the run;
-// elsewhere its half of the suite is skipped with a message.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+// The one test command (`npm test`) and its tiers (docs/testing.md):
+//   node scripts/test.mjs                      every tier but long: static, unit, database, system
+//   node scripts/test.mjs --tier unit,database  those tiers (npm run test:unit, test:database, ...)
+//   node scripts/test.mjs stores/s3 http/files  the test files whose path contains one of the words, of
+//                                              any tier (test/long/ too), in their tiers' order
+//   node scripts/test.mjs --list               each file's tier and what decided it, nothing run
+// static is both type-checks (incremental, tsc --build) and the linter. The other tiers run their test
+// files (scripts/test-tiers.mjs says which file is in which), each file in a process of its own under
+// node's test runner, several at a time (CONCURRENCY), the longest first when a previous run on this
+// checkout timed them. Each file has a time limit (FILE_LIMIT_S): a file still running then is stopped,
+// with every process it started, and named with the tests it was in. Each file's output is printed in
+// one piece when it ends (all of it when it failed; one line when it passed), then the failures again at
+// the end of the run, each tier's time and the slowest files. The last line is "tests: N passed, N
+// failed, N skipped".
+// Settings: FERRY_TEST_CONCURRENCY (files at once, every tier), FERRY_TEST_FILE_LIMIT_S (a file's time
+// limit), FERRY_TEST_TIMEOUT_MS (one test's; the fuzzer's long run raises both), FERRY_TEST_VERBOSE=1
+// (every file's whole output); FERRY_TEST_FAILURES_FILE, FERRY_TEST_TIMES_FILE and FERRY_TEST_TOTALS_FILE
+// (where .ci/run collects the failures, each file's time and the counts). PostgreSQL: database tests run on SQLite and on PostgreSQL at
+// FERRY_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); with CI=true an unreachable
+// PostgreSQL fails the run, elsewhere its half is skipped with a message.
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { classify, findTests, TIERS } from './test-tiers.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const filters = process.argv.slice(2);
-const quick = process.env.FERRY_TEST_QUICK === '1';
+const cores = availableParallelism?.() ?? 2;
+
+// Files at once per tier, on this machine's cores (2 on CI). Unit files only compute: one per core.
+// Database files wait on PostgreSQL as much as they compute. System files start servers and browsers
+// that wait on each other, but each also runs several processes: one more than the cores.
+const CONCURRENCY = {
+  unit: cores,
+  database: cores + 1,
+  system: cores + 1,
+  long: 1,
+};
+// A file's time limit, seconds: the slowest files take 2 to 4 minutes on a loaded 2-core machine.
+const FILE_LIMIT_S = { unit: 120, database: 300, system: 600, long: 1800 };
+
+function parseArgs(argv) {
+  const tiers = [];
+  const filters = [];
+  let list = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--list') list = true;
+    else if (arg === '--tier' || arg.startsWith('--tier=')) {
+      const value = arg === '--tier' ? argv[++i] : arg.slice('--tier='.length);
+      for (const tier of String(value ?? '')
+        .split(',')
+        .filter(Boolean)) {
+        if (!TIERS.includes(tier)) {
+          console.error(`unknown tier ${tier}: the tiers are ${TIERS.join(', ')}`);
+          process.exit(2);
+        }
+        tiers.push(tier);
+      }
+    } else filters.push(arg);
+  }
+  return { tiers, filters, list };
+}
+
+const { tiers: askedTiers, filters, list } = parseArgs(process.argv.slice(2));
+const everyFile = classify(root, findTests(root));
+
+if (list) {
+  for (const { file, tier, reason } of everyFile)
+    console.log(`${tier.padEnd(9)} ${file.padEnd(48)} ${reason}`);
+  process.exit(0);
+}
+
+// No tier named: every tier but long, or, with words, every tier the chosen files are in.
+const tiers = askedTiers.length > 0 ? askedTiers : filters.length > 0 ? TIERS.slice(1) : TIERS.slice(0, 4);
+const chosen = everyFile.filter(
+  ({ file, tier }) =>
+    tiers.includes(tier) && (filters.length === 0 || filters.some((word) => file.includes(word))),
+);
+if (filters.length > 0 && chosen.length === 0) {
+  console.error(`no test files of the tiers ${tiers.join(', ')} match`, filters.join(' '));
+  process.exit(1);
+}
 
 function run(cmd, args) {
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: process.env });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
-function findTests(dir) {
-  const out = [];
-  for (const name of readdirSync(dir)) {
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) out.push(...findTests(full));
-    else if (name.endsWith('.test.ts')) out.push(relative(root, full));
-  }
-  return out.sort();
-}
+const started = Date.now();
+const tierTimes = [];
 
-if (!quick && filters.length === 0) {
-  run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']);
-  run('npx', ['tsc', '--noEmit', '-p', 'ui/tsconfig.json']);
+if (tiers.includes('static') && filters.length === 0) {
+  const t0 = Date.now();
+  console.log('\n=== static: type-checks and the linter ===');
+  // tsconfig.static.json: both projects, incremental, so a second run checks only what changed.
+  run('npx', ['tsc', '--build', 'tsconfig.static.json']);
   run('npx', ['biome', 'check', '.']);
+  tierTimes.push({ tier: 'static', files: 0, ms: Date.now() - t0, fileMs: 0 });
 }
 
-// The tests that run `ferry` as a program (test/cli, test/support/processes.ts) run the built one,
-// bin/ferry.js over dist/, as users do: it is rebuilt here when a source changed since the last build.
-run(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-stale']);
-
-// FERRY_TEST_EXCLUDE: words (comma-separated) whose files are left out, as the filters pick them in
-// (.ci/run leaves the console's browser tests out of its second suite).
-const excluded = (process.env.FERRY_TEST_EXCLUDE ?? '').split(',').filter(Boolean);
-const files = findTests(join(root, 'test')).filter(
-  (f) => (filters.length === 0 || filters.some((x) => f.includes(x))) && !excluded.some((x) => f.includes(x)),
-);
-if (files.length === 0) {
-  console.error('no test files match', filters.join(' '));
-  process.exit(1);
+const runTiers = tiers.filter((tier) => tier !== 'static' && chosen.some((c) => c.tier === tier));
+if (runTiers.length === 0) {
+  finish();
+} else {
+  // The tests that run `ferry` as a program (test/cli, test/support/processes.ts) run the built one,
+  // bin/ferry.js over dist/, as users do: it is rebuilt here when a source changed since the last build.
+  run(process.execPath, [join(root, 'scripts', 'build.mjs'), '--if-stale']);
+  await runFiles();
 }
-// Every failed test is written a second time, as one line each, to a file (scripts/test-failures.mjs)
-// that is printed after the run: a long log's tail then names what failed. FERRY_TEST_FAILURES_FILE
-// keeps that file where .ci/run can collect it for its summary.
-const scratch = mkdtempSync(join(tmpdir(), 'ferry-test-'));
-const failuresFile = process.env.FERRY_TEST_FAILURES_FILE || join(scratch, 'failures.txt');
-// Each file's time (scripts/test-times.mjs, written by the failures reporter), printed after the run with
-// the 15 slowest: where CI's time goes.
-const timesFile = join(scratch, 'times.txt');
-const result = spawnSync(
-  process.execPath,
-  [
+
+// ---------------------------------------------------------------------------------------------------
+
+/** Each file's time in the last run of this checkout, ms: the longest start first. */
+function previousTimes() {
+  try {
+    return JSON.parse(readFileSync(join(root, 'node_modules/.cache/ferry-test/times.json'), 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+async function runFiles() {
+  const scratch = mkdtempSync(join(tmpdir(), 'ferry-test-'));
+  const before = previousTimes();
+  const results = [];
+  let reports = 0;
+  try {
+    for (const tier of runTiers) {
+      const files = chosen
+        .filter((c) => c.tier === tier)
+        .map((c) => c.file)
+        .sort((a, b) => (before[b] ?? 0) - (before[a] ?? 0) || a.localeCompare(b));
+      const concurrency = Number(process.env.FERRY_TEST_CONCURRENCY) || CONCURRENCY[tier];
+      const limitS = Number(process.env.FERRY_TEST_FILE_LIMIT_S) || FILE_LIMIT_S[tier];
+      console.log(
+        `\n=== ${tier}: ${files.length} files, ${concurrency} at a time, ${limitS} s each at most ===`,
+      );
+      const t0 = Date.now();
+      const queue = [...files];
+      const lane = async () => {
+        for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+          const result = await runFile(file, tier, limitS, join(scratch, `${++reports}.jsonl`));
+          results.push(result);
+          print(result);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, lane));
+      const mine = results.filter((r) => r.tier === tier);
+      tierTimes.push({
+        tier,
+        files: mine.length,
+        ms: Date.now() - t0,
+        fileMs: mine.reduce((sum, r) => sum + r.ms, 0),
+        ...count(mine),
+      });
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  saveTimes(before, results);
+  finish(results);
+}
+
+/** Runs one test file in a process group of its own; resolves when it has ended or been stopped. */
+function runFile(file, tier, limitS, reportFile) {
+  writeFileSync(reportFile, '');
+  const args = [
     '--openssl-legacy-provider',
     '--import',
     'tsx',
+    '--import',
+    join(root, 'scripts/test-guard.mjs'),
     '--test',
     // Not --test-force-exit: it ends a file once the tests it knows of have ended, and the suites a file
     // registers after a top-level await (eachDatabase) are not known yet, so they never ran.
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
-    `--test-reporter=${join(root, 'scripts/test-failures.mjs')}`,
-    `--test-reporter-destination=${failuresFile}`,
-    `--test-concurrency=${process.env.FERRY_TEST_CONCURRENCY ?? '3'}`,
-    // FERRY_TEST_TIMEOUT_MS: longer runs, such as the fuzzer's (test/http/fuzz).
+    `--test-reporter=${join(root, 'scripts/test-report.mjs')}`,
+    '--test-reporter-destination=/dev/null',
     `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '360000'}`,
-    ...files,
-  ],
-  {
-    cwd: root,
-    stdio: 'inherit',
-    // FERRY_TEST_CONSOLE_BUILT: dist/ui is current (build.mjs above builds the console too), so the
-    // browser files, run side by side, do not each rebuild it: one file's rebuild emptied dist/ui under
-    // another's page and collided with a third's (ENOTEMPTY), seen in a fresh clone.
-    env: { ...process.env, FERRY_TEST_TIMES_FILE: timesFile, FERRY_TEST_CONSOLE_BUILT: '1' },
-  },
-);
-try {
-  const times = readFileSync(timesFile, 'utf8').trim();
-  if (times) console.log(`\n${times}`);
-} catch {
-  // no file: the runner did not start
+    file,
+  ];
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A group of its own: the time limit stops the file with every process it started.
+      detached: true,
+      env: {
+        ...process.env,
+        FERRY_TEST_TIER: tier,
+        FERRY_TEST_REPORT_FILE: reportFile,
+        // dist/ui is current (build.mjs above builds the console too), so the browser files, run side by
+        // side, do not each rebuild it (test/support/console-build.ts).
+        FERRY_TEST_CONSOLE_BUILT: '1',
+      },
+    });
+    const output = [];
+    child.stdout.on('data', (chunk) => output.push(chunk));
+    child.stderr.on('data', (chunk) => output.push(chunk));
+    let stopped = false;
+    const limit = setTimeout(() => {
+      stopped = true;
+      signalGroup(child.pid, 'SIGTERM');
+      setTimeout(() => signalGroup(child.pid, 'SIGKILL'), 5000).unref();
+    }, limitS * 1000);
+    child.once('exit', (code, signal) => {
+      clearTimeout(limit);
+      const ms = Date.now() - t0;
+      // Whatever the file left running (a server it did not stop) goes with it, and is named.
+      const strays = groupMembers(child.pid);
+      signalGroup(child.pid, 'SIGKILL');
+      // The pipes close once every process holding them has gone; output written after that is lost.
+      setTimeout(() => {
+        const report = readReport(reportFile);
+        resolve({
+          file,
+          tier,
+          ms,
+          code,
+          signal,
+          stopped,
+          strays,
+          limitS,
+          output: Buffer.concat(output).toString(),
+          ...report,
+        });
+      }, 50);
+    });
+  });
 }
-let failed = '';
-try {
-  failed = readFileSync(failuresFile, 'utf8').trim();
-} catch {
-  // no file: the runner did not start
+
+/**
+ * The commands of the processes still in a group, but tsx's esbuild service, which ends on its own a
+ * moment after the node that started it.
+ */
+function groupMembers(pgid) {
+  const out = [];
+  let entries = [];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out; // no /proc: not Linux, nothing named
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // pid (comm) state ppid pgrp ...: the fields after the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) !== pgid || fields[0] === 'Z') continue;
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      if (!command.includes('esbuild')) out.push(`${entry} ${command.slice(0, 120)}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }
-if (failed) {
-  const count = failed.split('\n').filter((line) => line.startsWith('✖')).length;
-  console.log(`\nFailed tests (${count}):\n${failed}`);
+
+/** Sends `signal` to a process group; whether any process was in it. */
+function signalGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
 }
-rmSync(scratch, { recursive: true, force: true });
-process.exit(result.status ?? 1);
+
+function readReport(path) {
+  const counts = { pass: 0, fail: 0, skip: 0, todo: 0 };
+  const failures = [];
+  const open = [];
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    // no report: the process did not get as far as its first test
+  }
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    let record;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      continue; // a line cut short by a stop
+    }
+    if (record.start !== undefined) open.push(record.start);
+    if (record.end !== undefined) {
+      const at = open.lastIndexOf(record.end);
+      if (at >= 0) open.splice(at, 1);
+    }
+    if (record.test) counts[record.test] = (counts[record.test] ?? 0) + 1;
+    if (record.failure) failures.push(record.failure);
+  }
+  return { counts, failures, open };
+}
+
+function failed(result) {
+  return result.stopped || result.code !== 0 || result.counts.fail > 0 || tests(result) === 0;
+}
+
+function tests(result) {
+  return result.counts.pass + result.counts.fail + result.counts.skip + result.counts.todo;
+}
+
+function seconds(ms) {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Why a failed file failed, beyond its failed tests. */
+function fileProblem(result) {
+  if (result.stopped) {
+    const inside =
+      result.open.length > 0 ? `, in:\n${result.open.map((n) => `      ${n.trim()}`).join('\n')}` : '';
+    return `stopped at its time limit of ${result.limitS} s (FERRY_TEST_FILE_LIMIT_S)${inside}`;
+  }
+  if (tests(result) === 0) return `ran no test (exit code ${result.code}, signal ${result.signal})`;
+  if (result.counts.fail === 0 && result.code !== 0)
+    return `exited with code ${result.code}, signal ${result.signal}, with no test failed`;
+  return undefined;
+}
+
+function print(result) {
+  const c = result.counts;
+  const summary = `${c.pass} passed${c.fail ? `, ${c.fail} failed` : ''}${c.skip ? `, ${c.skip} skipped` : ''}`;
+  const strays =
+    result.strays.length > 0
+      ? `\n  it left processes running, killed now:\n    ${result.strays.join('\n    ')}`
+      : '';
+  if (failed(result) || process.env.FERRY_TEST_VERBOSE === '1') {
+    console.log(`\n--- ${result.file} (${result.tier}) ---\n${result.output.trimEnd()}`);
+  }
+  if (failed(result)) {
+    const problem = fileProblem(result);
+    console.log(
+      `✖ ${result.file}  ${seconds(result.ms)}  ${summary}${strays}${problem ? `: ${problem}` : ''}`,
+    );
+  } else {
+    console.log(`✔ ${result.file}  ${seconds(result.ms)}  ${summary}${strays}`);
+  }
+}
+
+function count(results) {
+  const totals = { pass: 0, fail: 0, skip: 0, failedFiles: 0 };
+  for (const r of results) {
+    totals.pass += r.counts.pass;
+    totals.fail += r.counts.fail;
+    totals.skip += r.counts.skip + r.counts.todo;
+    if (failed(r)) totals.failedFiles++;
+  }
+  return totals;
+}
+
+function saveTimes(before, results) {
+  const times = { ...before };
+  for (const r of results) if (!r.stopped) times[r.file] = r.ms;
+  try {
+    const dir = join(root, 'node_modules/.cache/ferry-test');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'times.json'), `${JSON.stringify(times, null, 1)}\n`);
+  } catch {
+    // no node_modules to keep it in: the next run starts files in name order
+  }
+}
+
+function finish(results = []) {
+  const lines = [];
+  if (results.length > 0) {
+    lines.push(
+      '',
+      `Slowest ${Math.min(20, results.length)} of ${results.length} files (each from its start to its end, files run side by side):`,
+    );
+    for (const r of [...results].sort((a, b) => b.ms - a.ms).slice(0, 20)) {
+      lines.push(`${seconds(r.ms).padStart(9)}  ${r.tier.padEnd(8)}  ${r.file}`);
+    }
+  }
+  if (tierTimes.length > 0) {
+    lines.push('', "Time per tier (wall; the files' own times added up):");
+    for (const t of tierTimes) {
+      const what =
+        t.tier === 'static'
+          ? ''
+          : `  ${t.files} files, ${t.pass} passed, ${t.fail} failed, ${t.skip} skipped; files' time ${seconds(t.fileMs)}`;
+      lines.push(`  ${t.tier.padEnd(9)} ${seconds(t.ms).padStart(9)}${what}`);
+    }
+    lines.push(`  ${'all'.padEnd(9)} ${seconds(Date.now() - started).padStart(9)}`);
+  }
+  const failures = [];
+  for (const r of results) {
+    if (!failed(r)) continue;
+    const problem = fileProblem(r);
+    if (problem) failures.push(`✖ ${r.file} ${problem}`);
+    failures.push(...r.failures);
+  }
+  if (failures.length > 0) lines.push('', `Failed (${failures.length}):`, ...failures);
+  const totals = count(results);
+  lines.push(
+    '',
+    `tests: ${totals.pass} passed, ${totals.fail + failedWithoutTest(results)} failed, ${totals.skip} skipped`,
+  );
+  console.log(lines.join('\n'));
+  if (process.env.FERRY_TEST_FAILURES_FILE && failures.length > 0) {
+    appendFileSync(process.env.FERRY_TEST_FAILURES_FILE, `${failures.join('\n')}\n`);
+  }
+  if (process.env.FERRY_TEST_TOTALS_FILE) {
+    appendFileSync(
+      process.env.FERRY_TEST_TOTALS_FILE,
+      `${totals.pass} ${totals.fail + failedWithoutTest(results)} ${totals.skip}\n`,
+    );
+  }
+  if (process.env.FERRY_TEST_TIMES_FILE && results.length > 0) {
+    appendFileSync(
+      process.env.FERRY_TEST_TIMES_FILE,
+      results.map((r) => `${r.ms}\t${r.tier}\t${r.file}`).join('\n') + '\n',
+    );
+  }
+  process.exit(failures.length > 0 ? 1 : 0);
+}
+
+/** Files that failed with no failed test of their own (stopped, crashed, ran none): each counts one. */
+function failedWithoutTest(results) {
+  return results.filter((r) => failed(r) && r.counts.fail === 0).length;
+}

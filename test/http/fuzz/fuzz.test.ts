@@ -17,7 +17,7 @@
 //                     route and cause) and go on, printing every distinct shrunk counterexample
 //
 // The long run of issue 21 (20,000 requests per database, no 5xx):
-//   FERRY_FUZZ_RUNS=20000 FERRY_TEST_CONCURRENCY=1 npm test -- http/fuzz
+//   FERRY_FUZZ_RUNS=20000 FERRY_TEST_TIMEOUT_MS=3600000 FERRY_TEST_FILE_LIMIT_S=3600 npm test -- http/fuzz
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
