@@ -1,9 +1,9 @@
 // A reporter for node's test runner, beside the spec reporter, for scripts/test.mjs: it writes what
 // happened in one test file as JSON lines to FERRY_TEST_REPORT_FILE, each line as it happens (so a file
 // stopped at its time limit still says which tests had started and not ended):
-//   {"start": NAME}                       a test or suite started
-//   {"end": NAME, "result": R}            it ended: R is pass, fail, skip or todo (suites too)
-//   {"test": R}                           one test (not a suite) counted, as the spec reporter counts
+//   {"start": NAME}                       a test or suite began to run
+//   {"end": NAME}                         it ended
+//   {"test": R}                           one test (not a suite) reported: R is pass, fail, skip or todo
 //   {"failure": TEXT}                     a failed test: the file, its name, the first lines of its error
 // scripts/test.mjs reads the lines back for the counts, the failures it lists at the end of the run, and
 // the names of the tests a stopped file was in.
@@ -35,17 +35,29 @@ function nameOf(data) {
   return `${'  '.repeat(data.nesting ?? 0)}${data.name}`;
 }
 
+/** The runner's own test for the file (nesting 0, named by its path): not one of the file's tests. */
+function fileItself(data) {
+  return (
+    data.nesting === 0 &&
+    typeof data.file === 'string' &&
+    (data.file === data.name || data.file.endsWith(`/${data.name}`))
+  );
+}
+
 export default async function* report(source) {
   for await (const event of source) {
     const { type, data } = event;
-    if (type === 'test:start') write({ start: nameOf(data) });
+    // dequeue: the test begins to run; complete: it has ended (pass and fail come in the order tests
+    // are reported, which can be long after).
+    if (type === 'test:dequeue' && !fileItself(data)) write({ start: nameOf(data) });
+    if (type === 'test:complete' && !fileItself(data)) write({ end: nameOf(data) });
     if (type !== 'test:pass' && type !== 'test:fail') continue;
     const result =
       data.skip !== undefined && data.skip !== false ? 'skip' : data.todo ? 'todo' : type.slice(5);
-    write({ end: nameOf(data), result });
-    if (data.details?.type !== 'suite') write({ test: result });
+    if (data.details?.type !== 'suite' && !fileItself(data)) write({ test: result });
     const error = data.details?.error;
-    // A suite fails when one of its tests does: that test has its own line already.
+    // A suite fails when one of its tests does: that test has its own line already. The file's own test
+    // fails alone when the file could not be loaded or ended badly: its error says why.
     if (type === 'test:fail' && error?.failureType !== 'subtestsFailed') {
       const where = data.file ? data.file.replace(`${process.cwd()}/`, '') : '(unknown file)';
       const lines = errorLines(error).map((line) => `    ${line}`);
