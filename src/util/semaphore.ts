@@ -7,6 +7,11 @@ export class Semaphore {
     this.#free = size;
   }
 
+  /** Callers waiting for a permit (tests read it to see a bound hold the rest back). */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
   async acquire(): Promise<() => void> {
     if (this.#free > 0) this.#free--;
     else await new Promise<void>((resolve) => this.#waiting.push(resolve));

@@ -12,6 +12,7 @@ import { FakeTokenServer, TOKEN_PROVIDERS } from '../fakes/token-server.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { deferred } from '../support/deferred.js';
 import { eachDatabase, secretFor, unique } from '../support/fixtures.js';
+import { waitUntil } from '../support/wait.js';
 import { storedSecret } from './stored.js';
 
 const MIN = 60_000;
@@ -327,19 +328,24 @@ await eachDatabase('refresher', (database) => {
   test('one refresh per location across processes: a second owner finds the lease held and refreshes nothing; after the first, the token is fresh', async () => {
     const { id } = await create('box');
     const other: RefreshDeps = { ...t.services.refresh, owner: 'another-process' };
-    fake('box').answerDelayMs = 200;
     const before = fake('box').refreshRequests.length;
+    // The first refresh is held at the endpoint, its lease taken, until the second owner has answered.
+    const inside = deferred();
+    const letGo = deferred();
+    fake('box').onRefresh = async () => {
+      inside.resolve();
+      await letGo.promise;
+    };
+    let first: ReturnType<typeof refreshLocation> | undefined;
     try {
-      const inside = deferred();
-      fake('box').onRefresh = () => inside.resolve();
-      const first = refreshLocation(t.services.refresh, id, { kind: 'due' });
+      first = refreshLocation(t.services.refresh, id, { kind: 'due' });
       await inside.promise;
       assert.deepEqual(await refreshLocation(other, id, { kind: 'due' }), { kind: 'busy' });
-      assert.equal((await first).kind, 'refreshed');
     } finally {
-      fake('box').answerDelayMs = 0;
+      letGo.resolve();
       fake('box').onRefresh = undefined;
     }
+    assert.equal((await first).kind, 'refreshed');
     const again = await refreshLocation(other, id, { kind: 'due' });
     assert.equal(again.kind, 'fresh', 'another process refreshed a moment ago');
     assert.equal(fake('box').refreshRequests.length, before + 1);
@@ -373,7 +379,8 @@ await eachDatabase('refresher', (database) => {
     for (let i = 0; i < 6; i++) await create('drive');
     const bounded = new Refresher(t.services.refresh, { pollMs: 3_600_000, jitterMs: 0, concurrency: 2 });
     // Every refresh is held at the endpoint until the test lets go. Within the bound exactly two
-    // arrive; the pause only gives a broken bound the time to show more (it cannot fail a correct one).
+    // arrive and the other four wait for a slot, where nothing but a slot let go moves them on: a bound
+    // that let more through would never show four waiting.
     let arrived = 0;
     const two = deferred();
     const gate = deferred();
@@ -387,7 +394,10 @@ await eachDatabase('refresher', (database) => {
     try {
       ticking = bounded.tick();
       await two.promise;
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitUntil(() => bounded.waitingForSlot === 4, {
+        what: 'the other four to wait for a slot',
+        detail: () => `${arrived} at the endpoint, ${bounded.waitingForSlot} waiting for a slot`,
+      });
       assert.equal(arrived, 2, 'two at the endpoint, the rest waiting for a slot');
     } finally {
       gate.resolve();

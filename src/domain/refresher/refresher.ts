@@ -65,6 +65,11 @@ export class Refresher {
     this.#loop.start();
   }
 
+  /** Refreshes waiting for a slot (past their jitter): a test reads it to see the bound hold them back. */
+  get waitingForSlot(): number {
+    return this.#slots.waiting;
+  }
+
   /** Look now (a refresh was requested in this process). */
   nudge(): void {
     this.#loop.nudge();
