@@ -9,8 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort } from '../../test/support/processes.js';
-import { root } from '../support/processes.js';
+import { freePort, root } from '../support/processes.js';
 
 const { values } = parseArgs({ options: { starts: { type: 'string', default: '3' } } });
 const GOAL_MS = 3000;
