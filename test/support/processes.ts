@@ -5,7 +5,9 @@
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { unique } from './fixtures.js';
 
 /** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
@@ -59,6 +61,84 @@ export function freePort(): Promise<number> {
         typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
       );
     });
+  });
+}
+
+/**
+ * A port of 127.0.0.1 that nothing listens on, for a test of a refused connection: one at random below
+ * the system's ephemeral range, to which a connection was just refused. No server of the suite's can
+ * come to listen there before the test uses it: each binds port 0, and the system gives a port-0 bind
+ * (as it gives an outgoing connection its source port) a port inside the ephemeral range only (Linux:
+ * /proc/sys/net/ipv4/ip_local_port_range). Below it listens only a server that names its port, and one
+ * that runs (the shared PostgreSQL's 5432) answers the check, so that port is never returned.
+ */
+export async function closedPort(): Promise<number> {
+  const [low] = ephemeralRange();
+  for (let tries = 0; tries < 50; tries++) {
+    const port = 1024 + Math.floor(Math.random() * (low - 1024));
+    if (await refused(port)) return port;
+  }
+  throw new Error(`no port below ${low} refused a connection in 50 tries`);
+}
+
+/**
+ * A socket listening on 127.0.0.1 at a port of the system's choice, for an app in this process that must
+ * know its own origin before it is built (FERRY_PUBLIC_URL, of which share links are made): bound first,
+ * the app built with `origin`, then `listen(app)` hands the app this very socket. No port is chosen
+ * before it is bound, so no other server can take it in between.
+ */
+export interface BoundPort {
+  /** `http://127.0.0.1:PORT`. */
+  readonly origin: string;
+  /** `app.listen()` on this socket; the app owns it from then on (its close() closes it). */
+  listen(app: FastifyInstance): Promise<void>;
+}
+
+export async function boundPort(): Promise<BoundPort> {
+  const socket = createServer();
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.listen(0, '127.0.0.1', () => resolve());
+  });
+  // Until an app takes it, the socket keeps nothing alive: a before() that fails first leaves no hang.
+  socket.unref();
+  const address = socket.address();
+  if (typeof address !== 'object' || address === null) throw new Error('the socket has no port');
+  return {
+    origin: `http://127.0.0.1:${address.port}`,
+    async listen(app) {
+      // Node's server.listen() takes a listening handle as well as a port ("anything with an underlying
+      // _handle member", its documentation says), and Fastify passes its options on to it.
+      const options = { host: '127.0.0.1', handle: (socket as unknown as { _handle: object })._handle };
+      await app.listen(options);
+      app.server.ref();
+    },
+  };
+}
+
+/** The ports the system hands out for port 0 and outgoing connections: Linux's setting, else IANA's. */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (low !== undefined && high !== undefined && low > 1024 && high >= low) return [low, high];
+  } catch {
+    // Not Linux: IANA's dynamic ports, which macOS and the BSDs use.
+  }
+  return [49152, 65535];
+}
+
+/** Whether a connection to 127.0.0.1:`port` is refused (nothing listens there). */
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
   });
 }
 
@@ -152,20 +232,40 @@ export function startFerry(
   return handle;
 }
 
-/** `ferry serve`, resolved once it is ready: listening (api, all) or its worker started (worker). */
+export interface ServeProcess extends FerryProcess {
+  /** Where it listens, `http://127.0.0.1:PORT`, from its "ferry is listening" line ('' for a worker). */
+  readonly origin: string;
+}
+
+/**
+ * `ferry serve`, resolved once it is ready: listening (api, all) or its worker started (worker). It
+ * listens on a port of the system's choice (FERRY_PORT=0) unless `env` names one, and `origin` says
+ * which: no port is chosen before it is bound, so no other server can take it in between.
+ */
 export async function startServe(
   name: string,
   env: Record<string, string>,
   nodeArgs: string[] = [],
-): Promise<FerryProcess> {
-  const server = startFerry(name, ['serve'], env, nodeArgs);
+): Promise<ServeProcess> {
+  const server = startFerry(name, ['serve'], { FERRY_PORT: '0', ...env }, nodeArgs);
+  let origin = '';
   try {
-    await server.waitForLine(env.FERRY_ROLE === 'worker' ? /"worker started"/ : /"ferry is listening"/);
+    if (env.FERRY_ROLE === 'worker') await server.waitForLine(/"worker started"/);
+    else origin = await listeningOrigin(server);
   } catch (err) {
     await server.kill();
     throw err;
   }
-  return server;
+  return Object.assign(server, { origin });
+}
+
+/**
+ * Waits for a `ferry serve`'s "ferry is listening" line and answers the origin it names
+ * (`http://127.0.0.1:PORT`): the port it bound, which is the system's choice under FERRY_PORT=0.
+ */
+export async function listeningOrigin(server: FerryProcess, timeoutMs?: number): Promise<string> {
+  const line = await server.waitForLine(/"ferry is listening"/, timeoutMs);
+  return String((JSON.parse(line) as { url: string }).url);
 }
 
 /** Kills (SIGKILL) every process started here that is still running, and waits for them. */
