@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createSchema } from '../support/databases.js';
 import { eachDatabase } from '../support/fixtures.js';
-import { FERRY_BIN as CLI, freePort } from '../support/processes.js';
+import { FERRY_BIN as CLI } from '../support/processes.js';
 
 // Every `ferry` still running when the file ends is killed: a test that fails before its SIGTERM must
 // not leave a server behind, whose open pipes would keep this file's process alive (on Node 24 the
@@ -37,7 +37,8 @@ async function output(child: ChildProcess): Promise<{ code: number | null; stdou
   return { code, stdout, stderr };
 }
 
-function waitForLine(child: ChildProcess, pattern: RegExp, lines: string[]): Promise<void> {
+/** Resolves with the first line matching `pattern`; `lines` collects every line. */
+function waitForLine(child: ChildProcess, pattern: RegExp, lines: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`timed out waiting for ${pattern}: ${lines.join('\n')}`)),
@@ -45,9 +46,10 @@ function waitForLine(child: ChildProcess, pattern: RegExp, lines: string[]): Pro
     );
     child.stdout?.on('data', (chunk: Buffer) => {
       lines.push(...chunk.toString().split('\n').filter(Boolean));
-      if (lines.some((l) => pattern.test(l))) {
+      const found = lines.find((l) => pattern.test(l));
+      if (found !== undefined) {
         clearTimeout(timer);
-        resolve();
+        resolve(found);
       }
     });
     child.on('exit', (code) => reject(new Error(`exited with ${code}: ${lines.join('\n')}`)));
@@ -60,7 +62,8 @@ await eachDatabase('ferry program', (database) => {
   let drop: (() => Promise<void>) | undefined;
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'ferry-cli-'));
-    env = { FERRY_DATA_DIR: dataDir, FERRY_PORT: String(await freePort()) };
+    // Port 0: each serve binds one of the system's choice and names it in its listening line.
+    env = { FERRY_DATA_DIR: dataDir, FERRY_PORT: '0' };
     if (database.name === 'postgres') {
       const schema = await createSchema();
       env.FERRY_DATABASE_URL = schema.url;
@@ -75,7 +78,8 @@ await eachDatabase('ferry program', (database) => {
   test('serve on an empty database writes the bootstrap key (0600), logs its path but not the key, and stops on SIGTERM', async () => {
     const server = ferry(['serve'], env);
     const lines: string[] = [];
-    await waitForLine(server, /ferry is listening/, lines);
+    const listening = await waitForLine(server, /ferry is listening/, lines);
+    const origin = String((JSON.parse(listening) as { url: string }).url);
     const file = join(dataDir, 'bootstrap-key');
     const key = readFileSync(file, 'utf8');
     assert.match(key, /^fry_[A-Za-z0-9_-]{43}\n$/);
@@ -86,7 +90,7 @@ await eachDatabase('ferry program', (database) => {
       'the log names the file',
     );
     assert.ok(!lines.join('\n').includes(key.trim()), 'the log does not contain the key');
-    const res = await fetch(`http://127.0.0.1:${env.FERRY_PORT}/v1/locations`, {
+    const res = await fetch(`${origin}/v1/locations`, {
       headers: { authorization: `Bearer ${key.trim()}` },
     });
     assert.equal(res.status, 200);
@@ -102,7 +106,7 @@ await eachDatabase('ferry program', (database) => {
     assert.deepEqual(json.scopes, ['read', 'transfer', 'remove', 'share', 'admin'], 'all five by default');
     assert.equal(json.workspace, 'team-a');
     assert.equal(json.name, 'deploy');
-    const asTeam = await fetch(`http://127.0.0.1:${env.FERRY_PORT}/v1/tokens`, {
+    const asTeam = await fetch(`${origin}/v1/tokens`, {
       headers: { authorization: `Bearer ${json.token}` },
     });
     assert.equal(asTeam.status, 200);

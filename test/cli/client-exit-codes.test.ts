@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { eachDatabase } from '../support/fixtures.js';
-import { freePort } from '../support/processes.js';
+import { closedPort } from '../support/processes.js';
 import { ferry } from './run.js';
 import { type Service, startService } from './service.js';
 
@@ -42,7 +42,7 @@ await eachDatabase('ferry client', (database) => {
     const wrong = await ferry(['ls'], { env: { ...env, FERRY_API_KEY: wrongKey } });
     assert.equal(wrong.code, 5);
     assert.ok(!wrong.stderr.includes(wrongKey));
-    const closed = await freePort();
+    const closed = await closedPort();
     const down = await ferry(['ls'], { env: { ...env, FERRY_URL: `http://127.0.0.1:${closed}` } });
     assert.equal(down.code, 1);
     assert.match(

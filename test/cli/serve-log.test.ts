@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { apiCall, freePort, killAll, s3Location, startServe } from '../support/processes.js';
+import { apiCall, killAll, s3Location, startServe } from '../support/processes.js';
 import { startS3rver } from '../support/s3rver.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'ferry-serve-log-'));
@@ -18,15 +18,13 @@ after(async () => {
 test('every line serve prints, a library warning included, is one JSON object', async () => {
   const s3 = await startS3rver();
   after(() => s3.close());
-  const port = await freePort();
   // AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED would hide the warning this test looks for.
   const server = await startServe('serve', {
     FERRY_DATA_DIR: dataDir,
-    FERRY_PORT: String(port),
     FERRY_EGRESS_ALLOW: '127.0.0.1',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: '',
   });
-  const origin = `http://127.0.0.1:${port}`;
+  const { origin } = server;
   const token = readFileSync(join(dataDir, 'bootstrap-key'), 'utf8').trim();
   const location = await s3Location(origin, token, s3.endpoint, 'serve-log');
   // Listing builds the S3 client, which is when the SDK checks the Node version.

@@ -10,23 +10,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { apiCall, freePort, killAll, startFerry, startServe } from '../support/processes.js';
+import { apiCall, killAll, startFerry, startServe } from '../support/processes.js';
 
 after(() => killAll());
 
 test('a server restarted after SIGKILL lives on while the CLI and readers open its database', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'ferry-sqlite-files-'));
   try {
-    const port = await freePort();
-    const origin = `http://127.0.0.1:${port}`;
     const env = {
       FERRY_DATA_DIR: dataDir,
-      FERRY_PORT: String(port),
       FERRY_MASTER_KEY: randomBytes(32).toString('base64'),
     };
     const first = await startServe('first', env);
     const token = readFileSync(join(dataDir, 'bootstrap-key'), 'utf8').trim();
-    assert.equal((await apiCall(origin, token, 'GET', '/v1/locations')).status, 200);
+    assert.equal((await apiCall(first.origin, token, 'GET', '/v1/locations')).status, 200);
     assert.equal((await first.kill()).signal, 'SIGKILL');
     const file = join(dataDir, 'ferry.db');
     assert.ok(existsSync(`${file}-shm`), 'the killed server left its -shm file');
@@ -34,6 +31,8 @@ test('a server restarted after SIGKILL lives on while the CLI and readers open i
     chmodSync(`${file}-shm`, 0o644);
 
     const server = await startServe('restarted', env);
+    // Its own port, not the first one's.
+    const { origin } = server;
     assert.equal(statSync(`${file}-shm`).mode & 0o777, 0o600);
     // What tells the next process it is not alone: the server's lock on the -shm file. Without it, that
     // process resets the file under the server's mapping, and the server dies of SIGBUS at its next

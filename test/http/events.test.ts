@@ -9,7 +9,6 @@ import { HEARTBEAT_MS, STREAMS_PER_WORKSPACE } from '../../src/http/routes/event
 import { startTestApp, type TestApp } from '../support/app.js';
 import { type EventClient, openEvents } from '../support/events.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
-import { freePort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { createLocation, s3Client, seedBucket } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
@@ -25,9 +24,8 @@ await eachDatabase('event stream', (database) => {
     s3 = await startS3rver();
     client = s3Client(s3.endpoint);
     t = await startTestApp(database, { env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' }, worker: true });
-    const port = await freePort();
-    await t.app.listen({ host: '127.0.0.1', port });
-    base = `http://127.0.0.1:${port}`;
+    // Port 0: the system's choice, bound as it is chosen; listen() answers the address.
+    base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(async () => {
     for (const stream of open) stream.close();
@@ -202,9 +200,7 @@ await eachDatabase('event stream', (database) => {
 
   test('the stream ends when the server closes, and close does not wait for the client', async () => {
     const other = await startTestApp(database);
-    const port = await freePort();
-    await other.app.listen({ host: '127.0.0.1', port });
-    const stream = await openEvents(`http://127.0.0.1:${port}`, other.token);
+    const stream = await openEvents(await other.app.listen({ host: '127.0.0.1', port: 0 }), other.token);
     assert.equal(stream.status, 200);
     await waitUntil(() => stream.comments.includes('open'), { what: 'the opening comment' });
     await other.close();

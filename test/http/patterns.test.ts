@@ -12,14 +12,7 @@ import { after, before, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createSchema } from '../support/databases.js';
 import { eachDatabase } from '../support/fixtures.js';
-import {
-  apiCall,
-  type FerryProcess,
-  freePort,
-  killAll,
-  s3Location,
-  startServe,
-} from '../support/processes.js';
+import { apiCall, killAll, type ServeProcess, s3Location, startServe } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { readS3, s3Client, seedBucket } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
@@ -36,7 +29,7 @@ await eachDatabase('patterns of bounded cost', (database) => {
   let dataDir: string;
   let origin: string;
   let token: string;
-  let server: FerryProcess;
+  let server: ServeProcess;
   let location: string;
 
   before(async () => {
@@ -46,17 +39,15 @@ await eachDatabase('patterns of bounded cost', (database) => {
     ]);
     client = s3Client(s3.endpoint);
     dataDir = mkdtempSync(join(tmpdir(), 'ferry-patterns-'));
-    const port = await freePort();
-    origin = `http://127.0.0.1:${port}`;
     server = await startServe('ferry', {
       FERRY_ROLE: 'all',
       FERRY_DATA_DIR: dataDir,
-      FERRY_PORT: String(port),
       FERRY_MASTER_KEY: randomBytes(32).toString('base64'),
       FERRY_EGRESS_ALLOW: '127.0.0.1/32',
       FERRY_PATTERN_MAX_WILDCARDS: String(MAX_WILDCARDS),
       ...(schema ? { FERRY_DATABASE_URL: schema.url } : {}),
     });
+    origin = server.origin;
     token = readFileSync(join(dataDir, 'bootstrap-key'), 'utf8').trim();
     location = await s3Location(origin, token, s3.endpoint, 'FERRYPATTERNS');
   });

@@ -14,7 +14,6 @@ import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import { keyHash } from '../../src/engine/lifecycle/objects.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
-import { freePort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { createLocation, newWorkspace, s3Client, seedBucket, waitFor } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
@@ -30,9 +29,8 @@ await eachDatabase('job reports', (database) => {
     s3 = await startS3rver();
     client = s3Client(s3.endpoint);
     t = await startTestApp(database, { env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' }, worker: true });
-    const port = await freePort();
-    await t.app.listen({ host: '127.0.0.1', port });
-    base = `http://127.0.0.1:${port}`;
+    // Port 0: the system's choice, bound as it is chosen; listen() answers the address.
+    base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(async () => {
     await t.close();

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createSchema } from '../support/databases.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
-import { apiCall, freePort, killAll, startServe } from '../support/processes.js';
+import { apiCall, killAll, startServe } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { s3Client, seedBucket } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
@@ -38,19 +38,17 @@ await eachDatabase('webhook delivery after a restart', (database) => {
   });
 
   test('an event recorded by a process killed before delivering it is delivered by the next one', async () => {
-    const port = await freePort();
-    const origin = `http://127.0.0.1:${port}`;
     const env = {
       FERRY_DATA_DIR: dataDir,
-      FERRY_PORT: String(port),
       FERRY_EGRESS_ALLOW: '127.0.0.1/32',
-      FERRY_PUBLIC_URL: origin,
       FERRY_MASTER_KEY: randomBytes(32).toString('base64'),
       FERRY_SHUTDOWN_SECONDS: '0',
       ...(schema ? { FERRY_DATABASE_URL: schema.url } : {}),
     };
     const api = await startServe('api', { ...env, FERRY_ROLE: 'api' });
     const token = readFileSync(join(dataDir, 'bootstrap-key'), 'utf8').trim();
+    // The process running now: each has a port of its own.
+    let origin = api.origin;
     const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
       apiCall<T>(origin, token, method, path, body);
 
@@ -72,7 +70,9 @@ await eachDatabase('webhook delivery after a restart', (database) => {
       file: `${label}/${bucket}/report.pdf`,
     });
     assert.equal(share.status, 201, JSON.stringify(share.json));
-    const download = await fetch(share.json.url);
+    // The link's path, at the process: its origin (FERRY_PUBLIC_URL) cannot name a port that is the
+    // system's choice, known only once the process has bound it.
+    const download = await fetch(`${origin}${new URL(share.json.url).pathname}`);
     assert.equal(download.status, 200);
     assert.equal(await download.text(), 'the report');
 
@@ -80,6 +80,7 @@ await eachDatabase('webhook delivery after a restart', (database) => {
     assert.equal(receiver.connections, 0, 'the api process delivers nothing');
 
     const all = await startServe('all', { ...env, FERRY_ROLE: 'all' });
+    origin = all.origin;
     const [request] = await waitUntil(() => (receiver.received.length > 0 ? receiver.received : undefined), {
       what: 'the delivery by the new process',
       detail: () => all.log(),
