@@ -29,7 +29,21 @@ export interface WakeLoopOptions {
    * only a nudge or the poll interval can bring any.
    */
   round: (context: RoundContext) => Promise<number | undefined>;
+  /** The timer a sleep runs on (default: the system's); a test's runs out only when the test says. */
+  timer?: LoopTimer;
 }
+
+/** Starts a sleep's timer: `ranOut` is called after `ms`, unless the answer cancels it first. */
+export interface LoopTimer {
+  start(ms: number, ranOut: () => void): () => void;
+}
+
+export const systemTimer: LoopTimer = {
+  start(ms, ranOut) {
+    const timer = setTimeout(ranOut, ms);
+    return () => clearTimeout(timer);
+  },
+};
 
 /** The first wait after a round the database could not answer, doubled after each such round. */
 export const OUTAGE_FIRST_WAIT_MS = 250;
@@ -161,16 +175,13 @@ export class WakeLoop {
   /** Resolves true when `ms` ran out, false when a nudge ended the sleep. */
   #sleep(ms: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(
-        () => {
-          this.#wake = undefined;
-          resolve(true);
-        },
-        Math.max(0, ms),
-      );
+      const cancel = (this.#options.timer ?? systemTimer).start(Math.max(0, ms), () => {
+        this.#wake = undefined;
+        resolve(true);
+      });
       this.#wake = () => {
         this.#wake = undefined;
-        clearTimeout(timer);
+        cancel();
         resolve(false);
       };
     });

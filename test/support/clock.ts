@@ -1,5 +1,8 @@
-// A clock for tests of backoff that must not sleep through the waits they check.
+// A clock for tests of backoff that must not sleep through the waits they check, and a timer for the
+// queue loop's sleeps that runs out only when a test says.
 import type { Clock } from '../../src/clock.js';
+import type { LoopTimer } from '../../src/queue/loop.js';
+import { waitUntil } from './wait.js';
 
 /**
  * The system clock, which a test may move forward (never back) to skip a wait, or stop, so that every
@@ -28,5 +31,54 @@ export class SkippingClock implements Clock {
     if (this.#frozen === undefined) return;
     this.#offset = this.#frozen - Date.now();
     this.#frozen = undefined;
+  }
+}
+
+/** One sleep a HandTimer was asked for. */
+export interface HandSleep {
+  readonly ms: number;
+  /** `waiting` until the test runs it out, or its loop cancels it (a nudge, stop). */
+  readonly state: 'waiting' | 'ran out' | 'canceled';
+  /** Ends the sleep as if its time had passed. */
+  runOut(): void;
+}
+
+/**
+ * A timer for src/queue/loop.ts that never runs out by itself: a test reads each sleep the loop asks
+ * for (how long, whether something ended it) and runs it out by hand, so no test waits on real time.
+ */
+export class HandTimer implements LoopTimer {
+  readonly sleeps: HandSleep[] = [];
+
+  start(ms: number, ranOut: () => void): () => void {
+    let state: HandSleep['state'] = 'waiting';
+    this.sleeps.push({
+      ms,
+      get state() {
+        return state;
+      },
+      runOut() {
+        if (state !== 'waiting') return;
+        state = 'ran out';
+        ranOut();
+      },
+    });
+    return () => {
+      if (state === 'waiting') state = 'canceled';
+    };
+  }
+
+  /** The `n`th sleep asked for (from 0), once the loop has asked for it. */
+  sleep(n: number): Promise<HandSleep> {
+    return waitUntil(() => this.sleeps[n], {
+      what: `sleep ${n} to be asked for`,
+      detail: () =>
+        `${this.sleeps.length} asked for: ${this.sleeps.map((s) => `${s.ms} ms ${s.state}`).join(', ')}`,
+    });
+  }
+
+  /** Whether a sleep is still waiting (one that could start a round later). */
+  get anyWaiting(): boolean {
+    return this.sleeps.some((s) => s.state === 'waiting');
   }
 }
