@@ -26,12 +26,20 @@ export const BUSY_TIMEOUT_MS = 250;
 /** The waits between tries: about 3.5 s of them, 5.5 s in all with the tries' own busy_timeout. */
 const RETRY_WAITS_MS = [50, 100, 200, 400, 800, 1000, 1000];
 
+/** Tries refused busy in this process so far (a test waits on it to know a write is held back). */
+let refusedBusy = 0;
+
+export function busyRefusals(): number {
+  return refusedBusy;
+}
+
 async function retryBusy<T>(run: () => Promise<T>): Promise<T> {
   for (const wait of RETRY_WAITS_MS) {
     try {
       return await run();
     } catch (err) {
       if (databaseUnavailable(err) !== 'busy') throw err;
+      refusedBusy++;
     }
     await sleep(wait);
   }

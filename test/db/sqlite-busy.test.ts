@@ -11,12 +11,10 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { BUSY_TIMEOUT_MS } from '../../src/db/sqlite-busy.js';
+import { busyRefusals } from '../../src/db/sqlite-busy.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { unique } from '../support/fixtures.js';
-
-/** How long the first test holds the lock: past busy_timeout, well within the retries. */
-const HELD_MS = BUSY_TIMEOUT_MS * 4;
+import { waitUntil } from '../support/wait.js';
 
 describe('SQLite busy [sqlite]', () => {
   let t: TestApp;
@@ -51,16 +49,18 @@ describe('SQLite busy [sqlite]', () => {
     let write: Promise<{ res: Awaited<ReturnType<typeof createLocation>>; at: number }>;
     let releasedAt: number;
     try {
+      const refused = busyRefusals();
       write = createLocation().then((res) => {
         settled = true;
         return { res, at: performance.now() };
       });
+      // The lock is held until the write has been refused busy, so past busy_timeout, and waits for its
+      // next try (the retries last seconds more, whatever the machine's speed).
+      await waitUntil(() => busyRefusals() > refused, { what: 'the write to be refused busy once' });
       // The process answers while the write waits for the lock (each try blocks it busy_timeout at most).
       const health = await t.request({ method: 'GET', url: '/healthz' });
       assert.equal(health.statusCode, 200);
       assert.equal(settled, false, 'the write is still waiting for the lock');
-      // The lock is what the test holds for a time: the scenario, not a wait for something.
-      await new Promise((resolve) => setTimeout(resolve, HELD_MS));
     } finally {
       other.exec('commit');
       releasedAt = performance.now();
