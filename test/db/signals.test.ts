@@ -184,17 +184,13 @@ describe('wake-ups across processes [postgres]', { skip: postgres?.skip ?? false
       (await api.request({ method: 'POST', url: '/v1/locations/refresh', payload: { id } })).statusCode,
       202,
     );
-    for (;;) {
-      const status = (
-        await api.request({ method: 'POST', url: '/v1/locations/status', payload: { id } })
-      ).json();
-      if (status.refresh_requested === false) {
-        assert.equal(status.consecutive_refresh_failures, 0);
-        assert.deepEqual(tokens.oauth.box.refreshRequests.slice(-1), [issued.refresh_token]);
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    let status: { refresh_requested?: boolean; consecutive_refresh_failures?: number } = {};
+    await until(async () => {
+      status = (await api.request({ method: 'POST', url: '/v1/locations/status', payload: { id } })).json();
+      return status.refresh_requested === false;
+    }, 'the refresh to be run by the other process');
+    assert.equal(status.consecutive_refresh_failures, 0);
+    assert.deepEqual(tokens.oauth.box.refreshRequests.slice(-1), [issued.refresh_token]);
   });
 
   test('after its wake-up connection is cut, a worker still hears about new copies', async () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
@@ -21,6 +21,7 @@ import {
   seedBucket,
   waitFor,
 } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 
 await eachDatabase('sync', (database) => {
   let t: TestApp;
@@ -77,6 +78,12 @@ await eachDatabase('sync', (database) => {
   async function put(bucket: string, objects: Record<string, string | Buffer>): Promise<void> {
     for (const [Key, Body] of Object.entries(objects))
       await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body }));
+  }
+
+  /** The latest LastModified of `bucket`'s objects (s3rver's, to the second). */
+  async function newest(bucket: string): Promise<number> {
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+    return Math.max(...(listed.Contents ?? []).map((o) => o.LastModified?.getTime() ?? 0));
   }
 
   /** The requests the proxy saw from `from` on that are not listings. */
@@ -145,8 +152,10 @@ await eachDatabase('sync', (database) => {
     const dst = await seedBucket(client, {});
     const body = { from: `${a}:${src}/`, to: `${b}:${dst}/` };
     assert.equal((await sync(call, body)).status, 'complete');
-    // s3rver keeps times to the second: the touched source is written in a later second than its copy.
-    await new Promise((r) => setTimeout(r, 1100));
+    // s3rver keeps times to the second: the touched source is written once the clock has passed the
+    // second its copy was stamped in (a condition on the copies' own times, not a pause).
+    const copiedAt = await newest(dst);
+    await waitUntil(() => Date.now() >= copiedAt + 1000, { what: 'the second after the copies' });
     await put(src, { 'changed.txt': 'version 2', 'new.txt': 'new', 'touched.txt': 'yy' });
     const job = await sync(call, body);
     assert.equal(job.status, 'complete', JSON.stringify(job));

@@ -3,6 +3,7 @@
 // then for an answer on it.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { waitUntil } from './wait.js';
 
 /** The emulator's well-known account and key (public, documented by Microsoft). */
 export const AZURITE_ACCOUNT = 'devstoreaccount1';
@@ -94,18 +95,26 @@ function waitForPort(child: ChildProcess): Promise<number> {
 }
 
 async function waitUntilAnswering(port: number): Promise<void> {
-  const deadline = Date.now() + STARTUP_MS;
-  for (;;) {
-    try {
-      // Any HTTP answer (azurite says 400 or 403 to an anonymous request) means it serves.
-      const res = await fetch(`http://127.0.0.1:${port}/${AZURITE_ACCOUNT}?comp=list`);
-      await res.arrayBuffer();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  let last: unknown;
+  await waitUntil(
+    async () => {
+      try {
+        // Any HTTP answer (azurite says 400 or 403 to an anonymous request) means it serves.
+        const res = await fetch(`http://127.0.0.1:${port}/${AZURITE_ACCOUNT}?comp=list`);
+        await res.arrayBuffer();
+        return true;
+      } catch (err) {
+        last = err;
+        return false;
+      }
+    },
+    {
+      what: `azurite to answer on port ${port}`,
+      timeoutMs: STARTUP_MS,
+      pauseMs: 100,
+      detail: () => String(last),
+    },
+  );
 }
 
 async function stop(child: ChildProcess): Promise<void> {

@@ -9,6 +9,7 @@ import { awsS3, azureBlob } from '../../src/stores/shared/sdk.js';
 import type { TestApp } from './app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle } from './azurite.js';
 import { unique } from './fixtures.js';
+import { waitUntil } from './wait.js';
 
 export type Call = (options: InjectOptions) => Promise<LightMyRequestResponse>;
 
@@ -104,14 +105,21 @@ export async function waitFor(
   until: (body: Record<string, unknown>) => boolean = (b) => TERMINAL.has(String(b.status)),
   timeoutMs = 60_000,
 ): Promise<Record<string, unknown> & { status: string }> {
-  const deadline = Date.now() + timeoutMs;
   let last: Record<string, unknown> = {};
-  while (Date.now() < deadline) {
-    const res = await call({ method: 'GET', url });
-    assert.equal(res.statusCode, 200, res.body);
-    last = res.json();
-    if (until(last)) return last as Record<string, unknown> & { status: string };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${url} did not reach the expected state: ${JSON.stringify(last)}`);
+  await waitUntil(
+    async () => {
+      const res = await call({ method: 'GET', url });
+      assert.equal(res.statusCode, 200, res.body);
+      last = res.json();
+      return until(last);
+    },
+    // Each read is a request: a longer pause between them than the default.
+    {
+      what: `${url} to reach the expected state`,
+      timeoutMs,
+      pauseMs: 50,
+      detail: () => JSON.stringify(last),
+    },
+  );
+  return last as Record<string, unknown> & { status: string };
 }
