@@ -2,8 +2,10 @@
 // bottom against a `ferry serve` started the way the README starts it (a fresh data folder, SQLite),
 // with s3rver as the S3 account, smtp-server as the mail server and a local web server for the pull.
 // Only what must differ on a machine without the internet is replaced, each by its exact text: the
-// server address, the credentials and region (to point at s3rver), and the pulled URL. Every curl
-// fails the block on an HTTP error (--fail-with-body), so a step that no longer works fails the test.
+// server address (the server listens on a port of the system's choice, FERRY_PORT=0, so the README's
+// 127.0.0.1:8080 becomes the address its listening line names), the credentials and region (to point
+// at s3rver), and the pulled URL. Every curl fails the block on an HTTP error (--fail-with-body), so a
+// step that no longer works fails the test.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { freePort, killAll, startServe } from './support/processes.js';
+import { killAll, startServe } from './support/processes.js';
 import { startS3rver } from './support/s3rver.js';
 import { TestSmtp } from './support/smtp.js';
 import { readS3, s3Client } from './support/transfers.js';
@@ -72,16 +74,14 @@ test('the README walk-through runs top to bottom, and does what it says', async 
   for (const Key of seed)
     await client.send(new PutObjectCommand({ Bucket: 'my-bucket', Key, Body: `bytes of ${Key}` }));
 
-  const port = await freePort();
   const server = await startServe('readme', {
     FERRY_DATA_DIR: join(home, 'data'),
-    FERRY_PORT: String(port),
     FERRY_EGRESS_ALLOW: '127.0.0.1',
     FERRY_SMTP_URL: smtp.url,
   });
 
   let script = block('First steps');
-  script = replaced(script, 'F=http://127.0.0.1:8080', `F=http://127.0.0.1:${port}`);
+  script = replaced(script, 'F=http://127.0.0.1:8080', `F=${server.origin}`);
   script = replaced(
     script,
     `SECRET='{"access_key_id":"AKIA…","secret_access_key":"…"}'`,

@@ -10,7 +10,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { FERRY_BIN as CLI, freePort, startServe } from '../support/processes.js';
+import { FERRY_BIN as CLI, startServe } from '../support/processes.js';
 import { startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
 import { s3Client } from '../support/transfers.js';
@@ -123,7 +123,6 @@ export async function record(page: string): Promise<{ blocks: Step[][]; close():
   const folder = mkdtempSync(join(tmpdir(), 'ferry-demo-'));
   const [s3, smtp] = await Promise.all([startS3rver(), new TestSmtp().start()]);
   const client = s3Client(s3.endpoint);
-  const port = await freePort();
   let server: Awaited<ReturnType<typeof startServe>> | undefined;
   const close = async () => {
     await server?.stop();
@@ -156,13 +155,17 @@ export async function record(page: string): Promise<{ blocks: Step[][]; close():
       join(folder, 's3-secret.json'),
       JSON.stringify({ access_key_id: 'S3RVER', secret_access_key: 'S3RVER' }),
     );
+    // On a port of the system's choice (FERRY_PORT=0), which the page shows as SHOWN.port. Its share
+    // links name the page's address as a server listening there would: the real port is known only
+    // once bound, too late for the links' FERRY_PUBLIC_URL.
     server = await startServe('cli-session', {
       TZ: 'Europe/Paris',
       FERRY_DATA_DIR: join(folder, 'data'),
-      FERRY_PORT: String(port),
       FERRY_EGRESS_ALLOW: '127.0.0.1',
+      FERRY_PUBLIC_URL: `http://127.0.0.1:${SHOWN.port}`,
       FERRY_SMTP_URL: smtp.url,
     });
+    const { port } = new URL(server.origin);
 
     // The page's own addresses, as this run has them.
     const local = (command: string) =>

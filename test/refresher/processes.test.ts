@@ -20,7 +20,8 @@ import type { OAuthSecret } from '../../src/providers.js';
 import { FakeTokenServer } from '../fakes/token-server.js';
 import { createSchema, testDatabases } from '../support/databases.js';
 import { unique } from '../support/fixtures.js';
-import { apiCall, type FerryProcess, freePort, killAll, startServe } from '../support/processes.js';
+import { apiCall, type FerryProcess, killAll, startServe } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 
 const postgres = (await testDatabases()).find((d) => d.name === 'postgres');
 const CYCLES = 50;
@@ -68,10 +69,8 @@ describe('refresher across processes [postgres]', { skip: postgres?.skip ?? fals
       FERRY_WORKER_LEASE_SECONDS: '3',
       FERRY_SHUTDOWN_SECONDS: '1',
     };
-    const port = await freePort();
-    origin = `http://127.0.0.1:${port}`;
     const apiDir = dataDir();
-    await startServe('api', { ...env, FERRY_ROLE: 'api', FERRY_PORT: String(port), FERRY_DATA_DIR: apiDir });
+    ({ origin } = await startServe('api', { ...env, FERRY_ROLE: 'api', FERRY_DATA_DIR: apiDir }));
     apiKey = readFileSync(join(apiDir, 'bootstrap-key'), 'utf8').trim();
   });
 
@@ -127,15 +126,12 @@ describe('refresher across processes [postgres]', { skip: postgres?.skip ?? fals
     condition: () => boolean | Promise<boolean>,
     ms = 60_000,
   ): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!(await condition())) {
-      if (Date.now() > deadline) {
-        assert.fail(
-          `${what} did not happen in ${ms} ms\n${[...workers.values()].map((w) => w.log()).join('\n')}`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitUntil(condition, {
+      what,
+      timeoutMs: ms,
+      pauseMs: 20,
+      detail: () => [...workers.values()].map((w) => w.log()).join('\n'),
+    });
   }
 
   function assertNoTokenTwice(): void {
@@ -168,6 +164,9 @@ describe('refresher across processes [postgres]', { skip: postgres?.skip ?? fals
       const tag = cycle % 2 === 0 ? 'a' : 'b';
       const victim = workers.get(tag);
       assert.ok(victim);
+      // A random moment of the cycle, only to vary where in it the kill falls (its length changes
+      // nothing else): whatever the moment, the loop below kills the victim only where its death
+      // spends no token, and every assertion holds for each such moment.
       await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 1000)));
       // Freeze the victim, then kill it only where its death spends no token: when no answer of the
       // endpoint is on its way and the stored refresh token is the live one. (Dying after the endpoint
@@ -176,8 +175,14 @@ describe('refresher across processes [postgres]', { skip: postgres?.skip ?? fals
         victim.child.kill('SIGSTOP');
         await until('the endpoint idle', () => tokens.busy() === 0, 10_000);
         if (box().isLive(await storedRefreshToken(id))) break;
+        // A process holds an answer it has not stored yet (the victim, frozen, or the survivor): the
+        // victim runs again until the live token is the stored one, then is frozen again.
         victim.child.kill('SIGCONT');
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await until(
+          'the live refresh token stored',
+          async () => box().isLive(await storedRefreshToken(id)),
+          10_000,
+        );
       }
       await victim.kill();
       const before = box().refreshRequests.length;
