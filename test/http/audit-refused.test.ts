@@ -4,12 +4,12 @@
 // address per second, so a flood of bad requests writes a bounded number of rows. Both databases.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { wholeWorkspace } from '../../src/domain/caller.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import { ADDRESSES_PER_SECOND } from '../../src/http/refused-auth.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
+import { waitUntil } from '../support/wait.js';
 
 await eachDatabase('refused authentications in the audit log', (database) => {
   let t: TestApp;
@@ -25,16 +25,20 @@ await eachDatabase('refused authentications in the audit log', (database) => {
 
   /** The refusals recorded from `ip`, once `count` are there (they are written after the answer). */
   async function refusals(ip: string, count: number) {
-    for (let i = 0; ; i++) {
-      const rows = await t.services.db.kysely
-        .selectFrom('audit_events')
-        .selectAll()
-        .where('ip', '=', ip)
-        .orderBy('at')
-        .execute();
-      if (rows.length >= count || i > 50) return rows;
-      await sleep(20);
-    }
+    let seen = 0;
+    return waitUntil(
+      async () => {
+        const rows = await t.services.db.kysely
+          .selectFrom('audit_events')
+          .selectAll()
+          .where('ip', '=', ip)
+          .orderBy('at')
+          .execute();
+        seen = rows.length;
+        return rows.length >= count ? rows : undefined;
+      },
+      { what: `${count} refusals from ${ip}`, detail: () => `${seen} recorded` },
+    );
   }
 
   test('a missing, invalid, revoked or expired key records auth.refused: status 401, the address and user agent; a known key in its workspace', async () => {

@@ -7,12 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { request as httpGet } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 
 const SMALL = randomBytes(50_000);
 const LARGE = randomBytes(16 * 1024 * 1024);
@@ -59,13 +59,17 @@ await eachDatabase('share access log', (database) => {
     ).filter((e) => e.target === target);
   /** The share's downloads once each has ended (the row is finished after the answer). */
   async function downloads(id: string, count: number) {
-    for (let i = 0; ; i++) {
-      const res = await call({ method: 'GET', url: `/v1/shares/${id}/downloads` });
-      assert.equal(res.statusCode, 200, res.body);
-      const rows = res.json().downloads as Array<Record<string, unknown>>;
-      if ((rows.length >= count && rows.every((r) => r.ended_at !== undefined)) || i > 100) return rows;
-      await sleep(20);
-    }
+    let last = '';
+    return waitUntil(
+      async () => {
+        const res = await call({ method: 'GET', url: `/v1/shares/${id}/downloads` });
+        assert.equal(res.statusCode, 200, res.body);
+        last = res.body;
+        const rows = res.json().downloads as Array<Record<string, unknown>>;
+        return rows.length >= count && rows.every((r) => r.ended_at !== undefined) ? rows : undefined;
+      },
+      { what: `${count} finished downloads of ${id}`, detail: () => last },
+    );
   }
 
   test('a download records share.download in the workspace and a finished access row with its bytes; a range from 0 is 206', async () => {
