@@ -81,13 +81,14 @@ for (const database of await testDatabases()) {
 
     /** Waits until the number of event rows passes `ok` (page.waitForFunction would evaluate a string, which the console's CSP refuses). */
     async function rowsUntil(page: Page, ok: (n: number) => boolean): Promise<void> {
-      const until = Date.now() + 10_000;
-      for (;;) {
-        const n = await eventRows(page).count();
-        if (ok(n)) return;
-        assert.ok(Date.now() < until, `${n} event rows, still`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      let n = 0;
+      await waitUntil(
+        async () => {
+          n = await eventRows(page).count();
+          return ok(n);
+        },
+        { what: 'the event rows to change', pauseMs: 50, detail: () => `${n} event rows, still` },
+      );
     }
 
     for (const width of widths) {
@@ -245,7 +246,7 @@ for (const database of await testDatabases()) {
                 downloads: Array<{ completed: boolean }>;
               }
             ).downloads[0]?.completed,
-          { what: 'the download to be recorded as completed', timeoutMs: 10_000, pauseMs: 100 },
+          { what: 'the download to be recorded as completed', pauseMs: 100 },
         );
 
         const page = await tab(width, '#shares');
