@@ -21,6 +21,7 @@
 // - Folders are created as needed by write() on folder stores.
 import type { Readable } from 'node:stream';
 import type { Provider } from '../providers.js';
+import type { MemoryWait } from './shared/memory.js';
 
 export type HashKind = 'md5' | 'sha1' | 'sha256' | 'crc32c' | 'dropbox' | 'quickxor';
 
@@ -83,6 +84,12 @@ export interface WriteOptions {
   size?: number;
   mimeType?: string;
   signal?: AbortSignal;
+  /**
+   * What else ends a wait for room in the transfer memory budget, besides `signal`: an upload through
+   * HTTP gives its idle deadline and the server's closing (src/http/routes/files.ts). A store that
+   * takes no part of the budget ignores it.
+   */
+  memoryWait?: MemoryWait;
   /** Called with the cumulative bytes accepted by the provider, for progress reporting. */
   onProgress?: (bytesDone: number) => void;
 }

@@ -19,7 +19,7 @@ import type {
   WriteOptions,
 } from '../contract.js';
 import { PartReader } from '../shared/chunks.js';
-import type { MemoryBudget } from '../shared/memory.js';
+import { largestPart, type MemoryBudget } from '../shared/memory.js';
 import { checkEndpoint } from '../shared/metadata.js';
 import { type AzureClient, abortable, createClient } from './client.js';
 import { containerCreation } from './containers.js';
@@ -73,13 +73,16 @@ class AzureBlobStore implements Store {
     this.#memory = ctx.memory;
     const { service, serviceUrl, accountName } = this.#client;
     this.#service = service;
-    this.#tuning = tuning;
+    // No block larger than ferry reads into memory: a body that would need one is refused (413)
+    // before anything is taken or allocated (docs/api.md, "Files through ferry").
+    const largestBlock = Math.min(tuning.largestBlock ?? Number.POSITIVE_INFINITY, largestPart(ctx.memory));
+    this.#tuning = { ...tuning, largestBlock };
     // Copy Blob authorizes the source with the destination's key: one account on one endpoint.
     this.account = `azureblob:${accountName}@${serviceUrl}`;
     this.features = {
       bucketListing: true,
       hashes: ['md5'],
-      upload: uploadLimits(tuning),
+      upload: uploadLimits(this.#tuning),
       copy: (from, to, options) => this.#copy(from, to, options),
       resumable: this.#resumable(),
       createBucket: containerCreation(service),

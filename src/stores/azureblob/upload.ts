@@ -31,12 +31,22 @@ export interface UploadTuning {
   partSize: number;
   /** Blocks uploading at once. */
   concurrency: number;
+  /**
+   * The largest block ferry reads into memory (largestPart() of the transfer memory budget); absent:
+   * Azure's own limit. A body that would need larger blocks is refused before anything is read.
+   */
+  largestBlock?: number;
+}
+
+/** The largest block an upload may use: Azure's limit, or the most ferry holds in memory. */
+function largestBlock(tuning: UploadTuning): number {
+  return Math.min(MAX_BLOCK_SIZE, tuning.largestBlock ?? MAX_BLOCK_SIZE);
 }
 
 export function uploadLimits(tuning: UploadTuning): UploadLimits {
   return {
     minPartSize: tuning.partSize,
-    maxPartSize: MAX_BLOCK_SIZE,
+    maxPartSize: largestBlock(tuning),
     maxParts: MAX_BLOCKS,
     singleRequestMax: tuning.partSize,
   };
@@ -52,6 +62,12 @@ export function blockSizeFor(size: number | undefined, tuning: UploadTuning): nu
   if (size === undefined) return tuning.partSize;
   if (size > MAX_BLOB_SIZE) throw invalid(`azureblob: ${size} bytes is more than a block blob can hold`);
   const needed = Math.ceil(size / MAX_BLOCKS / MiB) * MiB;
+  const largest = largestBlock(tuning);
+  if (needed > largest) {
+    throw invalid(
+      `azureblob: ${size} bytes needs blocks of ${needed} bytes, more than ferry holds in memory at once (${largest} bytes: FERRY_TRANSFER_MEMORY)`,
+    );
+  }
   const quarter = Math.max(MiB, Math.ceil(size / 4 / MiB) * MiB);
   return Math.max(Math.min(tuning.partSize, quarter), needed);
 }
@@ -74,7 +90,13 @@ export async function uploadBlob(
     blobContentMD5: md5,
     ...(options.mimeType ? { blobContentType: options.mimeType } : {}),
   });
-  const { data: first, release: firstRelease } = await readFirst(reader, partSize, memory, options.signal);
+  const { data: first, release: firstRelease } = await readFirst(
+    reader,
+    partSize,
+    memory,
+    options.signal,
+    options.memoryWait,
+  );
   let parts = false; // from here on uploadParts() gives the first part's budget back
   try {
     parts = !(await reader.atEnd());
@@ -184,6 +206,7 @@ export async function uploadBlocks(
       ...(options.first === undefined ? {} : { first: options.first }),
       ...(options.firstRelease === undefined ? {} : { firstRelease: options.firstRelease }),
       memory,
+      memoryWait: options.memoryWait,
       maxParts: MAX_BLOCKS - done.length,
       signal: options.signal,
       onProgress: (bytes) => options.onProgress?.(before + bytes),
@@ -204,6 +227,7 @@ export async function uploadBlocks(
       },
     }));
   } catch (err) {
+    options.firstRelease?.(); // failed before uploadParts took it over (it gives it back once)
     hash.discard();
     throw err;
   }

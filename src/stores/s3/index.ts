@@ -20,7 +20,7 @@ import type {
   WriteOptions,
 } from '../contract.js';
 import { PartReader } from '../shared/chunks.js';
-import type { MemoryBudget } from '../shared/memory.js';
+import { largestPart, type MemoryBudget } from '../shared/memory.js';
 import { awsS3 } from '../shared/sdk.js';
 import { s3BucketCreation } from './buckets.js';
 import { abortable, createClient, type S3Handle } from './client.js';
@@ -105,6 +105,9 @@ class S3Store implements Store {
     this.account = handle.account;
     const limits = {
       ...S3_UPLOAD_LIMITS,
+      // No part larger than ferry reads into memory: a body that would need one is refused (413)
+      // before anything is taken or allocated (docs/api.md, "Files through ferry").
+      maxPartSize: Math.min(S3_UPLOAD_LIMITS.maxPartSize, largestPart(memory)),
       ...(tuning.singleRequestMax === undefined ? {} : { singleRequestMax: tuning.singleRequestMax }),
     };
     this.#upload = {

@@ -12,7 +12,7 @@ import type { CompletedPart, S3Client } from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
 import type { ResumableUpload, UploadedPart, UploadLimits, WriteOptions } from '../contract.js';
 import { PartReader, readFirst, uploadParts } from '../shared/chunks.js';
-import type { MemoryBudget, Release } from '../shared/memory.js';
+import type { MemoryBudget, MemoryWait, Release } from '../shared/memory.js';
 import { awsS3 } from '../shared/sdk.js';
 import { abortable } from './client.js';
 import { isNoSuchUpload, s3Error } from './errors.js';
@@ -50,7 +50,7 @@ export function partSizeFor(size: number | undefined, tuning: UploadTuning): num
   if (part > limits.maxPartSize) {
     throw new FerryError(
       'invalid',
-      `an object of ${size} bytes is larger than the provider allows (${limits.maxParts} parts of at most ${limits.maxPartSize} bytes)`,
+      `an object of ${size} bytes is larger than the provider allows in parts ferry can hold (${limits.maxParts} parts of at most ${limits.maxPartSize} bytes: the provider's limit, or the transfer memory, FERRY_TRANSFER_MEMORY)`,
     );
   }
   return part;
@@ -97,7 +97,7 @@ export async function uploadObject(
   };
 
   if (size !== undefined && size <= tuning.limits.singleRequestMax) {
-    const release = await tuning.memory?.acquire(size, options.signal);
+    const release = await tuning.memory?.acquire(size, options.signal, options.memoryWait);
     try {
       const data = await readExactly(body, size, what);
       const md5 = await putObject(client, params, data, options.signal, what);
@@ -112,7 +112,13 @@ export async function uploadObject(
   const partSize = partSizeFor(size, tuning);
   // Of unknown size: a body that fits in one part is one PutObject, as a multipart upload of one
   // small part would be (an empty body cannot be a multipart upload at all).
-  const { data: first, release } = await readFirst(reader, partSize, tuning.memory, options.signal);
+  const { data: first, release } = await readFirst(
+    reader,
+    partSize,
+    tuning.memory,
+    options.signal,
+    options.memoryWait,
+  );
   let parts = false; // from here on uploadParts() gives the first part's budget back
   try {
     if (size === undefined && (await reader.atEnd())) {
@@ -138,6 +144,7 @@ export async function uploadObject(
     );
     return { bytes };
   } catch (err) {
+    release(); // given back once: uploadParts may have already
     // A plain write cannot be resumed by anyone: its parts would only cost storage until it expires.
     await abortUpload(client, target, upload).catch(() => undefined);
     throw err;
@@ -256,6 +263,8 @@ export async function abortUpload(
 export interface MultipartOptions {
   size?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** What else ends a part's wait for room in the transfer memory (WriteOptions.memoryWait). */
+  memoryWait?: MemoryWait | undefined;
   onProgress?: ((bytesDone: number) => void) | undefined;
   upload: ResumableUpload;
   /** Parts already uploaded (from part 1 on); the reader gives the bytes after them. */
@@ -294,6 +303,7 @@ export async function uploadMultipart(
     signal,
     ...(options.first === undefined ? {} : { first: options.first, firstRelease: options.firstRelease }),
     memory: tuning.memory,
+    memoryWait: options.memoryWait,
     onProgress: (bytes) => options.onProgress?.(before + bytes),
     uploadPart: async ({ index, data }) => {
       const number = done.length + index + 1;

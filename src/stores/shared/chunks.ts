@@ -9,7 +9,7 @@
 import type { Readable } from 'node:stream';
 import { invalid } from '../../errors.js';
 import { Semaphore } from '../../util/semaphore.js';
-import type { MemoryBudget, Release } from './memory.js';
+import { largestPart, type MemoryBudget, type MemoryWait, type Release } from './memory.js';
 
 export class PartReader {
   readonly #iterator: AsyncIterator<unknown>;
@@ -126,6 +126,8 @@ export interface UploadPartsOptions {
    * is read and gives it back once sent. Absent: parts are bounded by `concurrency` alone.
    */
   memory?: MemoryBudget | undefined;
+  /** What else ends a part's wait for room in `memory` (an upload's idle deadline, shutdown). */
+  memoryWait?: MemoryWait | undefined;
   /** More parts than this fail with invalid before the extra part is sent. */
   maxParts?: number;
   signal?: AbortSignal | undefined;
@@ -190,10 +192,11 @@ async function partMemory(
   long: boolean,
   inFlight: ReadonlySet<Promise<void>>,
   signal: AbortSignal | undefined,
+  wait: MemoryWait | undefined,
 ): Promise<Release> {
   const below = memory.capacity * (long ? EXTRA_PARTS_SHARE : SHORT_EXTRA_PARTS_SHARE);
   for (;;) {
-    if (inFlight.size === 0) return memory.acquire(size, signal);
+    if (inFlight.size === 0) return memory.acquire(size, signal, wait);
     const extra = memory.tryAcquire(size, below);
     if (extra) return extra;
     await Promise.race(inFlight); // the tasks never reject: they record a failure instead
@@ -209,9 +212,28 @@ export const EXTRA_PARTS_SHARE = 3 / 16;
 /** The same for an upload with less than a window of parts left. */
 export const SHORT_EXTRA_PARTS_SHARE = 1 / 16;
 
+/**
+ * Refuses a part size larger than ferry reads into memory (largestPart), before anything is taken
+ * from the budget or allocated: the store chose it from a size it should have refused.
+ */
+function checkPartSize(partSize: number, memory: MemoryBudget | undefined): void {
+  const largest = largestPart(memory);
+  if (!Number.isSafeInteger(partSize) || partSize <= 0 || partSize > largest) {
+    throw invalid(
+      `a part of ${partSize} bytes is more than ferry holds in memory at once (${largest} bytes: FERRY_TRANSFER_MEMORY)`,
+    );
+  }
+}
+
 /** Reads and uploads every remaining part; resolves with the part count and total size. */
 export async function uploadParts(options: UploadPartsOptions): Promise<{ parts: number; size: number }> {
   const { reader, partSize, signal, memory } = options;
+  try {
+    checkPartSize(partSize, memory);
+  } catch (err) {
+    options.firstRelease?.();
+    throw err;
+  }
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const permits = new Semaphore(concurrency);
   const inFlight = new Set<Promise<void>>();
@@ -241,7 +263,7 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
         // the read then only checks that nothing more comes).
         const size = Math.min(partSize, reader.remaining ?? partSize);
         const long = (reader.remaining ?? Number.POSITIVE_INFINITY) >= concurrency * partSize;
-        held = memory && (await partMemory(memory, size, long, inFlight, signal));
+        held = memory && (await partMemory(memory, size, long, inFlight, signal, options.memoryWait));
         if (failure !== undefined) throw (failure as { error: unknown }).error;
         if (size === 0) data = await reader.read(1);
         else {
@@ -268,8 +290,13 @@ export async function uploadParts(options: UploadPartsOptions): Promise<{ parts:
     const part: Part = { index, offset, data };
     index += 1;
     offset += data.length;
-    const task = options
-      .uploadPart(part)
+    let sending: Promise<void>;
+    try {
+      sending = options.uploadPart(part);
+    } catch (err) {
+      sending = Promise.reject(err); // thrown before its promise: settled below like any other failure
+    }
+    const task = sending
       .then(
         () => {
           done += part.data.length;
@@ -313,10 +340,12 @@ export async function readFirst(
   partSize: number,
   memory: MemoryBudget | undefined,
   signal?: AbortSignal,
+  wait?: MemoryWait,
 ): Promise<{ data: Buffer; release: Release }> {
+  checkPartSize(partSize, memory);
   const size = Math.min(partSize, reader.remaining ?? partSize);
-  const held = (await memory?.acquire(size, signal)) ?? (() => {});
-  const block = size === partSize && size > 0 ? takeBlock(partSize) : undefined;
+  const held = (await memory?.acquire(size, signal, wait)) ?? (() => {});
+  let block: Buffer | undefined;
   let released = false;
   const release = () => {
     if (released) return;
@@ -325,6 +354,8 @@ export async function readFirst(
     held();
   };
   try {
+    // Inside the try: whatever fails from here on gives the budget back.
+    if (size === partSize && size > 0) block = takeBlock(partSize);
     return { data: await reader.read(partSize, block), release };
   } catch (err) {
     release();
