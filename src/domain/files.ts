@@ -159,7 +159,7 @@ export function tooLarge(size: number | undefined, limit: number, row: LocationR
     'too_large',
     size === undefined
       ? `the body passed ${limit} bytes, the most an upload without Content-Length may hold on ${where}; send Content-Length for a larger file`
-      : `a body of ${size} bytes is larger than ${limit} bytes, the most a file may hold on ${where}`,
+      : `a body of ${Number.isSafeInteger(size) ? size : `more than ${Number.MAX_SAFE_INTEGER}`} bytes is larger than ${limit} bytes, the most a file may hold on ${where}`,
   );
 }
 

@@ -11,7 +11,11 @@
 // - An upload is out of Node's whole-body deadline (it may take hours) and is cut off instead when no
 //   byte arrives for FERRY_HTTP_BODY_TIMEOUT_SECONDS while ferry is ready for more (408).
 // - A body past the store's limit is refused from Content-Length before it is read, or cut off once it
-//   passes the limit without one (413).
+//   passes the limit without one (413). A Content-Length past 2^53 - 1, which a JavaScript number
+//   cannot hold exactly, is past every store's limit, and refused the same way.
+// - The store takes each part's room in the transfer memory budget before reading it; a wait for room
+//   ends at the idle deadline (503 with Retry-After: ferry, not the client, is the slow side) and when
+//   the server begins to close, so neither an upload nor shutdown waits on the budget without end.
 // - A client that goes away, a stall, a limit passed or the key revoked abort the store's write: no
 //   object that looks complete is left (S3 aborts its multipart upload; Azure never commits the
 //   blocks; a single-request upload is never sent).
@@ -31,6 +35,7 @@ import type { ObjectInfo } from '../../stores/contract.js';
 import { auditOf } from '../audit.js';
 import { principalOf } from '../auth.js';
 import { streamsItsBody } from '../connections.js';
+import { DEFAULT_RETRY_AFTER_SECONDS } from '../errors.js';
 import { baseName, clearFileHeaders, fileAnswer, readOptions, sendFileBody } from '../file-answer.js';
 import type { FileBytes } from '../metrics.js';
 import { errors } from '../schemas.js';
@@ -133,13 +138,18 @@ function counted(body: Readable, onBytes: (bytes: number) => void): Transform {
   return body.pipe(meter);
 }
 
-/** Content-Length as a number; undefined when the body is chunked (or the header is not a number). */
+/**
+ * Content-Length as a number; undefined when the body is chunked. Node's parser has checked the header
+ * (digits, one value, at most 2^64 - 1); a length a JavaScript number cannot hold exactly (past 2^53 - 1)
+ * is Infinity, which every store's limit refuses (413) before a byte is read.
+ */
 function declaredSize(request: IncomingMessage): number | undefined {
   if (request.headers['transfer-encoding'] !== undefined) return undefined;
   const header = request.headers['content-length'];
   if (header === undefined) return 0;
   const size = Number(header);
-  return Number.isSafeInteger(size) && size >= 0 ? size : undefined;
+  if (!Number.isInteger(size) || size < 0) throw invalid('Content-Length must be a whole number of bytes');
+  return Number.isSafeInteger(size) ? size : Number.POSITIVE_INFINITY;
 }
 
 /** The listing entry of what was stored (docs/api.md, "Listing objects"). */
@@ -164,6 +174,17 @@ export const fileRoutes =
   (deps: FileRouteDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { files, keyWatch, bytes } = deps;
+    // Aborted when the server begins to close: it ends the uploads that wait for room in the transfer
+    // memory (a wait must not hold shutdown), and no other.
+    const closing = new AbortController();
+    app.addHook('preClose', (done) => {
+      closing.abort(
+        new FerryError('unavailable', 'the server is shutting down; try again', {
+          retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS,
+        }),
+      );
+      done();
+    });
     // Any content type is the file's own: the body is left unread for the handler to stream. Scoped to
     // this plugin, so every other route keeps the JSON parser and its body limit.
     app.removeAllContentTypeParsers();
@@ -227,6 +248,7 @@ export const fileRoutes =
             ...(size === undefined ? {} : { size }),
             ...(contentType === undefined ? {} : { mimeType: contentType }),
             signal: controller.signal,
+            memoryWait: { timeoutMs: deps.idleMs, signal: closing.signal },
           });
           await open.stored();
           return reply.code(201).send(entryOf(path, info));
