@@ -81,6 +81,11 @@ await eachDatabase('files through ferry on every store', (database) => {
   });
 
   const call = (o: Parameters<TestApp['request']>[0]) => t.request(o);
+  /** The upload bytes the server has taken in so far (its metric). */
+  const bytesIn = async () => {
+    const text = (await t.request({ method: 'GET', url: '/metrics' })).body;
+    return Number(/ferry_file_bytes_total\{direction="in"\} (\d+)/.exec(text)?.[1] ?? 0);
+  };
   const auth = () => ({ authorization: `Bearer ${t.token}` });
   const fileUrl = (location: string, path: string) =>
     `${base}/v1/files/${encodeURIComponent(location)}/${path.split('/').map(encodeURIComponent).join('/')}`;
@@ -169,15 +174,22 @@ await eachDatabase('files through ferry on every store', (database) => {
       for (const size of [6 * MiB, undefined]) {
         const path = `${folder}/cut-${size ?? 'chunked'}.bin`;
         const answered = t.logs.lines.length;
-        await new Promise<void>((resolve) => {
-          const req = httpRequest(fileUrl(id, path), {
-            method: 'PUT',
-            headers: { ...auth(), ...(size === undefined ? {} : { 'content-length': String(size) }) },
-          });
+        const before = await bytesIn();
+        const req = httpRequest(fileUrl(id, path), {
+          method: 'PUT',
+          headers: { ...auth(), ...(size === undefined ? {} : { 'content-length': String(size) }) },
+        });
+        const closed = new Promise<void>((resolve) => {
           req.on('error', () => resolve());
-          req.write(randomBytes(3 * MiB), () => setTimeout(() => req.destroy(), 200));
           req.on('close', () => resolve());
         });
+        req.write(randomBytes(3 * MiB));
+        // The client goes away once the server has taken in some of the body: the upload is under way.
+        await waitUntil(async () => (await bytesIn()) > before, {
+          what: 'the upload to start on the server',
+        });
+        req.destroy();
+        await closed;
         // The server says when it has given up on the upload (and aborted the store's write).
         await waitUntil(
           () =>
