@@ -79,6 +79,13 @@ export interface HttpLimits {
   maxConnections: number;
   /** Open connections from one client address (an IPv6 /64 counts as one); 0 is no limit. */
   connectionsPerAddress: number;
+  /**
+   * Open connections that have not (yet) carried a valid API key: at most this many, so that the rest
+   * of maxConnections is left for clients with a key (docs/security.md, "Clients without a key").
+   */
+  keylessConnections: number;
+  /** A share link's form body (POST /s/{token}) must arrive whole within this long of its headers. */
+  formTimeoutMs: number;
   /** Request line (the URL) and headers together. */
   maxHeaderBytes: number;
 }
@@ -199,13 +206,23 @@ function byteSize(env: Env, name: string, fallback: number, min: number, max: nu
 }
 
 function httpLimits(env: Env): HttpLimits {
+  const maxConnections = integer(env, 'FERRY_HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000);
   return {
     headersTimeoutMs: integer(env, 'FERRY_HTTP_HEADERS_TIMEOUT_SECONDS', 20, 1, 3600) * 1000,
     bodyTimeoutMs: integer(env, 'FERRY_HTTP_BODY_TIMEOUT_SECONDS', 60, 1, 86400) * 1000,
     keepAliveTimeoutMs: integer(env, 'FERRY_HTTP_KEEPALIVE_TIMEOUT_SECONDS', 65, 1, 3600) * 1000,
     maxRequestsPerConnection: integer(env, 'FERRY_HTTP_MAX_REQUESTS_PER_CONNECTION', 1000, 1, 1_000_000),
-    maxConnections: integer(env, 'FERRY_HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000),
+    maxConnections,
     connectionsPerAddress: integer(env, 'FERRY_HTTP_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
+    // An eighth of the total is kept for clients with a key (512 of 4096).
+    keylessConnections: integer(
+      env,
+      'FERRY_HTTP_KEYLESS_CONNECTIONS',
+      maxConnections - Math.floor(maxConnections / 8),
+      1,
+      maxConnections,
+    ),
+    formTimeoutMs: integer(env, 'FERRY_HTTP_FORM_TIMEOUT_SECONDS', 10, 1, 3600) * 1000,
     maxHeaderBytes: byteSize(env, 'FERRY_HTTP_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 ** 2),
   };
 }

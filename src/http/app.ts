@@ -184,6 +184,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       storage: services.storage,
       registry: services.metrics,
       secureCookies: services.config.publicUrl.startsWith('https:'),
+      formTimeoutMs: limits.formTimeoutMs,
     }),
   );
   await app.register(consoleRoutes());

@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify
 import type { Scope } from '../api/keys.js';
 import type { ApiKeys, Principal } from '../domain/api-keys.js';
 import { FerryError } from '../errors.js';
+import { markKeyed } from './connections.js';
 import { errorAnswer } from './errors.js';
 import { errors } from './schemas.js';
 
@@ -90,6 +91,7 @@ export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
     const early = read && config?.earlyRead === true ? apiKeys.early(token) : undefined;
     if (early) {
       request.principal = early.principal;
+      markKeyed(request.raw.socket);
       pending.set(
         request,
         early.confirmed.then(
@@ -102,6 +104,7 @@ export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
     apiKeys.authenticate(token).then(
       (principal) => {
         request.principal = principal;
+        markKeyed(request.raw.socket);
         done();
       },
       (err: Error) => done(err),

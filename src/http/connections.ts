@@ -1,12 +1,14 @@
 // The HTTP server's defences below the routes (docs/api.md, "HTTP connections and bodies"): how long
-// headers, bodies and idle keep-alive connections may take, how many connections one client address and
-// all clients together may hold open, and the answer to a request Node's HTTP parser refuses itself
-// (431, 414, 413, 408, 400), in the standard error shape. Routes never see any of this.
+// headers, bodies and idle keep-alive connections may take, how many connections one client address,
+// clients without a key (src/http/keyless-connections.ts) and all clients together may hold open, and
+// the answer to a request Node's HTTP parser refuses itself (431, 414, 413, 408, 400), in the standard
+// error shape. Routes never see any of this.
 import type { Server, ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyBaseLogger } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import type { HttpLimits } from '../config.js';
+import { KeylessConnections } from './keyless-connections.js';
 
 /**
  * Fastify's options for the server. Node's requestTimeout runs from a request's first byte until its
@@ -57,9 +59,24 @@ export function addressKey(address: string | undefined): string {
 /** At most one warning line per reason a minute, however many connections are refused. */
 const WARN_EVERY_MS = 60_000;
 
+/** How each connection still counted as keyless leaves the count once a request on it has a valid key. */
+const keyedBy = new WeakMap<Socket, () => void>();
+
+/**
+ * A request on this connection carried a valid API key (src/http/auth.ts): the connection no longer
+ * counts against FERRY_HTTP_KEYLESS_CONNECTIONS.
+ */
+export function markKeyed(socket: Socket | null | undefined): void {
+  if (!socket) return;
+  keyedBy.get(socket)?.();
+  keyedBy.delete(socket);
+}
+
 /**
  * Caps open connections: in all through server.maxConnections (Node drops the excess before any byte
- * is read), and per client address by counting here and destroying the connection over the cap.
+ * is read), per client address by counting here and destroying the connection over the cap, and those
+ * without a key by closing the oldest of the address that holds the most of them when a new one comes
+ * past FERRY_HTTP_KEYLESS_CONNECTIONS (src/http/keyless-connections.ts).
  */
 export function guardConnections(
   server: Server,
@@ -74,7 +91,7 @@ export function guardConnections(
     registers: [deps.registry],
   });
   const lastWarned = new Map<string, number>();
-  const warn = (reason: 'address' | 'total', message: string) => {
+  const warn = (reason: 'address' | 'total' | 'keyless', message: string) => {
     refused.inc({ reason });
     const now = Date.now();
     if (now - (lastWarned.get(reason) ?? 0) < WARN_EVERY_MS) return;
@@ -85,25 +102,43 @@ export function guardConnections(
     warn('total', `connection refused: ${limits.maxConnections} open (FERRY_HTTP_MAX_CONNECTIONS)`),
   );
   const perAddress = limits.connectionsPerAddress;
-  if (perAddress === 0) return;
   const open = new Map<string, number>();
+  // At the total or above, Node's own cap comes first: the count would never close anything.
+  const keyless =
+    limits.keylessConnections < limits.maxConnections
+      ? new KeylessConnections(limits.keylessConnections)
+      : undefined;
   server.on('connection', (socket: Socket) => {
     const key = addressKey(socket.remoteAddress);
-    const count = (open.get(key) ?? 0) + 1;
-    if (count > perAddress) {
-      socket.destroy();
-      warn(
-        'address',
-        `connection refused: ${perAddress} open from one address (FERRY_HTTP_CONNECTIONS_PER_ADDRESS)`,
-      );
-      return;
+    if (perAddress > 0) {
+      const count = (open.get(key) ?? 0) + 1;
+      if (count > perAddress) {
+        socket.destroy();
+        warn(
+          'address',
+          `connection refused: ${perAddress} open from one address (FERRY_HTTP_CONNECTIONS_PER_ADDRESS)`,
+        );
+        return;
+      }
+      open.set(key, count);
+      socket.once('close', () => {
+        const left = (open.get(key) ?? 1) - 1;
+        if (left === 0) open.delete(key);
+        else open.set(key, left);
+      });
     }
-    open.set(key, count);
-    socket.once('close', () => {
-      const left = (open.get(key) ?? 1) - 1;
-      if (left === 0) open.delete(key);
-      else open.set(key, left);
-    });
+    if (keyless) {
+      const evicted = keyless.add(socket, key);
+      keyedBy.set(socket, () => keyless.remove(socket));
+      socket.once('close', () => keyless.remove(socket));
+      if (evicted) {
+        evicted.destroy();
+        warn(
+          'keyless',
+          `connection closed: ${keyless.limit} open without an API key (FERRY_HTTP_KEYLESS_CONNECTIONS); the oldest of the address holding the most made room`,
+        );
+      }
+    }
   });
 }
 

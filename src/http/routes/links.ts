@@ -8,17 +8,24 @@
 // further on counts too unless the client began a download there within the hour (its cookie or its
 // address), and such a range is served even once the limit is reached; HEAD never counts. The token
 // is never logged (the access log has the route pattern).
-import { pipeline, type Readable, Transform } from 'node:stream';
+//
+// No key is needed here, so nothing here may let a client hold a connection for long (docs/security.md,
+// "Clients without a key"): a POST's token is looked up before its body is read, and a link that does
+// not serve (unknown, revoked, expired, used up) is answered at once without reading it; a link that
+// serves has FERRY_HTTP_FORM_TIMEOUT_SECONDS for its form (a password: a few hundred bytes), then 408.
+// Any answer given before the body was read whole closes the connection, as the API's errors do.
+import { PassThrough, pipeline, type Readable, Transform } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
 import formBody from '@fastify/formbody';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import type { ShareRow } from '../../db/schema.js';
-import type { Shares } from '../../domain/shares/shares.js';
+import type { LinkState, Shares } from '../../domain/shares/shares.js';
 
 import type { Storage } from '../../domain/storage.js';
 import { isFerryError } from '../../errors.js';
 import type { ObjectInfo, Store } from '../../stores/contract.js';
+import { errorHandler } from '../errors.js';
 import {
   baseName,
   clearFileHeaders,
@@ -45,6 +52,58 @@ export interface LinkDeps {
   registry: Registry;
   /** Cookies get Secure when links are served over https (FERRY_PUBLIC_URL). */
   secureCookies: boolean;
+  /** A POST's form body must arrive whole within this long of its headers (FERRY_HTTP_FORM_TIMEOUT_SECONDS). */
+  formTimeoutMs: number;
+}
+
+type Lookup = { row: ShareRow | undefined; state: LinkState };
+
+/** A page answered before the body is read: thrown from preParsing, so Fastify reads none of it. */
+class EarlyPage extends Error {
+  constructor(
+    readonly status: number,
+    readonly page: string,
+  ) {
+    super(`share link answered ${status} before its body`);
+  }
+}
+
+const notFound = () =>
+  new EarlyPage(404, messagePage('Link not found', 'This link does not exist, or it was revoked.'));
+
+/**
+ * The page for a link that does not serve this request (unknown or revoked, expired, or used up and
+ * not `resumes`: docs/api.md, "Share links"), or undefined when it serves.
+ */
+async function refusal(
+  { row, state }: Lookup,
+  resumes: () => boolean | Promise<boolean>,
+): Promise<EarlyPage | undefined> {
+  if (!row || state === 'unknown') return notFound();
+  if (state === 'expired') return new EarlyPage(410, messagePage('Link expired', 'This link has expired.'));
+  if (state === 'used_up' && !(await resumes())) {
+    return new EarlyPage(410, messagePage('Link used up', 'This link has been used as often as it may be.'));
+  }
+  return undefined;
+}
+
+/**
+ * The request's body as Fastify's form parser reads it, cut off with 408 (connection closed) when it
+ * has not arrived whole within `ms`.
+ */
+function withDeadline(payload: Readable, ms: number): Readable {
+  const out = new PassThrough();
+  const timer = setTimeout(() => {
+    out.destroy(
+      Object.assign(new Error(`the form did not arrive within ${ms / 1000} s`), { statusCode: 408 }),
+    );
+  }, ms);
+  const stop = () => clearTimeout(timer);
+  out.once('end', stop);
+  out.once('close', stop);
+  payload.once('error', (err) => out.destroy(err));
+  payload.pipe(out);
+  return out;
 }
 
 type Mode = 'get' | 'head' | 'post';
@@ -92,6 +151,27 @@ export const linkRoutes =
 
     const open = { config: { public: true }, schema: { hide: true }, exposeHeadRoute: false };
 
+    // Every answer here given before the request's body was read whole ends its connection: otherwise
+    // Node reads the rest to reuse the connection, at whatever pace the client sends it.
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (request.raw.complete === false) reply.header('connection', 'close');
+      done(null, payload);
+    });
+    app.setErrorHandler((err, request, reply) => {
+      if (!(err instanceof EarlyPage)) return errorHandler(err as FastifyError, request, reply);
+      securityHeaders(reply);
+      return html(reply, err.status, err.page);
+    });
+    /** What the token's lookup answered, for a POST whose hook looked it up before the body. */
+    const looked = new WeakMap<FastifyRequest, Lookup>();
+    const beforeBody = async (request: FastifyRequest, _reply: FastifyReply, payload: Readable) => {
+      const lookup = await shares.byToken((request.params as { token: string }).token);
+      const page = await refusal(lookup, () => false);
+      if (page) throw page;
+      looked.set(request, lookup);
+      return request.raw.complete ? payload : withDeadline(payload, deps.formTimeoutMs);
+    };
+
     app.get('/s/share.css', open, async (_request, reply) => {
       securityHeaders(reply);
       reply.header('cache-control', 'public, max-age=3600');
@@ -101,26 +181,20 @@ export const linkRoutes =
     const handler = (mode: Mode) => async (request: FastifyRequest, reply: FastifyReply) => {
       securityHeaders(reply);
       const token = (request.params as { token: string }).token;
-      const { row, state } = await shares.byToken(token);
-      if (!row || state === 'unknown') {
-        return html(
-          reply,
-          404,
-          messagePage('Link not found', 'This link does not exist, or it was revoked.'),
-        );
-      }
-      if (state === 'expired') return html(reply, 410, messagePage('Link expired', 'This link has expired.'));
+      const lookup = looked.get(request) ?? (await shares.byToken(token));
+      const { row } = lookup;
       // Whether a range from this client continues a download it began (asked once, when needed).
       let continues: Promise<boolean> | undefined;
-      const continuing = () => (continues ??= shares.continuesDownload(row, cookieOf(request), request.ip));
+      const continuing = () =>
+        (continues ??= row
+          ? shares.continuesDownload(row, cookieOf(request), request.ip)
+          : Promise.resolve(false));
       // A used-up link still lets a download it served resume (docs/api.md, "Share links").
       const resuming = mode === 'get' && request.headers.range !== undefined;
-      if (state === 'used_up' && !(resuming && (await continuing()))) {
-        return html(
-          reply,
-          410,
-          messagePage('Link used up', 'This link has been used as often as it may be.'),
-        );
+      const refusedPage = await refusal(lookup, () => resuming && continuing());
+      if (refusedPage || !row) {
+        const page = refusedPage ?? notFound();
+        return html(reply, page.status, page.page);
       }
       let store: Store | undefined;
       let info: ObjectInfo;
@@ -327,5 +401,5 @@ export const linkRoutes =
 
     app.get('/s/:token', open, handler('get'));
     app.head('/s/:token', open, handler('head'));
-    app.post('/s/:token', open, handler('post'));
+    app.post('/s/:token', { ...open, preParsing: beforeBody }, handler('post'));
   };
