@@ -75,7 +75,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 test('a nudge ends the sleep at once; the round after it was not timed out', async () => {
   const { loop, rounds, timer } = loopOf({ pollMs: 60_000 });
   loop.start();
-  const asleep = await timer.sleep(0);
+  const asleep = await timer.asked(0);
   assert.equal(asleep.ms, 60_000);
   assert.equal(rounds.length, 1, 'asleep for the poll interval');
   loop.nudge();
@@ -88,18 +88,18 @@ test('a nudge ends the sleep at once; the round after it was not timed out', asy
 test('the round answers how long to sleep, bounded by the poll interval; a sleep that ran out says so', async () => {
   const { loop, rounds, timer } = loopOf({ pollMs: 60_000, answer: (n) => (n === 0 ? 30 : undefined) });
   loop.start();
-  const asked = await timer.sleep(0);
+  const asked = await timer.asked(0);
   assert.equal(asked.ms, 30, 'slept the 30 ms the round asked for');
   asked.runOut();
   await roundsReach(rounds, 2);
   assert.equal(rounds[1]?.timedOut, true);
-  assert.equal((await timer.sleep(1)).ms, 60_000, 'a round that asks for nothing sleeps the poll interval');
+  assert.equal((await timer.asked(1)).ms, 60_000, 'a round that asks for nothing sleeps the poll interval');
   await loop.stop();
 
   const short = loopOf({ pollMs: 20, answer: () => 60_000 });
   short.loop.start();
   for (let n = 0; n < 2; n++) {
-    const sleep = await short.timer.sleep(n);
+    const sleep = await short.timer.asked(n);
     assert.equal(sleep.ms, 20, 'a round asking for a minute sleeps the 20 ms poll interval');
     sleep.runOut();
   }
@@ -121,7 +121,7 @@ test('a nudge during a round runs the next round without sleeping: work written 
   assert.equal(rounds[1]?.timedOut, false);
   assert.equal(rounds[1]?.sleepsBefore, 0, 'no sleep between the two rounds');
   // The loop asks for its next sleep after round 1: nothing ran between.
-  assert.equal((await timer.sleep(0)).ms, 60_000);
+  assert.equal((await timer.asked(0)).ms, 60_000);
   assert.equal(rounds.length, 2, 'then asleep again');
   await loop.stop();
 });
@@ -129,7 +129,7 @@ test('a nudge during a round runs the next round without sleeping: work written 
 test('a round that throws is logged with the loop name and the loop goes on after the poll interval', async () => {
   const { loop, rounds, errors, timer } = loopOf({ pollMs: 25, answer: () => 0, fail: (n) => n === 0 });
   loop.start();
-  const wait = await timer.sleep(0);
+  const wait = await timer.asked(0);
   assert.equal(errors.length, 1);
   assert.match(JSON.stringify(errors[0]), /test loop failed/);
   assert.equal(wait.ms, 25, 'a failed round does not spin: it waits the poll interval');
@@ -142,7 +142,7 @@ test('a round that throws is logged with the loop name and the loop goes on afte
 test('stop ends a sleep at once, lets a round under way finish, and runs no round after it', async () => {
   const sleeping = loopOf({ pollMs: 60_000 });
   sleeping.loop.start();
-  const asleep = await sleeping.timer.sleep(0);
+  const asleep = await sleeping.timer.asked(0);
   // The hand timer never runs out by itself: stop can only have ended the sleep.
   await settles(sleeping.loop.stop(), 'stop to end the sleep');
   assert.equal(asleep.state, 'canceled', 'did not wait out the poll interval');
@@ -210,21 +210,21 @@ test('rounds the database cannot answer: one line when it goes and one when it i
     }),
   );
   loop.start();
-  const first = await timer.sleep(0);
+  const first = await timer.asked(0);
   // Work ending nudges the loop; during the outage that must not bring the next try forward.
   for (let i = 0; i < 20; i++) loop.nudge();
   assert.equal(first.state, 'waiting', 'the nudges did not end the wait');
   assert.equal(rounds, 1);
   assert.equal(first.ms, 250, `waited 250 ms before the second try, not ${first.ms}`);
   first.runOut();
-  const second = await timer.sleep(1);
+  const second = await timer.asked(1);
   assert.equal(second.ms, 500, `then 500 ms, not ${second.ms}`);
   second.runOut();
-  const third = await timer.sleep(2);
+  const third = await timer.asked(2);
   assert.equal(third.ms, 1000, `then 1 s, not ${third.ms}`);
   third.runOut();
   // The fourth round goes through: the loop sleeps the poll interval again.
-  assert.equal((await timer.sleep(3)).ms, 60_000);
+  assert.equal((await timer.asked(3)).ms, 60_000);
   assert.equal(rounds, 4);
   assert.deepEqual(lines, [
     { level: 'warn', message: 'test loop: the database is not reachable; trying again with backoff' },

@@ -69,7 +69,7 @@ export class HandTimer implements LoopTimer {
   }
 
   /** The `n`th sleep asked for (from 0), once the loop has asked for it. */
-  sleep(n: number): Promise<HandSleep> {
+  asked(n: number): Promise<HandSleep> {
     return waitUntil(() => this.sleeps[n], {
       what: `sleep ${n} to be asked for`,
       detail: () =>
