@@ -2,7 +2,7 @@
 // (FERRY_ROLE=all: each answers the API and runs a worker) share a PostgreSQL server of the test's own
 // (test/support/private-postgres.ts: the shared server on 5432 is never stopped); a bulk copy of
 // OBJECTS objects runs between s3rver buckets, and in its middle the server is stopped (fast shutdown,
-// every session ended) and started again on the same port and data. While it is down the API answers
+// every session ended) and started again on the same socket and data. While it is down the API answers
 // 503 with Retry-After (never 500) and /readyz 503; each background loop says once that the database
 // is not reachable and once that it answers again; after the restart the job completes by itself with
 // every object copied exactly once: one server-side copy request per key (counted at the fault proxy
@@ -40,8 +40,8 @@ import {
 import {
   apiCall,
   type FerryProcess,
-  freePort,
   killAll,
+  type ServeProcess,
   s3Location,
   startServe,
   unexpectedExits,
@@ -93,7 +93,7 @@ describe('the database restarts under load [postgres]', { skip: skip ?? false },
   let proxy: FaultProxy;
   let client: S3Client;
   const dirs: string[] = [];
-  const servers: FerryProcess[] = [];
+  const servers: ServeProcess[] = [];
   const origins: string[] = [];
   let token: string;
 
@@ -125,9 +125,9 @@ describe('the database restarts under load [postgres]', { skip: skip ?? false },
     for (const name of ['ferry-1', 'ferry-2']) {
       const dir = mkdtempSync(join(tmpdir(), 'ferry-db-restart-'));
       dirs.push(dir);
-      const port = await freePort();
-      servers.push(await startServe(name, { ...env, FERRY_PORT: String(port), FERRY_DATA_DIR: dir }));
-      origins.push(`http://127.0.0.1:${port}`);
+      const server = await startServe(name, { ...env, FERRY_DATA_DIR: dir });
+      servers.push(server);
+      origins.push(server.origin);
       token ??= readFileSync(join(dir, 'bootstrap-key'), 'utf8').trim();
     }
   }

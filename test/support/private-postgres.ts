@@ -1,26 +1,34 @@
 // A PostgreSQL server of the test's own, for the tests that stop and start the database under ferry
 // (test/engine/database-restart.test.ts). The shared server on 127.0.0.1:5432 is used by every test file
 // running beside this one: it is never stopped or restarted. This one is initdb'd into a temporary
-// directory, listens on a free port of 127.0.0.1 (its socket in the same directory), trusts local
-// connections, and is stopped with SIGINT (PostgreSQL's fast shutdown: every session is ended, as in a
-// restart under load) and started again on the same port and data.
+// directory, listens only on a Unix socket in that directory (no TCP port: PostgreSQL cannot bind port 0
+// and say which port it got, and a port chosen before the bind could be taken by another test's server
+// in between), trusts local connections, and is stopped with SIGINT (PostgreSQL's fast shutdown: every
+// session is ended, as in a restart under load) and started again on the same socket and data.
+//
+// Its clients (ferry, the test) reach it over TCP, as a deployment does, through a door of this process:
+// a port of the system's choice whose every connection is relayed to the socket. The door stays open
+// across a restart; while the server is away a connection through it is reset, as TCP's refusal ends
+// one at once. (Straight to the socket a client would meet ENOENT, the socket file gone, which
+// src/db/unavailable.ts does not count as the database being away.)
 //
 // PostgreSQL refuses to run as root: under root (CI containers) the server runs as the `postgres`
 // account through runuser, in a directory that account owns. The binaries are Debian's
 // (/usr/lib/postgresql/<version>/bin, the newest there), or those of FERRY_TEST_PG_BIN.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './processes.js';
 
 export interface PrivatePostgres {
-  /** postgres://postgres@127.0.0.1:<port>/postgres */
+  /** postgres://postgres@127.0.0.1:<the door's port>/postgres */
   readonly url: string;
-  readonly port: number;
+  /** The directory of its Unix socket (`.s.PGSQL.5432`). */
+  readonly socketDir: string;
   /** Fast shutdown (SIGINT to the postmaster); resolves once the server has exited. */
   stop(): Promise<void>;
-  /** Starts the server again on the same port and data; resolves once it accepts connections. */
+  /** Starts the server again on the same socket and data; resolves once it accepts connections. */
   start(): Promise<void>;
   /** Stops the server if it runs and removes its directory. */
   destroy(): Promise<void>;
@@ -78,7 +86,6 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     '--locale=C',
   ]);
   execFileSync(initdb, initArgs, { stdio: 'pipe' });
-  const port = await freePort();
   const lines: string[] = [];
   let server: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -87,12 +94,14 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     const [program, args] = command(join(bin, 'postgres'), [
       '-D',
       data,
+      // The port only names the socket (.s.PGSQL.5432), in a directory of this server's own.
       '-p',
-      String(port),
+      '5432',
       '-k',
       dir,
+      // No address: no TCP at all (the value is empty; no shell here to take quotes away).
       '-c',
-      'listen_addresses=127.0.0.1',
+      'listen_addresses=',
       // A test server: nothing it holds has to survive the machine.
       '-c',
       'fsync=off',
@@ -148,16 +157,53 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   };
 
   await start();
+  const door = await openDoor(join(dir, '.s.PGSQL.5432'));
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    port,
+    url: `postgres://postgres@127.0.0.1:${door.port}/postgres`,
+    socketDir: dir,
     stop,
     start,
     async destroy() {
+      await door.close();
       await stop();
       rmSync(dir, { recursive: true, force: true });
     },
     log: tail,
+  };
+}
+
+/**
+ * A TCP port of the system's choice on 127.0.0.1 relaying each connection to the Unix socket `socket`,
+ * both ways; a connection the socket refuses (the server away) is reset.
+ */
+async function openDoor(socket: string): Promise<{ port: number; close(): Promise<void> }> {
+  const open = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(socket);
+    open.add(client);
+    client.once('close', () => {
+      open.delete(client);
+      upstream.destroy();
+    });
+    // The server's end (a fast shutdown's last words included) ends the client's side through pipe().
+    upstream.on('error', () => client.resetAndDestroy());
+    client.on('error', () => upstream.destroy());
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('the door has no port');
+  return {
+    port: address.port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of open) client.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
