@@ -21,13 +21,14 @@ import { unique } from '../support/fixtures.js';
 import {
   apiCall,
   type FerryProcess,
-  freePort,
   killAll,
+  listeningOrigin,
   s3Location,
   startFerry,
 } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { readS3, s3Client } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 
 const KiB = 1024;
 // Caps low enough that the machine, busy with other tests, still moves the bytes much faster uncapped.
@@ -90,12 +91,12 @@ export async function bandwidthTests(on: 'sqlite' | 'postgres'): Promise<void> {
 
       /** A `ferry serve` on the database running two objects at once; `extra` on top of env. */
       async function serve(name: string, extra: Record<string, string> = {}): Promise<FerryProcess> {
-        const port = await freePort();
         // Started by hand for a longer wait than startServe's: on a machine busy with other tests a
-        // process may take most of a minute to come up.
-        const server = startFerry(name, ['serve'], { ...env, ...extra, FERRY_PORT: String(port) });
-        await server.waitForLine(/"ferry is listening"/, 120_000);
-        if (servers.length === 0) origin = `http://127.0.0.1:${port}`;
+        // process may take most of a minute to come up. On a port of the system's choice, which its
+        // listening line names.
+        const server = startFerry(name, ['serve'], { ...env, ...extra, FERRY_PORT: '0' });
+        const at = await listeningOrigin(server, 120_000);
+        if (servers.length === 0) origin = at;
         servers.push(server);
         return server;
       }
@@ -154,14 +155,14 @@ export async function bandwidthTests(on: 'sqlite' | 'postgres'): Promise<void> {
       }
 
       async function finished(id: string, ms: number): Promise<JobView> {
-        const deadline = Date.now() + ms;
-        for (;;) {
-          const res = await call<JobView>('GET', `/v1/jobs/${id}`);
-          assert.equal(res.status, 200, JSON.stringify(res.json));
-          if (!['planning', 'running'].includes(res.json.status)) return res.json;
-          if (Date.now() > deadline) assert.fail(`job ${id} not finished within ${ms} ms\n${logs()}`);
-          await new Promise((r) => setTimeout(r, 200));
-        }
+        return waitUntil(
+          async () => {
+            const res = await call<JobView>('GET', `/v1/jobs/${id}`);
+            assert.equal(res.status, 200, JSON.stringify(res.json));
+            return ['planning', 'running'].includes(res.json.status) ? undefined : res.json;
+          },
+          { what: `job ${id} to finish`, timeoutMs: ms, pauseMs: 200, detail: logs },
+        );
       }
 
       /** Bytes a second over the jobs' run: from the first start to the last finish. */

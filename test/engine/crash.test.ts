@@ -26,8 +26,8 @@ import { unique } from '../support/fixtures.js';
 import {
   apiCall,
   type FerryProcess,
-  freePort,
   killAll,
+  type ServeProcess,
   s3Location,
   startServe,
 } from '../support/processes.js';
@@ -70,7 +70,7 @@ describe('crash test [postgres]', { skip: postgres?.skip ?? false }, () => {
   let db: pg.Client;
   const dirs: string[] = [];
   let env: Record<string, string>;
-  let api: FerryProcess;
+  let api: ServeProcess;
   let origin: string;
   let token: string;
 
@@ -93,16 +93,14 @@ describe('crash test [postgres]', { skip: postgres?.skip ?? false }, () => {
       dirs.push(dir);
       return dir;
     };
-    const port = await freePort();
-    origin = `http://127.0.0.1:${port}`;
     // The API first: it bootstraps the empty database and writes the key into its data dir.
     const apiDir = dataDir();
     api = await startServe('api', {
       ...env,
       FERRY_ROLE: 'api',
-      FERRY_PORT: String(port),
       FERRY_DATA_DIR: apiDir,
     });
+    origin = api.origin;
     token = readFileSync(join(apiDir, 'bootstrap-key'), 'utf8').trim();
   });
 
@@ -171,7 +169,7 @@ describe('crash test [postgres]', { skip: postgres?.skip ?? false }, () => {
       ),
       seed(),
     ]);
-    const [victim, survivor] = workers as [FerryProcess, FerryProcess];
+    const [victim, survivor] = workers as [ServeProcess, ServeProcess];
     const totalBytes = [...expected.values()].reduce((n, o) => n + o.size, 0);
 
     const [a, b] = await Promise.all([location(proxy.url, 'FERRYKEYA'), location(s3.endpoint, 'FERRYKEYB')]);

@@ -20,9 +20,9 @@ import { after, test } from 'node:test';
 import { createSchema, testDatabases } from '../support/databases.js';
 import {
   apiCall,
-  type FerryProcess,
-  freePort,
   killAll,
+  listeningOrigin,
+  type ServeProcess,
   s3Location,
   startFerry,
 } from '../support/processes.js';
@@ -49,11 +49,13 @@ async function startSilentServer(): Promise<{ url: string; requests: () => numbe
   };
 }
 
-/** `ferry serve`, once listening; with a generous wait, as startups are slow on a busy machine. */
-async function serve(name: string, env: Record<string, string>): Promise<FerryProcess> {
-  const server = startFerry(name, ['serve'], env);
-  await server.waitForLine(/"ferry is listening"/, 120_000);
-  return server;
+/**
+ * `ferry serve` on a port of the system's choice, once listening; with a generous wait, as startups are
+ * slow on a busy machine. Each process has its own port: `origin` says which.
+ */
+async function serve(name: string, env: Record<string, string>): Promise<ServeProcess> {
+  const server = startFerry(name, ['serve'], { ...env, FERRY_PORT: '0' });
+  return Object.assign(server, { origin: await listeningOrigin(server, 120_000) });
 }
 
 /** The test on one database (its own file calls it). */
@@ -68,11 +70,8 @@ export async function poisonRestart(name: 'sqlite' | 'postgres'): Promise<void> 
     const schema = database.name === 'postgres' ? await createSchema() : undefined;
     const dir = mkdtempSync(join(tmpdir(), 'ferry-poison-'));
     try {
-      const port = await freePort();
-      const origin = `http://127.0.0.1:${port}`;
       const env: Record<string, string> = {
         FERRY_DATA_DIR: dir,
-        FERRY_PORT: String(port),
         FERRY_MASTER_KEY: randomBytes(32).toString('base64'),
         FERRY_EGRESS_ALLOW: '127.0.0.1/32',
         FERRY_WORKER_LEASE_SECONDS: '3',
@@ -82,10 +81,11 @@ export async function poisonRestart(name: 'sqlite' | 'postgres'): Promise<void> 
       };
       let server = await serve('ferry-1', env);
       const token = readFileSync(join(dir, 'bootstrap-key'), 'utf8').trim();
+      // Whichever process is the last started, at its own port.
       const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
-        apiCall<T>(origin, token, method, path, body);
+        apiCall<T>(server.origin, token, method, path, body);
       // Never contacted: the pull hangs on its source first.
-      const location = await s3Location(origin, token, 'http://127.0.0.1:9', 'AK');
+      const location = await s3Location(server.origin, token, 'http://127.0.0.1:9', 'AK');
       const pull = await call('POST', '/pull', {
         from: `${silent.url}/file.bin`,
         to: `${location}/b/file.bin`,
