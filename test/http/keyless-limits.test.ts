@@ -179,6 +179,16 @@ await eachDatabase('clients without a key', (database) => {
 
   test(`a live link's form body has ${FORM_SECONDS} s (FERRY_HTTP_FORM_TIMEOUT_SECONDS), then 408 and the connection closed (it had the 60 s of other bodies)`, async () => {
     const locked = await share({ password: 'open sesame' });
+    // A body of another type is refused unread (415), its connection closed at once; its deadline,
+    // which would fire while the 408 below is awaited, ends with that answer.
+    const other = new RawConnection(port);
+    other.write(
+      `POST ${locked.path} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n1\r\np\r\n`,
+    );
+    const refused = await other.answer();
+    assert.equal(refused?.status, 415, refused?.body);
+    assert.equal(refused?.headers.connection, 'close');
+    await within(other.closed, 5000, 'the refused connection closed');
     const started = performance.now();
     const { client, stop } = trickledForm(locked.path);
     try {

@@ -14,6 +14,7 @@
 // not serve (unknown, revoked, expired, used up) is answered at once without reading it; a link that
 // serves has FERRY_HTTP_FORM_TIMEOUT_SECONDS for its form (a password: a few hundred bytes), then 408.
 // Any answer given before the body was read whole closes the connection, as the API's errors do.
+import type { ServerResponse } from 'node:http';
 import { PassThrough, pipeline, type Readable, Transform } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
 import formBody from '@fastify/formbody';
@@ -89,9 +90,10 @@ async function refusal(
 
 /**
  * The request's body as Fastify's form parser reads it, cut off with 408 (connection closed) when it
- * has not arrived whole within `ms`.
+ * has not arrived whole within `ms`. The deadline ends with the answer too: a body nobody reads (a
+ * content type without a parser, 415) is not cut off after its request has been answered.
  */
-function withDeadline(payload: Readable, ms: number): Readable {
+function withDeadline(payload: Readable, ms: number, answer: ServerResponse): Readable {
   const out = new PassThrough();
   const timer = setTimeout(() => {
     out.destroy(
@@ -101,6 +103,9 @@ function withDeadline(payload: Readable, ms: number): Readable {
   const stop = () => clearTimeout(timer);
   out.once('end', stop);
   out.once('close', stop);
+  answer.once('close', stop);
+  // The parser reading the body reports its error; with none reading it, there is nothing to report.
+  out.on('error', () => {});
   payload.once('error', (err) => out.destroy(err));
   payload.pipe(out);
   return out;
@@ -164,12 +169,13 @@ export const linkRoutes =
     });
     /** What the token's lookup answered, for a POST whose hook looked it up before the body. */
     const looked = new WeakMap<FastifyRequest, Lookup>();
-    const beforeBody = async (request: FastifyRequest, _reply: FastifyReply, payload: Readable) => {
+    const beforeBody = async (request: FastifyRequest, reply: FastifyReply, payload: Readable) => {
       const lookup = await shares.byToken((request.params as { token: string }).token);
       const page = await refusal(lookup, () => false);
       if (page) throw page;
       looked.set(request, lookup);
-      return request.raw.complete ? payload : withDeadline(payload, deps.formTimeoutMs);
+      // Only a body still coming has a deadline (inject()'s requests say nothing of completeness).
+      return request.raw.complete === false ? withDeadline(payload, deps.formTimeoutMs, reply.raw) : payload;
     };
 
     app.get('/s/share.css', open, async (_request, reply) => {
