@@ -57,10 +57,13 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
   if (app) {
     await app.listen({ host: config.host, port: config.port });
+    // The port bound, which is the system's choice under FERRY_PORT=0 (the tests start every server so).
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     logger.info(
       {
-        url: `http://${host}:${config.port}`,
+        url: `http://${host}:${port}`,
         role: config.role,
         database: services.db.description,
         dataDir: config.dataDir,
