@@ -106,8 +106,12 @@ class S3Store implements Store {
     const limits = {
       ...S3_UPLOAD_LIMITS,
       // No part larger than ferry reads into memory: a body that would need one is refused (413)
-      // before anything is taken or allocated (docs/api.md, "Files through ferry").
-      maxPartSize: Math.min(S3_UPLOAD_LIMITS.maxPartSize, largestPart(memory)),
+      // before anything is taken or allocated (docs/api.md, "Files through ferry"). A store without a
+      // budget (some store tests) states the provider's; readFirst and uploadParts still refuse a
+      // part past Node's largest buffer.
+      maxPartSize: memory
+        ? Math.min(S3_UPLOAD_LIMITS.maxPartSize, largestPart(memory))
+        : S3_UPLOAD_LIMITS.maxPartSize,
       ...(tuning.singleRequestMax === undefined ? {} : { singleRequestMax: tuning.singleRequestMax }),
     };
     this.#upload = {
