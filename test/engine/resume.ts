@@ -27,16 +27,10 @@ import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '
 import { createSchema, testDatabases } from '../support/databases.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { unique } from '../support/fixtures.js';
-import {
-  apiCall,
-  type FerryProcess,
-  freePort,
-  killAll,
-  s3Location,
-  startServe,
-} from '../support/processes.js';
+import { apiCall, killAll, type ServeProcess, s3Location, startServe } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { azureService, readAzure, readS3, s3Client } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 
 const MiB = 1024 * 1024;
 const BIG = 200 * MiB;
@@ -44,20 +38,6 @@ const SMALL = 24 * MiB;
 const LEASE_SECONDS = 3;
 
 const md5 = (data: Uint8Array) => createHash('md5').update(data).digest('hex');
-
-/** Resolves once `check` holds: it is looked at every `everyMs`, and the condition, not a time, ends the wait. */
-async function until(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  ms: number,
-  everyMs = 20,
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 /**
  * The resumption tests of one destination on one database, with their own servers (s3rver, azurite,
@@ -105,8 +85,7 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
       let schema: Awaited<ReturnType<typeof createSchema>> | undefined;
       let dataDir: string;
       let env: Record<string, string>;
-      let server: FerryProcess;
-      let origin: string;
+      let server: ServeProcess;
       let token: string;
       let container: string;
       let locations: { src: string; dst: string; az: string };
@@ -132,10 +111,9 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
         }
       }
 
+      /** A `ferry serve` on the test's data; each has a port of its own (`server.origin`). */
       async function serve(name: string): Promise<void> {
-        const port = await freePort();
-        origin = `http://127.0.0.1:${port}`;
-        server = await startServe(name, { ...env, FERRY_PORT: String(port) });
+        server = await startServe(name, env);
       }
 
       before(async () => {
@@ -155,8 +133,8 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
         container = unique('dst').toLowerCase();
         await azureService(azurite).getContainerClient(container).create();
         const [src, dst] = await Promise.all([
-          s3Location(origin, token, s3.endpoint, 'FERRYRESUMESRC'),
-          s3Location(origin, token, s3Proxy.url, 'FERRYRESUMEDST'),
+          s3Location(server.origin, token, s3.endpoint, 'FERRYRESUMESRC'),
+          s3Location(server.origin, token, s3Proxy.url, 'FERRYRESUMEDST'),
         ]);
         const az = await call('POST', '/v1/locations', {
           provider: 'azureblob',
@@ -174,8 +152,9 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
         rmSync(dataDir, { recursive: true, force: true });
       });
 
+      // The server started last, at its own port: after a restart, the new one.
       const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
-        apiCall<T>(origin, token, method, path, body);
+        apiCall<T>(server.origin, token, method, path, body);
 
       async function status(kind: 'transfer' | 'job', id: string): Promise<string> {
         const res = await call<{ status: string }>(
@@ -189,13 +168,12 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
       /** Waits until the work is finished; its final status. */
       async function finished(kind: 'transfer' | 'job', id: string, ms: number): Promise<string> {
         let last = '';
-        await until(
-          `${kind} ${id} finishing\n${server.log()}`,
+        await waitUntil(
           async () => {
             last = await status(kind, id);
             return !['queued', 'running', 'planning'].includes(last);
           },
-          ms,
+          { what: `${kind} ${id} finishing`, timeoutMs: ms, pauseMs: 20, detail: () => server.log() },
         );
         return last;
       }
@@ -216,7 +194,12 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
         const kind = accepted.json.job_id === undefined ? 'transfer' : 'job';
         const id = String(accepted.json.job_id ?? accepted.json.id);
         const start = proxy.acceptedBytes;
-        await until('half the object acknowledged', () => proxy.acceptedBytes - start >= size / 2, 120_000);
+        await waitUntil(() => proxy.acceptedBytes - start >= size / 2, {
+          what: 'half the object acknowledged',
+          timeoutMs: 120_000,
+          pauseMs: 20,
+          detail: () => server.log(),
+        });
         const killed = await server.kill();
         assert.equal(killed.signal, 'SIGKILL');
         await between();
