@@ -19,7 +19,7 @@ import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } fr
 import { buildConsole } from '../support/console-build.js';
 import { testDatabases } from '../support/databases.js';
 import { unique } from '../support/fixtures.js';
-import { freePort } from '../support/processes.js';
+import { boundPort, closedPort } from '../support/processes.js';
 import { REJECTED_ACCESS_KEY_ID, type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import {
   azureService,
@@ -84,13 +84,14 @@ for (const database of await testDatabases()) {
     let base: string;
 
     before(async () => {
-      const port = await freePort();
-      base = `http://127.0.0.1:${port}`;
+      // Bound first: the app is built knowing its address (FERRY_PUBLIC_URL), then listens on it.
+      const bound = await boundPort();
+      base = bound.origin;
       t = await startTestApp(database, {
         env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, ...tokens.env() },
         worker: true,
       });
-      await t.app.listen({ host: '127.0.0.1', port });
+      await bound.listen(t.app);
     });
     after(async () => {
       await t?.close();
@@ -298,7 +299,7 @@ for (const database of await testDatabases()) {
           await page.unroute('**/v1/locations');
 
           // A location whose endpoint refuses connections: the provider, not ferry, is out of reach.
-          const closed = await freePort();
+          const closed = await closedPort();
           const loc = await createLocation(call, {
             provider: 's3',
             secret: { access_key_id: 'AKID', secret_access_key: 'secret' },

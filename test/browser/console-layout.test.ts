@@ -18,7 +18,7 @@ import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } fr
 import { buildConsole } from '../support/console-build.js';
 import { testDatabases } from '../support/databases.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
-import { freePort } from '../support/processes.js';
+import { boundPort, closedPort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
 import {
@@ -29,6 +29,7 @@ import {
   seedBucket,
   waitFor,
 } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 
 const skip = browserSkip();
 
@@ -306,16 +307,15 @@ interface Measured {
 const focused = (target: Locator) => target.evaluate((el) => el === el.ownerDocument.activeElement);
 
 /**
- * Whether `target` has the focus within a moment: a focus moved by the console's effect lands after the
- * render that shows the dialog, which a loaded machine can run after the test's next look.
+ * Whether `target` comes to have the focus: a focus moved by the console's effect lands after the
+ * render that shows the dialog, which a loaded machine can run after the test's next look. The focus
+ * is looked at until it is there; the time limit only ends a test that would otherwise hang (false).
  */
-async function settlesOn(target: Locator, ms = 3000): Promise<boolean> {
-  const until = Date.now() + ms;
-  for (;;) {
-    if (await focused(target)) return true;
-    if (Date.now() > until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+async function settlesOn(target: Locator): Promise<boolean> {
+  return waitUntil(() => focused(target), { what: 'the focus', pauseMs: 50 }).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Presses Tab until `target` has the focus (at most `max` times); fails naming what had it. */
@@ -369,15 +369,14 @@ describe('the console on every page, at every width', { concurrency: databases.l
         proxy = await startFaultProxy(s3.endpoint);
         smtp = await new TestSmtp().start();
         client = s3Client(s3.endpoint);
-        // The port last, just before the app listens on it: the servers above take ports of the
-        // system's choice, which could be the one freePort found free (EADDRINUSE, seen once).
-        const port = await freePort();
-        base = `http://127.0.0.1:${port}`;
+        // Bound first: the app is built knowing its address (FERRY_PUBLIC_URL), then listens on it.
+        const bound = await boundPort();
+        base = bound.origin;
         t = await startTestApp(database, {
           env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
           worker: true,
         });
-        await t.app.listen({ host: '127.0.0.1', port });
+        await bound.listen(t.app);
         call = await newWorkspace(t);
         tokens.loaded = (
           await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'layout' } })
@@ -393,7 +392,7 @@ describe('the console on every page, at every width', { concurrency: databases.l
           metadata: { endpoint: s3.endpoint },
         });
         // A store nobody answers at: its listing fails.
-        const closed = await freePort();
+        const closed = await closedPort();
         const down = await createLocation(call, {
           provider: 's3',
           secret: s3Secret,

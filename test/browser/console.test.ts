@@ -9,13 +9,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/http/routes/console.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } from '../support/browser.js';
 import { buildConsole } from '../support/console-build.js';
 import { testDatabases } from '../support/databases.js';
-import { freePort } from '../support/processes.js';
+import { deferred } from '../support/deferred.js';
+import { boundPort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
 import {
@@ -63,8 +64,9 @@ for (const database of await testDatabases()) {
       page.screenshot({ path: join(shots, `${name}-${database.name}.png`), fullPage: true });
 
     before(async () => {
-      const port = await freePort();
-      base = `http://127.0.0.1:${port}`;
+      // Bound first: the app is built knowing its address (FERRY_PUBLIC_URL), then listens on it.
+      const bound = await boundPort();
+      base = bound.origin;
       s3 = await startS3rver();
       smtp = await new TestSmtp().start();
       client = s3Client(s3.endpoint);
@@ -72,7 +74,7 @@ for (const database of await testDatabases()) {
         env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
         worker: true,
       });
-      await t.app.listen({ host: '127.0.0.1', port });
+      await bound.listen(t.app);
       call = await newWorkspace(t);
       const key = await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'console' } });
       token = key.json().token;
@@ -249,25 +251,33 @@ for (const database of await testDatabases()) {
       for (const [key, body] of Object.entries({ 'slow/old.txt': 'old', 'fast/new.txt': 'new' })) {
         await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
       }
-      // The network, not ferry, is slow here: the browser holds the answer for the first folder.
-      let held = 0;
+      // The network, not ferry, is slow here: the browser holds the answer for the first folder until
+      // the next folder is shown, so that it certainly comes late.
+      let slow: Request | undefined;
+      const released = deferred();
       await page.route('**/v1/list', async (route) => {
         const body = route.request().postDataJSON() as { path?: string };
         if (body.path === `${bucket}/slow`) {
-          held++;
-          await new Promise((resolve) => setTimeout(resolve, 1500));
+          slow = route.request();
+          await released.promise;
         }
         await route.continue();
       });
       try {
         await page.goto(`${base}/#browse/${id}/${bucket}/slow`);
-        await waitUntil(async () => (held > 0 ? true : undefined), { what: 'the slow listing requested' });
+        const held = await waitUntil(() => slow, { what: 'the slow listing requested' });
         await page.goto(`${base}/#browse/${id}/${bucket}/fast`);
         await page.getByRole('button', { name: 'Share new.txt', exact: true }).waitFor();
-        await new Promise((resolve) => setTimeout(resolve, 2000)); // the slow answer has come by now
+        released.resolve();
+        // The late answer reaches the page (its whole body: the network events come from the page's
+        // own process, as it takes the bytes in); one more task of the page's comes after those that
+        // handle it.
+        await (await held.response())?.finished();
+        await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
         assert.equal(await page.getByRole('button', { name: 'Share new.txt', exact: true }).count(), 1);
         assert.equal(await page.getByText('old.txt').count(), 0, 'the late answer for slow/ is not shown');
       } finally {
+        released.resolve();
         await page.unroute('**/v1/list');
       }
     });

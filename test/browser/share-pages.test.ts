@@ -13,7 +13,7 @@ import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { artifactsDir, axeViolations, browserSkip, launchChromium } from '../support/browser.js';
 import { testDatabases } from '../support/databases.js';
-import { freePort } from '../support/processes.js';
+import { boundPort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
 
@@ -34,13 +34,14 @@ for (const database of await testDatabases()) {
     const shots = artifactsDir('share');
 
     before(async () => {
-      const port = await freePort();
+      // Bound first: the app is built knowing its address (FERRY_PUBLIC_URL), then listens on it.
+      const bound = await boundPort();
       s3 = await startS3rver();
       client = s3Client(s3.endpoint);
       t = await startTestApp(database, {
-        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: `http://127.0.0.1:${port}` },
+        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: bound.origin },
       });
-      await t.app.listen({ host: '127.0.0.1', port });
+      await bound.listen(t.app);
       browser = await launchChromium();
       call = await newWorkspace(t);
       label = (

@@ -4,7 +4,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './app.js';
 import { artifactsDir, launchChromium } from './browser.js';
 import type { TestDatabase } from './databases.js';
-import { freePort } from './processes.js';
+import { boundPort } from './processes.js';
 import { type S3rverHandle, startS3rver } from './s3rver.js';
 import { TestSmtp } from './smtp.js';
 import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from './transfers.js';
@@ -39,15 +39,14 @@ export async function startConsoleFiles(database: TestDatabase): Promise<Console
   const s3: S3rverHandle = await startS3rver();
   const smtp = await new TestSmtp().start();
   const client = s3Client(s3.endpoint);
-  // The port last, just before the app listens on it: s3rver's and smtp's own ports (the system's
-  // choice) could otherwise be the one freePort found free a moment before (EADDRINUSE, seen once).
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
+  // Bound first: the app is built knowing its address (FERRY_PUBLIC_URL), then listens on it.
+  const bound = await boundPort();
+  const base = bound.origin;
   const t = await startTestApp(database, {
     env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
     worker: true,
   });
-  await t.app.listen({ host: '127.0.0.1', port });
+  await bound.listen(t.app);
   const call = await newWorkspace(t);
   const token = (await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'files' } })).json().token;
   const { id, label } = await createLocation(call, {
