@@ -50,20 +50,6 @@ export function unexpectedExits(): string {
   return unexpected.join('\n');
 }
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 /**
  * A port of 127.0.0.1 that nothing listens on, for a test of a refused connection: one at random below
  * the system's ephemeral range, to which a connection was just refused. No server of the suite's can
