@@ -22,7 +22,13 @@ export interface Config {
    * seal (docs/security.md, "Rotating the master key"). Empty outside a rotation.
    */
   previousMasterKeys: Secret[];
+  /**
+   * FERRY_PUBLIC_URL, or the address ferry listens on. Under FERRY_PORT=0 without FERRY_PUBLIC_URL the
+   * port is known once bound: `ferry serve` sets it then (src/server.ts), before any request is taken.
+   */
   publicUrl: string;
+  /** Whether publicUrl is the listening address (no FERRY_PUBLIC_URL), so follows the port bound. */
+  publicUrlFollowsPort: boolean;
   egressAllow: string[];
   smtpUrl: Secret | undefined;
   /** Send: the From address, and the recipients a workspace may mail per hour. */
@@ -337,6 +343,7 @@ export function loadConfig(env: Env = process.env): Config {
       .filter((s) => s !== '')
       .map((s) => new Secret(s)),
     publicUrl,
+    publicUrlFollowsPort: !env.FERRY_PUBLIC_URL,
     egressAllow: (env.FERRY_EGRESS_ALLOW ?? '')
       .split(',')
       .map((s) => s.trim())

@@ -61,6 +61,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    if (config.publicUrlFollowsPort) config.publicUrl = `http://${host}:${port}`;
     logger.info(
       {
         url: `http://${host}:${port}`,

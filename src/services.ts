@@ -154,7 +154,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
   };
   const storage = new Storage(locations, stores, new AccessTokens(refresh));
   const operations = new Operations(db, locations, storage, stores.egress, clock, config.patterns);
-  const shares = new Shares(db, operations, storage, clock, config.publicUrl, {
+  const shares = new Shares(db, operations, storage, clock, () => config.publicUrl, {
     openShares: caps.openShares,
     guesses: config.rateLimits.shareGuesses,
   });

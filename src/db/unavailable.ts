@@ -43,6 +43,9 @@ function classifyOne(err: object): Unavailability | undefined {
     // better-sqlite3 reports the extended code: SQLITE_BUSY_SNAPSHOT, SQLITE_LOCKED_SHAREDCACHE, …
     if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'busy';
     if (SOCKET_CODES.has(code) || unreachableState(code)) return 'unreachable';
+    // A Unix socket whose file is gone (FERRY_DATABASE_URL with host=/run/postgresql): the server is
+    // not there, as ECONNREFUSED says over TCP.
+    if (code === 'ENOENT' && (err as { syscall?: unknown }).syscall === 'connect') return 'unreachable';
   }
   const message = (err as { message?: unknown }).message;
   if (typeof message === 'string' && PG_MESSAGES.test(message)) return 'unreachable';

@@ -20,6 +20,8 @@ test('PostgreSQL away, restarting or cut off is unreachable', () => {
     // Node's connection to a name with several addresses: every attempt refused.
     new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')]),
     new Error('wrapped', { cause: coded('57P01') }),
+    // A Unix socket whose file is gone: the server is stopped (host=/run/postgresql).
+    Object.assign(coded('ENOENT', 'connect ENOENT /run/postgresql/.s.PGSQL.5432'), { syscall: 'connect' }),
   ]) {
     assert.equal(databaseUnavailable(err), 'unreachable', String(err));
   }

@@ -107,7 +107,8 @@ export class Shares {
     private readonly operations: Operations,
     private readonly storage: Storage,
     private readonly clock: Clock,
-    private readonly publicUrl: string,
+    /** Where links point: read at each share, since `ferry serve` learns its port only once bound. */
+    private readonly publicUrl: () => string,
     private readonly settings: ShareSettings,
   ) {}
 
@@ -199,7 +200,7 @@ export class Shares {
       if (audit)
         await record(trx, audit, { action: 'share.create', target: row.id, status: 201 }, row.created_at);
     });
-    const created: CreatedShare = { id: row.id, url: `${this.publicUrl}/s/${token}` };
+    const created: CreatedShare = { id: row.id, url: `${this.publicUrl()}/s/${token}` };
     if (row.expires_at !== null) created.expires_at = toRfc3339(row.expires_at);
     return created;
   }
