@@ -167,7 +167,7 @@ async function runFiles() {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  saveTimes(before, results);
+  saveTimes(results);
   finish(results);
 }
 
@@ -364,8 +364,9 @@ function count(results) {
   return totals;
 }
 
-function saveTimes(before, results) {
-  const times = { ...before };
+function saveTimes(results) {
+  // Read again now: another run of this checkout may have written its own files' times meanwhile.
+  const times = previousTimes();
   for (const r of results) if (!r.stopped) times[r.file] = r.ms;
   try {
     const dir = join(root, 'node_modules/.cache/ferry-test');
