@@ -4,6 +4,14 @@
 // pause), the OAuth token endpoint and the gcs token request. Every stall is a passing failure, well
 // before anything that would look like a hang. The bounds are set small here; production ones are
 // settings (FERRY_OUTBOUND_…).
+//
+// The bounds are real timers (undici's and ferry's own), which no test clock moves, so each test is
+// built for its outcome not to depend on the machine's pace: what must be cut stalls or trickles for
+// good, never for a time just past a bound; and a bound that must not fire is 20 times the trickle's
+// pace. undici counts its pause bound in ticks of about half a second, and a pause bound under a
+// second can fire after a single stall of the process; at 2 s it takes four ticks with no byte read,
+// which a trickle every 100 ms cannot leave. As in production, the pause bound is the longer of the two,
+// so it never races the whole-answer bound.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
@@ -21,7 +29,11 @@ import { ServiceAccountAuth } from '../../src/stores/gcs/auth.js';
 import { OAuthHttp, readText } from '../../src/stores/shared/http.js';
 import { RefreshFailure, refreshTokens } from '../../src/stores/shared/token-endpoint.js';
 
-const BOUNDS: OutboundTimeouts = { headersMs: 5_000, idleMs: 400, answerMs: 800 };
+const BOUNDS: OutboundTimeouts = { headersMs: 5_000, idleMs: 2_000, answerMs: 800 };
+/** The most a cut may take: far below the defaults (30 s and more) that a bound not passed on falls back to. */
+const CUT_WITHIN_MS = 20_000;
+/** The pace of every trickle: a twentieth of the pause bound. */
+const TRICKLE_MS = 100;
 
 let server: http.Server;
 let base: string;
@@ -42,22 +54,23 @@ before(async () => {
       case '/stall':
         return stalling(res, 200, '{"entries": [', 0);
       case '/trickle':
-        return stalling(res, 200, '{"entries": [', 100);
+        return stalling(res, 200, '{"entries": [', TRICKLE_MS);
       case '/error-stall':
         return stalling(res, 500, '{"error_summary": "', 0);
       case '/error-trickle':
-        return stalling(res, 409, '{"error_summary": "', 100);
+        return stalling(res, 409, '{"error_summary": "', TRICKLE_MS);
       case '/download-trickle': {
-        // 20 bytes, one every 100 ms: slower than the whole-answer bound, never silent for long.
-        res.writeHead(200, { 'content-length': 20 });
+        // 30 bytes, one every 100 ms: longer in all than the pause bound and the whole-answer bound,
+        // never silent for long.
+        res.writeHead(200, { 'content-length': 30 });
         let sent = 0;
         const timer = setInterval(() => {
           res.write('x');
-          if (++sent === 20) {
+          if (++sent === 30) {
             clearInterval(timer);
             res.end();
           }
-        }, 100);
+        }, TRICKLE_MS);
         res.on('close', () => clearInterval(timer));
         return;
       }
@@ -94,7 +107,7 @@ async function failure(run: () => Promise<unknown>): Promise<{ err: unknown; ms:
 function transient(result: { err: unknown; ms: number }, pattern: RegExp, atLeastMs: number): void {
   assert.ok(isFerryError(result.err, 'transient'), String(result.err));
   assert.match(result.err.message, pattern);
-  assert.ok(result.ms >= atLeastMs - 50 && result.ms < 4_000, `took ${Math.round(result.ms)} ms`);
+  assert.ok(result.ms >= atLeastMs - 50 && result.ms < CUT_WITHIN_MS, `took ${Math.round(result.ms)} ms`);
 }
 
 describe('OAuth stores client', () => {
@@ -158,30 +171,36 @@ describe('OAuth stores client', () => {
       operation: 'files/download',
     });
     const started = performance.now();
-    assert.equal((await readAll(res.body)).toString(), 'x'.repeat(20));
-    assert.ok(performance.now() - started > BOUNDS.answerMs, 'it took longer than the whole-answer bound');
+    assert.equal((await readAll(res.body)).toString(), 'x'.repeat(30));
+    const took = performance.now() - started;
+    assert.ok(took > BOUNDS.answerMs, 'it took longer than the whole-answer bound');
+    assert.ok(took > BOUNDS.idleMs, 'and longer than the pause bound: that bound is a pause, not a total');
   });
 });
 
-test('an OAuth token endpoint that answers 200 and stalls is a passing refresh failure', async () => {
+test('an OAuth token endpoint that answers 200 and never completes its body is a passing refresh failure', async () => {
+  // One bound serves as the pause bound and the whole-request bound here, so the body trickles rather
+  // than stalls: the pause bound, 20 times the trickle's pace, cannot fire, and the whole-request bound
+  // alone ends it.
+  const timeoutMs = BOUNDS.idleMs;
   const started = performance.now();
   await assert.rejects(
     refreshTokens({
       provider: 'dropbox',
-      app: { tokenUrl: `${base}/stall`, apiUrl: base, clientId: 'app' },
+      app: { tokenUrl: `${base}/trickle`, apiUrl: base, clientId: 'app' },
       refreshToken: new Secret('refresh-me'),
-      timeoutMs: 600,
+      timeoutMs,
       now: () => Date.now(),
     }),
     (err: unknown) => {
       assert.ok(err instanceof RefreshFailure, String(err));
       assert.equal(err.failureClass, 'passing');
-      assert.match(err.message, /dropbox token endpoint: no complete answer within 0\.6 s/);
+      assert.match(err.message, /dropbox token endpoint: no complete answer within 2 s/);
       return true;
     },
   );
   const took = performance.now() - started;
-  assert.ok(took >= 550 && took < 4_000, `took ${Math.round(took)} ms`);
+  assert.ok(took >= timeoutMs - 50 && took < CUT_WITHIN_MS, `took ${Math.round(took)} ms`);
 });
 
 test('a gcs token endpoint that answers 200 and stalls is a transient failure', async () => {
@@ -198,10 +217,7 @@ test('a gcs token endpoint that answers 200 and stalls is a transient failure', 
     tokenUri: `${base}/stall`,
     dispatcher: egress.dispatcher,
     agentFor: () => undefined,
-    // The pause bound beyond the whole-answer bound, so that the bound named in the message is the one
-    // that ends the stall (with the pause bound first, which of the two timers fires first on a loaded
-    // machine is a race; both end it as transient).
-    timeouts: { ...BOUNDS, idleMs: 5_000 },
+    timeouts: BOUNDS,
   });
   const result = await failure(() => auth.getAccessToken());
   transient(result, /gcs: token request: no complete answer within 0\.8 s/, BOUNDS.answerMs);
