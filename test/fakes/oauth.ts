@@ -95,7 +95,11 @@ export class FakeOAuth {
   readonly refreshRequests: string[] = [];
   /** The same requests with how the client authenticated and what the form held. */
   readonly refreshRecords: RefreshRecord[] = [];
-  /** Milliseconds to wait before answering a refresh (after the grant was used). */
+  /**
+   * Milliseconds to wait before answering a refresh (after the grant was used): a slow endpoint, which
+   * widens the moments where processes compete (test/refresher/processes.test.ts). No outcome may
+   * depend on its length; to order events, `onRefresh` holds the answer until the test lets it go.
+   */
   answerDelayMs = 0;
   /**
    * Called once a refresh token has been used (for single-use tokens: spent) and before the answer is
