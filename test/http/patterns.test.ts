@@ -19,6 +19,12 @@ import { waitUntil } from '../support/wait.js';
 
 /** The issue's pattern: every way of splitting a name of `a`s between the stars is a backtrack. */
 const HOSTILE = `${'*a'.repeat(20)}*b`;
+/**
+ * How long a /healthz probe may take. The bound is real time in another process, so it is wide: a
+ * regular expression held the process for minutes on these names, the automaton decides them in
+ * milliseconds, and a loaded machine can delay any answer by a second or more.
+ */
+const PROBE_MS = 10_000;
 /** FERRY_PATTERN_MAX_WILDCARDS of the process under test (the default is 32). */
 const MAX_WILDCARDS = 24;
 
@@ -77,7 +83,7 @@ await eachDatabase('patterns of bounded cost', (database) => {
 
   /**
    * Asks /healthz again and again until `work` settles, each time failing unless it answers within
-   * a second; at least once. Answers what `work` resolved to.
+   * PROBE_MS; at least once. Answers what `work` resolved to.
    */
   async function healthyWhile<T>(work: Promise<T>): Promise<T> {
     let settled = false;
@@ -87,22 +93,25 @@ await eachDatabase('patterns of bounded cost', (database) => {
     let probes = 0;
     do {
       const started = performance.now();
-      const res = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(1000) }).catch(
+      const res = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(PROBE_MS) }).catch(
         (err: unknown) => {
-          throw new Error(`/healthz did not answer within 1 s (probe ${probes + 1})\n${server.log()}`, {
-            cause: err,
-          });
+          throw new Error(
+            `/healthz did not answer within ${PROBE_MS} ms (probe ${probes + 1})\n${server.log()}`,
+            {
+              cause: err,
+            },
+          );
         },
       );
       assert.equal(res.status, 200);
       await res.arrayBuffer();
-      assert.ok(performance.now() - started < 1000);
+      assert.ok(performance.now() - started < PROBE_MS);
       probes++;
     } while (!settled);
     return done;
   }
 
-  test('while a 20-wildcard preview over 200-character names is answered, /healthz answers within 1 s', async () => {
+  test('while a 20-wildcard preview over 200-character names is answered, /healthz answers', async () => {
     const { bucket, matching } = await hostileBucket();
     const preview = call<{ entries: { path: string }[] }>('POST', '/remove/preview', {
       path: `${location}/${bucket}/${HOSTILE}`,
