@@ -1,6 +1,6 @@
 // The soak's short version (test/engine/soak.ts), in every run: 100 s of the soak's load on each database
 // at once, sampled every 2 s, the first 30 s the warm-up; its thirds are 11 samples each and end 48 s
-// apart. The file takes 105 to 125 s on a loaded 2-core machine (the long one 125 to 135 s).
+// apart. The file takes 105 to 125 s on a loaded 2-core machine (the long one 125 to 140 s).
 // test/long/soak.test.ts runs 2 minutes with 10 s samples.
 //
 // Its RSS bound is 16 MiB: in 48 s a clean server climbs at most about 10 MiB, the leak below 24 MiB.
