@@ -47,6 +47,7 @@ export interface CapsOf {
 class LocalBucket {
   #available = 0;
   #grant: Promise<void> | undefined;
+  #waited = 0;
   lastUsed = 0;
 
   constructor(
@@ -62,6 +63,11 @@ class LocalBucket {
 
   get idle(): boolean {
     return this.#grant === undefined;
+  }
+
+  /** Milliseconds of waiting for the rate this bucket has asked for, in all. */
+  get waited(): number {
+    return this.#waited;
   }
 
   readonly take: Throttle = async (bytes, signal) => {
@@ -88,7 +94,11 @@ class LocalBucket {
       });
     }
     // In debt: wait (a timer) until the rate has paid for this slice and whatever was granted before it.
-    if (level < 0) await sleep(Math.ceil((-level * 1000) / this.rate));
+    if (level < 0) {
+      const ms = Math.ceil((-level * 1000) / this.rate);
+      this.#waited += ms;
+      await sleep(ms);
+    }
     this.#available += slice;
   }
 }
@@ -109,6 +119,14 @@ export class Bandwidth {
   forWorkspace(workspaceId: string): Throttle | undefined {
     if (this.workspaceLimit === undefined) return undefined;
     return this.bucket(`workspace:${workspaceId}`, this.workspaceLimit).take;
+  }
+
+  /**
+   * Milliseconds this process has waited for the rate of `key`'s cap (`workspace:<id>`, `job:<id>`,
+   * `transfer:<id>`), in all: read-only, for tests to bound the waits by the bytes let through.
+   */
+  waitedFor(key: string): number {
+    return this.#buckets.get(key)?.waited ?? 0;
   }
 
   /** Every cap a transfer or a job's object waits for: its own (when it has one), then its workspace's. */
