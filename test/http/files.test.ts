@@ -6,12 +6,12 @@
 // with the server's memory measured is test/http/files-large.test.ts.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { after, before, test } from 'node:test';
 import { UploadBody } from '../../src/http/routes/files.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { type FilesApp, startFilesApp } from '../support/files-app.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { RawConnection } from '../support/raw-http.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -64,30 +64,20 @@ await eachDatabase('files through ferry on s3rver', (database) => {
   const url = (location: string, path: string) =>
     `${base}/v1/files/${encodeURIComponent(location)}/${path.split('/').map(encodeURIComponent).join('/')}`;
 
+  let app: FilesApp;
   before(async () => {
-    s3 = await startS3rver();
-    t = await startTestApp(database, {
-      env: {
-        FERRY_EGRESS_ALLOW: '127.0.0.1/32',
+    app = await startFilesApp(
+      database,
+      {
         FERRY_HTTP_HEADERS_TIMEOUT_SECONDS: String(HEADERS_SECONDS),
         FERRY_HTTP_BODY_TIMEOUT_SECONDS: String(BODY_SECONDS),
       },
-    });
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (t.app.server.address() as AddressInfo).port;
-    base = `http://127.0.0.1:${port}`;
-    const client = s3Client(s3.endpoint);
-    bucket = await seedBucket(client, { 'docs/seeded.txt': 'seeded by the SDK' });
-    client.destroy();
-    ({ id, label } = await createLocation((o) => t.request(o), {
-      provider: 's3',
-      secret: { access_key_id: 'AKID', secret_access_key: unique('secret') },
-      metadata: { endpoint: s3.endpoint },
-    }));
+      { 'docs/seeded.txt': 'seeded by the SDK' },
+    );
+    ({ t, s3, port, base, bucket, id, label } = app);
   });
   after(async () => {
-    await t?.close();
-    await s3?.close();
+    await app?.close();
   });
 
   test('PUT stores the body with its Content-Type and answers 201 with the listing entry', async () => {

@@ -7,15 +7,14 @@
 // databases, the shared file on s3rver.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { KeylessConnections } from '../../src/http/keyless-connections.js';
-import { startTestApp, type TestApp } from '../support/app.js';
-import { eachDatabase, unique } from '../support/fixtures.js';
+import type { TestApp } from '../support/app.js';
+import { type FilesApp, startFilesApp } from '../support/files-app.js';
+import { eachDatabase } from '../support/fixtures.js';
 import { type RawAnswer, RawConnection, rawRequest } from '../support/raw-http.js';
-import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
-import { createLocation, s3Client, seedBucket } from '../support/transfers.js';
 
 const TOTAL = 24;
 const PER_ADDRESS = 6;
@@ -70,36 +69,26 @@ describe('keyless connections: the count', () => {
 
 await eachDatabase('clients without a key', (database) => {
   let t: TestApp;
-  let s3: S3rverHandle;
   let port: number;
   let label: string;
   let bucket: string;
   const FILE = randomBytes(1000).toString('hex');
 
+  let app: FilesApp;
   before(async () => {
-    s3 = await startS3rver();
-    t = await startTestApp(database, {
-      env: {
-        FERRY_EGRESS_ALLOW: '127.0.0.1/32',
+    app = await startFilesApp(
+      database,
+      {
         FERRY_HTTP_MAX_CONNECTIONS: String(TOTAL),
         FERRY_HTTP_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
         FERRY_HTTP_FORM_TIMEOUT_SECONDS: String(FORM_SECONDS),
       },
-    });
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (t.app.server.address() as AddressInfo).port;
-    const client = s3Client(s3.endpoint);
-    bucket = await seedBucket(client, { 'shared.bin': FILE });
-    client.destroy();
-    ({ label } = await createLocation((o) => t.request(o), {
-      provider: 's3',
-      secret: { access_key_id: 'AKID', secret_access_key: unique('secret') },
-      metadata: { endpoint: s3.endpoint },
-    }));
+      { 'shared.bin': FILE },
+    );
+    ({ t, port, bucket, label } = app);
   });
   after(async () => {
-    await t?.close();
-    await s3?.close();
+    await app?.close();
   });
 
   async function share(payload: Record<string, unknown> = {}): Promise<{ id: string; path: string }> {

@@ -13,10 +13,9 @@ import { after, before, describe, test } from 'node:test';
 import { PartReader, readFirst, uploadParts } from '../../src/stores/shared/chunks.js';
 import { largestPart, MemoryBudget } from '../../src/stores/shared/memory.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { type FilesApp, startFilesApp } from '../support/files-app.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { RawConnection } from '../support/raw-http.js';
-import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
-import { createLocation, s3Client, seedBucket } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
 
 const MiB = 1024 * 1024;
@@ -87,37 +86,26 @@ describe('a part is bounded before anything is taken or allocated', () => {
 
 await eachDatabase('the transfer memory under uploads', (database) => {
   let t: TestApp;
-  let s3: S3rverHandle;
   let port: number;
   let base: string;
   let bucket: string;
   let label: string;
 
+  let app: FilesApp;
   before(async () => {
-    s3 = await startS3rver();
-    t = await startTestApp(database, {
-      env: {
-        FERRY_EGRESS_ALLOW: '127.0.0.1/32',
+    app = await startFilesApp(
+      database,
+      {
         FERRY_TRANSFER_MEMORY: String(BUDGET),
         // An upload is stopped only by the way out each test chooses, never by a stall.
         FERRY_HTTP_BODY_TIMEOUT_SECONDS: '120',
       },
-    });
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (t.app.server.address() as AddressInfo).port;
-    base = `http://127.0.0.1:${port}`;
-    const client = s3Client(s3.endpoint);
-    bucket = await seedBucket(client, { 'seeded.txt': 'seeded' });
-    client.destroy();
-    ({ label } = await createLocation((o) => t.request(o), {
-      provider: 's3',
-      secret: { access_key_id: 'AKID', secret_access_key: unique('secret') },
-      metadata: { endpoint: s3.endpoint },
-    }));
+      { 'seeded.txt': 'seeded' },
+    );
+    ({ t, port, base, bucket, label } = app);
   });
   after(async () => {
-    await t?.close();
-    await s3?.close();
+    await app?.close();
   });
 
   const memory = () => memoryOf(t);
@@ -298,35 +286,22 @@ await eachDatabase('the transfer memory under uploads', (database) => {
 
 await eachDatabase('the transfer memory: deadlines and shutdown', (database) => {
   let t: TestApp;
-  let s3: S3rverHandle;
   let port: number;
   let bucket: string;
   let label: string;
   const IDLE_SECONDS = 1;
 
+  let app: FilesApp;
   before(async () => {
-    s3 = await startS3rver();
-    t = await startTestApp(database, {
-      env: {
-        FERRY_EGRESS_ALLOW: '127.0.0.1/32',
-        FERRY_TRANSFER_MEMORY: String(BUDGET),
-        FERRY_HTTP_BODY_TIMEOUT_SECONDS: String(IDLE_SECONDS),
-      },
-    });
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (t.app.server.address() as AddressInfo).port;
-    const client = s3Client(s3.endpoint);
-    bucket = await seedBucket(client, { 'seeded.txt': 'seeded' });
-    client.destroy();
-    ({ label } = await createLocation((o) => t.request(o), {
-      provider: 's3',
-      secret: { access_key_id: 'AKID', secret_access_key: unique('secret') },
-      metadata: { endpoint: s3.endpoint },
-    }));
+    app = await startFilesApp(
+      database,
+      { FERRY_TRANSFER_MEMORY: String(BUDGET), FERRY_HTTP_BODY_TIMEOUT_SECONDS: String(IDLE_SECONDS) },
+      { 'seeded.txt': 'seeded' },
+    );
+    ({ t, port, bucket, label } = app);
   });
   after(async () => {
-    await t?.close();
-    await s3?.close();
+    await app?.close();
   });
 
   const memory = () => memoryOf(t);
