@@ -34,6 +34,7 @@ import {
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { readS3, s3Client } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
+import { type JobView, watchJob } from './restart-jobs.js';
 
 const OBJECTS = 500;
 const LEASE_SECONDS = 3;
@@ -53,12 +54,6 @@ async function eachLimit<T>(items: T[], limit: number, work: (item: T) => Promis
 }
 
 const md5 = (data: Uint8Array) => createHash('md5').update(data).digest('hex');
-
-interface JobView {
-  status: string;
-  counts: { total: number; pending: number; succeeded: number; skipped: number; failed: number };
-  bytes_done: number;
-}
 
 const postgres = (await testDatabases()).find((d) => d.name === 'postgres');
 
@@ -119,28 +114,13 @@ describe('crash test [postgres]', { skip: postgres?.skip ?? false }, () => {
   const location = (endpoint: string, key: string) => s3Location(origin, token, endpoint, key);
 
   /** Reads the job until `until` holds; fails with the last view (and the workers' logs) after `ms`. */
-  async function watch(
+  function watch(
     id: string,
     until: (job: JobView) => boolean,
     ms: number,
     processes: FerryProcess[],
   ): Promise<JobView> {
-    let last: JobView | undefined;
-    return waitUntil(
-      async () => {
-        const res = await call<JobView>('GET', `/v1/jobs/${id}`);
-        assert.equal(res.status, 200, JSON.stringify(res.json));
-        last = res.json;
-        return until(last) ? last : undefined;
-      },
-      {
-        what: 'the job to reach the expected state',
-        timeoutMs: ms,
-        // Each read is a request the server under test must answer on a shared machine.
-        pauseMs: 100,
-        detail: () => `${JSON.stringify(last)}\n${processes.map((p) => p.log()).join('\n')}`,
-      },
-    );
+    return watchJob(call, id, until, ms, () => processes.map((p) => p.log()).join('\n'));
   }
 
   test('kill -9 of one of two workers in the middle of a 500-object job: the other takes over and the job completes', async () => {
