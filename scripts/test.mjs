@@ -185,8 +185,10 @@ function runFile(file, tier, limitS, reportFile) {
     // registers after a top-level await (eachDatabase) are not known yet, so they never ran.
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
+    // It writes its own file and yields nothing to its destination (not /dev/null: Node 24 fsyncs a
+    // reporter's file as it closes it, which /dev/null refuses with EINVAL).
     `--test-reporter=${join(root, 'scripts/test-report.mjs')}`,
-    '--test-reporter-destination=/dev/null',
+    '--test-reporter-destination=stdout',
     `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || '360000'}`,
     file,
   ];
