@@ -99,18 +99,48 @@ function run(cmd, args) {
 const started = Date.now();
 const tierTimes = [];
 
+// The static tier runs beside the others (one process, mostly one core, while the unit and database
+// files wait on each other and on PostgreSQL); its output is printed in one piece when it ends.
+let staticTier = Promise.resolve(undefined);
 if (tiers.includes('static') && filters.length === 0) {
+  staticTier = runStatic();
+}
+
+/** Both type-checks, then the linter; resolves with the first that failed (undefined when none). */
+async function runStatic() {
   const t0 = Date.now();
-  console.log('\n=== static: type-checks and the linter ===');
+  let output = '';
+  let failedStep;
   // tsconfig.static.json: both projects, incremental, so a second run checks only what changed.
-  run('npx', ['tsc', '--build', 'tsconfig.static.json']);
-  run('npx', ['biome', 'check', '.']);
-  tierTimes.push({ tier: 'static', files: 0, ms: Date.now() - t0, fileMs: 0 });
+  for (const args of [
+    ['tsc', '--build', 'tsconfig.static.json'],
+    ['biome', 'check', '.'],
+  ]) {
+    const code = await new Promise((resolve) => {
+      const child = spawn('npx', args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+      child.stdout.on('data', (chunk) => {
+        output += chunk;
+      });
+      child.stderr.on('data', (chunk) => {
+        output += chunk;
+      });
+      child.once('close', (status) => resolve(status));
+    });
+    if (code !== 0) {
+      failedStep = `npx ${args.join(' ')} exited with ${code}`;
+      break;
+    }
+  }
+  console.log(
+    `\n=== static: type-checks and the linter, ${failedStep ? 'FAILED' : 'passed'} ===\n${output.trimEnd()}`,
+  );
+  tierTimes.unshift({ tier: 'static', files: 0, ms: Date.now() - t0, fileMs: 0 });
+  return failedStep;
 }
 
 const runTiers = tiers.filter((tier) => tier !== 'static' && chosen.some((c) => c.tier === tier));
 if (runTiers.length === 0) {
-  finish();
+  await finish();
 } else {
   // The tests that run `ferry` as a program (test/cli, test/support/processes.ts) run the built one,
   // bin/ferry.js over dist/, as users do: it is rebuilt here when a source changed since the last build.
@@ -168,7 +198,7 @@ async function runFiles() {
     rmSync(scratch, { recursive: true, force: true });
   }
   saveTimes(results);
-  finish(results);
+  await finish(results);
 }
 
 /** Runs one test file in a process group of its own; resolves when it has ended or been stopped. */
@@ -379,7 +409,8 @@ function saveTimes(results) {
   }
 }
 
-function finish(results = []) {
+async function finish(results = []) {
+  const staticFailed = await staticTier;
   const lines = [];
   if (results.length > 0) {
     lines.push(
@@ -408,11 +439,12 @@ function finish(results = []) {
     if (problem) failures.push(`✖ ${r.file} ${problem}`);
     failures.push(...r.failures);
   }
+  if (staticFailed) failures.unshift(`✖ static: ${staticFailed}`);
   if (failures.length > 0) lines.push('', `Failed (${failures.length}):`, ...failures);
   const totals = count(results);
   lines.push(
     '',
-    `tests: ${totals.pass} passed, ${totals.fail + failedWithoutTest(results)} failed, ${totals.skip} skipped`,
+    `tests: ${totals.pass} passed, ${totals.fail + failedWithoutTest(results) + (staticFailed ? 1 : 0)} failed, ${totals.skip} skipped`,
   );
   console.log(lines.join('\n'));
   if (process.env.FERRY_TEST_FAILURES_FILE && failures.length > 0) {
@@ -421,7 +453,7 @@ function finish(results = []) {
   if (process.env.FERRY_TEST_TOTALS_FILE) {
     appendFileSync(
       process.env.FERRY_TEST_TOTALS_FILE,
-      `${totals.pass} ${totals.fail + failedWithoutTest(results)} ${totals.skip}\n`,
+      `${totals.pass} ${totals.fail + failedWithoutTest(results) + (staticFailed ? 1 : 0)} ${totals.skip}\n`,
     );
   }
   if (process.env.FERRY_TEST_TIMES_FILE && results.length > 0) {
