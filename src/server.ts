@@ -2,6 +2,7 @@
 // down gracefully on SIGTERM/SIGINT: stop accepting requests and claiming work, let running work
 // finish until the deadline, hand back the rest, close the database.
 
+import type { FastifyInstance } from 'fastify';
 import { type Background, startBackground } from './background.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
 import type { Config } from './config.js';
@@ -56,15 +57,10 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
   if (app) {
-    await app.listen({ host: config.host, port: config.port });
-    // The port bound, which is the system's choice under FERRY_PORT=0 (the tests start every server so).
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    if (config.publicUrlFollowsPort) config.publicUrl = `http://${host}:${port}`;
+    const url = await listen(app, config);
     logger.info(
       {
-        url: `http://${host}:${port}`,
+        url,
         role: config.role,
         database: services.db.description,
         dataDir: config.dataDir,
@@ -73,6 +69,21 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     );
   }
   await preloadLocationSdks(services, logger);
+}
+
+/**
+ * Listens where FERRY_HOST and FERRY_PORT say; answers the address bound, `http://HOST:PORT`. Under
+ * FERRY_PORT=0 the port is the system's choice, known only now: without FERRY_PUBLIC_URL, the links
+ * ferry makes (config.publicUrl, read at each share) follow it. The tests start every server so.
+ */
+export async function listen(app: FastifyInstance, config: Config): Promise<string> {
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  if (config.publicUrlFollowsPort) config.publicUrl = url;
+  return url;
 }
 
 /**

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Browser, Page } from 'playwright-core';
+import { listen } from '../../src/server.js';
 import { FakeTokenServer } from '../fakes/token-server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
@@ -19,7 +20,7 @@ import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } fr
 import { buildConsole } from '../support/console-build.js';
 import { testDatabases } from '../support/databases.js';
 import { unique } from '../support/fixtures.js';
-import { boundPort, closedPort } from '../support/processes.js';
+import { closedPort } from '../support/processes.js';
 import { REJECTED_ACCESS_KEY_ID, type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import {
   azureService,
@@ -84,14 +85,12 @@ for (const database of await testDatabases()) {
     let base: string;
 
     before(async () => {
-      // Bound first: the app is built knowing its address (FERRY_PUBLIC_URL), then listens on it.
-      const bound = await boundPort();
-      base = bound.origin;
       t = await startTestApp(database, {
-        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, ...tokens.env() },
+        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PORT: '0', ...tokens.env() },
         worker: true,
       });
-      await bound.listen(t.app);
+      // On a port of the system's choice, which the links it makes then name.
+      base = await listen(t.app, t.config);
     });
     after(async () => {
       await t?.close();

@@ -13,12 +13,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Browser, Locator, Page } from 'playwright-core';
+import { listen } from '../../src/server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } from '../support/browser.js';
 import { buildConsole } from '../support/console-build.js';
 import { testDatabases } from '../support/databases.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
-import { boundPort, closedPort } from '../support/processes.js';
+import { closedPort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
 import {
@@ -369,14 +370,12 @@ describe('the console on every page, at every width', { concurrency: databases.l
         proxy = await startFaultProxy(s3.endpoint);
         smtp = await new TestSmtp().start();
         client = s3Client(s3.endpoint);
-        // Bound first: the app is built knowing its address (FERRY_PUBLIC_URL), then listens on it.
-        const bound = await boundPort();
-        base = bound.origin;
         t = await startTestApp(database, {
-          env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
+          env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PORT: '0', FERRY_SMTP_URL: smtp.url },
           worker: true,
         });
-        await bound.listen(t.app);
+        // On a port of the system's choice, which the links it makes then name.
+        base = await listen(t.app, t.config);
         call = await newWorkspace(t);
         tokens.loaded = (
           await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'layout' } })

@@ -11,12 +11,12 @@ import { after, before, describe, test } from 'node:test';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Browser, Page, Request } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/http/routes/console.js';
+import { listen } from '../../src/server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { artifactsDir, axeViolations, browserSkip, launchChromium, widthsOn } from '../support/browser.js';
 import { buildConsole } from '../support/console-build.js';
 import { testDatabases } from '../support/databases.js';
 import { deferred } from '../support/deferred.js';
-import { boundPort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { TestSmtp } from '../support/smtp.js';
 import {
@@ -64,17 +64,15 @@ for (const database of await testDatabases()) {
       page.screenshot({ path: join(shots, `${name}-${database.name}.png`), fullPage: true });
 
     before(async () => {
-      // Bound first: the app is built knowing its address (FERRY_PUBLIC_URL), then listens on it.
-      const bound = await boundPort();
-      base = bound.origin;
       s3 = await startS3rver();
       smtp = await new TestSmtp().start();
       client = s3Client(s3.endpoint);
       t = await startTestApp(database, {
-        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
+        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PORT: '0', FERRY_SMTP_URL: smtp.url },
         worker: true,
       });
-      await bound.listen(t.app);
+      // On a port of the system's choice, which the links it makes then name.
+      base = await listen(t.app, t.config);
       call = await newWorkspace(t);
       const key = await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'console' } });
       token = key.json().token;

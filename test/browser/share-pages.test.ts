@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Browser } from 'playwright-core';
+import { listen } from '../../src/server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { artifactsDir, axeViolations, browserSkip, launchChromium } from '../support/browser.js';
 import { testDatabases } from '../support/databases.js';
-import { boundPort } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from '../support/transfers.js';
 
@@ -34,14 +34,13 @@ for (const database of await testDatabases()) {
     const shots = artifactsDir('share');
 
     before(async () => {
-      // Bound first: the app is built knowing its address (FERRY_PUBLIC_URL), then listens on it.
-      const bound = await boundPort();
       s3 = await startS3rver();
       client = s3Client(s3.endpoint);
       t = await startTestApp(database, {
-        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: bound.origin },
+        env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PORT: '0' },
       });
-      await bound.listen(t.app);
+      // On a port of the system's choice, which the links it makes then name.
+      await listen(t.app, t.config);
       browser = await launchChromium();
       call = await newWorkspace(t);
       label = (

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Browser, Locator, Page } from 'playwright-core';
+import { listen } from '../../src/server.js';
 import { startTestApp, type TestApp } from './app.js';
 import { artifactsDir, launchChromium } from './browser.js';
 import type { TestDatabase } from './databases.js';
-import { boundPort } from './processes.js';
 import { type S3rverHandle, startS3rver } from './s3rver.js';
 import { TestSmtp } from './smtp.js';
 import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from './transfers.js';
@@ -39,14 +39,12 @@ export async function startConsoleFiles(database: TestDatabase): Promise<Console
   const s3: S3rverHandle = await startS3rver();
   const smtp = await new TestSmtp().start();
   const client = s3Client(s3.endpoint);
-  // Bound first: the app is built knowing its address (FERRY_PUBLIC_URL), then listens on it.
-  const bound = await boundPort();
-  const base = bound.origin;
   const t = await startTestApp(database, {
-    env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PUBLIC_URL: base, FERRY_SMTP_URL: smtp.url },
+    env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_PORT: '0', FERRY_SMTP_URL: smtp.url },
     worker: true,
   });
-  await bound.listen(t.app);
+  // On a port of the system's choice, which the links it makes then name.
+  const base = await listen(t.app, t.config);
   const call = await newWorkspace(t);
   const token = (await call({ method: 'POST', url: '/v1/tokens', payload: { name: 'files' } })).json().token;
   const { id, label } = await createLocation(call, {

@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import { connect } from 'node:net';
 import { unique } from './fixtures.js';
 
 /** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
@@ -65,41 +64,6 @@ export async function closedPort(): Promise<number> {
     if (await refused(port)) return port;
   }
   throw new Error(`no port below ${low} refused a connection in 50 tries`);
-}
-
-/**
- * A socket listening on 127.0.0.1 at a port of the system's choice, for an app in this process that must
- * know its own origin before it is built (FERRY_PUBLIC_URL, of which share links are made): bound first,
- * the app built with `origin`, then `listen(app)` hands the app this very socket. No port is chosen
- * before it is bound, so no other server can take it in between.
- */
-export interface BoundPort {
-  /** `http://127.0.0.1:PORT`. */
-  readonly origin: string;
-  /** `app.listen()` on this socket; the app owns it from then on (its close() closes it). */
-  listen(app: FastifyInstance): Promise<void>;
-}
-
-export async function boundPort(): Promise<BoundPort> {
-  const socket = createServer();
-  await new Promise<void>((resolve, reject) => {
-    socket.once('error', reject);
-    socket.listen(0, '127.0.0.1', () => resolve());
-  });
-  // Until an app takes it, the socket keeps nothing alive: a before() that fails first leaves no hang.
-  socket.unref();
-  const address = socket.address();
-  if (typeof address !== 'object' || address === null) throw new Error('the socket has no port');
-  return {
-    origin: `http://127.0.0.1:${address.port}`,
-    async listen(app) {
-      // Node's server.listen() takes a listening handle as well as a port ("anything with an underlying
-      // _handle member", its documentation says), and Fastify passes its options on to it.
-      const options = { host: '127.0.0.1', handle: (socket as unknown as { _handle: object })._handle };
-      await app.listen(options);
-      app.server.ref();
-    },
-  };
 }
 
 /** The ports the system hands out for port 0 and outgoing connections: Linux's setting, else IANA's. */
