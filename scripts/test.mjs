@@ -301,13 +301,12 @@ function groupMembers(pgid) {
   return out;
 }
 
-/** Sends `signal` to a process group; whether any process was in it. */
+/** Sends `signal` to a process group, if any process is left in it. */
 function signalGroup(pid, signal) {
   try {
     process.kill(-pid, signal);
-    return true;
   } catch {
-    return false;
+    // the group is gone already
   }
 }
 
