@@ -8,6 +8,21 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+/**
+ * Starts a timer: `ranOut` is called after `ms`, unless the cancel it answers is called first. Injected
+ * where a test must end a wait by hand rather than sleep through it (the queue loop, src/queue/loop.ts).
+ */
+export interface Timer {
+  start(ms: number, ranOut: () => void): () => void;
+}
+
+export const systemTimer: Timer = {
+  start(ms, ranOut) {
+    const timer = setTimeout(ranOut, ms);
+    return () => clearTimeout(timer);
+  },
+};
+
 export function toRfc3339(ms: number): string {
   return new Date(ms).toISOString();
 }

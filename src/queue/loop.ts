@@ -9,6 +9,7 @@
 // backoff (nudges do not cut it short: they come from work ending, which the database is needed for too),
 // and the first round that goes through ends it with one line (docs/api.md, "The database going away").
 import { setTimeout as sleep } from 'node:timers/promises';
+import { systemTimer, type Timer } from '../clock.js';
 import { databaseUnavailable } from '../db/unavailable.js';
 import type { Logger } from '../log.js';
 
@@ -30,20 +31,8 @@ export interface WakeLoopOptions {
    */
   round: (context: RoundContext) => Promise<number | undefined>;
   /** The timer a sleep runs on (default: the system's); a test's runs out only when the test says. */
-  timer?: LoopTimer;
+  timer?: Timer;
 }
-
-/** Starts a sleep's timer: `ranOut` is called after `ms`, unless the answer cancels it first. */
-export interface LoopTimer {
-  start(ms: number, ranOut: () => void): () => void;
-}
-
-export const systemTimer: LoopTimer = {
-  start(ms, ranOut) {
-    const timer = setTimeout(ranOut, ms);
-    return () => clearTimeout(timer);
-  },
-};
 
 /** The first wait after a round the database could not answer, doubled after each such round. */
 export const OUTAGE_FIRST_WAIT_MS = 250;

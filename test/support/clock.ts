@@ -1,7 +1,6 @@
 // A clock for tests of backoff that must not sleep through the waits they check, and a timer for the
 // queue loop's sleeps that runs out only when a test says.
-import type { Clock } from '../../src/clock.js';
-import type { LoopTimer } from '../../src/queue/loop.js';
+import type { Clock, Timer } from '../../src/clock.js';
 import { waitUntil } from './wait.js';
 
 /**
@@ -47,7 +46,7 @@ export interface HandSleep {
  * A timer for src/queue/loop.ts that never runs out by itself: a test reads each sleep the loop asks
  * for (how long, whether something ended it) and runs it out by hand, so no test waits on real time.
  */
-export class HandTimer implements LoopTimer {
+export class HandTimer implements Timer {
   readonly sleeps: HandSleep[] = [];
 
   start(ms: number, ranOut: () => void): () => void {
