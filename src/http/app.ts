@@ -39,6 +39,7 @@ import { shareRoutes } from './routes/shares.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transferRoutes } from './routes/transfers.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { schemaCompilers } from './schema-compilers.js';
 import { ErrorBody } from './schemas.js';
 
 /** Copy bodies may be 8 MiB; other bodies are small and get 1 MiB (docs/api.md, "Errors", 413). */
@@ -68,6 +69,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Validation must not coerce or drop: a mistyped or unknown field is a 400 (docs/api.md, "Errors").
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+    // Each schema compiled once per process, however many apps it builds (src/http/schema-compilers.ts).
+    schemaController: { compilersFactory: schemaCompilers },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
