@@ -180,9 +180,7 @@ for (const database of await testDatabases()) {
           await tabTo(page, 'New location');
           await page.keyboard.press('Enter');
           // The form takes the focus once it has rendered (an effect after the render): wait for it.
-          await page.waitForFunction("document.activeElement?.id === 'new-provider'", undefined, {
-            timeout: 5000,
-          });
+          await page.waitForFunction("document.activeElement?.id === 'new-provider'");
           // Typing in a focused select picks the option starting with it.
           await page.keyboard.type('Azure');
           assert.equal(await page.getByLabel('Provider').inputValue(), 'azureblob');
@@ -364,7 +362,7 @@ for (const database of await testDatabases()) {
           await panel.getByText('kept across refreshes').waitFor();
           const seen = receiver.received.length;
           await panel.getByRole('button', { name: 'Refresh now' }).click();
-          await panel.getByText('failed', { exact: true }).waitFor({ timeout: 20_000 });
+          await panel.getByText('failed', { exact: true }).waitFor();
           await panel.getByText('The grant is gone: connect the account again').waitFor();
           await panel.getByText('Why', { exact: true }).waitFor();
           assert.match(await panel.locator('dl').innerText(), /invalid_grant/);

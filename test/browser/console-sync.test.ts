@@ -68,7 +68,7 @@ for (const database of await testDatabases()) {
         const nowBar = page.getByRole('progressbar', { name: /^Progress of job / });
         await nowBar.waitFor();
         const nowJob = String(await nowBar.getAttribute('aria-label')).replace('Progress of job ', '');
-        await page.locator('.job .badge.complete').waitFor({ timeout: 60_000 });
+        await page.locator('.job .badge.complete').waitFor();
         assert.equal((await waitFor(call, `/v1/jobs/${nowJob}`)).kind, 'sync');
         assert.equal(String(await readS3(client, bucket, 'now/deep/b.txt')), 'bravo\n');
         assert.equal(String(await readS3(client, bucket, 'now/skip.log')), 'not this\n');
@@ -106,7 +106,7 @@ for (const database of await testDatabases()) {
         await bar.waitFor();
         const label = String(await bar.getAttribute('aria-label'));
         const jobId = label.replace('Progress of job ', '');
-        await page.locator('.job .badge.complete').waitFor({ timeout: 60_000 });
+        await page.locator('.job .badge.complete').waitFor();
         const job = await waitFor(call, `/v1/jobs/${jobId}`);
         assert.equal(job.status, 'complete');
         assert.equal(job.kind, 'sync');
@@ -192,7 +192,7 @@ for (const database of await testDatabases()) {
             const s = (await call({ method: 'GET', url: `/v1/schedules/${made.id}` })).json();
             return typeof s.last_job_id === 'string' ? String(s.last_job_id) : undefined;
           },
-          { timeoutMs: 30_000, what: 'the run now to start a job' },
+          { what: 'the run now to start a job' },
         );
         assert.equal((await waitFor(call, `/v1/jobs/${ran}`)).status, 'complete');
         assert.equal(String(await readS3(client, bucket, 'sched/deep/b.txt')), 'bravo\n');
@@ -205,7 +205,7 @@ for (const database of await testDatabases()) {
         await page.getByRole('link', { name, exact: true }).click();
         await page.getByRole('heading', { name, level: 1 }).waitFor();
         const runs = page.getByRole('table', { name: 'Recent runs' });
-        await runs.locator(`a[href="#activity/${ran}"]`).waitFor({ timeout: 15_000 });
+        await runs.locator(`a[href="#activity/${ran}"]`).waitFor();
         await shot(page, 'schedule-runs', width);
         assert.deepEqual(await axeViolations(page), []);
         await page.setViewportSize({ width: other, height: 844 });

@@ -548,7 +548,7 @@ for (const database of await testDatabases()) {
           await tab
             .getByRole('alert')
             .filter({ hasText: 'The API key was refused (the API key has been revoked). Sign in again.' })
-            .waitFor({ timeout: 5000 });
+            .waitFor();
           await tab.getByLabel('API key').waitFor();
           assert.equal(await tab.evaluate('sessionStorage.length'), 0);
           assert.deepEqual(await axeViolations(tab), []);

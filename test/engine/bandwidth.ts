@@ -28,7 +28,7 @@ import {
 } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { readS3, s3Client } from '../support/transfers.js';
-import { waitUntil } from '../support/wait.js';
+import { HANG_MS, waitUntil } from '../support/wait.js';
 
 const KiB = 1024;
 // Caps low enough that the machine, busy with other tests, still moves the bytes much faster uncapped.
@@ -178,7 +178,7 @@ export async function bandwidthTests(on: 'sqlite' | 'postgres'): Promise<void> {
 
       test('without a cap the copy runs at full speed (and warms both processes up)', async (t) => {
         const id = await copy('job/', `uncapped-${database.name}/`);
-        const job = await finished(id, 60_000);
+        const job = await finished(id, HANG_MS);
         assert.equal(job.status, 'complete', `${JSON.stringify(job)}\n${logs()}`);
         assert.equal(job.bandwidth_limit, undefined);
         uncapped = rate([job]);
@@ -191,7 +191,7 @@ export async function bandwidthTests(on: 'sqlite' | 'postgres'): Promise<void> {
         const sampler = setInterval(() => {
           void call<JobView>('GET', `/v1/jobs/${id}`).then((r) => samples.push(r.json.bytes_done));
         }, 1000);
-        const job = await finished(id, 90_000).finally(() => clearInterval(sampler));
+        const job = await finished(id, HANG_MS).finally(() => clearInterval(sampler));
         t.diagnostic(`bytes each second: ${samples.map((b, i) => b - (samples[i - 1] ?? 0)).join(' ')}`);
         assert.equal(job.status, 'complete', `${JSON.stringify(job)}\n${logs()}`);
         assert.equal(job.counts.succeeded, JOB_OBJECTS);
@@ -222,7 +222,7 @@ export async function bandwidthTests(on: 'sqlite' | 'postgres'): Promise<void> {
           await copy('ws-b/', `ws-${database.name}/b/`),
         ];
         const jobs = [];
-        for (const id of ids) jobs.push(await finished(id, 90_000));
+        for (const id of ids) jobs.push(await finished(id, HANG_MS));
         for (const job of jobs) assert.equal(job.status, 'complete', `${JSON.stringify(job)}\n${logs()}`);
         const got = rate(jobs);
         t.diagnostic(`workspace jobs: ${JSON.stringify(got)}`);

@@ -83,7 +83,7 @@ await eachDatabase('work that keeps crashing', (database) => {
           .executeTakeFirstOrThrow();
         return row.status === 'failed' || row.status === 'complete' ? row : undefined;
       },
-      { what: `transfer ${id} to end`, timeoutMs: 20_000, detail: () => t.logs.text },
+      { what: `transfer ${id} to end`, detail: () => t.logs.text },
     );
   }
 
@@ -181,7 +181,7 @@ await eachDatabase('work that keeps crashing', (database) => {
         const rows = await db().selectFrom('job_objects').selectAll().where('job_id', '=', jobId).execute();
         return rows.every((o) => o.status === 'failed') ? rows : undefined;
       },
-      { what: 'both objects to fail', timeoutMs: 20_000, detail: () => t.logs.text },
+      { what: 'both objects to fail', detail: () => t.logs.text },
     );
     for (const o of objects) {
       assert.equal(o.attempts, 3, 'tried three times, not once and not forever');
@@ -334,7 +334,7 @@ await eachDatabase('work that keeps crashing', (database) => {
           .executeTakeFirstOrThrow();
         return row.status === 'running' ? undefined : row;
       },
-      { what: 'the job to end', timeoutMs: 20_000, detail: () => t.logs.text },
+      { what: 'the job to end', detail: () => t.logs.text },
     );
     assert.equal(job.status, 'failed');
     assert.deepEqual([job.objects_failed, job.objects_pending], [1, 0]);

@@ -48,7 +48,7 @@ import {
 } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { s3Client } from '../support/transfers.js';
-import { waitUntil } from '../support/wait.js';
+import { HANG_MS, waitUntil } from '../support/wait.js';
 
 const OBJECTS = Number(process.env.FERRY_TEST_RESTART_OBJECTS ?? 2000);
 /** The job is stopped in its middle: once this many objects are copied. */
@@ -181,7 +181,7 @@ describe('the database restarts under load [postgres]', { skip: skip ?? false },
         last = await readJob(jobId);
         return last !== undefined && last.counts.succeeded >= BEFORE_RESTART;
       },
-      { what: `${BEFORE_RESTART} objects copied`, timeoutMs: 60_000 * SCALE, pauseMs: 50, detail: logs },
+      { what: `${BEFORE_RESTART} objects copied`, timeoutMs: HANG_MS * SCALE, pauseMs: 50, detail: logs },
     );
     assert.equal(last?.status, 'running', 'the job is in its middle when the database stops');
 
@@ -219,7 +219,7 @@ describe('the database restarts under load [postgres]', { skip: skip ?? false },
         last = await readJob(jobId);
         return last && last.status !== 'running' && last.status !== 'planning' ? last : undefined;
       },
-      { what: 'the job to end', timeoutMs: 60_000 * SCALE, pauseMs: 100, detail: logs },
+      { what: 'the job to end', timeoutMs: HANG_MS * SCALE, pauseMs: 100, detail: logs },
     );
     const endedAt = performance.now();
     assert.equal(unexpectedExits(), '', 'both processes ran throughout');
@@ -313,7 +313,6 @@ describe('the database restarts under load [postgres]', { skip: skip ?? false },
     await waitUntil(() => proxy.seen.some((r) => isCopy(r) && r.answered), { what: 'the answer' });
     await waitUntil(() => servers.every((server, i) => outages(server) > (before[i] ?? 0)), {
       what: 'each worker to notice the outage',
-      timeoutMs: 30_000,
       detail: logs,
     });
     await database.start();
@@ -330,7 +329,7 @@ describe('the database restarts under load [postgres]', { skip: skip ?? false },
           ? res.json
           : undefined;
       },
-      { what: 'the transfer to end', timeoutMs: 60_000, pauseMs: 100, detail: logs },
+      { what: 'the transfer to end', pauseMs: 100, detail: logs },
     );
     assert.equal(ended.status, 'complete', `${JSON.stringify(ended)}\n${logs()}`);
     assert.equal(proxy.seen.filter(isCopy).length, 1, 'copied once: not run again after the restart');

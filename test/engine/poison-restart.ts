@@ -97,7 +97,6 @@ export async function poisonRestart(name: 'sqlite' | 'postgres'): Promise<void> 
         // The process took the transfer (its request reached the source) and dies holding it.
         await waitUntil(() => silent.requests() === crash, {
           what: `claim ${crash} of the transfer`,
-          timeoutMs: 30_000,
           detail: () => server.log(),
         });
         assert.equal((await server.kill()).signal, 'SIGKILL');
@@ -110,7 +109,7 @@ export async function poisonRestart(name: 'sqlite' | 'postgres'): Promise<void> 
           assert.equal(res.status, 200, JSON.stringify(res.json));
           return res.json.status === 'running' || res.json.status === 'queued' ? undefined : res.json;
         },
-        { what: 'the transfer to end', timeoutMs: 30_000, pauseMs: 200, detail: () => server.log() },
+        { what: 'the transfer to end', pauseMs: 200, detail: () => server.log() },
       );
       assert.equal(ended.status, 'failed');
       assert.equal(

@@ -21,7 +21,7 @@ import { FakeTokenServer } from '../fakes/token-server.js';
 import { createSchema, testDatabases } from '../support/databases.js';
 import { unique } from '../support/fixtures.js';
 import { apiCall, type FerryProcess, killAll, startServe } from '../support/processes.js';
-import { waitUntil } from '../support/wait.js';
+import { HANG_MS, waitUntil } from '../support/wait.js';
 
 const postgres = (await testDatabases()).find((d) => d.name === 'postgres');
 const CYCLES = 50;
@@ -124,7 +124,7 @@ describe('refresher across processes [postgres]', { skip: postgres?.skip ?? fals
   async function until(
     what: string,
     condition: () => boolean | Promise<boolean>,
-    ms = 60_000,
+    ms = HANG_MS,
   ): Promise<void> {
     await waitUntil(condition, {
       what,

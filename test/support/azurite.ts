@@ -3,7 +3,7 @@
 // then for an answer on it.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { waitUntil } from './wait.js';
+import { HANG_MS, waitUntil } from './wait.js';
 
 /** The emulator's well-known account and key (public, documented by Microsoft). */
 export const AZURITE_ACCOUNT = 'devstoreaccount1';
@@ -22,7 +22,7 @@ export interface AzuriteHandle {
 }
 
 const BIN = fileURLToPath(new URL('../../node_modules/.bin/azurite-blob', import.meta.url));
-const STARTUP_MS = 30_000;
+const STARTUP_MS = HANG_MS;
 
 export async function startAzurite(): Promise<AzuriteHandle> {
   const child = spawn(

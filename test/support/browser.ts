@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { type TestDatabase, testDatabases } from './databases.js';
+import { HANG_MS } from './wait.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -18,8 +19,13 @@ export function browserSkip(): string | undefined {
   return reason;
 }
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
+/**
+ * Debian's chromium, headless. Every page and context it opens waits up to HANG_MS for an element or an
+ * action (Playwright's own default is 30 s, which a loaded 2-core machine can spend on one upload's
+ * setInputFiles): the waits are hang detectors, as every other wait of the tests (test/support/wait.ts).
+ */
+export async function launchChromium(): Promise<Browser> {
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
       '--headless',
@@ -32,6 +38,19 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    context.setDefaultTimeout(HANG_MS);
+    return context;
+  };
+  const newPage = browser.newPage.bind(browser);
+  browser.newPage = async (options) => {
+    const page = await newPage(options);
+    page.context().setDefaultTimeout(HANG_MS);
+    return page;
+  };
+  return browser;
 }
 
 /** Where screenshots of a test's pages are kept (test-artifacts/, not committed). */

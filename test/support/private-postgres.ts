@@ -20,6 +20,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HANG_MS } from './wait.js';
 
 export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:<the door's port>/postgres */
@@ -62,7 +63,7 @@ function command(program: string, args: string[]): [string, string[]] {
 }
 
 const READY = /database system is ready to accept connections/;
-const STARTUP_MS = 60_000;
+const STARTUP_MS = HANG_MS;
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const bin = binDir();

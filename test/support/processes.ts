@@ -8,10 +8,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { unique } from './fixtures.js';
+import { HANG_MS } from './wait.js';
 
 /** The built program (bin/ferry.js runs dist/), which scripts/test.mjs brings up to date before the tests. */
 export const FERRY_BIN = new URL('../../bin/ferry.js', import.meta.url).pathname;
-const STARTUP_MS = 30_000;
+const STARTUP_MS = HANG_MS;
 
 export interface Exit {
   code: number | null;

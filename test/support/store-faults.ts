@@ -236,7 +236,6 @@ export function storeFaultTable(app: () => TestApp, clock: SkippingClock, routes
       },
       {
         what: `job ${jobId} to end`,
-        timeoutMs: 45_000,
         detail: async () => JSON.stringify(await objectRows(jobId)),
       },
     );

@@ -9,7 +9,7 @@ import { awsS3, azureBlob } from '../../src/stores/shared/sdk.js';
 import type { TestApp } from './app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle } from './azurite.js';
 import { unique } from './fixtures.js';
-import { waitUntil } from './wait.js';
+import { HANG_MS, waitUntil } from './wait.js';
 
 export type Call = (options: InjectOptions) => Promise<LightMyRequestResponse>;
 
@@ -103,7 +103,7 @@ export async function waitFor(
   call: Call,
   url: string,
   until: (body: Record<string, unknown>) => boolean = (b) => TERMINAL.has(String(b.status)),
-  timeoutMs = 60_000,
+  timeoutMs = HANG_MS,
 ): Promise<Record<string, unknown> & { status: string }> {
   let last: Record<string, unknown> = {};
   await waitUntil(
