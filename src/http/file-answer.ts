@@ -1,7 +1,8 @@
 // A stored file as an HTTP answer, for every route that serves one: share links (docs/api.md, "Share
 // links") and files through ferry (docs/api.md, "Files through ferry"). Its type, length, an attachment
 // Content-Disposition (RFC 6266 filename*), its ETag or Last-Modified, and byte ranges (Range, If-Range,
-// 206, 416) so that a download resumes. What a route does around the answer (counting a download,
+// 206, 416) so that a download resumes, and the headers that keep a stored page from running as this
+// origin's (src/http/security-headers.ts). What a route does around the answer (counting a download,
 // watching a key) stays in the route.
 import type { Readable } from 'node:stream';
 import contentDisposition from 'content-disposition';
@@ -9,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import rangeParser from 'range-parser';
 import { withoutBidiControls } from '../display.js';
 import type { ObjectInfo } from '../stores/contract.js';
+import { securityHeaders } from './security-headers.js';
 
 export interface ByteRange {
   start: number;
@@ -65,6 +67,8 @@ export function fileAnswer(
   const size = info.size;
   const etag = info.etag === undefined ? undefined : quoted(info.etag);
   const lastModified = info.modTime?.toUTCString();
+  // Served with its stored type, a file must not run as this origin's page (HTML, SVG).
+  securityHeaders(reply);
   reply.header('accept-ranges', 'bytes');
   // Bidi controls are dropped from the name the file is saved under (src/display.ts).
   const saveAs = withoutBidiControls(baseName(options.path)) || 'download';

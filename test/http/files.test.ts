@@ -10,6 +10,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { after, before, test } from 'node:test';
 import { UploadBody } from '../../src/http/routes/files.js';
+import { FILE_CSP } from '../../src/http/security-headers.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { type FilesApp, startFilesApp } from '../support/files-app.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
@@ -146,6 +147,32 @@ await eachDatabase('files through ferry on s3rver', (database) => {
     assert.equal(head.headers.get('content-length'), '17');
     assert.equal(head.headers.get('etag'), get.headers.get('etag'));
     assert.equal(await head.text(), '');
+  });
+
+  test('a stored HTML or SVG page is served with its type, under a policy that runs nothing and nosniff (GET and HEAD)', async () => {
+    for (const [name, type, body] of [
+      ['page.html', 'text/html', '<script>alert(document.cookie)</script>'],
+      [
+        'image.svg',
+        'image/svg+xml',
+        '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
+      ],
+    ] as const) {
+      const at = url(label, `${bucket}/pages/${name}`);
+      const put = await fetch(at, { method: 'PUT', headers: { ...auth(), 'content-type': type }, body });
+      assert.equal(put.status, 201, await put.text());
+      for (const method of ['GET', 'HEAD']) {
+        const res = await fetch(at, { method, headers: auth() });
+        assert.equal(res.status, 200, `${method} ${name}`);
+        assert.equal(res.headers.get('content-type'), type, `${method} ${name}`);
+        assert.equal(res.headers.get('x-content-type-options'), 'nosniff', `${method} ${name}`);
+        // The policy share links have (src/http/security-headers.ts): no script, frame or fetch.
+        assert.equal(res.headers.get('content-security-policy'), FILE_CSP, `${method} ${name}`);
+        assert.match(FILE_CSP, /default-src 'none'/);
+        assert.doesNotMatch(FILE_CSP, /script-src/);
+        await res.arrayBuffer();
+      }
+    }
   });
 
   test('Range answers 206 with the bytes; past the end 416; If-Range with another tag the whole file', async () => {

@@ -43,6 +43,7 @@ import {
   SHARE_CSS,
   startingPage,
 } from '../pages/share-pages.js';
+import { securityHeaders } from '../security-headers.js';
 
 const COOKIE = 'ferry_share';
 const FORM_LIMIT = 4096;
@@ -112,16 +113,6 @@ function withDeadline(payload: Readable, ms: number, answer: ServerResponse): Re
 }
 
 type Mode = 'get' | 'head' | 'post';
-
-function securityHeaders(reply: FastifyReply): void {
-  reply.header(
-    'content-security-policy',
-    "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-  );
-  reply.header('x-content-type-options', 'nosniff');
-  reply.header('referrer-policy', 'no-referrer');
-  reply.header('cache-control', 'no-store');
-}
 
 function html(reply: FastifyReply, status: number, body: string) {
   return reply.code(status).type('text/html; charset=utf-8').send(body);
