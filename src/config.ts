@@ -124,6 +124,7 @@ export const RATE_BUCKETS = [
   'locations',
   'webhooks',
   'files',
+  'schedules',
 ] as const;
 export type RateBucket = (typeof RATE_BUCKETS)[number];
 
@@ -278,6 +279,7 @@ const PER_MINUTE_DEFAULTS: Record<RateBucket, number> = {
   locations: 60,
   webhooks: 60,
   files: 600,
+  schedules: 60,
 };
 
 function rateLimitSettings(env: Env): RateLimitSettings {

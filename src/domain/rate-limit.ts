@@ -1,10 +1,11 @@
 // The rate limit per workspace (docs/api.md, "Rate limits and caps"): named buckets (list, preview,
-// transfer, share, send, tokens, locations, webhooks, copy), each with its accepted requests per
-// rolling minute, exact across processes. An accept is a row of rate_accepts kept until its window has
-// passed; a place is taken in one statement (src/db/migrations/2026-11-26-workspace-rate-limits.ts):
-// on PostgreSQL a function that takes the workspace's lock for the bucket, reads and records; on SQLite
-// a conditional insert, which runs under the database's write lock from its first read. Only a refusal
-// reads again, to say when a place frees up.
+// transfer, share, send, tokens, locations, webhooks, copy, files, schedules), each with its accepted
+// requests per rolling minute, exact across processes. An accept is a row of rate_accepts kept until
+// its window has passed; a place is taken in one statement
+// (src/db/migrations/2026-11-26-workspace-rate-limits.ts): on PostgreSQL a function that takes the
+// workspace's lock for the bucket, reads and records; on SQLite a conditional insert, which runs under
+// the database's write lock from its first read. Only a refusal reads again, to say when a place frees
+// up.
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { RateBucket } from '../config.js';
@@ -26,6 +27,7 @@ const WHAT: Record<RateBucket, string> = {
   locations: 'location changes',
   webhooks: 'webhook changes',
   files: 'file uploads and downloads',
+  schedules: 'schedule changes',
 };
 
 export class RateLimits {

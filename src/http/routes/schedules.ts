@@ -46,7 +46,7 @@ export const scheduleRoutes =
     app.post(
       '/v1/schedules',
       {
-        config: { scope: 'transfer', rateLimit: 'transfer' },
+        config: { scope: 'transfer', rateLimit: 'schedules' },
         schema: {
           summary: 'Create a schedule: a bulk copy or a sync run at the times `every` names',
           tags: ['schedules'],
@@ -107,7 +107,7 @@ export const scheduleRoutes =
     app.patch(
       '/v1/schedules/:id',
       {
-        config: { scope: 'transfer', rateLimit: 'transfer' },
+        config: { scope: 'transfer', rateLimit: 'schedules' },
         schema: {
           summary: 'Change a schedule, or pause and resume it',
           tags: ['schedules'],
@@ -141,7 +141,7 @@ export const scheduleRoutes =
     app.delete(
       '/v1/schedules/:id',
       {
-        config: { scope: 'transfer', rateLimit: 'transfer' },
+        config: { scope: 'transfer', rateLimit: 'schedules' },
         schema: {
           summary: 'Delete a schedule and its runs (the jobs it started stay)',
           tags: ['schedules'],
