@@ -13,7 +13,8 @@
 //
 // Scopes (docs/api.md, "Scopes"): every route that is not public declares the scope it needs
 // (config.scope), checked here before its handler and nowhere else; a route that declares none stops
-// the server at start-up. A request whose key lacks the scope is 403 naming it.
+// the server at start-up. A request whose key lacks the scope is 403 naming it. A request may need two
+// (a sync that deletes: `transfer` and `remove`); the first one the key lacks is named.
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { Scope } from '../api/keys.js';
@@ -40,10 +41,11 @@ declare module 'fastify' {
     /** Set by registerAuth on the routes whose reads may start early (they carry its onSend hook). */
     earlyRead?: boolean;
     /**
-     * The scope the key needs (docs/api.md, "Scopes"), or how the request chooses it (a dry run or a
-     * preview is a read; a plan's run needs what its kind does). Required on every route not public.
+     * The scope the key needs (docs/api.md, "Scopes"), the scopes it needs all of, or how the request
+     * chooses them (a dry run or a preview is a read; a plan's run needs what its kind does; a sync
+     * that deletes needs `remove` too). Required on every route not public.
      */
-    scope?: Scope | 'any' | ((request: FastifyRequest) => Scope | Promise<Scope>);
+    scope?: Needs | 'any' | ((request: FastifyRequest) => Needs | Promise<Needs>);
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -60,10 +62,14 @@ export function bearerToken(header: string | undefined): string {
 
 type Confirmation = { principal: Principal } | { err: unknown };
 
-/** Why the request's key may not do what the route does with `scope`, or undefined when it may. */
-function refusal(request: FastifyRequest, scope: Scope): FerryError | undefined {
+/** What a request needs of its key: a scope, or every one of several. */
+export type Needs = Scope | readonly Scope[];
+
+/** Why the request's key may not do what the route does with `needs`, or undefined when it may. */
+function refusal(request: FastifyRequest, needs: Needs): FerryError | undefined {
   const principal = principalOf(request);
-  if (!principal.scopes.has(scope)) return missingScope(scope);
+  const lacking = (typeof needs === 'string' ? [needs] : needs).find((s) => !principal.scopes.has(s));
+  if (lacking !== undefined) return missingScope(lacking);
   if (request.routeOptions.config?.wholeWorkspace === true && principal.locations !== null) {
     return new FerryError(
       'forbidden',
@@ -145,7 +151,7 @@ export function registerAuth(app: FastifyInstance, apiKeys: ApiKeys): void {
     if (request.routeOptions.config?.public === true || needs === undefined || needs === 'any') return done();
     if (typeof needs !== 'function') return done(refusal(request, needs));
     Promise.resolve(needs(request)).then(
-      (scope) => done(refusal(request, scope)),
+      (scopes) => done(refusal(request, scopes)),
       (err: Error) => done(err),
     );
   });
@@ -187,8 +193,21 @@ export function missingScope(scope: Scope): FerryError {
   return new FerryError('forbidden', `this API key lacks the "${scope}" scope (docs/api.md, "Scopes")`);
 }
 
-/** A read when the body asks only to look (`dry_run: true`, a preview), else `scope`. */
-export function readWhenDryRun(scope: Scope): (request: FastifyRequest) => Scope {
+/** A read when the body asks only to look (`dry_run: true`, a preview), else `needs`. */
+export function readWhenDryRun(needs: Needs): (request: FastifyRequest) => Needs {
   return (request) =>
-    (request.body as { dry_run?: unknown } | undefined)?.dry_run === true ? 'read' : scope;
+    (request.body as { dry_run?: unknown } | undefined)?.dry_run === true ? 'read' : needs;
+}
+
+/**
+ * What work that may delete needs (docs/api.md, "Scopes"): `transfer`, and `remove` as well when it
+ * deletes (a sync with `delete: true`, a plan or a schedule of one).
+ */
+export function deleting(deletes: boolean): Needs {
+  return deletes ? ['transfer', 'remove'] : 'transfer';
+}
+
+/** Whether a sync's body asks to delete (read before its schema is checked: anything may be there). */
+export function syncDeletes(body: unknown): boolean {
+  return (body as { delete?: unknown } | null | undefined)?.delete === true;
 }

@@ -212,10 +212,12 @@ eachDatabase('scopes on every route', (database) => {
             from: `${w.loc.label}:${w.bucket}/in/`,
             to: `${w.loc.label}:${w.bucket}/s/`,
           }),
+        // A dry run is a read, also of a sync that deletes (its run needs remove: deleting-scopes.test.ts).
         read: async () =>
           json('POST', '/v1/sync', {
             from: `${w.loc.label}:${w.bucket}/in/`,
             to: `${w.loc.label}:${w.bucket}/s/`,
+            delete: true,
             dry_run: true,
           }),
       },

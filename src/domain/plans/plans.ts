@@ -252,13 +252,17 @@ export class Plans {
   }
 
   /**
-   * The kind of a plan of the workspace (copy, sync, move or remove), or undefined when there is none:
-   * what its run needs of the key (docs/api.md, "Scopes").
+   * The kind of a plan of the workspace (copy, sync, move or remove) and whether its run deletes what
+   * the source lacks (a sync made with `delete: true`), or undefined when there is none: what its run
+   * needs of the key (docs/api.md, "Scopes").
    */
-  async kindOf(caller: Caller, id: string): Promise<string | undefined> {
-    return isUuid(id)
-      ? (await plans.find(this.db.kysely, caller.workspaceId, id, withinLocations(caller)))?.kind
+  async runOf(caller: Caller, id: string): Promise<{ kind: string; deletes: boolean } | undefined> {
+    const row = isUuid(id)
+      ? await plans.find(this.db.kysely, caller.workspaceId, id, withinLocations(caller))
       : undefined;
+    if (row === undefined) return undefined;
+    const request = JSON.parse(row.request) as PlanRequest;
+    return { kind: row.kind, deletes: request.kind === 'sync' && request.options.delete === true };
   }
 
   /** The plan with a page of its entries, in listing order. */

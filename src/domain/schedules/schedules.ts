@@ -8,7 +8,7 @@ import { type Clock, toRfc3339 } from '../../clock.js';
 import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
 import { locationIds } from '../../engine/specs.js';
-import { conflict, notFound } from '../../errors.js';
+import { conflict, isFerryError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import { type AuditContext, record } from '../audit/audit.js';
 import { type Caller, withinLocations } from '../caller.js';
@@ -119,6 +119,22 @@ export class Schedules {
       : undefined;
     if (!row) throw notFound(`schedule ${id} was not found`);
     return row;
+  }
+
+  /**
+   * Whether the schedule's action is a sync that deletes what its source lacks (false when there is no
+   * such schedule): what a run now needs of the key (docs/api.md, "Scopes").
+   */
+  async deletes(caller: Caller, id: string): Promise<boolean> {
+    let row: ScheduleRow;
+    try {
+      row = await this.#find(caller, id);
+    } catch (err) {
+      if (isFerryError(err, 'not_found')) return false;
+      throw err;
+    }
+    const action = JSON.parse(row.action) as ScheduleAction;
+    return 'sync' in action && action.sync.delete === true;
   }
 
   async list(caller: Caller, limit: number, cursor?: string): Promise<Page<Schedule>> {

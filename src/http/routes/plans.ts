@@ -3,23 +3,25 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Scope } from '../../api/keys.js';
 import { Plan } from '../../api/plans.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
 import { auditOf } from '../audit.js';
-import { principalOf } from '../auth.js';
+import { deleting, type Needs, principalOf } from '../auth.js';
 import { errors, IdParam, Paging } from '../schemas.js';
 import { noBody } from './transfers.js';
 
 export const planRoutes =
   (plans: Plans, queued: () => void): FastifyPluginAsyncTypebox =>
   async (app) => {
-    /** A plan's run needs what running its request would: `remove` for a removal, else `transfer`. */
-    const runScope = async (request: FastifyRequest): Promise<Scope> =>
-      (await plans.kindOf(principalOf(request), (request.params as { id: string }).id)) === 'remove'
-        ? 'remove'
-        : 'transfer';
+    /**
+     * A plan's run needs what running its request would: `remove` for a removal, `transfer` and
+     * `remove` for a sync that deletes, else `transfer`.
+     */
+    const runScope = async (request: FastifyRequest): Promise<Needs> => {
+      const plan = await plans.runOf(principalOf(request), (request.params as { id: string }).id);
+      return plan?.kind === 'remove' ? 'remove' : deleting(plan?.deletes === true);
+    };
 
     app.get(
       '/v1/plans/:id',

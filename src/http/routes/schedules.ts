@@ -9,7 +9,7 @@ import type { ScheduleAction } from '../../domain/schedules/actions.js';
 import { EVERY_MAX } from '../../domain/schedules/every.js';
 import type { Schedules } from '../../domain/schedules/schedules.js';
 import { auditOf } from '../audit.js';
-import { principalOf } from '../auth.js';
+import { deleting, principalOf, syncDeletes } from '../auth.js';
 import { errors, IdParam, Label, NoContent, Paging, Timezone } from '../schemas.js';
 import { CopyBody, SyncBody } from './transfers.js';
 
@@ -40,13 +40,19 @@ const fields = {
 
 const Started = Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') });
 
+/** Whether an action given in a body (not yet checked by its schema) is a sync that deletes. */
+function actionDeletes(body: unknown): boolean {
+  return syncDeletes((body as { action?: { sync?: unknown } } | null | undefined)?.action?.sync);
+}
+
 export const scheduleRoutes =
   (schedules: Schedules, changed: () => void, queued: () => void): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/v1/schedules',
       {
-        config: { scope: 'transfer', rateLimit: 'schedules' },
+        // A schedule of a sync that deletes needs `remove` as well (docs/api.md, "Scopes").
+        config: { scope: (request) => deleting(actionDeletes(request.body)), rateLimit: 'schedules' },
         schema: {
           summary: 'Create a schedule: a bulk copy or a sync run at the times `every` names',
           tags: ['schedules'],
@@ -107,7 +113,8 @@ export const scheduleRoutes =
     app.patch(
       '/v1/schedules/:id',
       {
-        config: { scope: 'transfer', rateLimit: 'schedules' },
+        // Giving it an action that deletes needs `remove` as well; pausing, renaming or retiming does not.
+        config: { scope: (request) => deleting(actionDeletes(request.body)), rateLimit: 'schedules' },
         schema: {
           summary: 'Change a schedule, or pause and resume it',
           tags: ['schedules'],
@@ -159,7 +166,11 @@ export const scheduleRoutes =
       '/v1/schedules/:id/run',
       {
         // Not limited here: the copy it starts takes its place in the copy limit as POST /v1/copy does.
-        config: { scope: 'transfer' },
+        // A run now of a sync that deletes needs `remove` as well, as POST /v1/sync would.
+        config: {
+          scope: async (request) =>
+            deleting(await schedules.deletes(principalOf(request), (request.params as { id: string }).id)),
+        },
         schema: {
           summary: 'Run a schedule now: 202 with its job',
           tags: ['schedules'],

@@ -18,7 +18,7 @@ import type { TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
 import { COMPARE_MODES, OVERWRITE_MODES } from '../../states.js';
 import { auditOf } from '../audit.js';
-import { principalOf, readWhenDryRun } from '../auth.js';
+import { deleting, principalOf, readWhenDryRun, syncDeletes } from '../auth.js';
 import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 
 /** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
@@ -175,7 +175,8 @@ export const transferRoutes =
     app.post(
       '/v1/sync',
       {
-        config: { scope: readWhenDryRun('transfer') },
+        // A dry run is a read; a sync that deletes needs `remove` as well as `transfer`.
+        config: { scope: (request) => readWhenDryRun(deleting(syncDeletes(request.body)))(request) },
         schema: {
           summary:
             'Make a prefix hold what another holds: copy what is missing or different, optionally delete the rest',
