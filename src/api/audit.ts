@@ -11,7 +11,10 @@ export const AuditEvent = Type.Object({
     description: 'What was done: one of the actions listed in docs/api.md, "Audit log"',
   }),
   target: Type.Optional(
-    Type.String({ description: 'What it acted on: an id, or <location label>/<path>; never a secret' }),
+    Type.String({
+      description:
+        "What it acted on: an id, or <location label>/<path> (a plan's: what it acts on, its counts and its id); never a secret",
+    }),
   ),
   status: Type.Integer({ description: 'The HTTP status answered (for a share download, served)' }),
   key_id: Type.Optional(Type.String({ format: 'uuid', description: 'The API key that asked' })),

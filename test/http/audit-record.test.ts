@@ -1,7 +1,8 @@
 // The audit log's records (docs/api.md, "Audit log"), table-driven over /openapi.json on both databases,
 // read from audit_events directly: every operation that changes something is in the table below with a
 // request that succeeds, and that request adds exactly one row (its action, target, status, key,
-// address and user agent); a dry run, a preview or a read adds none, nor does a failed request. An
+// address and user agent); a dry run that makes a plan adds one plan.create, and a plan's run is
+// recorded as the action it performs; a preview or a read adds none, nor does a failed request. An
 // operation added to /openapi.json without a row here fails the first test. A record that cannot be
 // written takes its change with it (a trigger makes the insert fail), and no row holds a secret.
 import assert from 'node:assert/strict';
@@ -117,7 +118,6 @@ eachDatabase('the audit record of every change', (database) => {
           every: 'every day at 02:00',
           action: { copy: { from: colon('in/'), to: colon(`${unique('nightly')}/`) } },
         }),
-      plan: () => post('/v1/copy', { from: colon('in/'), to: colon(`${unique('p')}/`), dry_run: true }),
     };
   }
   type World = Awaited<ReturnType<typeof world>>;
@@ -136,6 +136,9 @@ eachDatabase('the audit record of every change', (database) => {
   const bodyId = (o: InjectOptions) => bodyOf(o).id as string;
   const urlId = (o: InjectOptions) => (o.url as string).split('/')[3] as string;
   const jobOf = (_o: InjectOptions, res: LightMyRequestResponse) => res.json().job_id as string;
+
+  /** The copy plan the sample of a plan's run made: its destination and how many objects it copies. */
+  let planned: { to: string; copies: number } | undefined;
 
   /** Every operation of /openapi.json that changes something, as `METHOD path`. */
   const table = (w: World): Record<string, Row> => ({
@@ -288,10 +291,17 @@ eachDatabase('the audit record of every change', (database) => {
       target: urlId,
     },
     'POST /v1/plans/{id}/run': {
-      sample: async () => json('POST', `/v1/plans/${(await w.plan()).plan_id}/run`),
-      action: 'plan.run',
+      sample: async () => {
+        const to = `${unique('p')}/`;
+        const plan = await w.post('/v1/copy', { from: w.colon('in/'), to: w.colon(to), dry_run: true });
+        planned = { to, copies: plan.counts.copy };
+        return json('POST', `/v1/plans/${plan.plan_id}/run`);
+      },
+      // Recorded as what it does: a copy plan's run is a copy, from and to (docs/api.md, "Audit log").
+      action: 'copy',
       status: 202,
-      target: urlId,
+      target: (o) =>
+        `${w.loc.label}/${w.bucket}/in/ → ${w.loc.label}/${w.bucket}/${planned?.to} (${planned?.copies} copy; plan ${urlId(o)})`,
     },
     'POST /share': {
       sample: async () => json('POST', '/share', { file: w.at('in/a.txt'), password: SHARE_PASSWORD }),
@@ -383,7 +393,7 @@ eachDatabase('the audit record of every change', (database) => {
       json('POST', '/move/preview', { from: w.at('in/*.txt'), to: w.at('x/') }),
   });
 
-  test('every change through the API adds exactly one row; a dry run, a preview or a failed request none', async () => {
+  test('every change through the API adds exactly one row, a dry run one plan.create; a preview or a failed request none', async () => {
     const w = await world();
     const rows = table(w);
     const doc = (await t.request({ method: 'GET', url: '/openapi.json', token: null })).json() as {
@@ -436,7 +446,17 @@ eachDatabase('the audit record of every change', (database) => {
         const count = (await w.rows()).length;
         const answered = await w.call(dry);
         assert.equal(answered.statusCode, 200, `${op} as a dry run: ${answered.body}`);
-        assert.equal((await w.rows()).length, count, `${op} as a dry run: no row`);
+        const rows = await w.rows();
+        assert.equal(rows.length, count + 1, `${op} as a dry run: one row`);
+        const plan = answered.json().plan_id as string;
+        const made = rows.find((r) => r.action === 'plan.create' && r.target?.endsWith(`; plan ${plan})`));
+        assert.ok(made, `${op} as a dry run: plan.create naming its plan`);
+        assert.match(String(made.target), new RegExp(`^${row.action} `), `${op} as a dry run: its kind`);
+        assert.deepEqual(
+          { status: made.status, key_id: made.key_id, user_agent: made.user_agent },
+          { status: 200, key_id: w.key.id, user_agent: USER_AGENT },
+          `${op} as a dry run`,
+        );
       }
     }
     for (const [op, sample] of Object.entries(reads(w))) {

@@ -79,6 +79,7 @@ await eachDatabase('a sync that deletes needs remove', (database) => {
   test("a sync plan's run needs remove when the sync deletes; a plan of a sync that does not, transfer alone", async () => {
     const w = await world();
     const caller = wholeWorkspace(w.ws.id);
+    const audit = { workspaceId: w.ws.id, keyId: null, ip: '127.0.0.1', userAgent: undefined };
     /** A sync plan as its dry run writes it: one object to copy and, deleting, one to delete. */
     const plan = async (deletes: boolean) => {
       const body = w.sync(deletes ? { delete: true } : {}) as { from: string; to: string };
@@ -94,7 +95,7 @@ await eachDatabase('a sync that deletes needs remove', (database) => {
         }
       };
       const request = { kind: 'sync' as const, source, destination, options: checked.options };
-      const made = await t.services.plans.write(caller, request, body, entries, 10);
+      const made = await t.services.plans.write(caller, request, body, entries, 10, audit);
       return made.plan_id;
     };
     const run = (token: string, id: string) => w.call(token, { method: 'POST', url: `/v1/plans/${id}/run` });

@@ -319,18 +319,25 @@ await eachDatabase('plans', (database) => {
       .where('label', '=', label)
       .executeTakeFirstOrThrow();
     const ws = wholeWorkspace(workspace_id);
+    const audit = { workspaceId: workspace_id, keyId: null, ip: '127.0.0.1', userAgent: undefined };
     const before = await s.db.kysely.selectFrom('plans').select('id').execute();
-    await assert.rejects(plans.remove(ws, { path: `${label}/${bucket}/l/*` }, 100), /more than 2 objects/);
+    await assert.rejects(
+      plans.remove(ws, { path: `${label}/${bucket}/l/*` }, 100, audit),
+      /more than 2 objects/,
+    );
     const afterRows = await s.db.kysely.selectFrom('plans').select('id').execute();
     assert.equal(afterRows.length, before.length, 'no plan left');
-    const plan = await plans.remove(ws, { path: `${label}/${bucket}/l/[12]` }, 100);
+    const plan = await plans.remove(ws, { path: `${label}/${bucket}/l/[12]` }, 100, audit);
     assert.equal(plan.total, 2, 'at the limit: fine');
     // Its time is bounded too: a listing that takes longer is stopped, and leaves nothing.
     const hasty = new Plans(s.db, s.locations, s.storage, s.copies, s.operations, s.rateLimits, s.clock, {
       maxMs: 1,
     });
     const plansBefore = await s.db.kysely.selectFrom('plans').select('id').execute();
-    await assert.rejects(hasty.remove(ws, { path: `${label}/${bucket}/l/*` }, 100), /took longer than/);
+    await assert.rejects(
+      hasty.remove(ws, { path: `${label}/${bucket}/l/*` }, 100, audit),
+      /took longer than/,
+    );
     assert.equal((await s.db.kysely.selectFrom('plans').select('id').execute()).length, plansBefore.length);
   });
 

@@ -25,6 +25,9 @@ export const ACTIONS = [
   'move',
   'pull',
   'remove',
+  // A dry run that made a plan. A plan's run is recorded as the action it performs (copy, sync, move,
+  // remove); plan.run is what such runs were recorded as before, and may still be in the log.
+  'plan.create',
   'plan.run',
   'job.retry',
   'job.cancel',

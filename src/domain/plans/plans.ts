@@ -7,6 +7,8 @@
 //
 // The store is generic over a kind, a resolved request and a stream of entries (write()): each kind
 // (copy, sync, move, remove) has a PlanRequest of its own, an entry generator, and a case in run().
+// The audit log records a dry run that made a plan as plan.create, and its run as the action it
+// performs, each naming what it acts on (./audit.ts).
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { LocationRow, PlanRow } from '../../db/schema.js';
@@ -27,6 +29,7 @@ import type { Storage } from '../storage.js';
 import { type Copies, type CopyRequest, checkUsable, type SyncRequest } from '../transfers/copy.js';
 import { type Operations, queueWithJob } from '../transfers/operations.js';
 import { MANIFEST_MAX_KEYS } from '../transfers/targets.js';
+import { planTarget } from './audit.js';
 
 /** The most entries a plan holds: the bulk limit (docs/api.md, "Copy"). */
 export const PLAN_MAX_ENTRIES = MANIFEST_MAX_KEYS;
@@ -91,7 +94,12 @@ export class Plans {
   }
 
   /** A dry run of a bulk copy: every object under the source prefix, to be copied. */
-  async copy(caller: Caller, request: CopyRequest, pageLimit: number): Promise<PlanView> {
+  async copy(
+    caller: Caller,
+    request: CopyRequest,
+    pageLimit: number,
+    audit: AuditContext,
+  ): Promise<PlanView> {
     const { workspaceId } = caller;
     if (request.manifest !== undefined) throw invalid('dry_run does not take a manifest');
     const checked = await this.copies.check(caller, request);
@@ -116,14 +124,19 @@ export class Plans {
       ...(checked.filter === undefined ? {} : { filter: checked.filter }),
       ...(checked.bandwidthLimit === undefined ? {} : { bandwidth_limit: checked.bandwidthLimit }),
     };
-    return this.write(caller, request_, { from: request.from, to: request.to }, entries, pageLimit);
+    return this.write(caller, request_, { from: request.from, to: request.to }, entries, pageLimit, audit);
   }
 
   /**
    * A dry run of a sync: its diff (src/engine/sync-plan.ts), each object to copy, skip (equal already) or
    * delete. Past max_delete the dry run is refused as the sync would fail (409), and no plan is kept.
    */
-  async sync(caller: Caller, request: SyncRequest, pageLimit: number): Promise<PlanView> {
+  async sync(
+    caller: Caller,
+    request: SyncRequest,
+    pageLimit: number,
+    audit: AuditContext,
+  ): Promise<PlanView> {
     const { workspaceId } = caller;
     const checked = await this.copies.checkSync(caller, request);
     await this.rateLimits.take(workspaceId, 'preview');
@@ -154,6 +167,7 @@ export class Plans {
       { from: request.from, to: request.to },
       entries,
       pageLimit,
+      audit,
     );
   }
 
@@ -162,6 +176,7 @@ export class Plans {
     caller: Caller,
     body: { from: string | string[]; to: string; literal?: boolean; filter?: FilterInput },
     pageLimit: number,
+    audit: AuditContext,
   ): Promise<PlanView> {
     const spec = await this.operations.moveSpec(
       caller,
@@ -172,7 +187,14 @@ export class Plans {
     );
     const open = this.opener(caller);
     const entries = (signal: AbortSignal) => actions(specObjects(spec, open, true, signal), 'move');
-    return this.write(caller, { kind: 'move', spec }, { from: body.from, to: body.to }, entries, pageLimit);
+    return this.write(
+      caller,
+      { kind: 'move', spec },
+      { from: body.from, to: body.to },
+      entries,
+      pageLimit,
+      audit,
+    );
   }
 
   /** A dry run of /remove: what would be removed. */
@@ -180,11 +202,12 @@ export class Plans {
     caller: Caller,
     body: { path: string | string[]; literal?: boolean; filter?: FilterInput },
     pageLimit: number,
+    audit: AuditContext,
   ): Promise<PlanView> {
     const spec = await this.operations.removeSpec(caller, body.path, body.literal === true, body.filter);
     const open = this.opener(caller);
     const entries = (signal: AbortSignal) => actions(specObjects(spec, open, true, signal), 'remove');
-    return this.write(caller, { kind: 'remove', spec }, { from: body.path }, entries, pageLimit);
+    return this.write(caller, { kind: 'remove', spec }, { from: body.path }, entries, pageLimit, audit);
   }
 
   /** Opens stores of the workspace's locations by id, for a dry run's listing. */
@@ -198,7 +221,8 @@ export class Plans {
 
   /**
    * Writes a plan from its entries as they are listed, in batches, within the limits; a dry run that
-   * fails (a listing error, too many entries, too long) leaves nothing behind. Answers its first page.
+   * fails (a listing error, too many entries, too long) leaves nothing behind. The plan is complete,
+   * and its plan.create recorded, in one transaction. Answers its first page.
    */
   async write(
     caller: Caller,
@@ -206,6 +230,7 @@ export class Plans {
     given: plans.NewPlan['given'],
     list: (signal: AbortSignal) => AsyncIterable<PlanEntry>,
     pageLimit: number,
+    audit: AuditContext,
   ): Promise<PlanView> {
     const { workspaceId } = caller;
     const { maxEntries, maxMs, ttlMs } = this.#limits;
@@ -232,7 +257,17 @@ export class Plans {
         }
       }
       await plans.addEntries(q, id, seq, batch);
-      await plans.complete(q, id, counts, seq + batch.length);
+      const total = seq + batch.length;
+      const target = await planTarget(q, { id, request, counts, total }, this.labels(caller));
+      await q.transaction().execute(async (trx) => {
+        await plans.complete(trx, id, counts, total);
+        await record(
+          trx,
+          audit,
+          { action: 'plan.create', target: `${request.kind} ${target}`, status: 200 },
+          this.clock.now(),
+        );
+      });
     } catch (err) {
       await plans.discard(q, id);
       if (timer.signal.aborted && !isFerryError(err, 'invalid')) throw tooLong(maxMs);
@@ -333,8 +368,12 @@ export class Plans {
       }
     }
     const bucket = request.kind === 'copy' || request.kind === 'sync' ? 'copy' : 'transfer';
-    // The request's record, last in the transaction that starts the plan's work.
-    const ran: AuditEntry = { action: 'plan.run', target: row.id, status: 202 };
+    // The request's record, last in the transaction that starts the plan's work: the action the plan
+    // performs, on what it names (./audit.ts).
+    const counts = JSON.parse(row.counts ?? '{}') as Record<string, number>;
+    const facts = { id: row.id, request, counts, total: Number(row.total) };
+    const target = await planTarget(this.db.kysely, facts, this.labels(caller));
+    const ran: AuditEntry = { action: request.kind, target, status: 202 };
     try {
       return await this.rateLimits.within(workspaceId, bucket, async (trx) => {
         if (request.kind === 'copy' || request.kind === 'sync') {

@@ -69,7 +69,9 @@ export const operationRoutes =
       },
       async (request, reply) => {
         if (request.body.dry_run === true)
-          return reply.code(200).send(await plans.move(principalOf(request), request.body, PAGE_DEFAULT));
+          return reply
+            .code(200)
+            .send(await plans.move(principalOf(request), request.body, PAGE_DEFAULT, auditOf(request)));
         const result = await operations.move(
           principalOf(request),
           request.body.from,
@@ -96,7 +98,9 @@ export const operationRoutes =
       },
       async (request, reply) => {
         if (request.body.dry_run === true)
-          return reply.code(200).send(await plans.remove(principalOf(request), request.body, PAGE_DEFAULT));
+          return reply
+            .code(200)
+            .send(await plans.remove(principalOf(request), request.body, PAGE_DEFAULT, auditOf(request)));
         const result = await operations.remove(
           principalOf(request),
           request.body.path,

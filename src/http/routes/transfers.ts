@@ -165,7 +165,9 @@ export const transferRoutes =
           ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
         };
         if (dry_run === true)
-          return reply.code(200).send(await deps.plans.copy(principalOf(request), body, PAGE_DEFAULT));
+          return reply
+            .code(200)
+            .send(await deps.plans.copy(principalOf(request), body, PAGE_DEFAULT, auditOf(request)));
         const accepted = await copies.accept(principalOf(request), body, undefined, auditOf(request));
         deps.queued();
         return reply.code(202).send(accepted);
@@ -213,7 +215,9 @@ export const transferRoutes =
           ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
         };
         if (dry_run === true)
-          return reply.code(200).send(await deps.plans.sync(principalOf(request), body, PAGE_DEFAULT));
+          return reply
+            .code(200)
+            .send(await deps.plans.sync(principalOf(request), body, PAGE_DEFAULT, auditOf(request)));
         const accepted = await copies.sync(principalOf(request), body, undefined, auditOf(request));
         deps.queued();
         return reply.code(202).send(accepted);
