@@ -9,11 +9,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { wholeWorkspace } from '../../src/domain/caller.js';
 import { AUDIT_NAMES_MAX } from '../../src/domain/plans/audit.js';
-import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import type { PlanEntry, PlanRequest } from '../../src/engine/lifecycle/plans.js';
 import type { ObjectRef } from '../../src/engine/specs.js';
-import { startTestApp, type TestApp } from '../support/app.js';
-import { eachDatabase, unique } from '../support/fixtures.js';
+import { idleWorkspace, startTestApp, type TestApp } from '../support/app.js';
+import { eachDatabase } from '../support/fixtures.js';
 
 const USER_AGENT = 'audit-plans/1.0';
 
@@ -25,22 +24,7 @@ await eachDatabase('the audit record of plans', (database) => {
   after(() => t.close());
 
   async function world() {
-    const ws = await ensureWorkspace(t.services.db.kysely, unique('ws'), t.services.clock);
-    const key = await t.services.apiKeys.create(ws.id, { name: unique('k') });
-    const label = unique('photos');
-    const made = await t.request({
-      method: 'POST',
-      url: '/v1/locations',
-      token: key.token,
-      payload: {
-        provider: 's3',
-        label,
-        secret: { access_key_id: 'AKID', secret_access_key: unique('secret') },
-        metadata: { endpoint: 'http://127.0.0.1:9' },
-      },
-    });
-    assert.equal(made.statusCode, 201, made.body);
-    const locationId = made.json().id as string;
+    const { ws, key, label, locationId } = await idleWorkspace(t);
     const caller = wholeWorkspace(ws.id);
     const audit = { workspaceId: ws.id, keyId: key.id, ip: '192.0.2.9', userAgent: USER_AGENT };
     const ref = (path: string): ObjectRef => ({ location_id: locationId, path });

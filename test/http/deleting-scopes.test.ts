@@ -9,8 +9,7 @@ import { after, before, test } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Scope } from '../../src/api/scopes.js';
 import { wholeWorkspace } from '../../src/domain/caller.js';
-import { ensureWorkspace } from '../../src/domain/workspaces.js';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { idleWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 
 await eachDatabase('a sync that deletes needs remove', (database) => {
@@ -22,23 +21,10 @@ await eachDatabase('a sync that deletes needs remove', (database) => {
 
   /** A workspace with an s3 location (never called) and keys of chosen scopes. */
   async function world() {
-    const ws = await ensureWorkspace(t.services.db.kysely, unique('ws'), t.services.clock);
+    const { ws, key, label, locationId } = await idleWorkspace(t, ['read', 'transfer', 'remove', 'admin']);
+    const admin = key.token;
     const keyWith = async (scopes: readonly Scope[]) =>
       (await t.services.apiKeys.create(ws.id, { name: unique('k'), scopes })).token;
-    const admin = await keyWith(['read', 'transfer', 'remove', 'admin']);
-    const label = unique('loc');
-    const made = await t.request({
-      method: 'POST',
-      url: '/v1/locations',
-      token: admin,
-      payload: {
-        provider: 's3',
-        label,
-        secret: { access_key_id: 'AKID', secret_access_key: unique('secret') },
-        metadata: { endpoint: 'http://127.0.0.1:9' },
-      },
-    });
-    assert.equal(made.statusCode, 201, made.body);
     const transferOnly = await keyWith(['read', 'transfer']);
     const both = await keyWith(['read', 'transfer', 'remove']);
     const call = (token: string, options: InjectOptions) => t.request({ ...options, token });
@@ -47,7 +33,7 @@ await eachDatabase('a sync that deletes needs remove', (database) => {
       to: `${label}:bucket/${unique('out')}/`,
       ...extra,
     });
-    return { ws, locationId: made.json().id as string, label, admin, transferOnly, both, call, sync };
+    return { ws, locationId, label, admin, transferOnly, both, call, sync };
   }
 
   function refusedForRemove(res: LightMyRequestResponse, what: string): void {

@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { loadConfig } from '../../src/config.js';
-import { ensureWorkspace } from '../../src/domain/workspaces.js';
-import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
+import { idleWorkspace, ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 
 const LIMIT = 2;
@@ -28,21 +27,8 @@ await eachDatabase('the schedules rate limit', (database) => {
   after(() => t.close());
 
   async function world() {
-    const ws = await ensureWorkspace(t.services.db.kysely, unique('ws'), clock);
-    const { token } = await t.services.apiKeys.create(ws.id, { name: unique('k') });
-    const call = (options: InjectOptions) => t.request({ ...options, token });
-    const label = unique('loc');
-    const made = await call({
-      method: 'POST',
-      url: '/v1/locations',
-      payload: {
-        provider: 's3',
-        label,
-        secret: { access_key_id: 'AKID', secret_access_key: unique('secret') },
-        metadata: { endpoint: 'http://127.0.0.1:9' },
-      },
-    });
-    assert.equal(made.statusCode, 201, made.body);
+    const { key, label } = await idleWorkspace(t);
+    const call = (options: InjectOptions) => t.request({ ...options, token: key.token });
     const create = () =>
       call({
         method: 'POST',

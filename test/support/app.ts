@@ -6,12 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { CreatedApiKey } from '../../src/api/keys.js';
+import type { Scope } from '../../src/api/scopes.js';
 import { type Background, startBackground } from '../../src/background.js';
 import { bootstrapIfEmpty } from '../../src/bootstrap.js';
 import type { Clock } from '../../src/clock.js';
 import { type Config, loadConfig, RATE_BUCKETS } from '../../src/config.js';
+import type { WorkspaceRow } from '../../src/db/schema.js';
 import type { RefresherOptions } from '../../src/domain/refresher/refresher.js';
 import type { DelivererOptions } from '../../src/domain/webhooks/deliverer.js';
+import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import type { Worker, WorkerOptions } from '../../src/engine/worker.js';
 import { buildApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/log.js';
@@ -134,6 +138,40 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
       }
     },
   };
+}
+
+/**
+ * A workspace of its own, a key (every scope unless given) and an s3 location whose endpoint nothing
+ * listens on, made through the API: for the rules ferry checks before it calls any store (no worker
+ * runs in these apps, so nothing ever connects).
+ */
+export async function idleWorkspace(
+  t: TestApp,
+  scopes?: readonly Scope[],
+): Promise<{ ws: WorkspaceRow; key: CreatedApiKey; label: string; locationId: string }> {
+  const ws = await ensureWorkspace(
+    t.services.db.kysely,
+    `ws-${randomBytes(6).toString('hex')}`,
+    t.services.clock,
+  );
+  const key = await t.services.apiKeys.create(ws.id, {
+    name: `k-${randomBytes(6).toString('hex')}`,
+    ...(scopes ? { scopes } : {}),
+  });
+  const label = `loc-${randomBytes(6).toString('hex')}`;
+  const location = await t.request({
+    method: 'POST',
+    url: '/v1/locations',
+    token: key.token,
+    payload: {
+      provider: 's3',
+      label,
+      secret: { access_key_id: 'AKID', secret_access_key: randomBytes(12).toString('hex') },
+      metadata: { endpoint: 'http://127.0.0.1:9' },
+    },
+  });
+  if (location.statusCode !== 201) throw new Error(`the location was not made: ${location.body}`);
+  return { ws, key, label, locationId: location.json().id as string };
 }
 
 /** A clock tests move by hand. */
