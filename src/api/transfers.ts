@@ -49,13 +49,15 @@ export const Filter = Type.Object(
     include: Type.Optional(
       Type.Array(FilterGlob(), {
         maxItems: 100,
-        description: 'globs relative to the source prefix; an object must match one',
+        description:
+          'globs; without "/" one matches a name at any depth, with "/" it is anchored at the source prefix; an object must match one',
       }),
     ),
     exclude: Type.Optional(
       Type.Array(FilterGlob(), {
         maxItems: 100,
-        description: 'globs relative to the source prefix; an object must match none',
+        description:
+          'globs; without "/" one matches a name at any depth, with "/" it is anchored at the source prefix; an object must match none',
       }),
     ),
     min_size: Type.Optional(Type.Integer({ minimum: 0, description: 'bytes' })),

@@ -1,7 +1,13 @@
 // Filters on the objects a bulk copy, a sync, or a patterned move or remove works on (docs/api.md,
-// "Filters"): include and exclude globs in the pattern dialect of glob.ts, relative to the folder the
-// work lists (the source prefix, or a pattern's literal base), sizes in bytes and modification times.
-// An object must pass every rule given: with `include`, it must match one of them; with `exclude`, none.
+// "Filters"): include and exclude globs in the pattern dialect of glob.ts, sizes in bytes and
+// modification times. An object must pass every rule given: with `include`, it must match one of them;
+// with `exclude`, none.
+//
+// Where a glob applies, as rclone's filters and .gitignore decide it: a glob without `/` is matched
+// against the object's name (its last segment), so `*.tmp` and `.DS_Store` catch those files at any
+// depth; a glob with `/` anywhere is matched against the whole path relative to the folder the work
+// lists (the source prefix, or a pattern's literal base), anchored there: `logs/**` is the top `logs`
+// folder only, `**/logs/**` every one.
 //
 // The filter is applied while listing. An exclude that ends in `/**` covers whole folders (`logs/**`,
 // `*/tmp/**`): when there is one, the listing walks folder by folder without recursion and never lists
@@ -41,7 +47,9 @@ function checkGlobs(globs: unknown, field: string, limits: PatternLimits): strin
     const where = `${field}[${i}]`;
     if (typeof glob !== 'string' || glob === '') throw invalid(`${where} must be a non-empty glob`);
     if (glob.startsWith('/'))
-      throw invalid(`${where} must not start with "/": globs are relative to the source prefix`);
+      throw invalid(
+        `${where} must not start with "/": a glob holding a "/" is anchored at the source prefix already (one without matches a name at any depth)`,
+      );
     try {
       compileGlob(glob, limits);
     } catch (err) {
@@ -93,11 +101,25 @@ export function parseFilter(input: FilterInput, limits: PatternLimits, field = '
 /** State steps of matching between looks at the clock (as expandSources). */
 const WORK_PER_LOOK = 20_000;
 
+/** A filter's glob, compiled, and what it is matched against. */
+interface FilterGlob {
+  matcher: GlobMatcher;
+  /** It holds a `/`: matched against the whole relative path; otherwise against the name alone. */
+  anchored: boolean;
+}
+
+function filterGlob(glob: string): FilterGlob {
+  return { matcher: compileGlob(glob), anchored: glob.includes('/') };
+}
+
 /** A compiled filter: a predicate on listed entries, and which folders a listing may skip. */
 export class Filter {
-  private readonly include: GlobMatcher[];
-  private readonly exclude: GlobMatcher[];
-  /** Heads of the excludes that end in `/**`: a folder one of them matches is excluded whole. */
+  private readonly include: FilterGlob[];
+  private readonly exclude: FilterGlob[];
+  /**
+   * Heads of the excludes that end in `/**` (anchored, as every glob with a `/` is): a folder one of
+   * them matches is excluded whole.
+   */
   private readonly folders: GlobMatcher[];
   private readonly pause = slicer();
   /** State steps spent matching so far (read by `work`). */
@@ -105,8 +127,8 @@ export class Filter {
 
   constructor(private readonly spec: FilterSpec) {
     // Compiled under the ceilings: the filter was checked under the settings when it was accepted.
-    this.include = (spec.include ?? []).map((g) => compileGlob(g));
-    this.exclude = (spec.exclude ?? []).map((g) => compileGlob(g));
+    this.include = (spec.include ?? []).map(filterGlob);
+    this.exclude = (spec.exclude ?? []).map(filterGlob);
     this.folders = (spec.exclude ?? [])
       .filter((g) => g.endsWith('/**') && g.length > 3 && !g.endsWith('\\/**'))
       .map((g) => compileGlob(g.slice(0, -3)));
@@ -148,17 +170,19 @@ export class Filter {
     if (s.modified_after !== undefined && (time === undefined || time <= s.modified_after)) return false;
     if (s.modified_before !== undefined && (time === undefined || time >= s.modified_before)) return false;
     await this.pause();
+    const name = relative.slice(relative.lastIndexOf('/') + 1);
+    const test = (g: FilterGlob) => this.matches(g.matcher, g.anchored ? relative : name);
     if (this.include.length > 0) {
       let any = false;
-      for (const m of this.include) {
-        if (await this.matches(m, relative)) {
+      for (const g of this.include) {
+        if (await test(g)) {
           any = true;
           break;
         }
       }
       if (!any) return false;
     }
-    for (const m of this.exclude) if (await this.matches(m, relative)) return false;
+    for (const g of this.exclude) if (await test(g)) return false;
     return true;
   }
 }
