@@ -86,6 +86,7 @@ export interface JobOptions {
   compare?: (typeof COMPARE_MODES)[number];
   /** A sync's: remove destination objects the source lacks, at most max_delete of them. */
   delete?: boolean;
+  /** As given; absent: half the destination's objects, at most 1000 (src/engine/sync-plan.ts). */
   max_delete?: number;
 }
 /** The least cap in bytes per second (64 KiB/s): below it a transfer of any size would crawl. */

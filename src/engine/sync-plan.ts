@@ -1,7 +1,8 @@
 // What a sync does (docs/api.md, "Sync"): the destination prefix is listed (filtered as the source is),
 // then the source; each source object equal at the destination by the compare mode is skipped, each
 // missing or different one copied (overwrite always), and with `delete` each destination object the
-// source lacks is removed, after the copies, at most max_delete of them. syncObjects yields that diff
+// source lacks is removed, after the copies, at most max_delete of them (by default half of what the
+// destination holds, at most 1000). syncObjects yields that diff
 // as planned objects, with no writes of its own: the planner commits them as a job's objects, and a
 // dry run may show them instead.
 //
@@ -21,8 +22,39 @@ import type { JobOptions, ObjectRef, ObjectWork } from './specs.js';
 /** Most destination objects a sync holds in memory (the bulk limit, as a manifest's). */
 export const SYNC_MAX_DESTINATION = 100_000;
 
-/** max_delete when the request gives none. */
-export const DEFAULT_MAX_DELETE = 1000;
+/** The most a sync removes when its request gives no max_delete, however large the destination. */
+export const DEFAULT_MAX_DELETE_CAP = 1000;
+
+/**
+ * max_delete when the request gives none (docs/api.md, "Sync"): half the objects the sync compares at
+ * the destination (its prefix, passing the filter), at most DEFAULT_MAX_DELETE_CAP. A fraction, not a
+ * count alone, so that a mistyped destination is caught however small it is: a sync that would empty
+ * most of it stops before anything changes.
+ */
+export function defaultMaxDelete(destinationObjects: number): number {
+  return Math.min(Math.floor(destinationObjects / 2), DEFAULT_MAX_DELETE_CAP);
+}
+
+/**
+ * Why a sync past its max_delete stops, and how to let it through: a retry of the same sync meets the
+ * same limit, so the message names the field and the value that would pass.
+ */
+export function overMaxDelete(
+  removing: number,
+  destinationObjects: number,
+  given: number | undefined,
+): string {
+  const cap = given ?? defaultMaxDelete(destinationObjects);
+  const limit =
+    given === undefined
+      ? `${cap}: by default half the destination's objects, at most ${DEFAULT_MAX_DELETE_CAP}`
+      : String(cap);
+  return (
+    `the sync would remove ${removing} of the ${destinationObjects} objects at the destination, more than max_delete (${limit}); ` +
+    `nothing was copied or removed. If that is intended, give max_delete: ${removing} or more (on the sync, or in the schedule's action); ` +
+    'the same sync retried stops here again'
+  );
+}
 
 /**
  * Hash kinds each provider's listing reports for an object (src/stores/*\/list.ts), so that a sync
@@ -118,9 +150,10 @@ export async function* syncObjects(
 ): AsyncGenerator<SyncPlanned> {
   const compare = options.compare ?? 'size-modtime';
   const remove = options.delete === true;
-  const maxDelete = options.max_delete ?? DEFAULT_MAX_DELETE;
   const filter = compileFilter(options.filter);
   const existing = await listDestination(open, destination, filter, signal);
+  const destinationObjects = existing.size;
+  const maxDelete = options.max_delete ?? defaultMaxDelete(destinationObjects);
   // With deletions, nothing may change before their count is known to be within max_delete.
   const hold: Partial<Pick<SyncPlanned, 'held'>> = remove ? { held: 'until-planned' } : {};
   const { store, release } = await open(source.location_id);
@@ -148,10 +181,7 @@ export async function* syncObjects(
   }
   if (!remove || existing.size === 0) return;
   if (existing.size > maxDelete) {
-    throw new FerryError(
-      'conflict',
-      `the sync would remove ${existing.size} objects at the destination, more than max_delete (${maxDelete}); nothing was copied or removed`,
-    );
+    throw new FerryError('conflict', overMaxDelete(existing.size, destinationObjects, options.max_delete));
   }
   for (const [key, there] of existing) {
     const work: ObjectWork = {

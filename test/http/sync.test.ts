@@ -180,8 +180,10 @@ await eachDatabase('sync', (database) => {
   test('delete removes only what the source lacks, after every copy', async () => {
     const { call, a, b } = await setup();
     const src = await seedBucket(client, { 'p/keep.txt': 'keep', 'p/new.txt': 'new' });
+    // Two of the four objects under q/ go: half, within the default max_delete.
     const dst = await seedBucket(client, {
       'q/keep.txt': 'keep-old',
+      'q/new.txt': 'stale',
       'q/gone-1.txt': 'x',
       'q/dir/gone-2.txt': 'y',
       'elsewhere.txt': 'outside the prefix',
@@ -189,7 +191,7 @@ await eachDatabase('sync', (database) => {
     const before = proxy.seen.length;
     const job = await sync(call, { from: `${a}:${src}/p/`, to: `${b}:${dst}/q/`, delete: true });
     assert.equal(job.status, 'complete', JSON.stringify(job));
-    assert.equal(job.max_delete, 1000);
+    assert.equal(job.max_delete, undefined, 'shown only when given');
     assert.deepEqual(job.counts, { total: 4, pending: 0, succeeded: 2, skipped: 0, failed: 0, deleted: 2 });
     assert.equal(String(await readS3(client, dst, 'q/keep.txt')), 'keep');
     assert.equal(String(await readS3(client, dst, 'q/new.txt')), 'new');
@@ -213,7 +215,7 @@ await eachDatabase('sync', (database) => {
       headers: { 'content-type': 'application/xml' },
       body: '<?xml version="1.0"?><Error><Code>NoSuchKey</Code><Message>gone</Message></Error>',
     });
-    const job = await sync(call, { from: `${a}:${src}/`, to: `${b}:${dst}/`, delete: true });
+    const job = await sync(call, { from: `${a}:${src}/`, to: `${b}:${dst}/`, delete: true, max_delete: 1 });
     assert.equal(job.status, 'partial', JSON.stringify(job));
     assert.deepEqual(job.counts, { total: 3, pending: 0, succeeded: 1, skipped: 1, failed: 1, deleted: 0 });
     assert.equal(String(await readS3(client, dst, 'extra.txt')), 'extra', 'not removed');
@@ -231,15 +233,31 @@ await eachDatabase('sync', (database) => {
     );
   });
 
-  test('a sync that would delete more than max_delete fails before changing anything', async () => {
+  test('a sync that would delete more than max_delete (by default half the destination) fails before changing anything, saying how to raise it', async () => {
     const { call, a, b } = await setup();
     const src = await seedBucket(client, { 'new.txt': 'new' });
     const dst = await seedBucket(client, { 'x1.txt': '1', 'x2.txt': '2', 'x3.txt': '3' });
-    const job = await sync(call, { from: `${a}:${src}/`, to: `${b}:${dst}/`, delete: true, max_delete: 2 });
+    const body = { from: `${a}:${src}/`, to: `${b}:${dst}/`, delete: true };
+    const job = await sync(call, body);
     assert.equal(job.status, 'failed', JSON.stringify(job));
-    assert.match(String(job.error), /would remove 3 objects .*more than max_delete \(2\)/);
+    assert.equal(
+      job.error,
+      "planning failed: the sync would remove 3 of the 3 objects at the destination, more than max_delete (1: by default half the destination's objects, at most 1000); " +
+        "nothing was copied or removed. If that is intended, give max_delete: 3 or more (on the sync, or in the schedule's action); the same sync retried stops here again",
+    );
     for (const key of ['x1.txt', 'x2.txt', 'x3.txt']) assert.ok(await readS3(client, dst, key), key);
     assert.equal(await readS3(client, dst, 'new.txt'), undefined, 'nothing copied either');
+    // As the error says, a retry stops at the same limit.
+    const retried = await post(call, `/v1/jobs/${job.job_id}/retry`, {});
+    assert.equal(retried.statusCode, 202, retried.body);
+    const retriedJob = await waitFor(call, `/v1/jobs/${job.job_id}`);
+    assert.equal(retriedJob.status, 'failed', JSON.stringify(retriedJob));
+    assert.equal(retriedJob.error, job.error);
+    const given = await sync(call, { ...body, max_delete: 2 });
+    assert.match(
+      String(given.error),
+      /would remove 3 of the 3 objects .*more than max_delete \(2\); .*give max_delete: 3 or more/,
+    );
     // Within the limit it goes through; max_delete 0 with nothing to delete is fine.
     const ok = await sync(call, { from: `${a}:${src}/`, to: `${b}:${dst}/`, delete: true, max_delete: 3 });
     assert.equal(ok.status, 'complete', JSON.stringify(ok));
@@ -276,17 +294,30 @@ await eachDatabase('sync', (database) => {
     assert.equal(String(await readAzure(azure, container, 'backup/two.txt')), 'TWO');
   });
 
-  test('a filtered sync copies and deletes only what passes the filter', async () => {
+  test('a filtered sync copies and deletes only what passes the filter; a glob without "/" at any depth', async () => {
     const { call, a, b } = await setup();
     const src = await seedBucket(client, {
       'keep.txt': 'k',
       'big.txt': 'x'.repeat(100),
       'logs/1.log': 'log',
       'skip.tmp': 't',
+      'deep/er/skip.tmp': 't',
     });
-    const dst = await seedBucket(client, { 'old.txt': 'old', 'logs/old.log': 'old log', 'old.tmp': 'o' });
+    const dst = await seedBucket(client, {
+      'old.txt': 'old',
+      'logs/old.log': 'old log',
+      'old.tmp': 'o',
+      'deep/old.tmp': 'o',
+    });
     const filter = { exclude: ['logs/**', '*.tmp'], max_size: 50 };
-    const job = await sync(call, { from: `${a}:${src}/`, to: `${b}:${dst}/`, delete: true, filter });
+    // The one object passing the filter at the destination goes: all of it, so max_delete says so.
+    const job = await sync(call, {
+      from: `${a}:${src}/`,
+      to: `${b}:${dst}/`,
+      delete: true,
+      max_delete: 1,
+      filter,
+    });
     assert.equal(job.status, 'complete', JSON.stringify(job));
     assert.deepEqual(job.filter, filter);
     assert.deepEqual(job.counts, { total: 2, pending: 0, succeeded: 1, skipped: 0, failed: 0, deleted: 1 });
@@ -295,6 +326,8 @@ await eachDatabase('sync', (database) => {
     assert.equal(await readS3(client, dst, 'old.txt'), undefined);
     assert.equal(String(await readS3(client, dst, 'logs/old.log')), 'old log', 'excluded: not deleted');
     assert.equal(String(await readS3(client, dst, 'old.tmp')), 'o');
+    assert.equal(String(await readS3(client, dst, 'deep/old.tmp')), 'o', '*.tmp below the top: not deleted');
+    assert.equal(await readS3(client, dst, 'deep/er/skip.tmp'), undefined, '*.tmp below the top: not copied');
   });
 
   test('a dry run is a plan: it changes nothing; its run copies and deletes exactly what it listed, leaving alone what changed or appeared since', async () => {
@@ -303,7 +336,7 @@ await eachDatabase('sync', (database) => {
     const dst = await seedBucket(client, { 'old.txt': 'old', 'kept-old.txt': 'kept' });
     // same.txt equal at the destination before the dry run (written after the source: size-modtime).
     await put(dst, { 'same.txt': 'same' });
-    const body = { from: `${a}:${src}/`, to: `${b}:${dst}/`, delete: true };
+    const body = { from: `${a}:${src}/`, to: `${b}:${dst}/`, delete: true, max_delete: 2 };
     const dry = await post(call, '/v1/sync', { ...body, dry_run: true });
     assert.equal(dry.statusCode, 200, dry.body);
     const plan = dry.json();
@@ -361,7 +394,10 @@ await eachDatabase('sync', (database) => {
       dry_run: true,
     });
     assert.equal(dry.statusCode, 409, dry.body);
-    assert.match(dry.json().message, /would remove 2 objects at the destination, more than max_delete \(1\)/);
+    assert.match(
+      dry.json().message,
+      /would remove 2 of the 2 objects at the destination, more than max_delete \(1\)/,
+    );
     assert.equal(await plans(), before, 'no plan kept');
     assert.equal(String(await readS3(client, dst, 'x.txt')), 'x');
   });

@@ -7,7 +7,7 @@ import type { Database, LocationRow } from '../../db/schema.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import type { JobOptions } from '../../engine/specs.js';
-import { commonListingHashes, DEFAULT_MAX_DELETE, LISTING_HASHES } from '../../engine/sync-plan.js';
+import { commonListingHashes, LISTING_HASHES } from '../../engine/sync-plan.js';
 import { conflict, invalid } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { type FilterInput, type FilterSpec, parseFilter } from '../../objects/filter.js';
@@ -238,8 +238,9 @@ export class Copies {
       throw invalid(`compare must be one of ${COMPARE_MODES.join(', ')}`);
     if (request.delete !== undefined && typeof request.delete !== 'boolean')
       throw invalid('delete must be true or false');
-    const maxDelete = request.max_delete ?? DEFAULT_MAX_DELETE;
-    if (!Number.isSafeInteger(maxDelete) || maxDelete < 0)
+    // Without max_delete the limit is worked out when the destination is listed (src/engine/sync-plan.ts).
+    const maxDelete = request.max_delete;
+    if (maxDelete !== undefined && (!Number.isSafeInteger(maxDelete) || maxDelete < 0))
       throw invalid('max_delete must be a whole number, 0 or more');
     if (request.max_delete !== undefined && request.delete !== true)
       throw invalid('max_delete applies only with delete: true');
@@ -254,7 +255,7 @@ export class Copies {
     const options: JobOptions = {
       compare,
       delete: request.delete === true,
-      ...(request.delete === true ? { max_delete: maxDelete } : {}),
+      ...(request.delete === true && maxDelete !== undefined ? { max_delete: maxDelete } : {}),
       ...(filter === undefined ? {} : { filter }),
     };
     const bandwidthLimit = parseBandwidthLimit(request.bandwidth_limit);

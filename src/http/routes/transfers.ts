@@ -41,7 +41,12 @@ const SyncFields = {
   to: Target,
   compare: Type.Optional(oneOf(COMPARE_MODES)),
   delete: Type.Optional(Type.Boolean()),
-  max_delete: Type.Optional(Type.Integer({ minimum: 0 })),
+  max_delete: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description: "most objects removed; default: half the destination's objects, at most 1000",
+    }),
+  ),
   filter: Type.Optional(Filter),
   bandwidth_limit: Type.Optional(BandwidthLimit),
 };
