@@ -1,8 +1,9 @@
 // A schedule as the API answers it (docs/api.md, "Schedules"): one TypeBox schema, from which come the
 // routes' response schemas (so /openapi.json), the server's view type and the CLI's, imported type-only.
 import { type Static, Type } from 'typebox';
-import { SCHEDULE_RUN_OUTCOMES } from '../states.js';
+import { JOB_STATES, SCHEDULE_RUN_OUTCOMES } from '../states.js';
 import { Label, oneOf, Timestamp } from './text.js';
+import { Counts } from './transfers.js';
 
 export const ScheduleAction = Type.Object(
   {},
@@ -31,6 +32,10 @@ export const ScheduleRun = Type.Object({
   outcome: oneOf(SCHEDULE_RUN_OUTCOMES),
   job_id: Type.Optional(Type.String({ format: 'uuid' })),
   reason: Type.Optional(Type.String()),
+  // Where the run's job stands now (while the job is kept: "Retention"), so a run reads as finished,
+  // and how far, without a request per job.
+  job_status: Type.Optional(oneOf(JOB_STATES)),
+  counts: Type.Optional(Counts),
 });
 export type ScheduleRun = Static<typeof ScheduleRun>;
 

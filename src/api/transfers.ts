@@ -105,14 +105,20 @@ export const BandwidthLimit = Type.Integer({
   description: 'bytes per second through ferry, from 65536 (64 KiB/s)',
 });
 
+/**
+ * A job's objects by what became of them (docs/api.md, "Polling"). `total` counts every object the job
+ * copies, moves, skips or deletes: total = pending + succeeded + skipped + failed + deleted at every
+ * moment, so a job with none pending (every complete one) is 100 % done, whatever its kind.
+ */
 export const Counts = Type.Object({
   total: Type.Integer(),
-  pending: Type.Integer(),
+  pending: Type.Integer({ description: 'not yet done, running ones included' }),
   succeeded: Type.Integer(),
   skipped: Type.Integer(),
   failed: Type.Integer(),
-  // A sync's objects removed at the destination (docs/api.md, "Sync"); only a sync's counts have it.
-  deleted: Type.Optional(Type.Integer()),
+  deleted: Type.Integer({
+    description: "a sync's removals at its destination (0 for other jobs: a remove's objects are succeeded)",
+  }),
 });
 export type Counts = Static<typeof Counts>;
 

@@ -34,14 +34,29 @@ function times(row: {
   };
 }
 
-function countsOf(row: JobRow): Counts {
+/**
+ * A job's counters as the API shows them, wherever it shows a job (the resource, the lists, the event
+ * stream, the webhook events, a transfer over several objects, a schedule's runs): `deleted` on every
+ * kind, so that done = total - pending holds for a client with no case per kind.
+ */
+export function countsOf(
+  row: Pick<
+    JobRow,
+    | 'objects_total'
+    | 'objects_pending'
+    | 'objects_succeeded'
+    | 'objects_skipped'
+    | 'objects_failed'
+    | 'objects_deleted'
+  >,
+): Counts {
   return {
     total: Number(row.objects_total),
     pending: Number(row.objects_pending),
     succeeded: Number(row.objects_succeeded),
     skipped: Number(row.objects_skipped),
     failed: Number(row.objects_failed),
-    ...(row.kind === 'sync' ? { deleted: Number(row.objects_deleted) } : {}),
+    deleted: Number(row.objects_deleted),
   };
 }
 

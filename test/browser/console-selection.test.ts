@@ -126,7 +126,14 @@ for (const database of await testDatabases()) {
           const transfer = /transfer ([0-9a-f-]{36})/.exec(started)?.[1];
           const done = await waitFor(call, `/v1/transfers/${transfer}`);
           assert.equal(done.status, 'complete', JSON.stringify(done));
-          assert.deepEqual(done.counts, { total: 3, pending: 0, succeeded: 2, skipped: 1, failed: 0 });
+          assert.deepEqual(done.counts, {
+            total: 3,
+            pending: 0,
+            succeeded: 2,
+            skipped: 1,
+            failed: 0,
+            deleted: 0,
+          });
           await gone(`moved${width}/pic.bin`);
           await gone(`moved${width}/one.txt`);
           assert.equal(String(await readS3(client, bucket, `moved${width}/late.txt`)), 'came later');

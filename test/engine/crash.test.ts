@@ -205,7 +205,14 @@ describe('crash test [postgres]', { skip: postgres?.skip ?? false }, () => {
       survivor,
     ]);
     assert.equal(done.status, 'complete', `${JSON.stringify(done)}\n${survivor.log()}`);
-    assert.deepEqual(done.counts, { total: OBJECTS, pending: 0, succeeded: OBJECTS, skipped: 0, failed: 0 });
+    assert.deepEqual(done.counts, {
+      total: OBJECTS,
+      pending: 0,
+      succeeded: OBJECTS,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+    });
     assert.equal(done.bytes_done, totalBytes);
     assert.ok(
       survivor.lines.some((l) => l.includes('took back work whose lease ran out')),

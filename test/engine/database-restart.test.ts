@@ -224,7 +224,14 @@ describe('the database restarts under load [postgres]', { skip: skip ?? false },
     const endedAt = performance.now();
     assert.equal(unexpectedExits(), '', 'both processes ran throughout');
     assert.equal(done.status, 'complete', `${JSON.stringify(done)}\n${logs()}`);
-    assert.deepEqual(done.counts, { total: OBJECTS, pending: 0, succeeded: OBJECTS, skipped: 0, failed: 0 });
+    assert.deepEqual(done.counts, {
+      total: OBJECTS,
+      pending: 0,
+      succeeded: OBJECTS,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+    });
 
     // The destination holds every key, once.
     const listed = await listKeys(client, dst, 'copy/');

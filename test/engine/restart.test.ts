@@ -152,7 +152,14 @@ describe('restart [sqlite]', () => {
     server = await startServe('ferry (again)', env);
     const done = await watch(jobId, (j) => j.status !== 'planning' && j.status !== 'running', 40_000);
     assert.equal(done.status, 'complete', `${JSON.stringify(done)}\n${server.log()}`);
-    assert.deepEqual(done.counts, { total: OBJECTS, pending: 0, succeeded: OBJECTS, skipped: 0, failed: 0 });
+    assert.deepEqual(done.counts, {
+      total: OBJECTS,
+      pending: 0,
+      succeeded: OBJECTS,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+    });
     const set = [...expected].filter(([key]) => key.startsWith(`${prefix}/`));
     assert.equal(set.length, OBJECTS);
     assert.equal(

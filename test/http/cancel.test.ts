@@ -143,7 +143,14 @@ await eachDatabase('job cancel', (database) => {
 
       const view = await waitFor(job.call, `/v1/jobs/${job.jobId}`);
       assert.equal(view.status, 'canceled', JSON.stringify(view));
-      assert.deepEqual(view.counts, { total: 3, pending: 3, succeeded: 0, skipped: 0, failed: 0 });
+      assert.deepEqual(view.counts, {
+        total: 3,
+        pending: 3,
+        succeeded: 0,
+        skipped: 0,
+        failed: 0,
+        deleted: 0,
+      });
       assert.equal(view.bytes_done, 0);
 
       const rows = await objectRows(job.jobId);
@@ -240,7 +247,14 @@ await eachDatabase('job cancel', (database) => {
     }
     const view = await call({ method: 'GET', url: `/v1/jobs/${jobId}` });
     assert.equal(view.json().status, 'complete');
-    assert.deepEqual(view.json().counts, { total: 1, pending: 0, succeeded: 1, skipped: 0, failed: 0 });
+    assert.deepEqual(view.json().counts, {
+      total: 1,
+      pending: 0,
+      succeeded: 1,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+    });
     assert.equal(String(await readS3(client, bucket, 'q/x.txt')), 'x');
   });
 });

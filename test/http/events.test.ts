@@ -81,7 +81,14 @@ await eachDatabase('event stream', (database) => {
       timeoutMs: HEARTBEAT_MS * 0.6,
       detail: () => JSON.stringify(jobEvents(stream, id)),
     });
-    assert.deepEqual(done.data.counts, { total: 5, pending: 0, succeeded: 5, skipped: 0, failed: 0 });
+    assert.deepEqual(done.data.counts, {
+      total: 5,
+      pending: 0,
+      succeeded: 5,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+    });
     assert.equal(done.data.bytes_done, 5 * 'object 0'.length * 100);
     // The same JSON as the GET of the job.
     const get = await w.call({ method: 'GET', url: `/v1/jobs/${id}` });

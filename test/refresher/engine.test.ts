@@ -138,7 +138,14 @@ await eachDatabase('engine under location changes', (database) => {
 
     const job = await waitFor(call, jobUrl);
     assert.equal(job.status, 'complete', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: OBJECTS, pending: 0, succeeded: OBJECTS, skipped: 0, failed: 0 });
+    assert.deepEqual(job.counts, {
+      total: OBJECTS,
+      pending: 0,
+      succeeded: OBJECTS,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+    });
     for (const [name, content] of files) {
       assert.deepEqual(await readS3(client, dst, `out/${name}`), content, name);
     }

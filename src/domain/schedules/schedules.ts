@@ -4,9 +4,10 @@
 // scheduler does (runs.ts), so a manual run and a due one never start together.
 import type { Kysely } from 'kysely';
 import type { Schedule, ScheduleRun, ScheduleWithRuns } from '../../api/schedules.js';
+import { countsOf } from '../../api/views.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import { newestFirst, type Page } from '../../db/paging.js';
-import type { Database, ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
+import type { Database, JobRow, ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
 import { locationIds } from '../../engine/specs.js';
 import { conflict, isFerryError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
@@ -48,7 +49,20 @@ function view(row: ScheduleRow): Schedule {
   };
 }
 
-function runView(row: ScheduleRunRow): ScheduleRun {
+/** What a run's summary shows of its job: where it stands, and its counts. */
+type RunJob = Pick<
+  JobRow,
+  | 'id'
+  | 'status'
+  | 'objects_total'
+  | 'objects_pending'
+  | 'objects_succeeded'
+  | 'objects_skipped'
+  | 'objects_failed'
+  | 'objects_deleted'
+>;
+
+function runView(row: ScheduleRunRow, job: RunJob | undefined): ScheduleRun {
   // A run still `starting` was cut short between its record and its job (the process stopped).
   const outcome = row.outcome === 'starting' ? 'failed' : row.outcome;
   const reason = row.outcome === 'starting' ? 'interrupted: ferry stopped during the run' : row.reason;
@@ -58,6 +72,7 @@ function runView(row: ScheduleRunRow): ScheduleRun {
     outcome,
     ...(row.job_id === null ? {} : { job_id: row.job_id }),
     ...(reason === null ? {} : { reason }),
+    ...(job === undefined ? {} : { job_status: job.status, counts: countsOf(job) }),
   };
 }
 
@@ -154,7 +169,32 @@ export class Schedules {
 
   async get(caller: Caller, id: string): Promise<ScheduleWithRuns> {
     const row = await this.#find(caller, id);
-    return { ...view(row), runs: (await this.runner.history(row.id)).map(runView) };
+    const runs = await this.runner.history(row.id);
+    // The runs' jobs in one query (a job pruned by retention is simply not shown).
+    const ids = runs.flatMap((run) => (run.job_id === null ? [] : [run.job_id]));
+    const jobs =
+      ids.length === 0
+        ? []
+        : await this.db
+            .selectFrom('jobs')
+            .select([
+              'id',
+              'status',
+              'objects_total',
+              'objects_pending',
+              'objects_succeeded',
+              'objects_skipped',
+              'objects_failed',
+              'objects_deleted',
+            ])
+            .where('id', 'in', ids)
+            .where('workspace_id', '=', caller.workspaceId)
+            .execute();
+    const byId = new Map(jobs.map((job) => [job.id, job]));
+    return {
+      ...view(row),
+      runs: runs.map((run) => runView(run, run.job_id === null ? undefined : byId.get(run.job_id))),
+    };
   }
 
   /** Changes what is given; a new `every` or zone, or a resume, computes the next run from now. */
