@@ -241,23 +241,23 @@ export class Plans {
     const timeout = setTimeout(() => timer.abort(), maxMs);
     try {
       const counts: Record<string, number> = {};
-      let seq = 0;
-      let batch: PlanEntry[] = [];
+      // What changes is read first, however late the listing finds it (src/engine/lifecycle/plans.ts).
+      const numbers = new plans.EntryNumbers();
+      let batch: plans.StoredEntry[] = [];
       for await (const entry of list(timer.signal)) {
         if (timer.signal.aborted) throw tooLong(maxMs);
-        if (seq + batch.length >= maxEntries) {
+        if (numbers.count >= maxEntries) {
           throw invalid(`the plan would hold more than ${maxEntries} objects; narrow the source`);
         }
-        batch.push(entry);
+        batch.push({ ...entry, seq: numbers.next(entry.action) });
         counts[entry.action] = (counts[entry.action] ?? 0) + 1;
         if (batch.length >= WRITE_BATCH) {
-          await plans.addEntries(q, id, seq, batch);
-          seq += batch.length;
+          await plans.addEntries(q, id, batch);
           batch = [];
         }
       }
-      await plans.addEntries(q, id, seq, batch);
-      const total = seq + batch.length;
+      await plans.addEntries(q, id, batch);
+      const total = numbers.count;
       const target = await planTarget(q, { id, request, counts, total }, this.labels(caller));
       await q.transaction().execute(async (trx) => {
         await plans.complete(trx, id, counts, total);
@@ -300,7 +300,7 @@ export class Plans {
     return { kind: row.kind, deletes: request.kind === 'sync' && request.options.delete === true };
   }
 
-  /** The plan with a page of its entries, in listing order. */
+  /** The plan with a page of its entries: what changes first, then what is skipped, in listing order. */
   async get(caller: Caller, id: string, limit: number, cursor?: string): Promise<PlanView> {
     const row = await this.find(caller, id);
     let after = -1;

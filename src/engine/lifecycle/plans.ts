@@ -4,6 +4,12 @@
 // planner reads the entries back in order (entries), and retention prunes expired plans (prune).
 // The store is generic over what a plan holds: a kind, the request resolved to location ids, and a
 // stream of entries, each a key with its size, ETag, action and (for a transfer's objects) its work.
+//
+// Entries are kept in the order people read a plan in (docs/api.md, "Plans"): what changes (copy,
+// delete, move, remove) first, then what is skipped, each in listing order. A dry run streams its
+// listing and cannot know how many changes are to come, so the order is in the numbers it writes
+// (EntryNumbers): changes from 0 and skips from SKIPPED_FROM, past any plan's entries. Reading, paging
+// and a run's planner then follow `seq` alone, and a page's cursor stays one number.
 import { type RawBuilder, sql } from 'kysely';
 import type { PlanRow } from '../../db/schema.js';
 import type { FilterSpec } from '../../objects/filter.js';
@@ -42,6 +48,27 @@ export interface PlanEntry {
   work?: string;
 }
 
+/** Where a plan's skipped entries are numbered from: past every change a plan can hold. */
+export const SKIPPED_FROM = 1_000_000_000;
+
+/** The entries' numbers as a dry run writes them: changes first, then skips, each in listing order. */
+export class EntryNumbers {
+  #changes = 0;
+  #skips = 0;
+
+  /** The number of the next entry with this action. */
+  next(action: string): number {
+    if (action === 'skip') return SKIPPED_FROM + this.#skips++;
+    if (this.#changes >= SKIPPED_FROM) throw new Error('a plan holds fewer changes than SKIPPED_FROM');
+    return this.#changes++;
+  }
+
+  /** Entries numbered so far. */
+  get count(): number {
+    return this.#changes + this.#skips;
+  }
+}
+
 export interface NewPlan {
   id: string;
   workspaceId: string;
@@ -78,20 +105,15 @@ export async function create(q: Queryable, plan: NewPlan, now: number, ttlMs = P
   return expiresAt;
 }
 
-/** Writes one batch of entries, numbered from `firstSeq`. */
-export async function addEntries(
-  q: Queryable,
-  planId: string,
-  firstSeq: number,
-  batch: PlanEntry[],
-): Promise<void> {
+/** Writes one batch of entries, each with the number EntryNumbers gave it. */
+export async function addEntries(q: Queryable, planId: string, batch: StoredEntry[]): Promise<void> {
   if (batch.length === 0) return;
   await q
     .insertInto('plan_entries')
     .values(
-      batch.map((e, i) => ({
+      batch.map((e) => ({
         plan_id: planId,
-        seq: firstSeq + i,
+        seq: e.seq,
         key: e.key,
         size: e.size,
         etag: e.etag,
@@ -141,10 +163,11 @@ export async function find(
 }
 
 export interface StoredEntry extends PlanEntry {
+  /** Its place in the plan: changes first, then skips (EntryNumbers). */
   seq: number;
 }
 
-/** Up to `limit` entries after `afterSeq`, in order. */
+/** Up to `limit` entries after `afterSeq`, in order: changes first, then skips. */
 export async function entries(
   q: Queryable,
   planId: string,
