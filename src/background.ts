@@ -2,7 +2,9 @@
 // the transfer worker, the OAuth refresher, the webhook deliverer, the retention pruner (unless
 // FERRY_RETENTION_DAYS keeps everything), the scheduler and, when FERRY_SMTP_URL is set, the send dispatcher, each
 // woken by the other processes' signals (src/db/signals.ts) as well as by its own poll. `ferry serve`
-// and the tests start it the same way.
+// and the tests start it the same way. It holds a slot of the data dir for the process's life
+// (src/queue/predecessor.ts): the leases of the process that held the slot before, which has exited,
+// end at once, so work a killed process held resumes when it is restarted, not when its leases run out.
 import { Refresher, type RefresherOptions } from './domain/refresher/refresher.js';
 import { Pruner, type PrunerOptions } from './domain/retention/pruner.js';
 import { Scheduler, type SchedulerOptions } from './domain/schedules/scheduler.js';
@@ -11,6 +13,8 @@ import { type DelivererOptions, WebhookDeliverer } from './domain/webhooks/deliv
 import { StoreCache } from './engine/store-cache.js';
 import { Worker, type WorkerOptions, workerId } from './engine/worker.js';
 import { outboundTimeouts } from './net/time-bounds.js';
+import { endLeasesOf } from './queue/leases.js';
+import { takeWorkerSlot, type WorkerSlot } from './queue/predecessor.js';
 import type { Services } from './services.js';
 
 export interface Background {
@@ -74,8 +78,37 @@ function createWorker(services: Services, options: Partial<WorkerOptions> = {}):
   );
 }
 
+/**
+ * This process's slot in the data dir, with its lease owners recorded before anything is claimed (and
+ * the predecessor's beside them until their leases are ended); undefined when there is none to take.
+ */
+function takeSlot(services: Services, owners: string[]): WorkerSlot | undefined {
+  const { config, logger } = services;
+  let slot: WorkerSlot | undefined;
+  try {
+    slot = takeWorkerSlot(config.dataDir);
+  } catch (err) {
+    logger.warn(
+      { err, dataDir: config.dataDir },
+      'no worker slot in the data dir: a restart waits for the leases to run out',
+    );
+    return undefined;
+  }
+  if (slot === undefined) {
+    logger.warn(
+      { dataDir: config.dataDir },
+      'every worker slot of the data dir is held: a restart waits for the leases to run out',
+    );
+    return undefined;
+  }
+  slot.record([...owners, ...slot.predecessors]);
+  return slot;
+}
+
 export function startBackground(services: Services, options: BackgroundOptions = {}): Background {
   const worker = createWorker(services, options.worker);
+  const owners = [worker.owner, services.refresh.owner];
+  const slot = takeSlot(services, owners);
   const refresher = new Refresher(services.refresh, {
     pollMs: services.config.refresh.pollSeconds * 1000,
     ...options.refresher,
@@ -161,6 +194,29 @@ export function startBackground(services: Services, options: BackgroundOptions =
   webhooks.start();
   pruner?.start();
   scheduler.start();
+  const predecessors = slot?.predecessors ?? [];
+  const endedLeases =
+    slot === undefined || predecessors.length === 0
+      ? Promise.resolve()
+      : endLeasesOf(services.db.kysely, predecessors)
+          .then((ended) => {
+            slot.record(owners);
+            // A predecessor that stopped cleanly handed everything back: nothing to say or to wake.
+            if (ended === 0) return;
+            services.logger.info(
+              { slot: slot.index, predecessors, ended },
+              "took back at once the work of this data dir's previous process, which has exited",
+            );
+            worker.maintainNow();
+            scheduler.nudge();
+            refresher.nudge();
+            dispatcher?.nudge();
+            webhooks.nudge();
+          })
+          .catch((err: unknown) => {
+            // Left recorded: the next process of this slot ends them, or they run out meanwhile.
+            services.logger.warn({ err, predecessors }, "could not end the previous process's leases");
+          });
   return {
     worker,
     refresher,
@@ -176,6 +232,9 @@ export function startBackground(services: Services, options: BackgroundOptions =
       await webhooks.stop();
       await refresher.stop();
       await worker.stop(deadlineMs);
+      await endedLeases;
+      // Last: everything was handed back, and nothing of this process claims any more.
+      slot?.release();
     },
   };
 }

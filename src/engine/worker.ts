@@ -192,6 +192,16 @@ export class Worker {
     return msUntil(wake, now) ?? 0;
   }
 
+  /**
+   * Take back work whose lease has ended at the next round rather than at the next maintenance: the
+   * leases of this process's dead predecessor were just ended (src/queue/predecessor.ts).
+   */
+  maintainNow(): void {
+    this.#lastMaintenance = Number.NEGATIVE_INFINITY;
+    this.#lookForPlanning = true;
+    this.#wakeLoop();
+  }
+
   /** A job was canceled somewhere: stop its objects running here now, not at the next heartbeat. */
   cancelSeen(): void {
     this.abortCanceled().catch((err: unknown) => {

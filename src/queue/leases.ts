@@ -110,3 +110,38 @@ export async function handBackLeases(
   await sql`update ${sql.table(leased.table)} set ${set}
     where lease_owner = ${owner} and status in (${sql.join(handBack.from)})`.execute(q);
 }
+
+/**
+ * Every lease a process takes, by table: the columns that name its holder and when it ends. The engine's
+ * work, sends, webhook messages, schedules and periodic tasks, and a location's token refresh.
+ */
+const LEASE_COLUMNS = [
+  { table: 'job_objects', owner: 'lease_owner', expires: 'lease_expires_at' },
+  { table: 'transfers', owner: 'lease_owner', expires: 'lease_expires_at' },
+  { table: 'jobs', owner: 'lease_owner', expires: 'lease_expires_at' },
+  { table: 'sends', owner: 'lease_owner', expires: 'lease_expires_at' },
+  { table: 'webhook_messages', owner: 'lease_owner', expires: 'lease_expires_at' },
+  { table: 'schedules', owner: 'lease_owner', expires: 'lease_expires_at' },
+  { table: 'periodic_tasks', owner: 'lease_owner', expires: 'lease_expires_at' },
+  { table: 'locations', owner: 'refresh_lease_owner', expires: 'refresh_lease_expires_at' },
+] as const;
+
+/**
+ * endLeasesOf: the leases of `owners`, holders known to have exited (src/queue/predecessor.ts: a
+ * process's predecessor in its data dir slot, and no one else), end now rather than when they run out.
+ * Only their end time is written, to the epoch so that it has passed on every process's clock: each
+ * table's own reclaim, give-up or claim then takes the rows back at its next look, as it does a lease
+ * that ran out, counting the crash (src/engine/lifecycle/ and the others own those moves). How many.
+ */
+export async function endLeasesOf(q: Queryable, owners: readonly string[]): Promise<number> {
+  if (owners.length === 0) return 0;
+  let ended = 0;
+  for (const { table, owner, expires } of LEASE_COLUMNS) {
+    ended += await changed(
+      sql`update ${sql.table(table)} set ${sql.ref(expires)} = 0
+        where ${sql.ref(owner)} in (${sql.join(owners)}) and ${sql.ref(expires)} > 0`,
+      q,
+    );
+  }
+  return ended;
+}

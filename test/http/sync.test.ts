@@ -138,7 +138,7 @@ await eachDatabase('sync', (database) => {
     const copy = await post(call, '/v1/copy', { from: `${a}:${src}/p/`, to: `${b}:${dst}/r/` });
     const job = await waitFor(call, `/v1/jobs/${copy.json().job_id}`);
     assert.equal(job.kind, 'copy');
-    assert.equal((job.counts as Record<string, unknown>).deleted, undefined);
+    assert.equal((job.counts as Record<string, unknown>).deleted, 0, 'every kind counts deletions');
     const listed = (await call({ method: 'GET', url: '/v1/jobs' })).json().jobs;
     assert.deepEqual(
       listed.map((j: { kind: string }) => j.kind),

@@ -83,11 +83,22 @@ export class ScheduleRunner {
     return row;
   }
 
-  /** When the next schedule is due or a lease someone holds runs out; undefined when none is. */
+  /**
+   * When the next schedule is due, or, for one due while someone holds it, when that lease runs out;
+   * undefined when none is. A lease that ended on a schedule not yet due (a manual run's holder died,
+   * src/queue/leases.ts endLeasesOf) makes it due at its next time, not at once and again.
+   */
   async nextDue(): Promise<number | undefined> {
     const row = await this.deps.db.kysely
       .selectFrom('schedules')
-      .select((eb) => eb.fn.min(sql<number>`coalesce(lease_expires_at, next_run_at)`).as('due'))
+      .select((eb) =>
+        eb.fn
+          .min(
+            sql<number>`case when lease_owner is not null and lease_expires_at > next_run_at
+              then lease_expires_at else next_run_at end`,
+          )
+          .as('due'),
+      )
       .where('paused', '=', 0)
       .where('next_run_at', 'is not', null)
       .executeTakeFirst();
