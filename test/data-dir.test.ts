@@ -1,5 +1,5 @@
 // docs/api.md, "Files on disk": `ferry serve` on an empty data dir makes the dir 0700 and every file
-// in it 0600 (the SQLite database with its -wal and -shm, master.key, bootstrap-key), whatever the
+// in it 0600 (the SQLite database with its -wal and -shm, master.key, bootstrap-key, the worker's slot), whatever the
 // umask it was started with; a data dir that exists with wider permissions is warned about at start
 // (one line naming the dir and its mode) and left as it is. On both databases.
 import assert from 'node:assert/strict';
@@ -43,7 +43,7 @@ await eachDatabase('files on disk', (database) => {
     process.umask(0o022);
     const dataDir = join(parent, 'fresh', 'data');
     const server = await serve('fresh', { ...(await env(dataDir)), FERRY_MASTER_KEY: '' });
-    const files = ['master.key', 'bootstrap-key'];
+    const files = ['master.key', 'bootstrap-key', 'worker-0.lock'];
     if (database.name === 'sqlite') files.push('ferry.db', 'ferry.db-wal', 'ferry.db-shm');
     const modes = Object.fromEntries([
       ['dir', mode(dataDir)],
