@@ -1,8 +1,9 @@
 // A stored file as an HTTP answer, for every route that serves one: share links (docs/api.md, "Share
 // links") and files through ferry (docs/api.md, "Files through ferry"). Its type, length, an attachment
-// Content-Disposition (RFC 6266 filename*), its ETag or Last-Modified, and byte ranges (Range, If-Range,
-// 206, 416) so that a download resumes, and the headers that keep a stored page from running as this
-// origin's (src/http/security-headers.ts). What a route does around the answer (counting a download,
+// Content-Disposition (an ASCII filename and the RFC 6266 filename*: attachment()), its ETag or
+// Last-Modified, and byte ranges (Range, If-Range, 206, 416) so that a download resumes, and the headers
+// that keep a stored page from running as this origin's (src/http/security-headers.ts). What a route
+// does around the answer (counting a download,
 // watching a key) stays in the route.
 import type { Readable } from 'node:stream';
 import contentDisposition from 'content-disposition';
@@ -23,6 +24,69 @@ export interface FilePart {
   range: ByteRange | undefined;
   /** Content-Length of the answer. */
   length: number;
+}
+
+/**
+ * Characters NFKD does not take apart into ASCII, as people write them in ASCII (RFC 6266, Appendix D:
+ * "substituting characters with US-ASCII sequences"); the typographic dashes and quotes too.
+ */
+const ASCII_FOR: Record<string, string> = {
+  ß: 'ss',
+  æ: 'ae',
+  Æ: 'AE',
+  œ: 'oe',
+  Œ: 'OE',
+  ø: 'o',
+  Ø: 'O',
+  đ: 'd',
+  Đ: 'D',
+  ð: 'd',
+  Ð: 'D',
+  ł: 'l',
+  Ł: 'L',
+  þ: 'th',
+  Þ: 'Th',
+  '\u2010': '-',
+  '\u2011': '-',
+  '\u2012': '-',
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u201a': "'",
+  '\u201c': "'",
+  '\u201d': "'",
+  '\u201e': "'",
+};
+
+/**
+ * `name` in printable ASCII, for the `filename` parameter that clients without RFC 6266 `filename*`
+ * read (curl's -J reads only `filename`): accents dropped, the letters above spelled out, a double
+ * quote as `'` and a backslash as `_` (clients disagree on escapes inside a quoted string: curl and
+ * wget cut the name at `\"`), a `%` before two hex digits as `_` (some clients decode it), and each run
+ * of anything else as `_`. A name left with no letter or digit before its extension is `download`.
+ */
+export function asciiFileName(name: string): string {
+  const ascii = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^\x20-\x7e]/g, (c) => ASCII_FOR[c] ?? '\0')
+    .replace(/\0+/g, '_')
+    .replace(/"/g, "'")
+    .replace(/\\/g, '_')
+    .replace(/%(?=[0-9A-Fa-f]{2})/g, '_');
+  if (ascii === name) return name;
+  const ext = /\.[A-Za-z0-9]{1,16}$/.exec(ascii)?.[0] ?? '';
+  return /[A-Za-z0-9]/.test(ascii.slice(0, ascii.length - ext.length)) ? ascii : `download${ext}`;
+}
+
+/**
+ * The Content-Disposition of a download saved as `name`: `attachment` with an ASCII `filename`
+ * (asciiFileName) and, when that is not the name itself, the name in UTF-8 as `filename*` (RFC 6266,
+ * RFC 8187), which browsers and wget prefer. Every download ferry serves names its file here.
+ */
+export function attachment(name: string): string {
+  return contentDisposition(name, { type: 'attachment', fallback: asciiFileName(name) });
 }
 
 /** The last segment of a path: the name a file is saved under. */
@@ -72,7 +136,7 @@ export function fileAnswer(
   reply.header('accept-ranges', 'bytes');
   // Bidi controls are dropped from the name the file is saved under (src/display.ts).
   const saveAs = withoutBidiControls(baseName(options.path)) || 'download';
-  reply.header('content-disposition', contentDisposition(saveAs, { type: 'attachment' }));
+  reply.header('content-disposition', attachment(saveAs));
   reply.header('content-type', info.mimeType ?? 'application/octet-stream');
   if (etag) reply.header('etag', etag);
   if (lastModified) reply.header('last-modified', lastModified);

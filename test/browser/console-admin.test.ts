@@ -154,6 +154,16 @@ for (const database of await testDatabases()) {
             await page.getByLabel('Provider').selectOption(provider);
             for (const field of fields) await page.getByLabel(field, { exact: true }).waitFor();
           }
+          // The Azure account's name is no secret and shows as typed; only its key is masked.
+          await page.getByLabel('Provider').selectOption('azureblob');
+          assert.equal(
+            await page.getByLabel('Storage account name', { exact: true }).getAttribute('type'),
+            'text',
+          );
+          assert.equal(
+            await page.getByLabel('Account key', { exact: true }).getAttribute('type'),
+            'password',
+          );
           // A new form: no error left from the refused key file.
           await page.getByRole('button', { name: 'Cancel' }).click();
           await page.getByRole('button', { name: 'New location' }).click();

@@ -3,7 +3,7 @@
 // stored byte for byte in the bucket, and one comes back whole as a download; an upload held slow is
 // canceled and leaves nothing. The large one of the three is 50 MiB at 1280 px and 10 MiB at 390 px,
 // where the layout is what is new, so that the file keeps within the runner's time per file on a
-// loaded machine. axe-core in each state; screenshots in test-artifacts/console/. (Selection:
+// loaded machine. An upload over a name the folder has asks first (Keep, then Replace). axe-core in each state; screenshots in test-artifacts/console/. (Selection:
 // console-selection.test.ts; share and send: console-share-send.test.ts; their setup:
 // test/support/console-files.ts.)
 import assert from 'node:assert/strict';
@@ -13,6 +13,7 @@ import { axeViolations, browserSkip, widthsOn } from '../support/browser.js';
 import { buildConsole, type ConsoleFiles, startConsoleFiles } from '../support/console-files.js';
 import { testDatabases } from '../support/databases.js';
 import { readS3 } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 
 const skip = browserSkip();
 buildConsole();
@@ -98,6 +99,39 @@ for (const database of await testDatabases()) {
           assert.ok(stored?.equals(pseudoRandom(BIG)), 'the large file is stored byte for byte');
           assert.equal(String(await readS3(client, bucket, `${folder}/one.txt`)), 'first file\n');
           assert.equal(String(await readS3(client, bucket, `${folder}/two.txt`)), 'second file\n');
+
+          // An upload over a name the folder has asks first: Keep leaves the file there as it was,
+          // Replace uploads the new one.
+          const again = {
+            name: 'one.txt',
+            mimeType: 'text/plain',
+            buffer: Buffer.from('a newer first file\n'),
+          };
+          await page.getByLabel('Upload files').setInputFiles(again);
+          const ask = page.getByRole('alertdialog', { name: /one\.txt is already in/ });
+          await ask.waitFor();
+          const keep = ask.getByRole('button', { name: 'Keep the file there' });
+          await waitUntil(async () => (await keep.evaluate((b) => b.matches(':focus'))) || undefined, {
+            what: 'Keep to have the focus',
+          });
+          await shot(page, 'upload-replace', width);
+          assert.deepEqual(await axeViolations(page), []);
+          await keep.click();
+          await ask.waitFor({ state: 'detached' });
+          assert.equal(
+            await page.getByRole('progressbar', { name: 'Upload of one.txt' }).count(),
+            1,
+            'no second upload',
+          );
+          assert.equal(String(await readS3(client, bucket, `${folder}/one.txt`)), 'first file\n');
+          await page.getByLabel('Upload files').setInputFiles(again);
+          await ask.getByRole('button', { name: 'Replace', exact: true }).click();
+          await page
+            .getByRole('progressbar', { name: 'Upload of one.txt' })
+            .and(page.locator('[aria-valuetext^="done"]'))
+            .nth(1)
+            .waitFor();
+          assert.equal(String(await readS3(client, bucket, `${folder}/one.txt`)), 'a newer first file\n');
 
           const downloading = page.waitForEvent('download');
           await page.getByRole('button', { name: 'Download big.bin' }).click();

@@ -153,10 +153,11 @@ export const PAGES: ConsolePage[] = [
     name: 'move-preview',
     hash: (w) => `browse/${w.id}/${w.bucket}/${LONG_DIR}`,
     ready: (p) => p.getByRole('row', { name: new RegExp(LONG_WORDS) }).waitFor(),
-    act: async (p) => {
+    act: async (p, w) => {
       await p.getByRole('button', { name: `Move ${LONG_WORDS}`, exact: true }).click();
+      await p.getByLabel('Destination folder').fill(`${w.bucket}/${LONG_DIR}/elsewhere`);
       await p.getByRole('button', { name: 'Preview move', exact: true }).click();
-      await p.getByText('These 1 entry would be moved').waitFor();
+      await p.getByText('This entry would be moved').waitFor();
     },
   },
   {
@@ -166,7 +167,7 @@ export const PAGES: ConsolePage[] = [
     act: async (p) => {
       await p.getByRole('button', { name: `Remove ${LONG_FILE}`, exact: true }).click();
       await p.getByRole('button', { name: 'Preview removal', exact: true }).click();
-      await p.getByText('These 1 entry would be removed').waitFor();
+      await p.getByText('This entry would be removed').waitFor();
     },
   },
   {
@@ -564,9 +565,9 @@ describe('the console on every page, at every width', { concurrency: databases.l
           await page.keyboard.press('Enter');
           await page.getByRole('heading', { name: 'Transfers and jobs' }).waitFor();
 
-          const partial = page
-            .locator('li.job')
-            .filter({ hasText: `${world.bucket}/in/ → ${world.bucket}/again/` });
+          const partial = page.locator('li.job').filter({
+            hasText: `${world.label}:${world.bucket}/in/ → ${world.label}:${world.bucket}/again/`,
+          });
           const show = partial.getByRole('button', { name: 'Show 1 failure' });
           await tabTo(page, show);
           await focusVisible(page);

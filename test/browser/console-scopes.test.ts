@@ -3,7 +3,9 @@
 // every page's data and is offered no write action, the header says what the key can do and, opened,
 // which scope the rest needs, the pages it cannot use at all (API keys, Webhooks) say which scope they
 // need, and nothing it does is refused (no 403); a key with read and share is offered share and send
-// but not copy, move or remove; an admin key creates a key with only read ticked, listed with its
+// but not copy, move or remove; a key with transfer but not remove is not offered a sync's delete; a
+// key limited to one location keeps Sign out on the header's first line at 1280 and 390 px; an admin
+// key's form ticks only read to begin with and says so, creates a key with read, listed with its
 // scopes, and that key signs in as read-only. axe-core in each state; screenshots in
 // test-artifacts/console/.
 import assert from 'node:assert/strict';
@@ -234,8 +236,30 @@ for (const database of await testDatabases()) {
         }
       });
 
+      test(`at ${width} px, a key with transfer but not remove is not offered "delete what the source lacks" on Sync or in a schedule`, async () => {
+        const { base, shot } = c;
+        const { page, refused } = await signIn(width, await keyWith(`mover ${width}`, ['read', 'transfer']));
+        try {
+          for (const [hash, title] of [
+            ['sync', 'Sync'],
+            ['schedules', 'Schedules'],
+          ] as const) {
+            await page.goto(`${base}/#${hash}`);
+            await page.getByRole('heading', { name: title, level: 1 }).waitFor();
+            await page.getByLabel('Compare by').waitFor();
+            assert.equal(await page.getByLabel('Delete at the destination what the source lacks').count(), 0);
+            await page.getByText(/Not offered: it needs an API key with the remove scope/).waitFor();
+            await axe(page, `${title}, a key without remove`);
+          }
+          await shot(page, 'scopes-no-remove-schedules', width);
+          assert.deepEqual(refused, []);
+        } finally {
+          await page.close();
+        }
+      });
+
       test(`at ${width} px, a key limited to one location sees only it; adding a location, webhooks and the audit log say they act on the whole workspace`, async () => {
-        const { call, id, label, base } = c;
+        const { call, id, label, base, shot } = c;
         // Another location of the workspace, which the key does not see.
         const other = await call({
           method: 'POST',
@@ -257,6 +281,25 @@ for (const database of await testDatabases()) {
         try {
           const header = page.locator('header details.scopes');
           await header.getByText(/at 1 location$/).waitFor();
+          // Sign out stays on the header's first line, beside the brand, on one line of its own text, at
+          // both widths (the longer line of what the key can do once pushed it down).
+          for (const w of [1280, 390]) {
+            await page.setViewportSize({ width: w, height: 844 });
+            const brand = await page.locator('header .brand').boundingBox();
+            const out = await page.getByRole('button', { name: 'Sign out' }).boundingBox();
+            // The lines its text takes: one box per line (a string: the tests' TypeScript has no DOM types).
+            const lines = await page.evaluate<number>(
+              "(() => { const r = document.createRange(); r.selectNodeContents(document.querySelector('header > button')); return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size; })()",
+            );
+            assert.ok(brand && out, 'the brand and Sign out are shown');
+            assert.ok(
+              Math.abs(brand.y + brand.height / 2 - (out.y + out.height / 2)) <= 4,
+              `at ${w} px, Sign out (y ${out.y}) is on the brand's line (y ${brand.y})`,
+            );
+            assert.equal(lines, 1, `at ${w} px, Sign out's text is on one line`);
+            await shot(page, 'scopes-limited-header', w);
+          }
+          await page.setViewportSize({ width, height: 844 });
           await page.getByRole('row', { name: new RegExp(label) }).waitFor();
           assert.equal(
             await page.getByText(`elsewhere ${width}`).count(),
@@ -309,14 +352,16 @@ for (const database of await testDatabases()) {
           await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
           // An unlimited key: no scopes line in the header.
           assert.equal(await page.locator('header details.scopes').count(), 0);
+          // Every scope of the signed-in key is offered, and only read, the least, is ticked: the form
+          // says so.
           const offered = page.getByRole('group', { name: 'What the new key may do' });
-          for (const scope of ['read', 'transfer', 'remove', 'share', 'admin'])
-            assert.equal(await offered.getByLabel(scope, { exact: true }).isChecked(), true, scope);
+          assert.equal(await offered.getByLabel('read', { exact: true }).isChecked(), true, 'read');
+          for (const scope of ['transfer', 'remove', 'share', 'admin'])
+            assert.equal(await offered.getByLabel(scope, { exact: true }).isChecked(), false, scope);
+          await offered.getByText('Only read is ticked to begin with').waitFor();
           await shot(page, 'scopes-keys-form', width);
           await axe(page, 'keys, the form');
           await page.getByLabel('New key name').fill(`viewer ${width}`);
-          for (const scope of ['transfer', 'remove', 'share', 'admin'])
-            await offered.getByLabel(scope, { exact: true }).uncheck();
           await page.getByText('It may: read.').waitFor();
           await page.getByRole('button', { name: 'Create key' }).click();
           const token = await page.getByLabel('New API key').inputValue();
@@ -340,6 +385,8 @@ for (const database of await testDatabases()) {
           const where = page.getByRole('group', { name: 'Where the new key may act' });
           assert.equal(await where.getByLabel('Every location').isChecked(), true);
           await page.getByLabel('New key name').fill(`placed ${width}`);
+          for (const scope of ['transfer', 'remove', 'share', 'admin'])
+            await offered.getByLabel(scope, { exact: true }).check();
           await where.getByLabel('Only the locations ticked').check();
           await page.getByText('Tick at least one location.').waitFor();
           assert.equal(await page.getByRole('button', { name: 'Create key' }).isDisabled(), true);

@@ -2,9 +2,11 @@
 // s3rver, on both databases: SQLite at 1280 px, PostgreSQL at 390 px (a phone: tables as cards), each
 // page also measured at the other width for horizontal scroll. A sync with a filter and delete is
 // previewed (its counts, its entries, its expiry), the plan is run and its job seen complete with the
-// objects at the destination; a schedule made in words shows its next run, is paused and resumed, run
-// now with the run in its history, and deleted. axe-core in each state; screenshots in
-// test-artifacts/console/ (docs/console/ keeps some).
+// objects at the destination, its deletion counted and the complete job at 100 %, opened on its own
+// page with its locations by label; a schedule made in words shows where it goes from and to and its
+// next run, is paused and resumed, run now with the run in its history shown finished and its job link
+// opening the job, and deleted. axe-core in each state; screenshots in test-artifacts/console/
+// (docs/console/ keeps some).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -114,8 +116,34 @@ for (const database of await testDatabases()) {
         assert.equal(String(await readS3(client, bucket, 'dst/a.txt')), 'alpha\n');
         assert.equal(await readS3(client, bucket, 'dst/skip.log'), undefined);
         assert.equal(await readS3(client, bucket, 'dst/old.txt'), undefined);
+        // The deletion is counted, and the complete sync is at 100 % (its total counts the deletion).
+        await page.getByText('3 of 3 objects (1 copied, 1 skipped, 0 failed, 1 deleted)').waitFor();
+        assert.equal(await bar.getAttribute('value'), '100');
         await shot(page, 'sync-done', width);
         assert.deepEqual(await axeViolations(page), []);
+
+        // The job on its own page, its locations by label, not by id; so is a transfer given by id.
+        const single = await call({
+          method: 'POST',
+          url: '/v1/copy',
+          payload: { from: `${c.id}:${bucket}/src/a.txt`, to: `${c.id}:${bucket}/single/a.txt` },
+        });
+        assert.equal(single.statusCode, 202, single.body);
+        await waitFor(call, `/v1/transfers/${single.json().id}`);
+        await page.getByRole('link', { name: 'Open this job' }).click();
+        await page.getByRole('heading', { name: `Job ${jobId.slice(0, 8)}`, level: 1 }).waitFor();
+        const jobBar = page.getByRole('progressbar', {
+          name: `Progress of ${c.label}:${bucket}/src/ → ${c.label}:${bucket}/dst/`,
+        });
+        assert.equal(await jobBar.getAttribute('value'), '100');
+        await page.getByText('3 of 3 objects (1 copied, 1 skipped, 0 failed, 1 deleted)').waitFor();
+        await shot(page, 'sync-job', width);
+        assert.deepEqual(await axeViolations(page), []);
+        await page.getByRole('link', { name: 'All transfers and jobs' }).click();
+        await page.getByText(`${c.label}:${bucket}/src/a.txt → ${c.label}:${bucket}/single/a.txt`).waitFor();
+        assert.doesNotMatch(await page.locator('main').innerText(), new RegExp(c.id), 'no location id shown');
+        await page.goto(`${c.base}/#sync`);
+        await page.getByLabel('Destination folder').fill(`${bucket}/dst/`);
 
         // A refusal in words: a source path with a `..` segment.
         await page.getByLabel('Source folder').fill(`${bucket}/src/../dst/`);
@@ -168,6 +196,8 @@ for (const database of await testDatabases()) {
         );
         assert.ok(next.getTime() > Date.now() && next.getTime() <= Date.now() + 86_400_000);
         const row = page.getByRole('row', { name: new RegExp(name) });
+        // Where it goes from and to, locations by label.
+        await row.getByText(`copy ${c.label}:${bucket}/src/ → ${c.label}:${bucket}/sched/`).waitFor();
         // The next run as the browser writes times, in the row.
         const shownNext = await page.evaluate(
           (iso) => new Date(iso).toLocaleString(),
@@ -201,16 +231,25 @@ for (const database of await testDatabases()) {
           copy: { from: `${c.id}:${bucket}/src/`, to: `${c.id}:${bucket}/sched/`, overwrite: 'if-missing' },
         });
 
-        // The schedule's own page: its runs, with a link to the job.
+        // The schedule's own page: from and to, its runs, the finished one as finished, with a link to
+        // the job that opens it.
         await page.getByRole('link', { name, exact: true }).click();
         await page.getByRole('heading', { name, level: 1 }).waitFor();
+        await page.getByText(`${c.label}:${bucket}/src/`, { exact: true }).waitFor();
+        await page.getByText(`${c.label}:${bucket}/sched/`, { exact: true }).waitFor();
         const runs = page.getByRole('table', { name: 'Recent runs' });
-        await runs.locator(`a[href="#activity/${ran}"]`).waitFor();
+        const run = runs.getByRole('row').filter({ has: page.locator(`a[href="#activity/${ran}"]`) });
+        await run.getByText('finished', { exact: true }).waitFor();
         await shot(page, 'schedule-runs', width);
         assert.deepEqual(await axeViolations(page), []);
         await page.setViewportSize({ width: other, height: 844 });
         assert.equal(await overflow(page), undefined);
         await page.setViewportSize({ width, height: 844 });
+        await run.getByRole('link', { name: `job ${ran.slice(0, 8)}` }).click();
+        await page.getByRole('heading', { name: `Job ${ran.slice(0, 8)}`, level: 1 }).waitFor();
+        await page.getByText('3 of 3 objects (3 copied, 0 skipped, 0 failed)').waitFor();
+        await page.getByRole('link', { name: 'a schedule' }).click();
+        await page.getByRole('heading', { name, level: 1 }).waitFor();
 
         await page.getByRole('link', { name: 'All schedules' }).click();
         const again = page.getByRole('row', { name: new RegExp(name) });

@@ -143,7 +143,9 @@ for (const database of await testDatabases()) {
       await page.getByLabel('Objects already there').selectOption('if-missing');
       await page.getByRole('button', { name: 'Start copy' }).click();
       await page.getByRole('link', { name: 'See progress' }).click();
-      const job = page.locator('li.job').filter({ hasText: `${bucket}/in/ → ${bucket}/out/` });
+      const job = page
+        .locator('li.job')
+        .filter({ hasText: `${label}:${bucket}/in/ → ${label}:${bucket}/out/` });
       await job.getByText('complete', { exact: true }).waitFor();
       assert.equal(await job.getByRole('progressbar').getAttribute('value'), '100');
       assert.equal(await job.locator('.bar').getAttribute('class'), 'bar');
@@ -176,7 +178,9 @@ for (const database of await testDatabases()) {
       await page.getByText('2 keys from the manifest.').waitFor();
       await page.getByRole('button', { name: 'Start copy' }).click();
       await page.getByRole('link', { name: 'See progress' }).click();
-      const job = page.locator('li.job').filter({ hasText: `${bucket}/in/ → ${bucket}/again/` });
+      const job = page
+        .locator('li.job')
+        .filter({ hasText: `${label}:${bucket}/in/ → ${label}:${bucket}/again/` });
       await job.getByText('partial', { exact: true }).waitFor();
       // Not a plain full bar: the partial tone and the count of failures beside it.
       await job.locator('.bar.partial').getByText('100% · 1 failed').waitFor();
@@ -230,7 +234,7 @@ for (const database of await testDatabases()) {
       await page.goto(`${base}/#browse/${id}/${bucket}/in`);
       await page.getByRole('button', { name: 'Remove k4.txt' }).click();
       await page.getByRole('button', { name: 'Preview removal' }).click();
-      await page.getByText('These 1 entry would be removed').waitFor();
+      await page.getByText('This entry would be removed').waitFor();
       assert.ok(await readS3(client, bucket, 'in/k4.txt'), 'nothing is removed by the preview');
       await shot('remove-preview');
       assert.deepEqual(await axeViolations(page), []);
@@ -303,9 +307,12 @@ for (const database of await testDatabases()) {
           await page.getByRole('button', { name: 'Close', exact: true }).click();
 
           await page.getByRole('button', { name: 'Move [ab].txt', exact: true }).click();
-          await page.getByLabel(/^Destination path/).fill(`${bucket}/${dir}/out/`);
+          // A move proposes no place and keeps the name (no ".copy"): the folder is chosen.
+          assert.equal(await page.getByLabel('Destination folder').inputValue(), '');
+          assert.equal(await page.getByLabel('Name there').inputValue(), '[ab].txt');
+          await page.getByLabel('Destination folder').fill(`${bucket}/${dir}/out`);
           await page.getByRole('button', { name: 'Preview move', exact: true }).click();
-          await page.getByText('These 1 entry would be moved').waitFor();
+          await page.getByText('This entry would be moved').waitFor();
           assert.ok(await readS3(client, bucket, `${dir}/[ab].txt`), 'nothing is moved by the preview');
           await shot(`move-preview-${width}`);
           assert.deepEqual(await axeViolations(page), []);
@@ -321,7 +328,7 @@ for (const database of await testDatabases()) {
           await page.goto(`${base}/#browse/${id}/${bucket}/${dir}/out`);
           await page.getByRole('button', { name: 'Remove [ab].txt', exact: true }).click();
           await page.getByRole('button', { name: 'Preview removal', exact: true }).click();
-          await page.getByText('These 1 entry would be removed').waitFor();
+          await page.getByText('This entry would be removed').waitFor();
           await page.getByRole('button', { name: 'Remove 1 entry', exact: true }).click();
           await page.getByText('Removal started').waitFor();
           await waitUntil(

@@ -175,6 +175,26 @@ await eachDatabase('files through ferry on s3rver', (database) => {
     }
   });
 
+  test('a name beyond ASCII, with quotes or with `;` is saved whole: an ASCII filename beside the RFC 6266 filename*', async () => {
+    for (const [name, ascii] of [
+      ['日本語の図面.txt', 'download.txt'],
+      ['the "final" cut.txt', "the 'final' cut.txt"],
+      ['a;b=c.txt', undefined],
+    ] as const) {
+      const path = `${bucket}/names/${name}`;
+      const put = await fetch(url(label, path), { method: 'PUT', headers: auth(), body: name });
+      assert.equal(put.status, 201, await put.clone().text());
+      const get = await fetch(url(label, path), { headers: auth() });
+      assert.equal(await get.text(), name);
+      const star = `filename*=UTF-8''${encodeURIComponent(name).replace(/'/g, '%27')}`;
+      assert.equal(
+        get.headers.get('content-disposition'),
+        ascii === undefined ? `attachment; filename="${name}"` : `attachment; filename="${ascii}"; ${star}`,
+        name,
+      );
+    }
+  });
+
   test('Range answers 206 with the bytes; past the end 416; If-Range with another tag the whole file', async () => {
     const path = `${bucket}/docs/seeded.txt`;
     const part = await fetch(url(label, path), { headers: { ...auth(), range: 'bytes=7-8' } });

@@ -18,6 +18,10 @@ import { type Call, createLocation, newWorkspace, s3Client, seedBucket } from '.
 const PUBLIC_URL = 'https://files.example.test';
 const REPORT = randomBytes(300_000);
 const NON_ASCII = 'Grüße – été.txt';
+/** Names a Content-Disposition must carry whole (docs/api.md, "Share links"): beyond ISO-8859-1, quotes, `;`. */
+const JAPANESE = '日本語の図面.txt';
+const QUOTED = 'the "final" cut.txt';
+const SEMICOLON = 'notes;v=2.txt';
 
 /**
  * The attributes of a share link's Set-Cookie, sorted (their order carries no meaning: RFC 6265 5.2),
@@ -55,6 +59,9 @@ await eachDatabase('share links', (database) => {
     bucket = await seedBucket(client, {
       'docs/report.bin': REPORT,
       [`docs/${NON_ASCII}`]: 'bonjour',
+      [`docs/${JAPANESE}`]: 'konnichiwa',
+      [`docs/${QUOTED}`]: 'quoted',
+      [`docs/${SEMICOLON}`]: 'semicolon',
       'docs/a1.txt': 'one',
       'docs/a2.txt': 'two',
     });
@@ -130,16 +137,25 @@ await eachDatabase('share links', (database) => {
     assert.equal(item?.last_download_at, new Date(clock.now()).toISOString());
   });
 
-  test('a non-ASCII file name travels as an RFC 6266 filename* with an ASCII fallback', async () => {
-    const { path } = await share({ file: file(NON_ASCII) });
-    const res = await get(path);
-    assert.equal(res.statusCode, 200);
-    assert.equal(res.body, 'bonjour');
-    // The fallback keeps what ISO-8859-1 has and writes "?" for the rest (the content-disposition package).
-    assert.equal(
-      res.headers['content-disposition'],
-      `attachment; filename="Grüße ? été.txt"; filename*=UTF-8''${encodeURIComponent(NON_ASCII)}`,
-    );
+  test('a name beyond ASCII, with quotes or with `;` travels whole as an RFC 6266 filename*, beside an ASCII filename', async () => {
+    // curl -J reads only `filename`, browsers and wget `filename*`: the first is ASCII (accents dropped,
+    // a quote as ', what has no ASCII form as "download"), the second the name itself.
+    for (const [name, body, ascii, star] of [
+      [NON_ASCII, 'bonjour', 'Grusse - ete.txt', true],
+      [JAPANESE, 'konnichiwa', 'download.txt', true],
+      [QUOTED, 'quoted', "the 'final' cut.txt", true],
+      [SEMICOLON, 'semicolon', SEMICOLON, false],
+    ] as const) {
+      const { path } = await share({ file: file(name) });
+      const res = await get(path);
+      assert.equal(res.statusCode, 200, name);
+      assert.equal(res.body, body);
+      assert.equal(
+        res.headers['content-disposition'],
+        `attachment; filename="${ascii}"${star ? `; filename*=UTF-8''${encodeURIComponent(name).replace(/'/g, '%27')}` : ''}`,
+        name,
+      );
+    }
   });
 
   test('ranges: first, middle and suffix answer 206 with Content-Range; unsatisfiable 416; only a range from byte 0 counts; If-Range honours the ETag', async () => {

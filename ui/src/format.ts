@@ -4,10 +4,10 @@ import { humanSize } from '../../src/display.js';
 
 export { showBidiControls as visibleName } from '../../src/display.js';
 
-/** A size as the CLI and the share pages write it (humanSize); "—" when unknown. */
+/** A size (or a rate's bytes) as the CLI and the share pages write it (humanSize), whole bytes; "—" when unknown. */
 export function bytes(n: number | undefined): string {
   if (n === undefined || n < 0) return '—';
-  return humanSize(n);
+  return humanSize(Math.round(n));
 }
 
 export function time(iso: string | undefined): string {

@@ -32,7 +32,7 @@ export class Live {
       const job = e.data as unknown as Job;
       this.jobs.set(job.job_id, job);
       const c = job.counts;
-      this.#sample(job.job_id, now, job.bytes_done, c.succeeded + c.skipped + c.failed);
+      this.#sample(job.job_id, now, job.bytes_done, c.succeeded + c.skipped + c.failed + (c.deleted ?? 0));
     } else if (e.event === 'transfer') {
       const t = e.data as unknown as Transfer;
       this.transfers.set(t.id, t);

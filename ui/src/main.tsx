@@ -186,7 +186,7 @@ function App() {
             path={rest.slice(1).map(decodeURIComponent).join('/')}
           />
         ) : page === 'activity' ? (
-          <Activity live={live} />
+          <Activity live={live} job={rest[0] ? decodeURIComponent(rest[0]) : undefined} />
         ) : page === 'sync' ? (
           <Sync live={live} />
         ) : page === 'schedules' ? (

@@ -19,6 +19,7 @@ import { invalid } from '../../errors.js';
 import { COMPARE_MODES, OVERWRITE_MODES } from '../../states.js';
 import { auditOf } from '../audit.js';
 import { deleting, principalOf, readWhenDryRun, syncDeletes } from '../auth.js';
+import { attachment } from '../file-answer.js';
 import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
 
 /** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
@@ -129,10 +130,7 @@ export const transferRoutes =
             ? 'text/csv; charset=utf-8; header=present'
             : 'application/x-ndjson; charset=utf-8',
         )
-        .header(
-          'content-disposition',
-          `attachment; filename="${name}.${format === 'csv' ? 'csv' : 'ndjson'}"`,
-        )
+        .header('content-disposition', attachment(`${name}.${format === 'csv' ? 'csv' : 'ndjson'}`))
         .header('cache-control', 'no-store')
         .send(out);
     };

@@ -16,6 +16,14 @@ import { isS3Family, type Provider } from '../../providers.js';
 
 const require = createRequire(import.meta.url);
 
+// The AWS SDK warns once per process, on a Node older than 22, that its releases published after the
+// first week of January 2027 will need Node 22 (aws-sdk-js-v3 issue 7983). ferry pins its release
+// (package.json), which supports Node 20 (its engines: node >= 20), and runs on Node 20.18 or newer
+// (README); a `ferry serve` on Node 20 logged that notice at every start. It is acknowledged the way
+// the SDK documents, before any client is built, unless the operator set the variable themselves. A
+// move to an SDK release that needs Node 22 has to raise the README's Node first (test/packages.test.ts).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 function onFirstUse<T>(name: string): () => T {
   let loaded: T | undefined;
   return () => {

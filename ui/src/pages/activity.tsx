@@ -1,11 +1,13 @@
 // Transfers and jobs (docs/api.md, "Polling") with live progress from the event stream: objects,
 // bytes, rate and remaining time; a job's failures with retry; a job's report (docs/api.md, "Reports")
-// downloaded as CSV.
+// downloaded as CSV. `#activity/<job id>` opens one job (a schedule's run links there). Locations are
+// named by their labels (../labels.ts).
 import { useEffect, useState } from 'preact/hooks';
 import { givenFromTo } from '../../../src/display.js';
 import { api } from '../api.js';
 import { getReport } from '../files.js';
 import { bytes, duration, time, visibleName } from '../format.js';
+import { labelOf, useLocationLabels } from '../labels.js';
 import type { Job, Live, Transfer } from '../live.js';
 import { can } from '../scopes.js';
 import { Alert, message, ProgressBar } from './common.js';
@@ -18,9 +20,25 @@ interface Failure {
   last_attempt_at?: string;
 }
 
+/** A job's (or a transfer's) counts, `deleted` only a sync's (docs/api.md, "Polling"). */
+export type Counts = Job['counts'];
+
+/** "1 object", "3 objects". */
+export const objectsWord = (n: number) => `${n} object${n === 1 ? '' : 's'}`;
+
+/** The objects a job is done with: copied, skipped, failed, and a sync's deleted (they are in `total`). */
+export const settled = (c: Counts) => c.succeeded + c.skipped + c.failed + (c.deleted ?? 0);
+
+/** "3 of 4 objects (1 copied, 1 skipped, 0 failed, 1 deleted)": a sync's deletions too. */
+export function countsWords(c: Counts, copied = 'copied'): string {
+  const deleted = c.deleted === undefined ? '' : `, ${c.deleted} deleted`;
+  return `${settled(c)} of ${objectsWord(c.total)} (${c.succeeded} ${copied}, ${c.skipped} skipped, ${c.failed} failed${deleted})`;
+}
+
 /**
- * Progress as a bar and a percentage. Work that ended with failures is not shown as a plain full bar:
- * `failed` (red) or `partial` (amber), and the words say how many objects failed.
+ * Progress as a bar and a percentage; work that is complete is 100 %. Work that ended with failures is
+ * not shown as a plain full bar: `failed` (red) or `partial` (amber), and the words say how many
+ * objects failed.
  */
 export function Bar({
   label,
@@ -35,7 +53,7 @@ export function Bar({
   status: string;
   failed?: number;
 }) {
-  const pct = max > 0 ? Math.min(100, Math.round((value / max) * 100)) : 0;
+  const pct = status === 'complete' ? 100 : max > 0 ? Math.min(100, Math.floor((value / max) * 100)) : 0;
   const tone = status === 'failed' || status === 'partial' || status === 'canceled' ? status : '';
   const words = failed > 0 ? `${pct}% · ${failed} failed` : tone ? `${pct}% · ${status}` : `${pct}%`;
   return <ProgressBar label={label} pct={pct} words={words} tone={tone} />;
@@ -100,24 +118,33 @@ function Failures({
   );
 }
 
+/** A job's source and destination, each as `<location label>:<path>`. */
+export const jobName = (job: Job) =>
+  visibleName(`${labelOf(job.from.id)}:${job.from.path} → ${labelOf(job.to.id)}:${job.to.path}`);
+
 function JobRow({ job, live }: { job: Job; live: Live }) {
   const [open, setOpen] = useState(false);
   // Why a cancel was refused (the job ended meanwhile: 409).
   const [error, setError] = useState<string | undefined>(undefined);
   const c = job.counts;
-  const done = c.succeeded + c.skipped + c.failed;
   const rate = live.rate(job.job_id);
   const eta = rate && rate.objectsPerSecond > 0 ? duration(c.pending / rate.objectsPerSecond) : '—';
-  const name = visibleName(`${job.from.path} → ${job.to.path}`);
+  const name = jobName(job);
   return (
     <li class="job">
       <div class="head">
-        <strong>{name}</strong> <span class={`badge ${job.status}`}>{job.status}</span>
+        <strong>{name}</strong> <span class="small">{job.kind}</span>{' '}
+        <span class={`badge ${job.status}`}>{job.status}</span>
       </div>
-      <Bar label={`Progress of ${name}`} value={done} max={c.total} status={job.status} failed={c.failed} />
+      <Bar
+        label={`Progress of ${name}`}
+        value={settled(c)}
+        max={c.total}
+        status={job.status}
+        failed={c.failed}
+      />
       <div class="small">
-        {done} of {c.total} objects ({c.succeeded} copied, {c.skipped} skipped, {c.failed} failed) ·{' '}
-        {bytes(job.bytes_done)} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} · ETA{' '}
+        {countsWords(c)} · {bytes(job.bytes_done)} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} · ETA{' '}
         {job.status === 'running' || job.status === 'planning' ? eta : '—'} · started {time(job.created_at)}
       </div>
       {job.error && <p class="alert">{job.error}</p>}
@@ -161,7 +188,7 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
   );
 }
 
-function TransferRow({ t, live }: { t: Transfer; live: Live }) {
+function TransferRow({ t, live, named }: { t: Transfer; live: Live; named: (text: string) => string }) {
   const [open, setOpen] = useState(false);
   const rate = live.rate(t.id);
   const left =
@@ -172,7 +199,7 @@ function TransferRow({ t, live }: { t: Transfer; live: Live }) {
   // Over several objects the bar counts objects, as a job's does; a single transfer's counts bytes.
   const max = c ? c.total : (t.bytes_total ?? (t.status === 'complete' ? 1 : 0));
   const value = c
-    ? c.succeeded + c.skipped + c.failed
+    ? settled(c)
     : t.bytes_total === undefined
       ? t.status === 'complete'
         ? 1
@@ -180,7 +207,7 @@ function TransferRow({ t, live }: { t: Transfer; live: Live }) {
       : t.bytes_done;
   // Transfers accepted before ferry kept from and to show the kind and id, as they did.
   const name =
-    t.from === undefined ? `${t.kind} ${t.id.slice(0, 8)}` : visibleName(givenFromTo(t.from, t.to));
+    t.from === undefined ? `${t.kind} ${t.id.slice(0, 8)}` : visibleName(named(givenFromTo(t.from, t.to)));
   return (
     <li class="job">
       <div class="head">
@@ -189,12 +216,7 @@ function TransferRow({ t, live }: { t: Transfer; live: Live }) {
       </div>
       <Bar label={`Progress of ${name}`} value={value} max={max} status={t.status} failed={c?.failed ?? 0} />
       <div class="small">
-        {c && (
-          <>
-            {c.succeeded + c.skipped + c.failed} of {c.total} objects ({c.succeeded} done, {c.skipped}{' '}
-            skipped, {c.failed} failed) ·{' '}
-          </>
-        )}
+        {c && <>{countsWords(c, 'done')} · </>}
         {bytes(t.bytes_done)}
         {c ? '' : ` of ${bytes(t.bytes_total)}`} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} · ETA{' '}
         {t.status === 'running' ? left : '—'} · {time(t.created_at)}
@@ -217,7 +239,60 @@ function TransferRow({ t, live }: { t: Transfer; live: Live }) {
   );
 }
 
-export function Activity({ live }: { live: Live }) {
+/**
+ * One job (`#activity/<id>`): what GET /v1/jobs/{id} said, then what the event stream says of it, with
+ * everything its row in the list has (progress, failures, report, cancel).
+ */
+function JobDetail({ id, live }: { id: string; live: Live }) {
+  useLocationLabels();
+  const [polled, setPolled] = useState<Job | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    setPolled(undefined);
+    setError(undefined);
+    api<Job>('GET', `/v1/jobs/${encodeURIComponent(id)}`).then(setPolled, (err: unknown) =>
+      setError(message(err)),
+    );
+  }, [id]);
+  const streamed = live.jobs.get(id);
+  const job = streamed && (!polled || streamed.updated_at >= polled.updated_at) ? streamed : polled;
+  return (
+    <section aria-labelledby="h-job">
+      <p>
+        <a href="#activity">All transfers and jobs</a>
+      </p>
+      <h1 id="h-job">Job {id.slice(0, 8)}</h1>
+      <Alert error={error} />
+      {job ? (
+        <>
+          <p class="small">
+            {job.job_id}
+            {job.schedule_id ? (
+              <>
+                {' '}
+                · started by <a href={`#schedules/${job.schedule_id}`}>a schedule</a>
+              </>
+            ) : null}{' '}
+            · created {time(job.created_at)}
+            {job.finished_at ? ` · finished ${time(job.finished_at)}` : ''}
+          </p>
+          <ul class="jobs">
+            <JobRow job={job} live={live} />
+          </ul>
+        </>
+      ) : error ? null : (
+        <p>Loading…</p>
+      )}
+    </section>
+  );
+}
+
+export function Activity({ live, job }: { live: Live; job?: string | undefined }) {
+  return job ? <JobDetail id={job} live={live} /> : <ActivityList live={live} />;
+}
+
+function ActivityList({ live }: { live: Live }) {
+  const named = useLocationLabels();
   const [error, setError] = useState<string | undefined>(undefined);
   // The newest of each from the API once; the stream keeps them current from then on.
   useEffect(() => {
@@ -250,7 +325,7 @@ export function Activity({ live }: { live: Live }) {
       {transfers.length === 0 ? <p>No transfers yet.</p> : null}
       <ul class="jobs">
         {transfers.map((t) => (
-          <TransferRow key={t.id} t={t} live={live} />
+          <TransferRow key={t.id} t={t} live={live} named={named} />
         ))}
       </ul>
     </section>

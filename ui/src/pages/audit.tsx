@@ -1,10 +1,12 @@
 // The audit log (docs/api.md, "Audit log"; docs/console.md, "Audit log"): the workspace's events newest
-// first, filtered by action and key, older pages by "Show more". Reading it needs the admin scope; a key
-// without it sees which scope is needed and asks nothing of ferry.
+// first, filtered by action and key, older pages by "Show more". A target that is a location's id (or
+// holds one) shows the location's label, a key's id the key's name. Reading it needs the admin scope; a
+// key without it sees which scope is needed and asks nothing of ferry.
 import { useState } from 'preact/hooks';
 import type { ApiKey } from '../../../src/api/keys.js';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
+import { useLocationLabels } from '../labels.js';
 import { can, canWhole } from '../scopes.js';
 import { Alert, message, Needs, useLoad, WholeWorkspace } from './common.js';
 
@@ -62,6 +64,7 @@ const query = (action: string, keyId: string, cursor?: string) => {
 };
 
 function AuditLog() {
+  const named = useLocationLabels();
   const [action, setAction] = useState('');
   const [keyId, setKeyId] = useState('');
   const actions = useLoad(auditActions, []);
@@ -97,6 +100,12 @@ function AuditLog() {
     }
   };
   const rows = [...(data?.events ?? []), ...(mine ? older.events : [])];
+  const keyNames = new Map((keys.data ?? []).map((k) => [k.id, k.name]));
+  /** The target in words: a key by its name, a location by its label (the id in the tooltip). */
+  const target = (e: AuditEvent) =>
+    e.target === undefined
+      ? '—'
+      : visibleName((e.action.startsWith('key.') ? keyNames.get(e.target) : undefined) ?? named(e.target));
   const filtered = action !== '' || keyId !== '';
   return (
     <section aria-labelledby="h-audit">
@@ -177,7 +186,9 @@ function AuditLog() {
               <tr key={e.id}>
                 <th scope="row">{time(e.at)}</th>
                 <td data-label="Action">{e.action}</td>
-                <td data-label="Target">{e.target ? visibleName(e.target) : '—'}</td>
+                <td data-label="Target" title={e.target}>
+                  {target(e)}
+                </td>
                 <td data-label="Status">{e.status}</td>
                 <td data-label="Key">{e.key_name ?? e.key_id ?? '—'}</td>
                 <td data-label="Address">{e.ip}</td>

@@ -27,6 +27,11 @@ export interface Action {
 }
 
 export const entriesWord = (n: number) => `${n} entr${n === 1 ? 'y' : 'ies'}`;
+/** "This entry", "These 3 entries": the subject of a sentence about what a preview found. */
+const theseEntries = (n: number) => (n === 1 ? 'This entry' : `These ${entriesWord(n)}`);
+/** `folder` and `name` as one path: the folder's own trailing "/" and an empty folder (the root) allowed. */
+const within = (folder: string, name: string) =>
+  folder.replace(/\/+$/, '') ? `${folder.replace(/\/+$/, '')}/${name}` : name;
 const slash = (p: string) => (p.endsWith('/') ? p : `${p}/`);
 const one = (list: string[]) => (list.length === 1 ? list[0] : list);
 
@@ -55,7 +60,10 @@ function removeBodies(location: string, entries: Entry[]): object[] {
   ];
 }
 
-/** One entry moves to `to` (a folder's destination is the folder itself); a selection moves into `to`/. */
+/**
+ * One entry moves to `to`, its new path (a folder's, the folder itself); a selection moves into the
+ * folder `to`, each entry under its own name.
+ */
 function moveBodies(location: string, entries: Entry[], dest: string, to: string): object[] {
   const { files, folders } = sources(location, entries);
   const single = entries.length === 1;
@@ -87,13 +95,20 @@ export function ActionPanel({
   const first = entries[0] as Entry;
   const single = entries.length === 1;
   const [dest, setDest] = useState(location);
+  // A copy beside the original by default; a move proposes no place (the folder it goes into is the
+  // person's choice) and keeps the name (docs/console.md, "Browse").
   const [destPath, setDestPath] = useState(
-    !single
-      ? `${folder}-${kind === 'copy' ? 'copy' : 'moved'}/`
-      : first.isDir
-        ? `${first.path}-copy/`
-        : `${first.path}.copy`,
+    kind === 'move'
+      ? ''
+      : !single
+        ? `${folder}-copy/`
+        : first.isDir
+          ? `${first.path}-copy/`
+          : `${first.path}.copy`,
   );
+  const [newName, setNewName] = useState(single ? first.name : '');
+  /** Where a move goes: one entry to its folder and name, a selection into its folder. */
+  const moveTo = single ? within(destPath, newName) : destPath;
   const [overwrite, setOverwrite] = useState('always');
   const [manifest, setManifest] = useState<string[] | undefined>(undefined);
   /** The plans of the remove's dry runs (one per body), which the confirmation runs. */
@@ -171,12 +186,18 @@ export function ActionPanel({
     e.preventDefault();
     void run(async () => {
       if (kind === 'copy') await copy();
+      else if (
+        kind === 'move' &&
+        dest === location &&
+        moveTo.replace(/\/+$/, '') === (single ? first.path : folder)
+      )
+        setError('That is where it is now: choose another folder (or, for one entry, another name).');
       else if (kind === 'move')
         // First what would move and where; the moves run on confirm.
         setMoves(
           (
             await all<{ entries: { from: string; to: string }[] }>(
-              moveBodies(location, entries, dest, destPath),
+              moveBodies(location, entries, dest, moveTo),
               '/move/preview',
             )
           ).flatMap((r) => r.entries),
@@ -196,7 +217,7 @@ export function ActionPanel({
   const ids = (list: { id: string }[]) => list.map((r) => r.id).join(', transfer ');
   const confirmMove = () =>
     run(async () => {
-      const r = await all<{ id: string }>(moveBodies(location, entries, dest, destPath), '/move');
+      const r = await all<{ id: string }>(moveBodies(location, entries, dest, moveTo), '/move');
       setResult(`Move started (transfer ${ids(r)}).`);
       setMoves(undefined);
     });
@@ -242,7 +263,7 @@ export function ActionPanel({
       )}
       {kind === 'move' && moves && !result && (
         <div>
-          <p>These {entriesWord(moves.length)} would be moved.</p>
+          <p>{theseEntries(moves.length)} would be moved.</p>
           <ul class="preview">
             {moves.slice(0, 200).map((m) => (
               <li key={m.from}>
@@ -263,13 +284,30 @@ export function ActionPanel({
           <LocationPath
             id="dest"
             what="Destination"
-            pathLabel={`Destination ${single ? 'path' : 'folder'}${single && first.isDir ? ' (a folder, ending in /)' : ''}`}
+            pathLabel={
+              kind === 'move'
+                ? 'Destination folder'
+                : `Destination ${single ? 'path' : 'folder'}${single && first.isDir ? ' (a folder, ending in /)' : ''}`
+            }
             locations={locations}
             location={dest}
             path={destPath}
             onLocation={setDest}
             onPath={setDestPath}
+            placeholder={kind === 'move' ? `e.g. ${folder.split('/')[0] ?? ''}/archive` : undefined}
           />
+          {kind === 'move' && single && (
+            <>
+              <label for="dest-name">Name there</label>
+              <input
+                id="dest-name"
+                required
+                autocomplete="off"
+                value={newName}
+                onInput={(e) => setNewName(e.currentTarget.value)}
+              />
+            </>
+          )}
           {kind === 'copy' && (!single || first.isDir) && (
             <>
               <label for="overwrite">Objects already there</label>
@@ -298,7 +336,11 @@ export function ActionPanel({
                   );
                 }}
               />
-              {manifest && <p class="small">{manifest.length} keys from the manifest.</p>}
+              {manifest && (
+                <p class="small">
+                  {manifest.length} key{manifest.length === 1 ? '' : 's'} from the manifest.
+                </p>
+              )}
             </>
           )}
           <button type="submit" disabled={busy}>
@@ -315,8 +357,9 @@ export function ActionPanel({
           ) : (
             <>
               <p>
-                These {entriesWord(planned)} would be removed. This cannot be undone. Only these are removed:
-                anything changed or added before you confirm is left alone.
+                {theseEntries(planned)} would be removed. This cannot be undone. Only{' '}
+                {planned === 1 ? 'it is' : 'these are'} removed: anything changed or added before you confirm
+                is left alone.
               </p>
               <ul class="preview">
                 {shown.slice(0, 200).map((p) => (

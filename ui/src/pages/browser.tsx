@@ -1,8 +1,9 @@
 // A location's buckets and folders (docs/api.md, "Listing objects") as a file manager: a page of 50
-// entries at a time, filtered by name; upload into the folder shown (drag and drop or the file input)
-// and download, with progress and cancel (../files.ts); a new bucket (on a bucket store's top level)
+// entries at a time, filtered by name; upload into the folder shown (drag and drop or the file input;
+// a file whose name is already there is replaced only once the person says so) and download, with
+// progress and cancel (../files.ts); a new bucket (on a bucket store's top level)
 // or folder; and, on one entry or a selection, copy, move, remove, share and send (./browse-actions.tsx).
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { files, getFile, putFile, type Task } from '../files.js';
 import { bytes, time, visibleName } from '../format.js';
@@ -54,6 +55,8 @@ export function Browser({ location, path }: { location: string; path: string }) 
   // Each opened action is a new panel, its fields fresh.
   const [opened, setOpened] = useState(0);
   const [dragging, setDragging] = useState(false);
+  // Files whose names the folder already has, waiting for Replace or Keep (a PUT replaces silently).
+  const [clashes, setClashes] = useState<File[]>([]);
   const [, setTick] = useState(0);
   // Progress re-renders; a finished upload into this folder shows in its listing.
   useEffect(
@@ -82,6 +85,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
     setFilter('');
     setSelected(new Set());
     setAction(undefined);
+    setClashes([]);
   }, [location, path]);
   const crumbs = path ? path.split('/') : [];
   const shown = matching.slice(page * PAGE, (page + 1) * PAGE);
@@ -102,7 +106,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
     setSelected(next);
   };
   const [dropError, setDropError] = useState<string | undefined>(undefined);
-  const upload = (list: File[]) => {
+  const send = (list: File[]) => {
     const into = `${label}/${path}`;
     for (const file of list)
       files.add(
@@ -113,6 +117,11 @@ export function Browser({ location, path }: { location: string; path: string }) 
           putFile(location, path ? `${path}/${file.name}` : file.name, file, progress, signal),
         `${location}/${path}`,
       );
+  };
+  const upload = (list: File[]) => {
+    const taken = new Set(entries.filter((e) => !e.isDir).map((e) => e.name));
+    send(list.filter((f) => !taken.has(f.name)));
+    setClashes(list.filter((f) => taken.has(f.name)));
   };
   // Dropped files anywhere on the page never make the browser open them instead of the console.
   const drop = {
@@ -172,7 +181,11 @@ export function Browser({ location, path }: { location: string; path: string }) 
             id="upload-files"
             type="file"
             multiple
-            onChange={(e) => upload([...(e.currentTarget.files ?? [])])}
+            onChange={(e) => {
+              upload([...(e.currentTarget.files ?? [])]);
+              // The same file chosen again (after Keep) is a change too.
+              e.currentTarget.value = '';
+            }}
           />
           <NewFolder location={location} path={path} />
           <span class="small">
@@ -187,6 +200,17 @@ export function Browser({ location, path }: { location: string; path: string }) 
         </Notice>
       )}
       <Alert error={dropError} />
+      {clashes.length > 0 && (
+        <Replace
+          files={clashes}
+          folder={visibleName(path || label)}
+          onReplace={() => {
+            send(clashes);
+            setClashes([]);
+          }}
+          onKeep={() => setClashes([])}
+        />
+      )}
       <Tasks />
       {listing.loading && <p>Loading…</p>}
       {action && (
@@ -216,7 +240,9 @@ export function Browser({ location, path }: { location: string; path: string }) 
             }}
           />
           <span role="status">
-            {filter.trim() ? `${matching.length} of ${entries.length} entries match.` : ''}
+            {filter.trim()
+              ? `${matching.length} of ${entriesWord(entries.length)} ${matching.length === 1 ? 'matches' : 'match'}.`
+              : ''}
           </span>
         </div>
       )}
@@ -337,7 +363,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
             Previous
           </button>
           <span>
-            Page {page + 1} of {pages} ({matching.length} entries)
+            Page {page + 1} of {pages} ({entriesWord(matching.length)})
           </span>
           <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)}>
             Next
@@ -345,6 +371,52 @@ export function Browser({ location, path }: { location: string; path: string }) 
         </nav>
       )}
     </section>
+  );
+}
+
+/**
+ * Asks before an upload replaces files of the same names (docs/console.md, "Browse"): Replace uploads
+ * them, Keep (the focus, and Escape) leaves the files there as they are.
+ */
+function Replace({
+  files: list,
+  folder,
+  onReplace,
+  onKeep,
+}: {
+  files: File[];
+  folder: string;
+  onReplace: () => void;
+  onKeep: () => void;
+}) {
+  const keep = useRef<HTMLButtonElement>(null);
+  useEffect(() => keep.current?.focus(), []);
+  const one = list.length === 1;
+  const names = list.map((f) => visibleName(f.name)).join(', ');
+  return (
+    <div
+      class="confirm"
+      role="alertdialog"
+      aria-labelledby="replace-question"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') {
+          e.preventDefault();
+          onKeep();
+        }
+      }}
+    >
+      <p id="replace-question">
+        {one
+          ? `${names} is already in ${folder}/. Replace it with the file you chose?`
+          : `${list.length} of these files are already in ${folder}/: ${names}. Replace them with the files you chose?`}
+      </p>
+      <button type="button" class="danger" onClick={onReplace}>
+        {one ? 'Replace' : `Replace ${list.length} files`}
+      </button>
+      <button ref={keep} type="button" onClick={onKeep}>
+        {one ? 'Keep the file there' : 'Keep the files there'}
+      </button>
+    </div>
   );
 }
 

@@ -34,9 +34,11 @@ function KeyList() {
   const { data, error, reload } = useLoad(() => api<Key[]>('GET', '/v1/tokens'), []);
   const [name, setName] = useState('');
   // A new key may have only scopes the signed-in key has (docs/api.md, "Scopes"): those are offered,
-  // all ticked.
+  // and only read is ticked to begin with, the least a key does; the form says so. Each other scope is
+  // ticked on purpose.
   const own = keyInfo()?.scopes ?? [];
-  const [scopes, setScopes] = useState<Scope[]>(own);
+  const least = own.filter((x) => x === 'read');
+  const [scopes, setScopes] = useState<Scope[]>(least);
   // And only where the signed-in key may act: a key limited to some locations makes keys limited to
   // some of them; GET /v1/locations answers exactly those (it needs read).
   const places = useLoad(() => (can('read') ? api<Loc[]>('GET', '/v1/locations') : Promise.resolve([])), []);
@@ -88,7 +90,7 @@ function KeyList() {
             });
             setCreated(k.token);
             setName('');
-            setScopes(own);
+            setScopes(least);
             setEverywhere(!mustLimit);
             setChosen([]);
           });
@@ -100,6 +102,11 @@ function KeyList() {
         </div>
         <fieldset class="scope-choice">
           <legend>What the new key may do</legend>
+          <p class="small" id="key-scope-least">
+            {least.length
+              ? 'Only read is ticked to begin with: tick each other thing the new key needs to do.'
+              : 'Tick what the new key needs to do.'}
+          </p>
           {own.map((x) => (
             <div class="check" key={x}>
               <input

@@ -113,7 +113,8 @@ const FORMS: Record<string, ProviderForm> = {
   azureblob: {
     name: 'Azure Blob Storage',
     secret: [
-      { key: 'access_key_id', label: 'Storage account name' },
+      // The account's name is no secret (it is in every blob's URL): shown as typed; only the key is masked.
+      { key: 'access_key_id', label: 'Storage account name', kind: 'text' },
       { key: 'secret_access_key', label: 'Account key' },
     ],
     metadata: [ENDPOINT],

@@ -1,9 +1,13 @@
 // The Schedules page (docs/console.md, "Schedules"; docs/api.md, "Schedules"): the workspace's
-// schedules with pause and resume, run now and delete; a new schedule's form (its action a copy or a
-// sync, with the Sync page's fields); and one schedule with its recent runs.
+// schedules, each with where it goes from and to, with pause and resume, run now and delete; a new
+// schedule's form (its action a copy or a sync, with the Sync page's fields); and one schedule with its
+// recent runs, each run with its job's state (running, finished, failed) and a link that opens the job.
 import { useEffect, useState } from 'preact/hooks';
+import type { Job } from '../../../src/api/transfers.js';
+import { givenText } from '../../../src/display.js';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
+import { useLocationLabels } from '../labels.js';
 import { can } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad } from './common.js';
 import { ConfirmButton } from './confirm.js';
@@ -44,6 +48,23 @@ const OUTCOMES: Record<string, string> = {
   failed: 'failed to start',
 };
 
+/** A started run as its job stands now (GET /v1/jobs?schedule_id=): the words and the badge's tone. */
+function jobOutcome(job: Job): { words: string; tone: string } {
+  const failed = job.counts.failed;
+  switch (job.status) {
+    case 'complete':
+      return { words: 'finished', tone: 'complete' };
+    case 'partial':
+      return { words: `finished, ${failed} object${failed === 1 ? '' : 's'} failed`, tone: 'partial' };
+    case 'failed':
+      return { words: 'failed', tone: 'failed' };
+    case 'canceled':
+      return { words: 'canceled', tone: 'canceled' };
+    default:
+      return { words: 'running', tone: 'running' };
+  }
+}
+
 /** The browser's own zone first, then UTC, then every other zone the browser knows. */
 export function timezones(): string[] {
   const own = Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -58,6 +79,23 @@ const jobLink = (id: string | undefined) =>
   ) : null;
 
 const actionOf = (s: Schedule) => Object.keys(s.action)[0] ?? '';
+
+/** The action's body: its `from`, `to` and options (docs/api.md, "Schedules"). */
+const bodyOf = (s: Schedule) => (s.action[actionOf(s)] ?? {}) as Record<string, unknown>;
+
+/** Where a schedule copies or syncs from and to, locations by their labels. */
+function fromTo(s: Schedule, named: (text: string) => string): { from: string; to: string } {
+  const body = bodyOf(s);
+  const side = (v: unknown) => visibleName(named(givenText(v as Parameters<typeof givenText>[0]))) || '—';
+  return { from: side(body.from), to: side(body.to) };
+}
+
+/** A sync's deletions in words, or undefined (a copy, or a sync that deletes nothing). */
+function deletes(s: Schedule): string | undefined {
+  const body = bodyOf(s);
+  if (actionOf(s) !== 'sync' || body.delete !== true) return undefined;
+  return `deletes at the destination what the source lacks${typeof body.max_delete === 'number' ? ` (at most ${body.max_delete})` : ''}`;
+}
 
 /** Pause or resume, run now, delete: the same buttons in the list and on a schedule's own page. */
 function ScheduleActions({
@@ -202,7 +240,15 @@ function ScheduleForm({ locations, onCreated }: { locations: Loc[]; onCreated: (
 
 /** One schedule with its recent runs, read again every few seconds while it is shown. */
 export function ScheduleDetail({ id }: { id: string }) {
-  const loaded = useLoad(() => api<Schedule & { runs?: Run[] }>('GET', `/v1/schedules/${id}`), [id]);
+  const named = useLocationLabels();
+  // The schedule with its runs, and its jobs (newest first, as many as runs are kept) for their state.
+  const loaded = useLoad(async () => {
+    const [schedule, jobs] = await Promise.all([
+      api<Schedule & { runs?: Run[] }>('GET', `/v1/schedules/${id}`),
+      api<{ jobs: Job[] }>('GET', `/v1/jobs?schedule_id=${encodeURIComponent(id)}&limit=50`),
+    ]);
+    return { ...schedule, jobs: new Map(jobs.jobs.map((j) => [j.job_id, j])) };
+  }, [id]);
   const [error, setError] = useState<string | undefined>(undefined);
   const [started, setStarted] = useState<string | undefined>(undefined);
   const { reload } = loaded;
@@ -229,7 +275,14 @@ export function ScheduleDetail({ id }: { id: string }) {
             <dt>Time zone</dt>
             <dd>{s.timezone}</dd>
             <dt>Action</dt>
-            <dd>{actionOf(s)}</dd>
+            <dd>
+              {actionOf(s)}
+              {deletes(s) ? `; ${deletes(s)}` : ''}
+            </dd>
+            <dt>From</dt>
+            <dd>{fromTo(s, named).from}</dd>
+            <dt>To</dt>
+            <dd>{fromTo(s, named).to}</dd>
             <dt>State</dt>
             <dd>{s.paused ? 'paused' : 'active'}</dd>
             <dt>Next run</dt>
@@ -251,17 +304,23 @@ export function ScheduleDetail({ id }: { id: string }) {
               </tr>
             </thead>
             <tbody>
-              {runs.map((r) => (
-                <tr key={`${r.due_at} ${r.ran_at}`}>
-                  <th scope="row">{time(r.ran_at)}</th>
-                  <td data-label="Due">{time(r.due_at)}</td>
-                  <td data-label="Outcome">
-                    <span class={`badge ${r.outcome}`}>{OUTCOMES[r.outcome] ?? r.outcome}</span>
-                    {r.reason ? ` ${r.reason}` : ''}
-                  </td>
-                  <td data-label="Job">{jobLink(r.job_id)}</td>
-                </tr>
-              ))}
+              {runs.map((r) => {
+                const job = r.job_id ? s.jobs.get(r.job_id) : undefined;
+                const shown = r.outcome === 'started' && job ? jobOutcome(job) : undefined;
+                return (
+                  <tr key={`${r.due_at} ${r.ran_at}`}>
+                    <th scope="row">{time(r.ran_at)}</th>
+                    <td data-label="Due">{time(r.due_at)}</td>
+                    <td data-label="Outcome">
+                      <span class={`badge ${shown?.tone ?? r.outcome}`}>
+                        {shown?.words ?? OUTCOMES[r.outcome] ?? r.outcome}
+                      </span>
+                      {r.reason ? ` ${r.reason}` : ''}
+                    </td>
+                    <td data-label="Job">{jobLink(r.job_id)}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
           {runs.length === 0 && <p>No runs yet.</p>}
@@ -272,6 +331,7 @@ export function ScheduleDetail({ id }: { id: string }) {
 }
 
 export function Schedules() {
+  const named = useLocationLabels();
   const locations = useLoad(() => api<Loc[]>('GET', '/v1/locations'), []);
   const listed = useLoad(
     () => api<{ schedules: Schedule[]; next_cursor?: string }>('GET', '/v1/schedules?limit=100'),
@@ -289,7 +349,7 @@ export function Schedules() {
         <caption class="sr-only">The workspace's schedules</caption>
         <thead>
           <tr>
-            <th scope="col">Name</th>
+            <th scope="col">Name, from → to</th>
             <th scope="col">Every</th>
             <th scope="col">Time zone</th>
             <th scope="col">Next run</th>
@@ -305,6 +365,10 @@ export function Schedules() {
             <tr key={s.id}>
               <th scope="row">
                 <a href={`#schedules/${s.id}`}>{visibleName(s.name)}</a>
+                <div class="small from-to">
+                  {actionOf(s)} {fromTo(s, named).from} → {fromTo(s, named).to}
+                  {deletes(s) ? `; ${deletes(s)}` : ''}
+                </div>
               </th>
               <td data-label="Every">{s.every}</td>
               <td data-label="Time zone">{s.timezone}</td>

@@ -5,7 +5,7 @@ import { api } from '../api.js';
 import { bytes, time, visibleName } from '../format.js';
 import type { Job, Live } from '../live.js';
 import { can } from '../scopes.js';
-import { Bar } from './activity.js';
+import { Bar, countsWords, settled } from './activity.js';
 import { Alert, message, Needs, useLoad } from './common.js';
 import {
   EMPTY_TRANSFER,
@@ -61,8 +61,7 @@ export function JobProgress({ jobId, live }: { jobId: string; live: Live }) {
     };
   }, [jobId, ended]);
   if (!job) return <Alert error={error} />;
-  const c = job.counts as Job['counts'] & { deleted?: number };
-  const done = c.succeeded + c.skipped + c.failed;
+  const c = job.counts;
   return (
     <div class="job">
       <div class="head">
@@ -70,18 +69,17 @@ export function JobProgress({ jobId, live }: { jobId: string; live: Live }) {
       </div>
       <Bar
         label={`Progress of job ${jobId}`}
-        value={done}
+        value={settled(c)}
         max={c.total}
         status={job.status}
         failed={c.failed}
       />
       <p class="small">
-        {done} of {c.total} objects ({c.succeeded} copied, {c.skipped} skipped, {c.failed} failed
-        {c.deleted !== undefined ? `, ${c.deleted} deleted` : ''}) · {bytes(job.bytes_done)}
+        {countsWords(c)} · {bytes(job.bytes_done)}
       </p>
       {job.error && <p class="alert">{job.error}</p>}
       <Alert error={error} />
-      <a href="#activity">All transfers and jobs</a>
+      <a href={`#activity/${jobId}`}>Open this job</a> · <a href="#activity">All transfers and jobs</a>
     </div>
   );
 }

@@ -3,6 +3,8 @@
 // in it, the sync's compare and delete options or the copy's overwrite mode, the filter and the
 // bandwidth limit; and the request body they make.
 import { visibleName } from '../format.js';
+import { can } from '../scopes.js';
+import { scopesWord } from './common.js';
 
 export interface Loc {
   id: string;
@@ -22,6 +24,7 @@ export function LocationPath({
   path,
   onLocation,
   onPath,
+  placeholder,
 }: {
   id: string;
   /** "Destination", "Source". */
@@ -33,6 +36,8 @@ export function LocationPath({
   path: string;
   onLocation: (id: string) => void;
   onPath: (path: string) => void;
+  /** An example of the path, shown while the field is empty. */
+  placeholder?: string | undefined;
 }) {
   return (
     <>
@@ -50,7 +55,13 @@ export function LocationPath({
         ))}
       </select>
       <label for={`${id}-path`}>{pathLabel}</label>
-      <input id={`${id}-path`} required value={path} onInput={(e) => onPath(e.currentTarget.value)} />
+      <input
+        id={`${id}-path`}
+        required
+        value={path}
+        placeholder={placeholder}
+        onInput={(e) => onPath(e.currentTarget.value)}
+      />
     </>
   );
 }
@@ -214,14 +225,26 @@ export function TransferFields({
             <option value="checksum">Checksum</option>
             <option value="size">Size only</option>
           </select>
-          <label for={`${id}-delete`}>Delete at the destination what the source lacks</label>
-          <input
-            id={`${id}-delete`}
-            type="checkbox"
-            checked={v.delete}
-            onChange={(e) => set({ delete: e.currentTarget.checked })}
-          />
-          {v.delete && text('maxDelete', 'Delete at most (empty: 1000)', bytesField)}
+          {/* A sync that deletes needs the remove scope as well as transfer (docs/api.md, "Scopes"). */}
+          {can('remove') ? (
+            <>
+              <label for={`${id}-delete`}>Delete at the destination what the source lacks</label>
+              <input
+                id={`${id}-delete`}
+                type="checkbox"
+                checked={v.delete}
+                onChange={(e) => set({ delete: e.currentTarget.checked })}
+              />
+              {v.delete && text('maxDelete', 'Delete at most (empty: 1000)', bytesField)}
+            </>
+          ) : (
+            <>
+              <span>Delete at the destination what the source lacks</span>
+              <p class="small needs-scope">
+                Not offered: it needs an API key with the remove scope (this key can: {scopesWord()}).
+              </p>
+            </>
+          )}
         </>
       ) : (
         <>
