@@ -1,6 +1,6 @@
 // Human output: aligned tables, sizes in binary units, times in the local zone. `--json` bypasses all of
 // this and prints the API's answer as it came (one document).
-import { humanSize, showBidiControls } from '../display.js';
+import { displayWidth, humanSize, padToWidth, showBidiControls } from '../display.js';
 
 /** 1536 → "1.5 KiB" (humanSize); "-" when unknown. */
 export function size(bytes: number | undefined | null): string {
@@ -53,16 +53,21 @@ export function printable(text: string): string {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
-/** A table with a header row, columns separated by two spaces, the last column not padded. */
+/**
+ * A table with a header row, columns separated by two spaces, the last column not padded. Columns are
+ * as wide as their widest cell on a terminal (displayWidth): a CJK character or an emoji takes two.
+ */
 export function table<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
   const cells = rows.map((row) => columns.map((c) => printable(c.value(row))));
-  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const widths = columns.map((c, i) =>
+    Math.max(displayWidth(c.header), ...cells.map((r) => displayWidth(r[i] ?? ''))),
+  );
   const line = (values: string[]) =>
     values
       .map((v, i) => {
         const last = i === values.length - 1;
-        if (columns[i]?.right) return v.padStart(widths[i] ?? 0);
-        return last ? v : v.padEnd(widths[i] ?? 0);
+        if (columns[i]?.right) return padToWidth(v, widths[i] ?? 0, true);
+        return last ? v : padToWidth(v, widths[i] ?? 0);
       })
       .join('  ')
       .trimEnd();
@@ -76,7 +81,8 @@ export function fields(pairs: ReadonlyArray<readonly [string, string | undefined
   return present.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${printable(v)}`).join('\n');
 }
 
-/** "1 file", "2 files". */
+/** "1 file", "2 files"; "1 entry", "2 entries" (a consonant and y: ies). */
 export function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+  if (n === 1) return `${n} ${noun}`;
+  return `${n} ${/[^aeiou]y$/.test(noun) ? `${noun.slice(0, -1)}ies` : `${noun}s`}`;
 }
