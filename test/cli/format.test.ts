@@ -1,9 +1,11 @@
 // The CLI's human output (src/cli/format.ts): tables aligned by the columns a cell takes on a terminal,
-// counts in words with the right plural, and a job's objects counted whole (deletions included).
+// counts in words with the right plural, a job's objects counted whole (deletions included), and the
+// Content-Type an upload takes from its name.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Job } from '../../src/api/transfers.js';
 import { counts, showJob } from '../../src/cli/commands/jobs.js';
+import { contentTypeOf } from '../../src/cli/content-type.js';
 import { count, table } from '../../src/cli/format.js';
 import { barLine, jobProgress } from '../../src/cli/watch.js';
 import { displayWidth } from '../../src/display.js';
@@ -66,4 +68,15 @@ test('a sync that deleted counts its deletions everywhere, and a complete job is
   const copy = { ...job, kind: 'copy', counts: { ...copyCounts, total: 247 } } as Job;
   assert.equal(counts(copy), '247/247');
   assert.match(showJob(copy), /^objects:\s+247 total, 247 copied, 0 skipped, 0 failed, 0 pending$/m);
+});
+
+test("an upload's Content-Type comes from the file name's extension, in any case; unknown or none is octet-stream", () => {
+  assert.equal(contentTypeOf('reports/Q4.pdf'), 'application/pdf');
+  assert.equal(contentTypeOf('Report.PDF'), 'application/pdf');
+  assert.equal(contentTypeOf('site/index.html'), 'text/html');
+  assert.equal(contentTypeOf('photos/IMG_0001.JPG'), 'image/jpeg');
+  assert.equal(contentTypeOf('backup.tar.gz'), 'application/gzip', 'the last extension');
+  assert.equal(contentTypeOf('data.bin'), 'application/octet-stream');
+  assert.equal(contentTypeOf('home/.bashrc'), 'application/octet-stream', 'a dot file has no extension');
+  assert.equal(contentTypeOf('v1.2/README'), 'application/octet-stream', 'a dot in a folder is no extension');
 });
