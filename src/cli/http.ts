@@ -91,7 +91,17 @@ function explain(
     return `${server} (try again in ${retryAfter} s)`;
   if (status >= 500 && status !== 502 && status !== 503)
     return `${server} (the server's log has the details)`;
+  if (egressRefusal(server))
+    return `${server}; FERRY_EGRESS_ALLOW is a setting of the ferry server, not of this command: its operator adds the host or its address (FERRY_EGRESS_ALLOW=10.0.0.5 or 127.0.0.1) for ferry to reach a local or private endpoint`;
   return server;
+}
+
+/**
+ * The server refused to reach an address that is not public (docs/api.md, "Outbound calls"): a 400 by
+ * its status, but nothing on the command line is wrong; the server's setting decides (exit 1).
+ */
+function egressRefusal(message: string): boolean {
+  return /\begress to .+ is not allowed\b/.test(message) && message.includes('FERRY_EGRESS_ALLOW');
 }
 
 /** The CLI's User-Agent: the client and the Node.js release it runs on. */
@@ -192,10 +202,11 @@ export function createApi(settings: Settings, options: ApiOptions = {}): Api {
       json = text === '' ? undefined : JSON.parse(text);
     } catch {}
     const obj = json && typeof json === 'object' ? (json as Record<string, unknown>) : {};
-    const refused = scopeRefusal(res.status, typeof obj.message === 'string' ? obj.message : '');
+    const message = typeof obj.message === 'string' ? obj.message : '';
+    const refused = scopeRefusal(res.status, message);
     return new CliError(
       explain(res.status, obj, res.headers.get('retry-after'), settings),
-      refused ? EXIT.auth : exitCodeFor(res.status),
+      refused ? EXIT.auth : egressRefusal(message) ? EXIT.failure : exitCodeFor(res.status),
       refused,
     );
   }
