@@ -18,6 +18,33 @@ export function time(iso: string | undefined | null): string {
   return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
 }
 
+/**
+ * An RFC 3339 time with its weekday, in `zone` and naming it: "Fri 2026-12-04 09:00 (Europe/Paris)".
+ * For times a person acts on (when a mail goes out, when its link stops working), said in the zone the
+ * person gave or the computer's own.
+ */
+export function zonedTime(iso: string, zone: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    weekday: 'short',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(d);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${part('weekday')} ${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')} (${zone})`;
+}
+
+/** This computer's time zone (IANA), UTC when it has none. */
+export function localZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
 /** Seconds as "1:05" or "1:02:03". */
 export function duration(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return '--:--';

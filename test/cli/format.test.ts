@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import type { Job } from '../../src/api/transfers.js';
 import { counts, showJob } from '../../src/cli/commands/jobs.js';
 import { contentTypeOf } from '../../src/cli/content-type.js';
-import { count, table } from '../../src/cli/format.js';
+import { count, table, zonedTime } from '../../src/cli/format.js';
 import { barLine, jobProgress } from '../../src/cli/watch.js';
 import { displayWidth } from '../../src/display.js';
 
@@ -79,4 +79,13 @@ test("an upload's Content-Type comes from the file name's extension, in any case
   assert.equal(contentTypeOf('data.bin'), 'application/octet-stream');
   assert.equal(contentTypeOf('home/.bashrc'), 'application/octet-stream', 'a dot file has no extension');
   assert.equal(contentTypeOf('v1.2/README'), 'application/octet-stream', 'a dot in a folder is no extension');
+});
+
+test('a time a person acts on is shown with its weekday in the zone given, naming it', () => {
+  assert.equal(zonedTime('2026-12-04T00:00:00Z', 'Asia/Tokyo'), 'Fri 2026-12-04 09:00 (Asia/Tokyo)');
+  assert.equal(
+    zonedTime('2026-12-04T00:00:00Z', 'America/New_York'),
+    'Thu 2026-12-03 19:00 (America/New_York)',
+  );
+  assert.equal(zonedTime('2026-07-01T12:30:00Z', 'Europe/Paris'), 'Wed 2026-07-01 14:30 (Europe/Paris)');
 });
