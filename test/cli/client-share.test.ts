@@ -113,7 +113,7 @@ await eachDatabase('ferry client', (database) => {
     assert.match(
       friday.stdout,
       new RegExp(
-        `^send \\S+ scheduled for ${shown[1].replace(/[()]/g, '\\$&')}; its link works until Fri ${weekOn} 09:00 \\(Asia/Tokyo\\)\n`,
+        `^send \\S+ scheduled for ${String(shown[1]).replace(/[()]/g, '\\$&')}; its link works until Fri ${weekOn} 09:00 \\(Asia/Tokyo\\)\n`,
       ),
     );
     const now = ok(await run('send', `${label}:${bucket}/doc.txt`, '--to', to, '--timezone', 'UTC'));
