@@ -3,7 +3,8 @@
 // "report\u202Etxt.exe" display as "reportexe.txt". Every page ferry renders (share pages, mails, the
 // web console) shows such controls escaped, as <U+202E>, so the name reads as what it is; a download's
 // Content-Disposition drops them, since a saved file name has no way to show them. Sizes are written one
-// way everywhere (humanSize), and HTML text is escaped by one function (escapeHtml).
+// way everywhere (humanSize), HTML text is escaped by one function (escapeHtml), and the columns a text
+// takes on a terminal are counted by one (displayWidth).
 // This module has no imports: the web console (ui/src) bundles it too.
 
 /** The bidi controls: embeddings and overrides, isolates, and the implicit marks (LRM, RLM, ALM). */
@@ -66,4 +67,56 @@ const HTML_ESCAPES: Record<string, string> = {
 /** `value` safe as HTML text or as a quoted attribute value. */
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
+}
+
+/**
+ * East Asian Wide and Fullwidth code points (Unicode's EastAsianWidth W and F): Hangul Jamo, the CJK
+ * blocks, Hiragana and Katakana, Hangul syllables, compatibility ideographs, fullwidth forms and the
+ * supplementary ideographic planes. A terminal gives each two columns.
+ */
+const WIDE =
+  /^[\u1100-\u115f\u231a\u231b\u2329\u232a\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{16fe4}\u{17000}-\u{18cff}\u{1b000}-\u{1b2ff}\u{1f200}-\u{1f2ff}\u{20000}-\u{2fffd}\u{30000}-\u{3fffd}]/u;
+/** An emoji shown as a picture: one by default, or one a variation selector 16 asks for, or a flag. */
+const EMOJI = /\p{Emoji_Presentation}|\p{Extended_Pictographic}\ufe0f|\p{Regional_Indicator}{2}/u;
+/** What takes no column of its own: combining marks (variation selectors among them), format characters (joiners). */
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
+
+let graphemes: Intl.Segmenter | undefined;
+
+/**
+ * How many terminal columns `text` takes: two for a wide (CJK) character or an emoji, however many code
+ * points make it (a family joined by ZWJ, a flag), none for a combining mark, one for anything else. The
+ * CLI's tables align by this, so `日本語.txt` (10 columns, 7 characters) keeps its column straight.
+ */
+export function displayWidth(text: string): number {
+  // ASCII, the common case, is one column a character.
+  if (/^[\x20-\x7e]*$/.test(text)) return text.length;
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  let width = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    if (EMOJI.test(segment) || WIDE.test(segment)) width += 2;
+    else if (!ZERO_WIDTH.test(segment)) width += 1;
+  }
+  return width;
+}
+
+/** `text` padded with spaces to `width` columns (displayWidth), on the right or, with `start`, the left. */
+export function padToWidth(text: string, width: number, start = false): string {
+  const fill = ' '.repeat(Math.max(0, width - displayWidth(text)));
+  return start ? fill + text : text + fill;
+}
+
+/** `text` cut to at most `width` columns (displayWidth), whole characters only, `…` marking a cut. */
+export function clipToWidth(text: string, width: number): string {
+  if (displayWidth(text) <= width) return text;
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  let out = '';
+  let used = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    const w = displayWidth(segment);
+    if (used + w > width - 1) break;
+    out += segment;
+    used += w;
+  }
+  return `${out}…`;
 }

@@ -2,12 +2,17 @@
 // GET /v1/sends/{id} the send with its file and recipients. The console's types come from here too.
 import { type Static, Type } from 'typebox';
 import { SEND_STATES } from '../states.js';
-import { oneOf, Timestamp } from './text.js';
+import { oneOf, Timestamp, TimestampText } from './text.js';
 
 export const Send = Type.Object({
   id: Type.String({ format: 'uuid' }),
   status: oneOf(SEND_STATES),
   scheduled_at: Type.Optional(Timestamp),
+  expires_at: Type.Optional(
+    TimestampText({
+      description: 'RFC 3339; when the link stops working: as given, or 7 days after the mail goes out',
+    }),
+  ),
   sent_at: Type.Optional(Timestamp),
   error: Type.Optional(Type.String()),
   refused: Type.Optional(Type.Array(Type.String(), { description: 'addresses the SMTP server refused' })),

@@ -1,6 +1,6 @@
 // Human output: aligned tables, sizes in binary units, times in the local zone. `--json` bypasses all of
 // this and prints the API's answer as it came (one document).
-import { humanSize, showBidiControls } from '../display.js';
+import { displayWidth, humanSize, padToWidth, showBidiControls } from '../display.js';
 
 /** 1536 → "1.5 KiB" (humanSize); "-" when unknown. */
 export function size(bytes: number | undefined | null): string {
@@ -16,6 +16,33 @@ export function time(iso: string | undefined | null): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+}
+
+/**
+ * An RFC 3339 time with its weekday, in `zone` and naming it: "Fri 2026-12-04 09:00 (Europe/Paris)".
+ * For times a person acts on (when a mail goes out, when its link stops working), said in the zone the
+ * person gave or the computer's own.
+ */
+export function zonedTime(iso: string, zone: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    weekday: 'short',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(d);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${part('weekday')} ${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')} (${zone})`;
+}
+
+/** This computer's time zone (IANA), UTC when it has none. */
+export function localZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
 
 /** Seconds as "1:05" or "1:02:03". */
@@ -53,16 +80,21 @@ export function printable(text: string): string {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
-/** A table with a header row, columns separated by two spaces, the last column not padded. */
+/**
+ * A table with a header row, columns separated by two spaces, the last column not padded. Columns are
+ * as wide as their widest cell on a terminal (displayWidth): a CJK character or an emoji takes two.
+ */
 export function table<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
   const cells = rows.map((row) => columns.map((c) => printable(c.value(row))));
-  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const widths = columns.map((c, i) =>
+    Math.max(displayWidth(c.header), ...cells.map((r) => displayWidth(r[i] ?? ''))),
+  );
   const line = (values: string[]) =>
     values
       .map((v, i) => {
         const last = i === values.length - 1;
-        if (columns[i]?.right) return v.padStart(widths[i] ?? 0);
-        return last ? v : v.padEnd(widths[i] ?? 0);
+        if (columns[i]?.right) return padToWidth(v, widths[i] ?? 0, true);
+        return last ? v : padToWidth(v, widths[i] ?? 0);
       })
       .join('  ')
       .trimEnd();
@@ -76,7 +108,8 @@ export function fields(pairs: ReadonlyArray<readonly [string, string | undefined
   return present.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${printable(v)}`).join('\n');
 }
 
-/** "1 file", "2 files". */
+/** "1 file", "2 files"; "1 entry", "2 entries" (a consonant and y: ies). */
 export function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+  if (n === 1) return `${n} ${noun}`;
+  return `${n} ${/[^aeiou]y$/.test(noun) ? `${noun.slice(0, -1)}ies` : `${noun}s`}`;
 }

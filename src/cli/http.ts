@@ -1,6 +1,12 @@
 // The client's one way to the HTTP API (docs/api.md): JSON in and out, the key in the Authorization
 // header, and every error answer turned into a CliError whose message is the server's, with what to do
 // added where the status says it, and whose exit code is the status's (src/cli/exit.ts).
+//
+// A 429 (ferry's rate limits, docs/api.md "Rate limits and caps") is waited out here, for every request
+// the CLI makes: its Retry-After, when it is at most a minute (a rate limit's window), is said on stderr
+// and waited, then the request is made again, up to MAX_WAITS times. One wait holds every request of the
+// process, so the files of a folder going four at a time do not each knock at a full bucket. A longer
+// Retry-After (an hourly limit) is the answer, as before.
 import { CliError, EXIT, type ExitCode } from './exit.js';
 import { time } from './format.js';
 import type { Settings } from './settings.js';
@@ -19,7 +25,11 @@ export interface Api {
 
 export interface RawInit {
   headers?: Record<string, string>;
-  body?: ReadableStream<Uint8Array>;
+  /**
+   * The request body; a function makes it afresh for each try, so that a 429 can be waited out and the
+   * request made again (a stream given as such is read once, and its 429 is the answer).
+   */
+  body?: ReadableStream<Uint8Array> | (() => ReadableStream<Uint8Array>);
   /** Statuses outside 2xx that the caller handles itself (416 for a resumed download). */
   pass?: readonly number[];
   signal?: AbortSignal;
@@ -81,15 +91,77 @@ function explain(
     return `${server} (try again in ${retryAfter} s)`;
   if (status >= 500 && status !== 502 && status !== 503)
     return `${server} (the server's log has the details)`;
+  if (egressRefusal(server))
+    return `${server}; FERRY_EGRESS_ALLOW is a setting of the ferry server, not of this command: its operator adds the host or its address (FERRY_EGRESS_ALLOW=10.0.0.5 or 127.0.0.1) for ferry to reach a local or private endpoint`;
   return server;
+}
+
+/**
+ * The server refused to reach an address that is not public (docs/api.md, "Outbound calls"): a 400 by
+ * its status, but nothing on the command line is wrong; the server's setting decides (exit 1).
+ */
+function egressRefusal(message: string): boolean {
+  return /\begress to .+ is not allowed\b/.test(message) && message.includes('FERRY_EGRESS_ALLOW');
 }
 
 /** The CLI's User-Agent: the client and the Node.js release it runs on. */
 export const USER_AGENT = `ferry-cli (node ${process.version})`;
 
-export function createApi(settings: Settings, fetcher: typeof fetch = fetch): Api {
+/** The longest Retry-After waited out: ferry's rate limits free a place within their one-minute window. */
+export const MAX_RETRY_AFTER_S = 60;
+/** How many 429s one request waits out before the refusal is its answer. */
+export const MAX_WAITS = 10;
+
+/** Retry-After in whole seconds (a number, or an HTTP date); undefined when absent or unreadable. */
+export function retryAfterSeconds(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** What the client calls to reach the server and to say it waits; the defaults are fetch and stderr. */
+export interface ApiOptions {
+  fetcher?: typeof fetch;
+  /** A line for people on stderr: that a 429 is being waited out. */
+  notice?: (line: string) => void;
+}
+
+/** The server's message of a 429, without the "; retry in N s" the wait line says itself. */
+async function refusalText(res: Response): Promise<string> {
+  const text = await res.text().catch(() => '');
+  let message = `HTTP ${res.status}`;
+  try {
+    const body = JSON.parse(text) as { message?: unknown };
+    if (typeof body.message === 'string') message = body.message;
+  } catch {}
+  return message.replace(/;?\s*(retry|try again) in \d+ s\.?$/i, '');
+}
+
+export function createApi(settings: Settings, options: ApiOptions = {}): Api {
+  const { fetcher = fetch, notice = (line: string) => process.stderr.write(`${line}\n`) } = options;
   const key = settings.key;
-  async function request(method: string, path: string, init: RequestInit, accept: string): Promise<Response> {
+  /** Until when every request waits: the latest Retry-After heard (epoch ms). */
+  let heldUntil = 0;
+  async function held(): Promise<void> {
+    for (let left = heldUntil - Date.now(); left > 0; left = heldUntil - Date.now())
+      await new Promise((resolve) => setTimeout(resolve, left));
+  }
+  async function hold(res: Response, seconds: number): Promise<void> {
+    const until = Date.now() + seconds * 1000;
+    // Said once per wait, not once per request that met it: several meet the same full bucket.
+    if (until - heldUntil >= 1000) {
+      const clear = process.stderr.isTTY ? '\r\x1b[K' : '';
+      notice(`${clear}ferry: ${await refusalText(res)}; waiting ${seconds} s, then going on`);
+    } else await res.body?.cancel();
+    heldUntil = Math.max(heldUntil, until);
+  }
+  async function request(
+    method: string,
+    path: string,
+    init: RawInit | RequestInit,
+    accept: string,
+  ): Promise<Response> {
     if (!key) throw new CliError('no API key: set FERRY_API_KEY or run ferry login', EXIT.auth);
     const headers: Record<string, string> = {
       authorization: `Bearer ${key.reveal()}`,
@@ -98,16 +170,29 @@ export function createApi(settings: Settings, fetcher: typeof fetch = fetch): Ap
       'user-agent': USER_AGENT,
       ...(init.headers as Record<string, string> | undefined),
     };
-    try {
-      return await fetcher(`${settings.url}${path}`, { ...init, method, headers });
-    } catch (err) {
-      if ((err as Error).name === 'AbortError') throw err;
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      const why = cause?.code ?? cause?.message ?? (err as Error).message;
-      throw new CliError(
-        `cannot reach ferry at ${settings.url} (${settings.urlSource}): ${why}; is the server running? set FERRY_URL or run ferry login --url URL`,
-        EXIT.failure,
-      );
+    const makeBody = typeof init.body === 'function' ? init.body : undefined;
+    for (let waits = 0; ; waits++) {
+      await held();
+      const body = makeBody ? { body: makeBody(), duplex: 'half' } : {};
+      const res = await send({ ...(init as RequestInit), ...body, method, headers } as RequestInit);
+      // A body given as a stream has been read: its request cannot be made again.
+      const again = typeof init.body !== 'object' || init.body === null;
+      const seconds = res.status === 429 ? retryAfterSeconds(res.headers.get('retry-after')) : undefined;
+      if (seconds === undefined || seconds > MAX_RETRY_AFTER_S || waits >= MAX_WAITS || !again) return res;
+      await hold(res, Math.max(1, seconds));
+    }
+    async function send(requestInit: RequestInit): Promise<Response> {
+      try {
+        return await fetcher(`${settings.url}${path}`, requestInit);
+      } catch (err) {
+        if ((err as Error).name === 'AbortError') throw err;
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        const why = cause?.code ?? cause?.message ?? (err as Error).message;
+        throw new CliError(
+          `cannot reach ferry at ${settings.url} (${settings.urlSource}): ${why}; is the server running? set FERRY_URL or run ferry login --url URL`,
+          EXIT.failure,
+        );
+      }
     }
   }
   async function failure(res: Response): Promise<CliError> {
@@ -117,10 +202,11 @@ export function createApi(settings: Settings, fetcher: typeof fetch = fetch): Ap
       json = text === '' ? undefined : JSON.parse(text);
     } catch {}
     const obj = json && typeof json === 'object' ? (json as Record<string, unknown>) : {};
-    const refused = scopeRefusal(res.status, typeof obj.message === 'string' ? obj.message : '');
+    const message = typeof obj.message === 'string' ? obj.message : '';
+    const refused = scopeRefusal(res.status, message);
     return new CliError(
       explain(res.status, obj, res.headers.get('retry-after'), settings),
-      refused ? EXIT.auth : exitCodeFor(res.status),
+      refused ? EXIT.auth : egressRefusal(message) ? EXIT.failure : exitCodeFor(res.status),
       refused,
     );
   }
@@ -151,9 +237,13 @@ export function createApi(settings: Settings, fetcher: typeof fetch = fetch): Ap
         path,
         {
           ...(init.headers ? { headers: init.headers } : {}),
-          ...(init.body ? { body: init.body, duplex: 'half' } : {}),
+          ...(typeof init.body === 'function'
+            ? { body: init.body }
+            : init.body
+              ? { body: init.body, duplex: 'half' }
+              : {}),
           ...(init.signal ? { signal: init.signal } : {}),
-        } as RequestInit,
+        } as RawInit,
         '*/*',
       );
       if (res.ok || init.pass?.includes(res.status)) return res;

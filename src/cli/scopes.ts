@@ -1,8 +1,10 @@
 // What the CLI knows of scoped keys (docs/api.md, "Scopes"; docs/cli.md, "keys"): the five scopes, the
 // --scope and --location flags' words, and how a key's scopes are shown. Kept free of
 // runtime imports from the server's modules so that the client starts fast.
+import type { ApiKey } from '../api/keys.js';
 import { SCOPES, type Scope } from '../api/scopes.js';
 import { CliError, EXIT, usageError } from './exit.js';
+import type { Api } from './http.js';
 
 export { SCOPES };
 
@@ -33,6 +35,22 @@ export function parseScopes(values: readonly string[] | undefined): Scope[] | un
 /** "all" for every scope, else the list. */
 export function showScopes(scopes: readonly string[]): string {
   return SCOPES.every((s) => scopes.includes(s)) ? 'all' : scopes.join(',');
+}
+
+/**
+ * Refuses early, before anything is sent, what the key's scopes would have the server refuse halfway:
+ * `what` needs `scope` (docs/api.md, "Scopes": a sync or plan that deletes needs `remove` as well as
+ * `transfer`). The key reads its own scopes with GET /v1/key, which any valid key may. Exit 5, as the
+ * server's 403 naming a scope.
+ */
+export async function requireScope(api: Api, scope: Scope, what: string, otherwise: string): Promise<void> {
+  const key = await api.get<ApiKey>('/v1/key');
+  if (key.scopes.includes(scope)) return;
+  throw new CliError(
+    `${what} needs the "${scope}" scope, which this API key ("${key.name}") lacks: it has ${key.scopes.join(', ') || 'none'}; ${otherwise}, or use a key with "${scope}" (ferry keys create NAME --scope ${SCOPES.filter((s) => s === scope || key.scopes.includes(s)).join(',')}); ferry whoami shows what this key may do`,
+    EXIT.auth,
+    true,
+  );
 }
 
 export interface LocationItem {

@@ -1,7 +1,7 @@
 // Following a job or a transfer to its end (docs/api.md, "Polling"): a progress bar on a terminal
 // (objects, bytes, rate, ETA), one plain line per change otherwise, then the final state. The exit code
 // says how the work ended: 0 complete, 6 failed, partial or canceled.
-import type { Job, Transfer } from '../api/transfers.js';
+import type { Counts, Job, Transfer } from '../api/transfers.js';
 import type { Context } from './context.js';
 import { CliError, EXIT } from './exit.js';
 import { duration, size } from './format.js';
@@ -19,12 +19,19 @@ interface Progress {
   failed: number;
 }
 
+/** The objects a job has finished with: copied, skipped, deleted (a sync's) and failed. */
+export function doneOf(c: Counts): number {
+  return c.succeeded + c.skipped + (c.deleted ?? 0) + c.failed;
+}
+
 export function jobProgress(job: Job): Progress {
   const c = job.counts;
+  const done = doneOf(c);
   return {
     status: job.status,
-    done: c.succeeded + c.skipped + c.failed,
-    total: job.status === 'planning' ? undefined : c.total,
+    done,
+    // A server whose total leaves a sync's deletions out would show more done than there are.
+    total: job.status === 'planning' ? undefined : Math.max(c.total, done),
     unit: 'objects',
     bytes: job.bytes_done,
     failed: c.failed,
@@ -50,12 +57,14 @@ function plainLine(p: Progress): string {
   return `${p.status}: ${counted}${p.failed > 0 ? `, ${p.failed} failed` : ''}`;
 }
 
-function barLine(p: Progress, bytesPerSecond: number, etaSeconds: number, width: number): string {
-  const fraction = p.total ? Math.min(1, p.done / p.total) : 0;
+/** The bar a terminal shows while a watch polls; exported to test its wording. */
+export function barLine(p: Progress, bytesPerSecond: number, etaSeconds: number, width: number): string {
+  // Complete is whole, whatever the counts say (docs/api.md, "Sync": a complete job is 100 %).
+  const fraction = p.status === 'complete' ? 1 : p.total ? Math.min(1, p.done / p.total) : 0;
   const cells = 24;
   const filled = Math.round(fraction * cells);
   const bar = `[${'#'.repeat(filled)}${'-'.repeat(cells - filled)}]`;
-  const percent = p.total ? `${Math.floor(fraction * 100)}%`.padStart(4) : '   ?';
+  const percent = p.total || p.status === 'complete' ? `${Math.floor(fraction * 100)}%`.padStart(4) : '   ?';
   const line = `${bar} ${percent}  ${plainLine(p)}  ${size(bytesPerSecond)}/s  ETA ${duration(etaSeconds)}`;
   return line.slice(0, Math.max(20, width - 1));
 }

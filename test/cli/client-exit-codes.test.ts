@@ -2,11 +2,13 @@
 // process, on both databases (one test a file, to stay well inside the per-file time limit
 // on a loaded machine): exit codes.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { eachDatabase } from '../support/fixtures.js';
+import { eachDatabase, unique } from '../support/fixtures.js';
 import { closedPort } from '../support/processes.js';
 import { ferry } from './run.js';
-import { type Service, startService } from './service.js';
+import { ok, type Service, startService } from './service.js';
 
 await eachDatabase('ferry client', (database) => {
   let s: Service;
@@ -15,7 +17,7 @@ await eachDatabase('ferry client', (database) => {
   });
   after(() => s.close());
 
-  test('exit codes: 2 usage, 3 not found, 4 conflict (the candidates listed), 5 no key or a wrong one, 1 unreachable', async () => {
+  test('exit codes: 2 usage, 3 not found, 4 conflict (the candidates listed), 5 no key or a wrong one, 1 unreachable or an address the server may not reach (FERRY_EGRESS_ALLOW named)', async () => {
     const { run, env } = await s.workspace();
     const usage = await run('cp', 'only-one');
     assert.equal(usage.code, 2);
@@ -42,6 +44,18 @@ await eachDatabase('ferry client', (database) => {
     const wrong = await ferry(['ls'], { env: { ...env, FERRY_API_KEY: wrongKey } });
     assert.equal(wrong.code, 5);
     assert.ok(!wrong.stderr.includes(wrongKey));
+    // An endpoint on a private address: the server's FERRY_EGRESS_ALLOW decides, not the command line.
+    const secret = join(s.home, unique('secret'));
+    writeFileSync(secret, JSON.stringify({ access_key_id: 'AKID', secret_access_key: 'SAK' }));
+    const privateLabel = unique('private');
+    const create = ['--provider', 's3', '--label', privateLabel, '--secret-file', secret];
+    ok(await run('locations', 'create', ...create, '--endpoint', 'http://10.255.0.1:9000'));
+    const egress = await run('ls', `${privateLabel}:bucket`);
+    assert.equal(egress.code, 1, egress.stderr);
+    assert.match(
+      egress.stderr,
+      /^ferry: .*egress to 10\.255\.0\.1 \(10\.255\.0\.1\) is not allowed: .*; FERRY_EGRESS_ALLOW is a setting of the ferry server, not of this command: its operator adds the host or its address/m,
+    );
     const closed = await closedPort();
     const down = await ferry(['ls'], { env: { ...env, FERRY_URL: `http://127.0.0.1:${closed}` } });
     assert.equal(down.code, 1);

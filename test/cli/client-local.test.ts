@@ -1,13 +1,19 @@
 // `ferry cp` with a path on this computer (docs/cli.md, "Copying files to and from this computer"), run
 // as a real process against a ferry service in this process with s3rver behind it, on both databases:
 // a folder goes up and comes back byte for byte, one file both ways, --dry-run changes nothing, the
-// progress line on a terminal, and the refusals and errors in words.
+// progress line on a terminal, and the refusals and errors in words; against a second app on the same
+// database whose files rate limit is low and whose clock the test moves, a folder run waits out the 429
+// and goes on, and a run that stops ends with its summary and the names of the files it did not move.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { startTestApp } from '../support/app.js';
+import { SkippingClock } from '../support/clock.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { readS3, seedBucket } from '../support/transfers.js';
+import { waitUntil } from '../support/wait.js';
 import { makeSite, tree } from './local-files.js';
 import { ferry } from './run.js';
 import { json, ok, type Service, startService } from './service.js';
@@ -36,6 +42,12 @@ await eachDatabase('ferry client, local paths', (database) => {
     assert.equal(up.stderr, '', 'no progress line without a terminal');
     for (const [rel, bytes] of files)
       assert.deepEqual(await readS3(s.client, bucket, `up/${rel}`), bytes, rel);
+    // Each stored with the type its name says, as a browser's upload would.
+    const typeOf = async (key: string) =>
+      (await s.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ContentType;
+    assert.equal(await typeOf('up/index.html'), 'text/html');
+    assert.equal(await typeOf('up/a b/[ab].txt'), 'text/plain');
+    assert.equal(await typeOf('up/a b/deep/big.bin'), 'application/octet-stream');
 
     const back = join(s.home, unique('back'));
     const down = json<{ action: string; files: number; bytes: number; failures: unknown[] }>(
@@ -147,6 +159,95 @@ await eachDatabase('ferry client, local paths', (database) => {
       new RegExp(
         `is read as a location; for the file or folder on this computer write \\./${bareName.replace('.', '\\.')}\n$`,
       ),
+    );
+  });
+
+  test('a folder run waits out a 429 (its Retry-After, said on stderr) and goes on, downloads and uploads; a run that stops ends with its summary and the names of the files it did not move', async () => {
+    const { run, env, token } = await s.workspace();
+    const label = await s.location(run);
+    const site = { 'f/a.txt': 'a', 'f/b.txt': 'bb', 'f/deep/c.txt': 'ccc', 'f/d.pdf': 'dddd' };
+    const bucket = await seedBucket(s.client, site);
+
+    // The same database through an app whose files limit is 10 a minute, on a clock that moves only
+    // when the test says: the minute's places are taken at T, and at T + 58 s the next file is told to
+    // come back in 2 s. The test lets the minute pass once the 429 was answered.
+    const clock = new SkippingClock();
+    clock.freeze();
+    const limited = await startTestApp(database, {
+      shareWith: s.t,
+      clock,
+      env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32', FERRY_RATE_FILES_PER_MINUTE: '10' },
+    });
+    try {
+      const url = await limited.app.listen({ port: 0, host: '127.0.0.1' });
+      const viaLimited = (...args: string[]) => ferry(args, { env: { ...env, FERRY_URL: url } });
+      const refusals = () => limited.logs.lines.filter((l) => l.includes('"status":429')).length;
+      /** Takes the bucket's free places now, moves the clock 58 s on, and lets the minute pass at the first 429. */
+      const fillThenPass = async (places: number) => {
+        const at = clock.now();
+        for (let i = 0; i < places; i++) {
+          const res = await limited.request({
+            method: 'HEAD',
+            url: `/v1/files/${label}/${bucket}/none`,
+            token,
+          });
+          assert.equal(res.statusCode, 404, 'a place taken');
+        }
+        clock.skipTo(at + 58_000);
+        const before = refusals();
+        return async () => {
+          await waitUntil(() => refusals() > before, { what: 'a file refused with 429', timeoutMs: 120_000 });
+          clock.skipTo(at + 61_000);
+        };
+      };
+      const waited =
+        /^ferry: at most 10 file uploads and downloads per minute in a workspace; waiting 2 s, then going on$/m;
+
+      const passDown = await fillThenPass(10);
+      const back = join(s.home, unique('back'));
+      const downloading = viaLimited('cp', `${label}:${bucket}/f/`, back);
+      await passDown();
+      const down = ok(await downloading);
+      assert.match(down.stderr, waited);
+      assert.match(down.stdout, /^downloaded 4 files, 10 B in /m);
+      assert.equal(readFileSync(join(back, 'deep', 'c.txt'), 'utf8'), 'ccc');
+
+      // An upload's body is read again from its first byte for the try after the wait.
+      const passUp = await fillThenPass(6);
+      const uploading = viaLimited('cp', back, `${label}:${bucket}/up/`, '--transfers', '2');
+      await passUp();
+      const up = ok(await uploading);
+      assert.match(up.stderr, waited);
+      assert.match(up.stdout, /^uploaded 4 files, 10 B in /m);
+      for (const [key, body] of Object.entries(site))
+        assert.equal((await readS3(s.client, bucket, key.replace(/^f\//, 'up/')))?.toString(), body, key);
+    } finally {
+      await limited.close();
+    }
+
+    // A stop (the same answer for every file: no such location) still ends with the summary, and every
+    // file not moved is named; the exit code is the stop's.
+    const folder = join(s.home, unique('stop'));
+    mkdirSync(folder);
+    for (const name of ['one.txt', 'two.txt', 'three.txt']) writeFileSync(join(folder, name), name);
+    const stopped = await run('cp', folder, `nosuch:${bucket}/x/`, '--transfers', '1');
+    assert.equal(stopped.code, 3, stopped.stderr);
+    assert.match(stopped.stdout, /^uploaded 0 files, 0 B in \S+, 0 B\/s; 3 not uploaded: the run stopped$/m);
+    const names = ['one.txt', 'three.txt', 'two.txt'].map((n) => `${folder}/${n}`);
+    assert.match(stopped.stderr, /^ferry: no location is named "nosuch"/);
+    assert.ok(
+      stopped.stderr.endsWith(
+        `\nthe run stopped: 3 of 3 files not uploaded:\n${names.map((n) => `  ${n}`).join('\n')}\n`,
+      ),
+      stopped.stderr,
+    );
+    const asJson = await run('cp', folder, `nosuch:${bucket}/x/`, '--json');
+    assert.equal(asJson.code, 3, asJson.stderr);
+    const summary = JSON.parse(asJson.stdout) as { files: number; failures: Array<{ path: string }> };
+    assert.equal(summary.files, 0);
+    assert.deepEqual(
+      summary.failures.map((f) => f.path),
+      names,
     );
   });
 });

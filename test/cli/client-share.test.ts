@@ -1,11 +1,13 @@
 // `ferry` as an API client (docs/cli.md), run as a real process against a ferry service in this
 // process, on both databases (one test a file, to stay well inside the per-file time limit
-// on a loaded machine): share prints the link once.
+// on a loaded machine): share prints the link once; send shows when its mail goes (words read before
+// anything is sent, asked about at a terminal) and until when its link works, in the sender's zone.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { seedBucket } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
+import { ferry } from './run.js';
 import { json, ok, type Service, startService } from './service.js';
 
 await eachDatabase('ferry client', (database) => {
@@ -16,7 +18,7 @@ await eachDatabase('ferry client', (database) => {
   after(() => s.close());
 
   test('share prints the link once; shares lists and revokes it; send mails a link and sends show tells its state', async () => {
-    const { run } = await s.workspace();
+    const { run, env } = await s.workspace();
     const label = await s.location(run);
     const bucket = await seedBucket(s.client, { 'doc.txt': 'shared text' });
     const shared = await run(
@@ -87,5 +89,53 @@ await eachDatabase('ferry client', (database) => {
     const again = await run('sends', 'cancel', String(later.id));
     assert.notEqual(again.code, 0);
     assert.match(again.stderr, /already canceled/);
+
+    // Words are read before anything is sent and the moment shown, in the sender's zone with its weekday;
+    // the confirmation says when the mail goes and until when its link works (7 days on by default).
+    const friday = await run(
+      ...[
+        'send',
+        `${label}:${bucket}/doc.txt`,
+        '--to',
+        to,
+        '--at',
+        'next friday',
+        '--timezone',
+        'Asia/Tokyo',
+      ],
+    );
+    ok(friday);
+    const shown = /^the mail goes out (Fri (\d{4}-\d\d-\d\d) 09:00 \(Asia\/Tokyo\))\n$/.exec(friday.stderr);
+    assert.ok(shown, friday.stderr);
+    const due = Date.parse(`${shown[2]}T09:00:00+09:00`);
+    assert.ok(due > Date.now() && due <= Date.now() + 7 * 86_400_000, `the coming Friday: ${shown[1]}`);
+    const weekOn = new Date(due + 7 * 86_400_000).toISOString().slice(0, 10);
+    assert.match(
+      friday.stdout,
+      new RegExp(
+        `^send \\S+ scheduled for ${String(shown[1]).replace(/[()]/g, '\\$&')}; its link works until Fri ${weekOn} 09:00 \\(Asia/Tokyo\\)\n`,
+      ),
+    );
+    const now = ok(await run('send', `${label}:${bucket}/doc.txt`, '--to', to, '--timezone', 'UTC'));
+    assert.match(
+      now.stdout,
+      /^send \S+ queued: the mail goes now; its link works until \w{3} \d{4}-\d\d-\d\d \d\d:\d\d \(UTC\)\n/,
+    );
+    // At a terminal, words are asked about before the send is made: n sends nothing.
+    const count = () => run('sends', '--json').then((r) => json<{ sends: unknown[] }>(r).sends.length);
+    const made = await count();
+    const asked = await ferry(['send', `${label}:${bucket}/doc.txt`, '--to', to, '--at', 'tomorrow 9am'], {
+      env,
+      tty: true,
+      stdin: 'n\n',
+    });
+    assert.equal(asked.code, 0, asked.stdout);
+    assert.match(asked.stdout, /the mail goes out \w{3} \d{4}-\d\d-\d\d 09:00 \(\S+\)\r?\n/);
+    assert.match(asked.stdout, /send it then\? \[y\/N\] /);
+    assert.match(asked.stdout, /nothing sent/);
+    assert.equal(await count(), made, 'no send was made');
+    const unread = await run('send', `${label}:${bucket}/doc.txt`, '--to', to, '--at', 'the day after never');
+    assert.equal(unread.code, 2, unread.stderr);
+    assert.match(unread.stderr, /^ferry: --at "the day after never"/);
   });
 });

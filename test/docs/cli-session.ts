@@ -62,11 +62,15 @@ export function render(parsed: ReturnType<typeof parse>): string {
   return out + parsed.after;
 }
 
-/** What differs between two honest runs, masked: ids, times, ports, the folder, tokens, speeds, durations. */
+/**
+ * What differs between two honest runs, masked: ids, times (a send's with its weekday too: "Fri
+ * 2026-12-04 09:00"), ports, the folder, tokens, speeds, durations.
+ */
 export function mask(line: string): string {
   return line
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>')
     .replace(/\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?/g, '<time>')
+    .replace(/\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d\d-\d\d \d\d:\d\d\b/g, '<time>')
     .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>')
     .replace(/\/s\/[A-Za-z0-9_-]{20,}/g, '/s/<token>')
     .replace(/fry_[A-Za-z0-9_-]+…?/g, 'fry_<key>')

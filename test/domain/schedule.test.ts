@@ -22,9 +22,33 @@ test('relative words count from now, whatever the zone', () => {
 
 test('a bare day means 09:00 in the zone; "tomorrow" is the zone\'s tomorrow', () => {
   assert.equal(at('friday'), '2026-11-27T09:00:00.000Z');
-  assert.equal(at('next friday', 'Europe/Paris'), '2026-12-04T08:00:00.000Z');
+  assert.equal(at('next friday', 'Europe/Paris'), '2026-11-27T08:00:00.000Z', 'the coming Friday');
   assert.equal(at('tomorrow', 'Asia/Tokyo'), '2026-11-26T00:00:00.000Z', 'already the 25th in Tokyo');
   assert.equal(at('2026-12-01'), '2026-12-01T09:00:00.000Z');
+});
+
+test('"next friday" is the coming Friday, as people mean it: said on a Wednesday, two days on; said on a Friday, a week on', () => {
+  const said = (when: string, words: string, timezone?: string) =>
+    new Date(resolveSchedule(words, Date.parse(when), timezone)).toISOString();
+  const wednesday = '2026-12-02T10:00:00Z';
+  assert.equal(said(wednesday, 'next friday'), '2026-12-04T09:00:00.000Z');
+  assert.equal(said(wednesday, 'next Friday 17:00'), '2026-12-04T17:00:00.000Z');
+  assert.equal(said(wednesday, 'next fri at 5pm', 'Europe/Paris'), '2026-12-04T16:00:00.000Z');
+  assert.equal(said(wednesday, 'next friday EST'), '2026-12-04T14:00:00.000Z', 'with a zone in the words');
+  assert.equal(said(wednesday, 'next monday'), '2026-12-07T09:00:00.000Z');
+  assert.equal(said(wednesday, 'next wednesday'), '2026-12-09T09:00:00.000Z', 'its own weekday: a week on');
+  // On a Friday, before and after its 09:00: never today.
+  assert.equal(said('2026-12-04T07:00:00Z', 'next friday'), '2026-12-11T09:00:00.000Z');
+  assert.equal(said('2026-12-04T10:00:00Z', 'next friday'), '2026-12-11T09:00:00.000Z');
+  assert.equal(
+    said('2026-12-04T07:00:00Z', 'friday'),
+    '2026-12-04T09:00:00.000Z',
+    '"friday" alone is today until 09:00',
+  );
+  // Saturday: the Friday of the week to come, six days on.
+  assert.equal(said('2026-12-05T10:00:00Z', 'next friday'), '2026-12-11T09:00:00.000Z');
+  // "next" before anything but a weekday is chrono's as before.
+  assert.equal(said(wednesday, 'next week'), '2026-12-09T09:00:00.000Z');
 });
 
 test('words that name a zone win over the timezone field', () => {

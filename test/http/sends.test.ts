@@ -88,7 +88,7 @@ await eachDatabase('send', (database) => {
   const status = async (call: Call, id: string) =>
     (await call({ method: 'GET', url: `/v1/sends/${id}` })).json();
 
-  test('to and cc get one message as composed, bcc only by envelope; reply-to, text and escaped HTML; the link downloads the file with its password, which the mail never holds', async () => {
+  test('to and cc get one message as composed, bcc only by envelope; reply-to, text and escaped HTML; the link downloads the file with its password, which the mail never holds, and expires 7 days after the mail goes out when no expires_at is given', async () => {
     const { call, label } = await workspace();
     const password = `pw-${randomBytes(4).toString('hex')}`;
     const before = smtp.received.length;
@@ -107,8 +107,11 @@ await eachDatabase('send', (database) => {
     });
     assert.equal(res.statusCode, 202, res.body);
     const accepted = res.json();
-    assert.deepEqual(Object.keys(accepted).sort(), ['id', 'status']);
+    assert.deepEqual(Object.keys(accepted).sort(), ['expires_at', 'id', 'status']);
     assert.equal(accepted.status, 'queued');
+    // No expires_at given: the link stops working 7 days after the mail goes out (now).
+    const weekOn = new Date(clock.now() + 7 * 24 * HOUR).toISOString();
+    assert.equal(accepted.expires_at, weekOn);
     await dispatcher.tick();
     const sent = await status(call, accepted.id);
     assert.equal(sent.status, 'sent', JSON.stringify(sent));
@@ -161,6 +164,9 @@ await eachDatabase('send', (database) => {
     });
     assert.equal(download.statusCode, 200);
     assert.deepEqual(download.rawPayload, FILE);
+    const link = (await call({ method: 'GET', url: '/v1/shares' })).json().shares[0];
+    assert.equal(link.expires_at, weekOn, 'the link made for the send expires then');
+    assert.equal((await status(call, accepted.id)).expires_at, weekOn);
     await dispatcher.tick();
     assert.equal(smtp.received.length, before + 1, 'delivered once');
   });
@@ -240,6 +246,7 @@ await eachDatabase('send', (database) => {
       id: res.json().id,
       status: 'scheduled',
       scheduled_at: '2026-11-25T08:00:00.000Z',
+      expires_at: '2026-12-02T08:00:00.000Z',
     });
     const before = smtp.received.length;
     await dispatcher.tick();
@@ -280,7 +287,12 @@ await eachDatabase('send', (database) => {
         payload: { source: `${label}/${bucket}/out/a1.txt`, to, scheduledAt: due },
       });
       assert.equal(res.statusCode, 202, res.body);
-      assert.deepEqual(res.json(), { id: res.json().id, status: 'scheduled', scheduled_at: due });
+      assert.deepEqual(res.json(), {
+        id: res.json().id,
+        status: 'scheduled',
+        scheduled_at: due,
+        expires_at: new Date(Date.parse(due) + 7 * 24 * HOUR).toISOString(),
+      });
       const got = await smtp.message((m) => m.envelope.to.includes(to), context.signal);
       assert.ok(got.at >= Date.parse(due), `not before its time: ${new Date(got.at).toISOString()}`);
     } finally {
@@ -443,11 +455,12 @@ await eachDatabase('send', (database) => {
       );
       assert.equal(page1.sends[0].status, 'scheduled');
       assert.deepEqual(
-        { ...page1.sends[0], scheduled_at: undefined },
+        { ...page1.sends[0], scheduled_at: undefined, expires_at: undefined },
         {
           id: second,
           status: 'scheduled',
           scheduled_at: undefined,
+          expires_at: undefined,
           source: `${label}/${bucket}/out/a2.txt`,
           file_name: 'a2.txt',
           recipients: 1,

@@ -32,7 +32,7 @@ const watchOption = {
 } as const;
 
 /** Reads a manifest: one key per line (relative to the source prefix), blank lines ignored; - is stdin. */
-function readManifest(file: string): string[] {
+export function readManifest(file: string): string[] {
   const text = readFileSync(file === '-' ? 0 : file, 'utf8');
   return text.split(/\r?\n/).filter((line) => line.trim() !== '');
 }

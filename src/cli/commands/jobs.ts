@@ -5,11 +5,11 @@ import { rename, rm } from 'node:fs/promises';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { Failures, Job, Transfer } from '../../api/transfers.js';
+import type { Counts, Failures, Job, Transfer } from '../../api/transfers.js';
 import { givenFromTo, givenText } from '../../display.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { fields, size, table, time } from '../format.js';
-import { jobProgress, transferProgress, watch } from '../watch.js';
+import { doneOf, jobProgress, transferProgress, watch } from '../watch.js';
 
 type Failure = Failures['failures'][number];
 
@@ -112,13 +112,29 @@ function nextPage(ctx: Context, command: string, cursor: string | undefined): vo
   if (cursor && !ctx.json) ctx.note(`more: ferry ${command} --cursor ${cursor}`);
 }
 
-function counts(j: Pick<Job, 'counts'>): string {
+/**
+ * Objects done of the total: copied, skipped, deleted (a sync's, docs/api.md "Sync") and failed. A
+ * server whose `total` leaves deletions out still shows a finished job whole, never `247/250`.
+ */
+export function counts(j: Pick<Job, 'counts'>): string {
   const c = j.counts;
-  return `${c.succeeded + c.skipped + c.failed}/${c.total}${c.failed ? ` (${c.failed} failed)` : ''}`;
+  const done = doneOf(c);
+  return `${done}/${Math.max(c.total, done)}${c.failed ? ` (${c.failed} failed)` : ''}`;
+}
+
+/** What each count means, in words, for a job's or transfer's `objects:` line. */
+function objectsLine(c: Counts, succeeded: string): string {
+  return [
+    `${Math.max(c.total, doneOf(c))} total`,
+    `${c.succeeded} ${succeeded}`,
+    `${c.skipped} skipped`,
+    ...(c.deleted === undefined ? [] : [`${c.deleted} deleted`]),
+    `${c.failed} failed`,
+    `${c.pending} pending`,
+  ].join(', ');
 }
 
 export function showJob(j: Job, labels = new Map<string, string>()): string {
-  const c = j.counts;
   const side = (s: { id: string; path: string }) => `${labels.get(s.id) ?? s.id}:${s.path}`;
   return fields([
     ['job', j.job_id],
@@ -126,10 +142,7 @@ export function showJob(j: Job, labels = new Map<string, string>()): string {
     ['from', side(j.from)],
     ['to', side(j.to)],
     ['overwrite', j.overwrite],
-    [
-      'objects',
-      `${c.total} total, ${c.succeeded} copied, ${c.skipped} skipped, ${c.failed} failed, ${c.pending} pending`,
-    ],
+    ['objects', objectsLine(j.counts, 'copied')],
     ['bytes', size(j.bytes_done)],
     ['created', time(j.created_at)],
     ['finished', j.finished_at ? time(j.finished_at) : undefined],
@@ -144,12 +157,7 @@ export function showTransfer(t: Transfer): string {
     ['status', t.status],
     ['from', givenText(t.from) || undefined],
     ['to', t.to === undefined ? undefined : givenText(t.to)],
-    [
-      'objects',
-      t.counts === undefined
-        ? undefined
-        : `${t.counts.total} total, ${t.counts.succeeded} done, ${t.counts.skipped} skipped, ${t.counts.failed} failed, ${t.counts.pending} pending`,
-    ],
+    ['objects', t.counts === undefined ? undefined : objectsLine(t.counts, 'done')],
     ['bytes', transferBytes(t)],
     ['created', time(t.created_at)],
     ['finished', t.finished_at ? time(t.finished_at) : undefined],

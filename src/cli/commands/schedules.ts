@@ -1,30 +1,87 @@
 // `ferry schedules …` (docs/api.md, "Schedules"): list (default), create, show, pause, resume, run, rm.
+// create takes every field of POST /v1/schedules, and list and show say them back: a copy's manifest
+// and overwrite, a sync's compare and delete cap, the filter, the bandwidth limit.
 import type { Schedule, ScheduleWithRuns } from '../../api/schedules.js';
+import type { Filter } from '../../api/transfers.js';
 import { type Cli, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
-import { fields, table, time } from '../format.js';
+import { fields, size, table, time } from '../format.js';
+import { requireScope } from '../scopes.js';
 import { colonForm } from '../targets.js';
+import { readManifest } from './bulk.js';
+import { DELETE_NEEDS, filterOf, filterOptions, MAX_DELETE_DEFAULT, parseSize } from './sync.js';
 
-/** What a schedule runs, in one line: `copy photos:b/2026/ → archive:backup/2026/`. */
-function actionText(action: Schedule['action']): string {
-  const [kind, body] = Object.entries(action)[0] ?? ['?', {}];
-  const { from, to, delete: remove } = (body ?? {}) as { from?: unknown; to?: unknown; delete?: unknown };
-  const side = (s: unknown) =>
-    typeof s === 'string'
-      ? s
-      : s && typeof s === 'object'
-        ? `${(s as { name?: string; id?: string }).name ?? (s as { id?: string }).id}:${(s as { path?: string }).path}`
-        : '?';
-  return `${kind} ${side(from)} → ${side(to)}${remove === true ? ' (delete)' : ''}`;
+/** A copy's or a sync's body as a schedule holds it (docs/api.md, "Copy" and "Sync"). */
+interface ActionBody {
+  from?: unknown;
+  to?: unknown;
+  manifest?: unknown[];
+  overwrite?: string;
+  compare?: string;
+  delete?: boolean;
+  max_delete?: number;
+  filter?: Filter;
+  bandwidth_limit?: number;
 }
 
-function showSchedule(s: Schedule | ScheduleWithRuns): string {
+function actionOf(action: Schedule['action']): { kind: string; body: ActionBody } {
+  const [kind, body] = Object.entries(action)[0] ?? ['?', {}];
+  return { kind, body: body && typeof body === 'object' ? (body as ActionBody) : {} };
+}
+
+function side(s: unknown): string {
+  if (typeof s === 'string') return s;
+  if (s && typeof s === 'object') {
+    const t = s as { name?: string; id?: string; path?: string };
+    return `${t.name ?? t.id}:${t.path}`;
+  }
+  return '?';
+}
+
+/** A filter in words: `exclude *.tmp, .DS_Store; at least 1.0 KiB; modified after …`. */
+export function filterText(filter: Filter | undefined): string | undefined {
+  if (!filter) return undefined;
+  const parts = [
+    filter.include?.length ? `include ${filter.include.join(', ')}` : undefined,
+    filter.exclude?.length ? `exclude ${filter.exclude.join(', ')}` : undefined,
+    filter.min_size === undefined ? undefined : `at least ${size(filter.min_size)}`,
+    filter.max_size === undefined ? undefined : `at most ${size(filter.max_size)}`,
+    filter.modified_after === undefined ? undefined : `modified after ${time(filter.modified_after)}`,
+    filter.modified_before === undefined ? undefined : `modified before ${time(filter.modified_before)}`,
+  ].filter((p) => p !== undefined);
+  return parts.length === 0 ? undefined : parts.join('; ');
+}
+
+/** A sync's delete and its cap: `at most 50`, or the default said in words. */
+function deleteText(body: ActionBody): string | undefined {
+  if (body.delete !== true) return undefined;
+  return `what the source lacks, at most ${body.max_delete ?? `${MAX_DELETE_DEFAULT} (the default)`}`;
+}
+
+/** What a schedule runs, in one line: `sync photos:b/2026/ → archive:backup/2026/ (delete ≤ 50; exclude *.tmp)`. */
+export function actionText(action: Schedule['action']): string {
+  const { kind, body } = actionOf(action);
+  const notes = [
+    body.delete === true ? `delete ≤ ${body.max_delete ?? 'default'}` : undefined,
+    filterText(body.filter),
+  ].filter((n) => n !== undefined);
+  return `${kind} ${side(body.from)} → ${side(body.to)}${notes.length ? ` (${notes.join('; ')})` : ''}`;
+}
+
+export function showSchedule(s: Schedule | ScheduleWithRuns): string {
+  const { kind, body } = actionOf(s.action);
   const head = fields([
     ['schedule', s.id],
     ['name', s.name],
     ['every', s.every === s.cron ? s.every : `${s.every} (${s.cron})`],
     ['timezone', s.timezone],
-    ['action', actionText(s.action)],
+    ['action', `${kind} ${side(body.from)} → ${side(body.to)}`],
+    ['manifest', Array.isArray(body.manifest) ? `${body.manifest.length} keys` : undefined],
+    ['overwrite', body.overwrite],
+    ['compare', body.compare],
+    ['delete', deleteText(body)],
+    ['filter', filterText(body.filter)],
+    ['bandwidth', body.bandwidth_limit === undefined ? undefined : `${size(body.bandwidth_limit)}/s`],
     ['paused', s.paused ? 'yes' : undefined],
     ['next run', s.next_run_at ? time(s.next_run_at) : undefined],
     ['last run', s.last_run_at ? time(s.last_run_at) : undefined],
@@ -89,22 +146,88 @@ export function scheduleCommands(cli: Cli): Cli {
                   describe: 'copy FROM/ TO/ (prefixes) at each run',
                 },
                 sync: { type: 'string', array: true, nargs: 2, describe: 'sync FROM/ TO/ at each run' },
+                manifest: {
+                  type: 'string',
+                  describe:
+                    'with --copy: only these keys (a file, one a line, relative to FROM; - reads stdin)',
+                },
+                overwrite: {
+                  choices: ['always', 'if-missing'] as const,
+                  describe:
+                    'with --copy: replace objects at the destination (always, the default) or skip them',
+                },
+                compare: {
+                  choices: ['size-modtime', 'checksum', 'size'] as const,
+                  describe: 'with --sync: how objects are found equal (default size-modtime)',
+                },
                 delete: { type: 'boolean', describe: 'with --sync: remove what the source lacks' },
+                'max-delete': {
+                  type: 'number',
+                  describe: `with --delete: fail the run, removing nothing, when more would go (default: ${MAX_DELETE_DEFAULT})`,
+                },
+                bandwidth: {
+                  type: 'string',
+                  describe: 'cap each run at this many bytes a second (e.g. 10M)',
+                },
                 paused: { type: 'boolean', describe: 'create it paused' },
-              }),
+              })
+              .options(filterOptions)
+              .example(
+                '$0 schedules create mirror --every "every 15 minutes" --sync photos:b/site/ archive:site/ --delete --max-delete 50 --exclude "*.tmp"',
+                '',
+              ),
           async (argv) => {
             const ctx = contextFor(argv);
             if ((argv.copy === undefined) === (argv.sync === undefined))
               throw usageError('give one of --copy FROM TO or --sync FROM TO');
-            if (argv.delete && argv.sync === undefined) throw usageError('--delete goes with --sync');
+            const onlyWith = (kind: '--copy' | '--sync', given: Record<string, unknown>) => {
+              const wrong = Object.entries(given).find(([, v]) => v !== undefined)?.[0];
+              if (wrong) throw usageError(`${wrong} goes with ${kind}`);
+            };
+            if (argv.copy !== undefined)
+              onlyWith('--sync', {
+                '--compare': argv.compare,
+                '--delete': argv.delete,
+                '--max-delete': argv.maxDelete,
+              });
+            else onlyWith('--copy', { '--manifest': argv.manifest, '--overwrite': argv.overwrite });
+            if (argv.maxDelete !== undefined && argv.delete !== true)
+              throw usageError('--max-delete bounds --delete: give --delete too');
             const [from, to] = (argv.copy ?? argv.sync ?? []).map(String);
             if (from === undefined || to === undefined)
               throw usageError('--copy and --sync take FROM and TO');
-            const targets = { from: colonForm(from), to: colonForm(to) };
+            const optional = (key: string, value: unknown) => (value === undefined ? {} : { [key]: value });
+            const common = {
+              from: colonForm(from),
+              to: colonForm(to),
+              ...optional('filter', filterOf(argv)),
+              ...optional(
+                'bandwidth_limit',
+                argv.bandwidth === undefined ? undefined : parseSize(argv.bandwidth, 'bandwidth'),
+              ),
+            };
             const action =
               argv.copy !== undefined
-                ? { copy: targets }
-                : { sync: { ...targets, ...(argv.delete ? { delete: true } : {}) } };
+                ? {
+                    copy: {
+                      ...common,
+                      ...optional(
+                        'manifest',
+                        argv.manifest === undefined ? undefined : readManifest(argv.manifest),
+                      ),
+                      ...optional('overwrite', argv.overwrite),
+                    },
+                  }
+                : {
+                    sync: {
+                      ...common,
+                      ...optional('compare', argv.compare),
+                      ...(argv.delete ? { delete: true } : {}),
+                      ...optional('max_delete', argv.maxDelete),
+                    },
+                  };
+            if (argv.delete === true)
+              await requireScope(ctx.api(), 'remove', DELETE_NEEDS, 'leave out --delete');
             const created = await ctx.api().send<Schedule>('POST', '/v1/schedules', {
               name: argv.name,
               every: argv.every,

@@ -6,8 +6,8 @@ import type { Share } from '../../api/shares.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
 import { expiresAt } from '../expiry.js';
-import { fields, table, time } from '../format.js';
-import { secretLine } from '../prompt.js';
+import { fields, localZone, table, time, zonedTime } from '../format.js';
+import { confirm, interactive, secretLine } from '../prompt.js';
 import { literalFor, literalOption, slashForm } from '../targets.js';
 
 type Send = AnySend;
@@ -17,7 +17,11 @@ const linkOptions = {
     type: 'string',
     describe: 'protect the link; without a value it is asked for (or read from stdin)',
   },
-  expires: { type: 'string', describe: 'when the link stops working: 30m, 12h, 7d, 2w or an RFC 3339 time' },
+  expires: {
+    type: 'string',
+    describe:
+      'when the link stops working: 30m, 12h, 7d, 2w or an RFC 3339 time (a send’s default: 7 days after its mail)',
+  },
 } as const;
 
 async function password(value: string | undefined): Promise<{ password?: string }> {
@@ -25,6 +29,22 @@ async function password(value: string | undefined): Promise<{ password?: string 
   const text = value === '' ? await secretLine('password for the link: ') : value;
   if (text === '') throw usageError('the password is empty');
   return { password: text };
+}
+
+/**
+ * `--at` as the moment the server will schedule (docs/api.md, "Send"), read here by the server's own
+ * reading of the words (loaded only when --at is given), so that it can be shown before anything is
+ * sent; its refusals are usage errors naming --at.
+ */
+async function whenToSend(words: string, zone: string): Promise<string> {
+  const { resolveSchedule } = await import('../../domain/sends/schedule.js');
+  try {
+    return new Date(resolveSchedule(words, Date.now(), zone)).toISOString();
+  } catch (err) {
+    throw usageError(
+      (err as Error).message.replace(/^scheduledAt\b/, '--at').replace(/^timezone\b/, '--timezone'),
+    );
+  }
 }
 
 function showSend(s: Send): string {
@@ -180,7 +200,13 @@ export function shareCommands(cli: Cli): Cli {
           })
           .option('timezone', {
             type: 'string',
-            describe: 'IANA zone for --at without one (default: this computer’s zone)',
+            describe:
+              'IANA zone for --at without one, and for the times shown (default: this computer’s zone)',
+          })
+          .option('yes', {
+            alias: 'y',
+            type: 'boolean',
+            describe: 'with --at in words: do not ask, at a terminal, whether the time shown is right',
           })
           .options(linkOptions)
           .options(literalOption)
@@ -190,9 +216,19 @@ export function shareCommands(cli: Cli): Cli {
           ),
       async (argv) => {
         const ctx = contextFor(argv);
-        const zone = argv.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+        const zone = argv.timezone ?? localZone();
         const list = (v: string[] | undefined) => (v === undefined ? undefined : v.length === 1 ? v[0] : v);
         const optional = (key: string, value: unknown) => (value === undefined ? {} : { [key]: value });
+        const at = argv.at === undefined ? undefined : await whenToSend(argv.at, zone);
+        if (argv.at !== undefined && at !== undefined) {
+          // Shown before anything is sent: words are where a reading can surprise ("next friday").
+          ctx.note(`the mail goes out ${zonedTime(at, zone)}`);
+          const words = !/^([+-]\d{6}|\d{4})-\d{2}-\d{2}/.test(argv.at.trim());
+          if (words && interactive() && !argv.yes && !(await confirm('send it then?'))) {
+            ctx.note('nothing sent');
+            return;
+          }
+        }
         const body = {
           source: slashForm(argv.path),
           ...(literalFor([argv.path], argv.literal) ? { literal: true } : {}),
@@ -202,17 +238,18 @@ export function shareCommands(cli: Cli): Cli {
           ...optional('replyTo', list(argv.replyTo)),
           ...optional('text', argv.message),
           ...optional('sender_name', argv.senderName),
-          ...optional('scheduledAt', argv.at),
+          // The moment shown above, not the words: the server schedules exactly what was shown.
+          ...optional('scheduledAt', at),
           ...(argv.at === undefined ? {} : { timezone: zone }),
           ...(await password(argv.password)),
           ...optional('expires_at', argv.expires === undefined ? undefined : expiresAt(argv.expires)),
         };
         const s = await ctx.api().send<Send>('POST', '/send', body);
-        ctx.print(s, () =>
-          s.scheduled_at
-            ? `send ${s.id} ${s.status} for ${time(s.scheduled_at)}\nferry sends show ${s.id} tells when it went`
-            : `send ${s.id} ${s.status}\nferry sends show ${s.id} tells when it went`,
-        );
+        ctx.print(s, () => {
+          const when = s.scheduled_at ? ` for ${zonedTime(s.scheduled_at, zone)}` : ': the mail goes now';
+          const until = s.expires_at ? `; its link works until ${zonedTime(s.expires_at, zone)}` : '';
+          return `send ${s.id} ${s.status}${when}${until}\nferry sends show ${s.id} tells when it went`;
+        });
       },
     )
     .command('sends', 'mailed links: list (default), show, cancel', (y) =>

@@ -4,8 +4,15 @@
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
 import { count, size, table, time } from '../format.js';
+import { requireScope } from '../scopes.js';
 import { colonForm } from '../targets.js';
 import { watchJob, watchTransfer } from './jobs.js';
+
+/** What a sync's --delete does, as a refusal for a key without `remove` names it. */
+export const DELETE_NEEDS = '--delete (removing what the source lacks)';
+
+/** The default cap of --delete (docs/api.md, "Sync"), as help and `schedules show` say it. */
+export const MAX_DELETE_DEFAULT = "half of the destination's objects or 1000, whichever is fewer";
 
 /** One entry of a plan, as `POST … dry_run` and `GET /v1/plans/{id}` list them (docs/api.md, "Plans"). */
 export interface PlanEntry {
@@ -157,7 +164,7 @@ export function syncCommands(cli: Cli): Cli {
           })
           .option('max-delete', {
             type: 'number',
-            describe: 'with --delete: fail, removing nothing, when more would go (default 1000)',
+            describe: `with --delete: fail, removing nothing, when more would go (default: ${MAX_DELETE_DEFAULT})`,
           })
           .option('bandwidth', {
             type: 'string',
@@ -197,6 +204,7 @@ export function syncCommands(cli: Cli): Cli {
           const plan = await ctx.api().send<Plan>('POST', '/v1/sync', { ...body, dry_run: true });
           return ctx.print(plan, () => showPlan(plan));
         }
+        if (argv.delete === true) await requireScope(ctx.api(), 'remove', DELETE_NEEDS, 'leave out --delete');
         const r = await ctx.api().send<Accepted>('POST', '/v1/sync', body);
         return followAccepted(ctx, r, 'sync', argv.watch === true);
       },

@@ -7,9 +7,11 @@
 // once the size matches. A later run finds the partial file and asks for the rest (`Range: bytes=N-`
 // with `If-Range`), so a file that changed in between comes whole from byte 0 rather than as a splice of
 // two versions; a 206 whose range or identity does not match what was saved is refused the same way.
+import { createReadStream, type ReadStream } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Readable, Transform } from 'node:stream';
+import { contentTypeOf } from '../content-type.js';
 import { CliError, EXIT } from '../exit.js';
 import type { Api } from '../http.js';
 import { type Download, expandHome, filesPath, localError, type Upload } from './plan.js';
@@ -33,27 +35,41 @@ function counting(counter: Counter): Transform {
 
 /** Stores one local file at its key; checks that the server kept as many bytes as were sent. */
 export async function upload(api: Api, task: Upload, counter: Counter): Promise<void> {
-  let file: Awaited<ReturnType<typeof open>>;
+  const path = resolve(expandHome(task.local));
+  // Opened first, so that a missing or unreadable file is its own error before any request.
   try {
-    file = await open(resolve(expandHome(task.local)), 'r');
+    await (await open(path, 'r')).close();
   } catch (err) {
     throw localError(err, task.local);
   }
+  // Bytes of this file counted so far: dropped again when a try ends without the file stored.
   let sent = 0;
-  const pass = counting({
-    add(bytes) {
-      sent += bytes;
-      counter.add(bytes);
-    },
-    drop: counter.drop,
-  });
-  const stream = file.createReadStream({ autoClose: false });
+  let stream: ReadStream | undefined;
+  let pass: Transform | undefined;
+  /** The file from its first byte, counted as it is read: made again for each try (a 429 waited out). */
+  const body = () => {
+    counter.drop(sent);
+    sent = 0;
+    stream?.destroy();
+    pass?.destroy();
+    const read = createReadStream(path);
+    const counted = counting({
+      add(bytes) {
+        sent += bytes;
+        counter.add(bytes);
+      },
+      drop: counter.drop,
+    });
+    read.once('error', (err) => counted.destroy(localError(err, task.local)));
+    stream = read;
+    pass = counted;
+    return Readable.toWeb(read.pipe(counted)) as unknown as globalThis.ReadableStream<Uint8Array>;
+  };
   try {
-    stream.once('error', (err) => pass.destroy(localError(err, task.local)));
-    const body = Readable.toWeb(stream.pipe(pass)) as unknown as globalThis.ReadableStream<Uint8Array>;
     const res = await api.raw('PUT', filesPath(task.location, task.key), {
       headers: {
-        'content-type': 'application/octet-stream',
+        // The type by the name (a PDF is stored as application/pdf), as a browser's upload does.
+        'content-type': contentTypeOf(task.key),
         'content-length': String(task.size),
       },
       body,
@@ -69,9 +85,8 @@ export async function upload(api: Api, task: Upload, counter: Counter): Promise<
     throw err;
   } finally {
     // The server may answer (an error) before reading the whole body: stop reading before closing.
-    stream.destroy();
-    pass.destroy();
-    await file.close();
+    stream?.destroy();
+    pass?.destroy();
   }
 }
 

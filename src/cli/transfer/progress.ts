@@ -2,6 +2,7 @@
 // to and from this computer"): bytes done of the whole run, rate, ETA, and the file being moved, redrawn
 // in place at most ten times a second. Drawn only on a terminal and never with --json or --quiet, so a
 // script's stderr holds nothing but errors.
+import { clipToWidth } from '../../display.js';
 import { duration, printable, size } from '../format.js';
 
 /** How often the line may be redrawn: ten times a second. */
@@ -37,7 +38,8 @@ export function progressLine(
   const eta = left <= 0 ? 0 : rate > 0 ? left / rate : Number.NaN;
   const percent = totals.bytes > 0 ? Math.floor((Math.min(done, totals.bytes) / totals.bytes) * 100) : 100;
   const line = `${String(percent).padStart(3)}%  ${size(done)} of ${size(totals.bytes)}  ${size(Math.round(rate))}/s  ETA ${duration(eta)}  ${filesDone}/${totals.files} files  ${printable(current)}`;
-  return line.length < width ? line : `${line.slice(0, Math.max(20, width - 2))}…`;
+  // One line less than the terminal is wide, counted in columns (a CJK name takes two a character).
+  return clipToWidth(line, Math.max(20, width - 1));
 }
 
 /** A meter that draws on stderr when `draw` holds (a terminal, not --json or --quiet); silent otherwise. */

@@ -2,7 +2,9 @@
 // from this computer"): plan, then move the files --transfers at a time, each streamed, with a progress
 // line on a terminal and a summary at the end. A file that fails does not stop the others (unless the
 // answer would be the same for every file: no key, no such location); the failures are listed at the
-// end and the exit code is 6, as for a job with failures. `mv` removes a source only after its copy
+// end and the exit code is 6, as for a job with failures. A run that stops still ends with its summary
+// and the name of every file that did not make it, with the stop's own exit code. A 429 is waited out
+// by the client (src/cli/http.ts), not counted as a failure. `mv` removes a source only after its copy
 // succeeded: a local file once uploaded, a remote file once downloaded (POST /remove, literal).
 import { rmdir, unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -120,6 +122,21 @@ function failed(failures: Failure[], of: number): CliError {
   );
 }
 
+/**
+ * A folder's run that stopped (an answer that would be the same for every file): why, the files that
+ * failed before, and the name of every file not moved, so that nothing missing goes unsaid. The exit
+ * code is the stop's own.
+ */
+function stopped(stop: CliError, failures: Failure[], missed: Task[], verb: string, of: number): CliError {
+  const before = failures.length === 0 ? '' : `${failures.map((f) => `  ${f.error}`).join('\n')}\n`;
+  const names = missed.map((t) => `  ${from(t)}`).join('\n');
+  return new CliError(
+    `${stop.message}\nthe run stopped: ${failures.length + missed.length} of ${count(of, 'file')} not ${verb}:\n${before}${names}`,
+    stop.exitCode,
+    stop.forbidden,
+  );
+}
+
 /** Removes the downloaded files from the location, in batches, following each removal to its end. */
 async function removeRemote(ctx: Context, done: Task[], failures: Failure[]): Promise<number> {
   const api = ctx.api();
@@ -173,6 +190,8 @@ export async function copyLocal(
   const started = Date.now();
   const failures: Failure[] = [...plan.failures];
   const done: Task[] = [];
+  /** Each task that ended, moved or failed: the rest of a stopped run were never moved. */
+  const ended = new Set<Task>();
   const resumed: Summary['resumed'] = [];
   let bytes = 0;
   let removed = 0;
@@ -190,6 +209,7 @@ export async function copyLocal(
           if (got.resumedAt > 0) resumed.push({ path: task.local, from_byte: got.resumedAt });
         }
         done.push(task);
+        ended.add(task);
         bytes += Math.max(0, task.size);
         if (options.move && task.kind === 'upload') {
           try {
@@ -211,6 +231,7 @@ export async function copyLocal(
         else {
           const named = e.message.includes(from(task)) ? e.message : `${from(task)}: ${e.message}`;
           failures.push({ path: from(task), error: named, exitCode: e.exitCode });
+          ended.add(task);
         }
       } finally {
         progress.finish();
@@ -219,9 +240,12 @@ export async function copyLocal(
   };
   await Promise.all(Array.from({ length: Math.min(options.transfers, plan.tasks.length) }, work));
   progress.end();
-  if (stop) throw stop;
+  // One file: its error is the command's, as for any other command.
+  if (stop && !plan.folder) throw stop;
+  const missed = stop ? plan.tasks.filter((t) => !ended.has(t)) : [];
 
-  if (options.move && action === 'download' && done.length > 0)
+  // A stopped run removes nothing from the location: what stopped it would refuse that too.
+  if (options.move && action === 'download' && done.length > 0 && !stop)
     removed = await removeRemote(ctx, done, failures);
   if (options.move && action === 'upload')
     // Folders the move emptied go too (deepest first); one that still holds something stays.
@@ -235,7 +259,10 @@ export async function copyLocal(
     seconds: Math.round(seconds * 1000) / 1000,
     ...(resumed.length > 0 ? { resumed } : {}),
     ...(options.move ? { removed } : {}),
-    failures: failures.map(({ path, error }) => ({ path, error })),
+    failures: [
+      ...failures.map(({ path, error }) => ({ path, error })),
+      ...missed.map((t) => ({ path: from(t), error: `not ${action}ed: the run stopped (${stop?.message})` })),
+    ],
   };
   if (!options.quiet || ctx.json)
     ctx.print(summary, () => {
@@ -246,7 +273,10 @@ export async function copyLocal(
       if (options.move)
         parts.push(`${removed} removed from ${action === 'upload' ? 'this computer' : 'the location'}`);
       if (failures.length > 0) parts.push(`${failures.length} failed`);
+      if (missed.length > 0) parts.push(`${missed.length} not ${verb}: the run stopped`);
       return parts.join('; ');
     });
-  if (failures.length > 0) throw failed(failures, plan.tasks.length + plan.failures.length);
+  const of = plan.tasks.length + plan.failures.length;
+  if (stop) throw stopped(stop, failures, missed, `${action}ed`, of);
+  if (failures.length > 0) throw failed(failures, of);
 }

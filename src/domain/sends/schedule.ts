@@ -1,7 +1,7 @@
 // When a scheduled send goes out (docs/api.md, "Send"): `scheduledAt` is ISO 8601, or plain words read
 // by chrono-node ("in 2 hours", "tomorrow at 9am", "next friday 17:00", "tomorrow 9am PST"). Words are
 // read in UTC unless they name a zone or offset themselves (then wholly in it: its "tomorrow") or
-// `timezone` names an IANA zone (luxon); a bare day means 09:00 there. The result must lie in the
+// `timezone` names an IANA zone (luxon); a bare day means 09:00 there; "next friday" is the coming one. The result must lie in the
 // future and at most a year (365 days) ahead. The text is at most 100 characters, checked before
 // chrono-node reads it: its cost grows with the text.
 import * as chrono from 'chrono-node';
@@ -73,7 +73,28 @@ function notUnderstood(text: string, results: chrono.ParsedResult[]): string | u
 
 const EXAMPLES = '"tomorrow at 9am", "next friday 17:00", "in 2 hours", or ISO 8601 like "2026-12-01T09:00"';
 
-function fromWords(text: string, now: number, zone: string): number | undefined {
+/**
+ * "next friday": chrono reads it as the Friday of next week, so said on a Wednesday it is nine days on.
+ * People mean the coming one (docs/api.md, "Send"): the words are read without "next", as "friday",
+ * and a day that lands on today (said on a Friday) moves a week on.
+ */
+const NEXT_WEEKDAY =
+  /\bnext\s+(?=(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\b|(?:mon|tue|wed|thu|fri|sat|sun)\b)/i;
+
+function fromWords(words: string, now: number, zone: string): number | undefined {
+  const coming = NEXT_WEEKDAY.test(words);
+  const text = coming ? words.replace(NEXT_WEEKDAY, '') : words;
+  const at = readWordsAt(text, now, zone);
+  if (at === undefined || !coming) return at?.ms;
+  return at.sameDay ? DateTime.fromMillis(at.ms, { zone: at.zone }).plus({ weeks: 1 }).toMillis() : at.ms;
+}
+
+/** The moment the words name, the zone it was read in, and whether it falls on today there. */
+function readWordsAt(
+  text: string,
+  now: number,
+  zone: string,
+): { ms: number; zone: Zone | string; sameDay: boolean } | undefined {
   const results = chrono.parse(
     text,
     { instant: new Date(now), timezone: DateTime.fromMillis(now, { zone }).offset },
@@ -99,8 +120,8 @@ function fromWords(text: string, now: number, zone: string): number | undefined 
     // the reference's own, so reading them again changes nothing.
     const offset = start.get('timezoneOffset') ?? 0;
     start = readWords(text, now, offset) ?? start;
-    if (start.isCertain('hour')) return start.date().getTime();
     where = FixedOffsetZone.instance(offset);
+    if (start.isCertain('hour')) return dated(start.date().getTime(), now, where);
   }
   // Wall-clock fields in the zone (luxon applies its daylight-saving rules for that date).
   const reference = DateTime.fromMillis(now, { zone: where });
@@ -121,7 +142,16 @@ function fromWords(text: string, now: number, zone: string): number | undefined 
   if (bareDay && start.isCertain('weekday') && !start.isCertain('day') && at.toMillis() <= now) {
     at = at.plus({ weeks: 1 });
   }
-  return at.toMillis();
+  return dated(at.toMillis(), now, where);
+}
+
+function dated(
+  ms: number,
+  now: number,
+  zone: Zone | string,
+): { ms: number; zone: Zone | string; sameDay: boolean } {
+  const day = (t: number) => DateTime.fromMillis(t, { zone }).toISODate();
+  return { ms, zone, sameDay: day(ms) === day(now) };
 }
 
 /** chrono's reading of the words against the wall clock at `offset` minutes from UTC, at `now`. */

@@ -25,6 +25,11 @@ export const MAX_TO = 50;
 export const MAX_OTHER = 50;
 export const MESSAGE_MAX = 10_000;
 const HOUR_MS = 3_600_000;
+/**
+ * A send's link stops working this long after its mail goes out, unless `expires_at` says otherwise
+ * (docs/api.md, "Send"): a link mailed to people should not work for ever.
+ */
+export const SEND_LINK_DEFAULT_MS = 7 * 24 * HOUR_MS;
 
 export type Addresses = string | string[];
 
@@ -139,8 +144,10 @@ export class Sends {
     const scheduledAt =
       input.scheduledAt === undefined ? null : resolveSchedule(input.scheduledAt, now, input.timezone);
     const linkExpiresAt =
-      input.expires_at === undefined ? null : parseRfc3339(input.expires_at, 'expires_at');
-    if (linkExpiresAt !== null && linkExpiresAt <= (scheduledAt ?? now)) {
+      input.expires_at === undefined
+        ? (scheduledAt ?? now) + SEND_LINK_DEFAULT_MS
+        : parseRfc3339(input.expires_at, 'expires_at');
+    if (linkExpiresAt <= (scheduledAt ?? now)) {
       throw invalid('expires_at must be after the mail goes out');
     }
     const count = recipients.to.length + recipients.cc.length + recipients.bcc.length;

@@ -13,6 +13,8 @@ export type { SendItem };
 export function sendView(row: SendRow): SendView {
   const v: SendView = { id: row.id, status: row.status };
   if (row.scheduled_at !== null) v.scheduled_at = toRfc3339(row.scheduled_at);
+  // Sends made before links had a default expiry may have none.
+  if (row.link_expires_at !== null) v.expires_at = toRfc3339(row.link_expires_at);
   if (row.sent_at !== null) v.sent_at = toRfc3339(row.sent_at);
   if (row.error !== null) v.error = row.error;
   if (row.refused !== null) v.refused = JSON.parse(row.refused) as string[];

@@ -56,7 +56,11 @@ export const sendRoutes =
               timezone: Type.Optional(
                 Timezone({ description: 'IANA zone for words without one; default UTC' }),
               ),
-              expires_at: Type.Optional(TimestampText({ description: 'when the link stops working' })),
+              expires_at: Type.Optional(
+                TimestampText({
+                  description: 'when the link stops working; default 7 days after the mail goes out',
+                }),
+              ),
               sender_name: Type.Optional(
                 Type.String({
                   minLength: 1,
