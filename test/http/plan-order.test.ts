@@ -41,6 +41,7 @@ await eachDatabase('plan order', (database) => {
         yield* listing;
       },
       10,
+      { workspaceId: workspace_id, keyId: null, ip: '127.0.0.1', userAgent: 'plan-order' },
     );
     const changes = ['k0001', 'k0700', 'k1199', 'gone-b', 'gone-a', 'gone-c', 'gone-d', 'gone-e'];
     const skips = listing.filter((e) => e.action === 'skip').map((e) => e.key);
