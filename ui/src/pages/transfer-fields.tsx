@@ -235,7 +235,8 @@ export function TransferFields({
                 checked={v.delete}
                 onChange={(e) => set({ delete: e.currentTarget.checked })}
               />
-              {v.delete && text('maxDelete', 'Delete at most (empty: 1000)', bytesField)}
+              {v.delete &&
+                text('maxDelete', 'Delete at most (empty: half the destination, at most 1000)', bytesField)}
             </>
           ) : (
             <>
