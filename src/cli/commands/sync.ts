@@ -37,12 +37,14 @@ export const filterOptions = {
   include: {
     type: 'string',
     array: true,
-    describe: 'only objects matching this pattern (relative to the source prefix; repeat for several)',
+    describe:
+      'only objects matching this pattern (without "/" it matches a name at any depth, with "/" it is anchored at the source prefix; repeat for several)',
   },
   exclude: {
     type: 'string',
     array: true,
-    describe: 'leave out objects matching this pattern (e.g. "logs/**"; repeat for several)',
+    describe:
+      'leave out objects matching this pattern (e.g. "*.tmp" at any depth, "logs/**" at the top; repeat for several)',
   },
   'min-size': { type: 'string', describe: 'only objects of at least this size (bytes, or 10K, 5M, 2G)' },
   'max-size': { type: 'string', describe: 'only objects of at most this size' },
