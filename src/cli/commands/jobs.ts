@@ -128,7 +128,7 @@ function objectsLine(c: Counts, succeeded: string): string {
     `${Math.max(c.total, doneOf(c))} total`,
     `${c.succeeded} ${succeeded}`,
     `${c.skipped} skipped`,
-    ...(c.deleted === undefined ? [] : [`${c.deleted} deleted`]),
+    ...(!c.deleted ? [] : [`${c.deleted} deleted`]),
     `${c.failed} failed`,
     `${c.pending} pending`,
   ].join(', ');

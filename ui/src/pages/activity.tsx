@@ -31,7 +31,7 @@ export const settled = (c: Counts) => c.succeeded + c.skipped + c.failed + (c.de
 
 /** "3 of 4 objects (1 copied, 1 skipped, 0 failed, 1 deleted)": a sync's deletions too. */
 export function countsWords(c: Counts, copied = 'copied'): string {
-  const deleted = c.deleted === undefined ? '' : `, ${c.deleted} deleted`;
+  const deleted = !c.deleted ? '' : `, ${c.deleted} deleted`;
   return `${settled(c)} of ${objectsWord(c.total)} (${c.succeeded} ${copied}, ${c.skipped} skipped, ${c.failed} failed${deleted})`;
 }
 
