@@ -63,11 +63,22 @@ test('a sync that deleted counts its deletions everywhere, and a complete job is
   const older = { ...job, counts: { ...job.counts, total: 247 } };
   assert.equal(counts(older), '250/250');
   assert.match(barLine(jobProgress(older), 0, 0, 200), /^\[#{24}\] 100% /);
-  // Counts without `deleted` (a copy job) are read as before.
-  const { deleted: _none, ...copyCounts } = job.counts;
-  const copy = { ...job, kind: 'copy', counts: { ...copyCounts, total: 247 } } as Job;
+  // A copy's counts, with deleted 0 or without it (an older server): no "0 deleted" to read past.
+  const copy = { ...job, kind: 'copy', counts: { ...job.counts, deleted: 0, total: 247 } } as Job;
   assert.equal(counts(copy), '247/247');
   assert.match(showJob(copy), /^objects:\s+247 total, 247 copied, 0 skipped, 0 failed, 0 pending$/m);
+  // An older server's counts had no deleted at all.
+  const { deleted: _none, ...withoutDeleted } = copy.counts;
+  assert.match(
+    showJob({ ...copy, counts: withoutDeleted } as unknown as Job),
+    /^objects:\s+247 total, 247 copied, 0 skipped, 0 failed, 0 pending$/m,
+  );
+  // A sync asked to delete that found nothing to delete says so.
+  const none = { ...job, delete: true, counts: { ...job.counts, succeeded: 250, deleted: 0 } } as Job;
+  assert.match(
+    showJob(none),
+    /^objects:\s+250 total, 250 copied, 0 skipped, 0 deleted, 0 failed, 0 pending$/m,
+  );
 });
 
 test("an upload's Content-Type comes from the file name's extension, in any case; unknown or none is octet-stream", () => {

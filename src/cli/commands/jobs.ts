@@ -122,13 +122,18 @@ export function counts(j: Pick<Job, 'counts'>): string {
   return `${done}/${Math.max(c.total, done)}${c.failed ? ` (${c.failed} failed)` : ''}`;
 }
 
-/** What each count means, in words, for a job's or transfer's `objects:` line. */
-function objectsLine(c: Counts, succeeded: string): string {
+/**
+ * What each count means, in words, for a job's or transfer's `objects:` line. Deletions are said when
+ * there were some, or when the job was asked to delete (a sync with delete: true): a copy's "0 deleted"
+ * says nothing.
+ */
+function objectsLine(c: Counts, succeeded: string, deletes = false): string {
+  const deleted = c.deleted ?? 0;
   return [
     `${Math.max(c.total, doneOf(c))} total`,
     `${c.succeeded} ${succeeded}`,
     `${c.skipped} skipped`,
-    ...(!c.deleted ? [] : [`${c.deleted} deleted`]),
+    ...(deleted > 0 || deletes ? [`${deleted} deleted`] : []),
     `${c.failed} failed`,
     `${c.pending} pending`,
   ].join(', ');
@@ -142,7 +147,7 @@ export function showJob(j: Job, labels = new Map<string, string>()): string {
     ['from', side(j.from)],
     ['to', side(j.to)],
     ['overwrite', j.overwrite],
-    ['objects', objectsLine(j.counts, 'copied')],
+    ['objects', objectsLine(j.counts, 'copied', j.delete === true)],
     ['bytes', size(j.bytes_done)],
     ['created', time(j.created_at)],
     ['finished', j.finished_at ? time(j.finished_at) : undefined],
