@@ -39,17 +39,7 @@ function times(row: {
  * stream, the webhook events, a transfer over several objects, a schedule's runs): `deleted` on every
  * kind, so that done = total - pending holds for a client with no case per kind.
  */
-export function countsOf(
-  row: Pick<
-    JobRow,
-    | 'objects_total'
-    | 'objects_pending'
-    | 'objects_succeeded'
-    | 'objects_skipped'
-    | 'objects_failed'
-    | 'objects_deleted'
-  >,
-): Counts {
+export function countsOf(row: Pick<JobRow, CountColumns>): Counts {
   return {
     total: Number(row.objects_total),
     pending: Number(row.objects_pending),
@@ -115,3 +105,12 @@ export function jobView(row: JobRow, runningBytes: number): Job {
     ...(row.schedule_id === null ? {} : { schedule_id: row.schedule_id }),
   };
 }
+
+/** The job columns a job's counts are read from (countsOf). */
+export type CountColumns =
+  | 'objects_total'
+  | 'objects_pending'
+  | 'objects_succeeded'
+  | 'objects_skipped'
+  | 'objects_failed'
+  | 'objects_deleted';

@@ -4,7 +4,7 @@
 // scheduler does (runs.ts), so a manual run and a due one never start together.
 import type { Kysely } from 'kysely';
 import type { Schedule, ScheduleRun, ScheduleWithRuns } from '../../api/schedules.js';
-import { countsOf } from '../../api/views.js';
+import { type CountColumns, countsOf } from '../../api/views.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, JobRow, ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
@@ -50,17 +50,7 @@ function view(row: ScheduleRow): Schedule {
 }
 
 /** What a run's summary shows of its job: where it stands, and its counts. */
-type RunJob = Pick<
-  JobRow,
-  | 'id'
-  | 'status'
-  | 'objects_total'
-  | 'objects_pending'
-  | 'objects_succeeded'
-  | 'objects_skipped'
-  | 'objects_failed'
-  | 'objects_deleted'
->;
+type RunJob = Pick<JobRow, 'id' | 'status' | CountColumns>;
 
 function runView(row: ScheduleRunRow, job: RunJob | undefined): ScheduleRun {
   // A run still `starting` was cut short between its record and its job (the process stopped).
