@@ -120,3 +120,36 @@ export function clipToWidth(text: string, width: number): string {
   }
   return `${out}…`;
 }
+
+/** A schedule run's outcome as `GET /v1/schedules/{id}` gives it (docs/api.md, "Schedules"). */
+const RUN_OUTCOMES: Record<string, string> = {
+  started: 'started',
+  skipped_overlap: 'skipped: the run before was still going',
+  failed: 'failed to start',
+};
+
+/**
+ * A schedule run in words, and the tone of its badge: a started run as its job stands now (from
+ * `GET /v1/jobs?schedule_id=`: finished, finished with failures, failed, canceled, running), any other
+ * outcome as the schedule recorded it. The console's schedule page and `ferry schedules show` both say it.
+ */
+export function scheduleRunText(
+  outcome: string,
+  job: { status: string; counts: { failed: number } } | undefined,
+): { words: string; tone: string } {
+  if (outcome !== 'started' || job === undefined)
+    return { words: RUN_OUTCOMES[outcome] ?? outcome, tone: outcome };
+  const failed = job.counts.failed;
+  switch (job.status) {
+    case 'complete':
+      return { words: 'finished', tone: 'complete' };
+    case 'partial':
+      return { words: `finished, ${failed} object${failed === 1 ? '' : 's'} failed`, tone: 'partial' };
+    case 'failed':
+      return { words: 'failed', tone: 'failed' };
+    case 'canceled':
+      return { words: 'canceled', tone: 'canceled' };
+    default:
+      return { words: 'running', tone: 'running' };
+  }
+}

@@ -44,11 +44,20 @@ await eachDatabase('ferry client', (database) => {
 
     const listed = ok(await run('schedules')).stdout;
     assert.match(listed, /^SCHEDULE\s+NAME\s+EVERY\s+NEXT RUN\s+ACTION$/m);
-    assert.match(listed, new RegExp(`^${id}\\s+nightly\\s+every day at 02:30\\s+\\S.*copy ${label}:`, 'm'));
+    // The next run is said in the schedule's zone, naming it: "every day at 02:30" in Paris is 02:30
+    // there, whatever this computer's zone (the tests run in UTC, where it is 01:30 or 00:30).
+    assert.match(
+      listed,
+      new RegExp(
+        `^${id}\\s+nightly\\s+every day at 02:30\\s+\\w{3} \\d{4}-\\d\\d-\\d\\d 02:30 \\(Europe/Paris\\)\\s+copy ${label}:`,
+        'm',
+      ),
+    );
 
     const shown = ok(await run('schedules', 'show', id)).stdout;
     assert.match(shown, /^every:\s+every day at 02:30 \(30 2 \* \* \*\)$/m);
     assert.match(shown, /^timezone:\s+Europe\/Paris$/m);
+    assert.match(shown, /^next run:\s+\w{3} \d{4}-\d\d-\d\d 02:30 \(Europe\/Paris\)$/m);
 
     assert.match(ok(await run('schedules', 'pause', id)).stdout, new RegExp(`schedule ${id} paused`));
     assert.match(
@@ -57,7 +66,7 @@ await eachDatabase('ferry client', (database) => {
     );
     assert.match(
       ok(await run('schedules', 'resume', id)).stdout,
-      new RegExp(`schedule ${id} resumed; next run`),
+      new RegExp(`schedule ${id} resumed; next run \\w{3} \\d{4}-\\d\\d-\\d\\d 02:30 \\(Europe/Paris\\)`),
     );
 
     const started = json(await run('schedules', 'run', id, '--json'));
@@ -66,9 +75,10 @@ await eachDatabase('ferry client', (database) => {
     assert.equal(watched.code, 0, watched.stderr);
     assert.equal(JSON.parse(watched.stdout).schedule_id, id);
     assert.equal((await readS3(s.client, dst, 'q/a.txt'))?.toString(), 'scheduled');
+    // The run's job has ended: the run is shown as it stands now, not as "started" for ever.
     assert.match(
       ok(await run('schedules', 'show', id)).stdout,
-      new RegExp(`^runs:\\nDUE\\s+OUTCOME\\s+JOB\\s+REASON\\n.*\\s+started\\s+${started.job_id}`, 'm'),
+      new RegExp(`^runs:\\nDUE\\s+OUTCOME\\s+JOB\\s+REASON\\n.*\\s+finished\\s+${started.job_id}`, 'm'),
     );
 
     const usage = await run('schedules', 'create', 'x', '--every', 'every day');

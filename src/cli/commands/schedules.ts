@@ -2,10 +2,11 @@
 // create takes every field of POST /v1/schedules, and list and show say them back: a copy's manifest
 // and overwrite, a sync's compare and delete cap, the filter, the bandwidth limit.
 import type { Schedule, ScheduleWithRuns } from '../../api/schedules.js';
-import type { Filter } from '../../api/transfers.js';
+import type { Filter, Job } from '../../api/transfers.js';
+import { scheduleRunText } from '../../display.js';
 import { type Cli, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
-import { fields, size, table, time } from '../format.js';
+import { fields, size, table, time, zonedTime } from '../format.js';
 import { requireScope } from '../scopes.js';
 import { colonForm } from '../targets.js';
 import { readManifest } from './bulk.js';
@@ -68,7 +69,22 @@ export function actionText(action: Schedule['action']): string {
   return `${kind} ${side(body.from)} → ${side(body.to)}${notes.length ? ` (${notes.join('; ')})` : ''}`;
 }
 
-export function showSchedule(s: Schedule | ScheduleWithRuns): string {
+/**
+ * When a schedule runs next, in the schedule's own zone and naming it ("Thu 2026-12-03 02:00
+ * (Europe/Berlin)"): "every day at 02:00" is read in that zone, so its next run is said there too.
+ */
+function nextRun(s: Schedule): string {
+  return s.paused ? 'paused' : s.next_run_at ? zonedTime(s.next_run_at, s.timezone) : '-';
+}
+
+/**
+ * A schedule, its settings one a line, and its recent runs; `jobs` (the schedule's jobs, from
+ * `GET /v1/jobs?schedule_id=`) says how each started run stands now: finished, failed, running.
+ */
+export function showSchedule(
+  s: Schedule | ScheduleWithRuns,
+  jobs: ReadonlyMap<string, Job> = new Map(),
+): string {
   const { kind, body } = actionOf(s.action);
   const head = fields([
     ['schedule', s.id],
@@ -83,14 +99,17 @@ export function showSchedule(s: Schedule | ScheduleWithRuns): string {
     ['filter', filterText(body.filter)],
     ['bandwidth', body.bandwidth_limit === undefined ? undefined : `${size(body.bandwidth_limit)}/s`],
     ['paused', s.paused ? 'yes' : undefined],
-    ['next run', s.next_run_at ? time(s.next_run_at) : undefined],
+    ['next run', s.paused ? undefined : s.next_run_at ? nextRun(s) : undefined],
     ['last run', s.last_run_at ? time(s.last_run_at) : undefined],
     ['last job', s.last_job_id],
   ]);
   if (!('runs' in s) || s.runs.length === 0) return head;
   return `${head}\n\nruns:\n${table(s.runs, [
     { header: 'DUE', value: (r) => time(r.due_at) },
-    { header: 'OUTCOME', value: (r) => r.outcome },
+    {
+      header: 'OUTCOME',
+      value: (r) => scheduleRunText(r.outcome, r.job_id ? jobs.get(r.job_id) : undefined).words,
+    },
     { header: 'JOB', value: (r) => r.job_id ?? '' },
     { header: 'REASON', value: (r) => r.reason ?? '' },
   ])}`;
@@ -120,7 +139,7 @@ export function scheduleCommands(cli: Cli): Cli {
                     { header: 'SCHEDULE', value: (s) => s.id },
                     { header: 'NAME', value: (s) => s.name },
                     { header: 'EVERY', value: (s) => s.every },
-                    { header: 'NEXT RUN', value: (s) => (s.paused ? 'paused' : time(s.next_run_at)) },
+                    { header: 'NEXT RUN', value: nextRun },
                     { header: 'ACTION', value: (s) => actionText(s.action) },
                   ]),
             );
@@ -244,8 +263,11 @@ export function scheduleCommands(cli: Cli): Cli {
           (c) => c.positional('id', id),
           async (argv) => {
             const ctx = contextFor(argv);
-            const s = await ctx.api().get<ScheduleWithRuns>(path(argv.id));
-            ctx.print(s, () => showSchedule(s));
+            const [s, page] = await Promise.all([
+              ctx.api().get<ScheduleWithRuns>(path(argv.id)),
+              ctx.api().get<{ jobs: Job[] }>(`/v1/jobs?schedule_id=${encodeURIComponent(argv.id)}&limit=50`),
+            ]);
+            ctx.print(s, () => showSchedule(s, new Map(page.jobs.map((j) => [j.job_id, j]))));
           },
         )
         .command(
@@ -265,7 +287,7 @@ export function scheduleCommands(cli: Cli): Cli {
           async (argv) => {
             const ctx = contextFor(argv);
             const s = await ctx.api().send<Schedule>('PATCH', path(argv.id), { paused: false });
-            ctx.print(s, () => `schedule ${s.id} resumed; next run ${time(s.next_run_at)}`);
+            ctx.print(s, () => `schedule ${s.id} resumed; next run ${nextRun(s)}`);
           },
         )
         .command(

@@ -4,7 +4,7 @@
 // recent runs, each run with its job's state (running, finished, failed) and a link that opens the job.
 import { useEffect, useState } from 'preact/hooks';
 import type { Job } from '../../../src/api/transfers.js';
-import { givenText } from '../../../src/display.js';
+import { givenText, scheduleRunText } from '../../../src/display.js';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
 import { useLocationLabels } from '../labels.js';
@@ -40,29 +40,6 @@ interface Run {
   outcome: string;
   job_id?: string;
   reason?: string;
-}
-
-const OUTCOMES: Record<string, string> = {
-  started: 'started',
-  skipped_overlap: 'skipped: the run before was still going',
-  failed: 'failed to start',
-};
-
-/** A started run as its job stands now (GET /v1/jobs?schedule_id=): the words and the badge's tone. */
-function jobOutcome(job: Job): { words: string; tone: string } {
-  const failed = job.counts.failed;
-  switch (job.status) {
-    case 'complete':
-      return { words: 'finished', tone: 'complete' };
-    case 'partial':
-      return { words: `finished, ${failed} object${failed === 1 ? '' : 's'} failed`, tone: 'partial' };
-    case 'failed':
-      return { words: 'failed', tone: 'failed' };
-    case 'canceled':
-      return { words: 'canceled', tone: 'canceled' };
-    default:
-      return { words: 'running', tone: 'running' };
-  }
 }
 
 /** The browser's own zone first, then UTC, then every other zone the browser knows. */
@@ -306,15 +283,13 @@ export function ScheduleDetail({ id }: { id: string }) {
             <tbody>
               {runs.map((r) => {
                 const job = r.job_id ? s.jobs.get(r.job_id) : undefined;
-                const shown = r.outcome === 'started' && job ? jobOutcome(job) : undefined;
+                const shown = scheduleRunText(r.outcome, job);
                 return (
                   <tr key={`${r.due_at} ${r.ran_at}`}>
                     <th scope="row">{time(r.ran_at)}</th>
                     <td data-label="Due">{time(r.due_at)}</td>
                     <td data-label="Outcome">
-                      <span class={`badge ${shown?.tone ?? r.outcome}`}>
-                        {shown?.words ?? OUTCOMES[r.outcome] ?? r.outcome}
-                      </span>
+                      <span class={`badge ${shown.tone}`}>{shown.words}</span>
                       {r.reason ? ` ${r.reason}` : ''}
                     </td>
                     <td data-label="Job">{jobLink(r.job_id)}</td>
