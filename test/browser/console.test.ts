@@ -287,12 +287,23 @@ for (const database of await testDatabases()) {
     for (const width of widths) {
       test(`at ${width} px, share, move (previewed) and remove on [ab].txt touch that one file, not a.txt and b.txt`, async () => {
         const dir = `ex${width}`;
-        for (const [name, body] of Object.entries({ '[ab].txt': 'AB', 'a.txt': 'A', 'b.txt': 'B' })) {
+        const spaced = '  two  spaces.txt';
+        for (const [name, body] of Object.entries({
+          '[ab].txt': 'AB',
+          'a.txt': 'A',
+          'b.txt': 'B',
+          [spaced]: 'S',
+        })) {
           await client.send(new PutObjectCommand({ Bucket: bucket, Key: `${dir}/${name}`, Body: body }));
         }
         await page.setViewportSize({ width, height: 844 });
         try {
-          await page.goto(`${base}/#browse/${id}/${bucket}/${dir}`);
+          // An address typed with a final slash is the same folder (not "…/ex1280//").
+          await page.goto(`${base}/#browse/${id}/${bucket}/${dir}/`);
+          await page.getByText(`drop files on this page to upload them into ${bucket}/${dir}/.`).waitFor();
+          // A name keeps its spaces as stored: "  two  spaces.txt" is not shown as "two spaces.txt".
+          const spacedRow = page.getByRole('row', { name: /two\s+spaces\.txt/ });
+          assert.equal(await spacedRow.getByRole('rowheader').innerText(), spaced);
           await page.getByRole('button', { name: 'Share [ab].txt', exact: true }).click();
           await page.getByRole('button', { name: 'Create link', exact: true }).click();
           await page

@@ -23,6 +23,12 @@ await eachDatabase('ferry client', (database) => {
     });
     const roots = json<{ hint?: string; entries: Array<{ name: string }> }>(await run('ls', label, '--json'));
     assert.ok(roots.entries.some((e) => e.name === bucket));
+    // At a bucket store's root the note says the command to type, not the API's path field.
+    const root = ok(await run('ls', label));
+    assert.match(
+      root.stderr,
+      new RegExp(`these are buckets: ferry ls ${label}:<bucket>/ lists what one holds`),
+    );
     const answer = json<{ entries: Array<{ path: string; size: number; isDir: boolean }> }>(
       await run('ls', `${label}:${bucket}`, '--json'),
     );

@@ -16,6 +16,30 @@ export function time(iso: string | undefined): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
+/**
+ * A time in a given zone, naming it: "Thu, 12/3/2026, 2:00 AM (Europe/Berlin)". For a schedule's next run,
+ * which its words ("every day at 02:00") say in the schedule's zone, whatever the browser's.
+ */
+export function timeIn(iso: string | undefined, zone: string): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  try {
+    const shown = d.toLocaleString(undefined, {
+      timeZone: zone,
+      weekday: 'short',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: '2-digit',
+    });
+    return `${shown} (${zone})`;
+  } catch {
+    return d.toLocaleString();
+  }
+}
+
 export function duration(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return '—';
   if (seconds < 60) return `${Math.ceil(seconds)} s`;

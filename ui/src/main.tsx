@@ -183,7 +183,7 @@ function App() {
         {page === 'browse' ? (
           <Browser
             location={decodeURIComponent(rest[0] ?? '')}
-            path={rest.slice(1).map(decodeURIComponent).join('/')}
+            path={rest.slice(1).map(decodeURIComponent).join('/').replace(/\/+$/, '')}
           />
         ) : page === 'activity' ? (
           <Activity live={live} job={rest[0] ? decodeURIComponent(rest[0]) : undefined} />

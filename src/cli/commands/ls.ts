@@ -13,11 +13,22 @@ interface Entry {
   modTime?: string;
 }
 
+/**
+ * The API's hint at a bucket store's root ('the entries are buckets; send path "<bucket>" …', for callers
+ * of POST /v1/list) said as the command to type: "these are buckets: ferry ls photos:<bucket>/ lists one".
+ */
+function rootHint(hint: string, location: string): string {
+  const word = /^the entries are (\w+?)s;/.exec(hint)?.[1];
+  return word === undefined
+    ? hint
+    : `these are ${word}s: ferry ls ${location}:<${word}>/ lists what one holds`;
+}
+
 async function list(ctx: Context, place: string, recurse: boolean): Promise<void> {
   const { location, path } = parsePlace(place);
   const body = { ...locationRef(location), path, ...(recurse ? { recurse: true } : {}) };
   const answer = await ctx.api().send<{ hint?: string; entries: Entry[] }>('POST', '/v1/list', body);
-  if (!ctx.json && answer.hint) ctx.note(answer.hint);
+  if (!ctx.json && answer.hint) ctx.note(rootHint(answer.hint, location));
   ctx.print(answer, () => {
     if (answer.entries.length === 0) return 'nothing here';
     const rows = table(answer.entries, [

@@ -316,7 +316,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
                   />
                 </td>
               )}
-              <th scope="row">
+              <th scope="row" class="name">
                 {e.isDir ? <a href={href(location, e.path)}>{visibleName(e.name)}/</a> : visibleName(e.name)}
               </th>
               <td data-label="Size">{e.isDir ? '—' : bytes(e.size)}</td>

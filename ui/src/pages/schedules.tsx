@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Job } from '../../../src/api/transfers.js';
 import { givenText, scheduleRunText } from '../../../src/display.js';
 import { api } from '../api.js';
-import { time, visibleName } from '../format.js';
+import { time, timeIn, visibleName } from '../format.js';
 import { useLocationLabels } from '../labels.js';
 import { can } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad } from './common.js';
@@ -263,7 +263,7 @@ export function ScheduleDetail({ id }: { id: string }) {
             <dt>State</dt>
             <dd>{s.paused ? 'paused' : 'active'}</dd>
             <dt>Next run</dt>
-            <dd>{s.paused ? '— (paused)' : time(s.next_run_at)}</dd>
+            <dd>{s.paused ? '— (paused)' : timeIn(s.next_run_at, s.timezone)}</dd>
             <dt>Last run</dt>
             <dd>
               {time(s.last_run_at)} {jobLink(s.last_job_id)}
@@ -347,7 +347,7 @@ export function Schedules() {
               </th>
               <td data-label="Every">{s.every}</td>
               <td data-label="Time zone">{s.timezone}</td>
-              <td data-label="Next run">{s.paused ? '—' : time(s.next_run_at)}</td>
+              <td data-label="Next run">{s.paused ? '—' : timeIn(s.next_run_at, s.timezone)}</td>
               <td data-label="Last run">
                 {s.last_run_at ? time(s.last_run_at) : '—'} {jobLink(s.last_job_id)}
               </td>
@@ -366,7 +366,7 @@ export function Schedules() {
           locations={locations.data ?? []}
           onCreated={(s) => {
             setNotice(
-              `Schedule ${visibleName(s.name)} created: ${s.paused ? 'paused' : `next run ${time(s.next_run_at)}`}.`,
+              `Schedule ${visibleName(s.name)} created: ${s.paused ? 'paused' : `next run ${timeIn(s.next_run_at, s.timezone)}`}.`,
             );
             listed.reload();
           }}
