@@ -8,6 +8,10 @@
 // is not JSON, a path that is not a string, recipients that are not JSON), and, for a process that died,
 // rows leased by a process that no longer exists, as a SIGKILL leaves them (test/engine/
 // poison-restart.test.ts kills real processes).
+//
+// The app's clock is a SkippingClock: while a test waits for its work to end, the clock is moved over
+// the waits the worker would otherwise sit out in real time (a crash's backoff, the 5 s between the
+// maintenance rounds that fail work whose lease ran out), never while an attempt holds a live lease.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SendDispatcher } from '../../src/domain/sends/dispatcher.js';
@@ -15,19 +19,23 @@ import { newId } from '../../src/ids.js';
 import { createMailer } from '../../src/mail/mailer.js';
 import { Secret } from '../../src/secret.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
+import { SkippingClock } from '../support/clock.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { type Call, createLocation, newWorkspace } from '../support/transfers.js';
-import { waitUntil } from '../support/wait.js';
+import { type WaitOptions, waitUntil } from '../support/wait.js';
 
 const CRASHED_3 = /^the worker crashed 3 times on this work: /;
+/** The worker's rounds of maintenance (src/engine/worker.ts), which fail work whose lease ran out. */
+const MAINTENANCE_MS = 5000;
 
 await eachDatabase('work that keeps crashing', (database) => {
   let t: TestApp;
   let location: { id: string; workspaceId: string };
   let call: Call;
+  const clock = new SkippingClock();
 
   before(async () => {
-    t = await startTestApp(database, { worker: { leaseMs: 30_000 } });
+    t = await startTestApp(database, { clock, worker: { leaseMs: 30_000 } });
     call = await newWorkspace(t);
     // Never contacted: every crash below happens before a store is asked anything.
     const { id } = await createLocation(call, {
@@ -73,8 +81,47 @@ await eachDatabase('work that keeps crashing', (database) => {
     return id;
   }
 
+  /**
+   * Moves the clock over what the worker waits for, once no attempt runs: to the earliest retry time
+   * of work waiting out a crash's backoff, else, when work is left running under a lease that ran out,
+   * to the next round of maintenance. Nothing else is waited for (a live lease: an attempt runs).
+   */
+  async function skipWaits(): Promise<void> {
+    const now = clock.now();
+    const rows = [
+      ...(await db()
+        .selectFrom('transfers')
+        .select(['status', 'run_after', 'lease_expires_at'])
+        .where('status', 'in', ['queued', 'running'])
+        .execute()),
+      ...(await db()
+        .selectFrom('job_objects')
+        .select(['status', 'run_after', 'lease_expires_at'])
+        .where('status', 'in', ['pending', 'running'])
+        .execute()),
+    ];
+    const leased = rows.filter((r) => r.lease_expires_at !== null);
+    if (leased.some((r) => Number(r.lease_expires_at) >= now)) return;
+    const waiting = rows
+      .filter((r) => r.status !== 'running' && Number(r.run_after) > now)
+      .map((r) => Number(r.run_after));
+    if (waiting.length > 0) clock.skipTo(Math.min(...waiting));
+    else if (leased.length > 0) clock.skipTo(now + MAINTENANCE_MS);
+    else return;
+    t.worker?.nudge();
+  }
+
+  /** waitUntil, the clock moved over the worker's waits (skipWaits) between reads. */
+  async function settle<T>(read: () => Promise<T | undefined>, options: WaitOptions) {
+    return waitUntil(async () => {
+      const value = await read();
+      if (value === undefined) await skipWaits();
+      return value;
+    }, options);
+  }
+
   async function settledTransfer(id: string) {
-    return waitUntil(
+    return settle(
       async () => {
         const row = await db()
           .selectFrom('transfers')
@@ -176,7 +223,7 @@ await eachDatabase('work that keeps crashing', (database) => {
       )
       .execute();
     t.worker?.nudge();
-    const objects = await waitUntil(
+    const objects = await settle(
       async () => {
         const rows = await db().selectFrom('job_objects').selectAll().where('job_id', '=', jobId).execute();
         return rows.every((o) => o.status === 'failed') ? rows : undefined;
@@ -325,7 +372,7 @@ await eachDatabase('work that keeps crashing', (database) => {
         crashes: 3,
       })
       .execute();
-    const job = await waitUntil(
+    const job = await settle(
       async () => {
         const row = await db()
           .selectFrom('jobs')
