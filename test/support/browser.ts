@@ -61,24 +61,34 @@ export function artifactsDir(name: string): string {
 }
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+let axeSource: string | undefined;
 
 /**
- * Serious and critical axe-core violations of the page, by rule id. axe is evaluated through the
- * DevTools protocol, which a page's Content-Security-Policy does not govern (the console allows no
- * inline script).
+ * Serious and critical axe-core violations of the page, by rule id: every rule axe runs by default. axe
+ * is evaluated through the DevTools protocol, which a page's Content-Security-Policy does not govern (the
+ * console allows no inline script), once per document: the console moves between its pages by the URL's
+ * hash in one document, and parsing axe's source again for each state cost more than the run itself. A
+ * navigation to a new document (a reload, another path) loses it, and the next call evaluates it again.
+ * Only violations are gathered in full (`resultTypes`): the rules, and what each finds wrong, are the same.
  */
 export async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(readFileSync(AXE, 'utf8'));
-  const result = await page.evaluate(
-    async () =>
-      (
-        await (
-          globalThis as unknown as {
-            axe: { run(): Promise<{ violations: Array<{ id: string; impact: string }> }> };
-          }
-        ).axe.run()
-      ).violations,
-  );
+  if (!(await page.evaluate('typeof globalThis.axe?.run === "function"'))) {
+    axeSource ??= readFileSync(AXE, 'utf8');
+    await page.evaluate(axeSource);
+  }
+  const result = await page.evaluate(async () => {
+    const win = globalThis as unknown as {
+      document: unknown;
+      axe: {
+        run(
+          context: unknown,
+          options: { resultTypes: string[] },
+        ): Promise<{ violations: Array<{ id: string; impact: string }> }>;
+      };
+    };
+    const { violations } = await win.axe.run(win.document, { resultTypes: ['violations'] });
+    return violations.map((v) => ({ id: v.id, impact: v.impact }));
+  });
   return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
 }
 
