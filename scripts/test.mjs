@@ -460,7 +460,7 @@ async function finish(results = []) {
   if (process.env.FERRY_TEST_TIMES_FILE && results.length > 0) {
     appendFileSync(
       process.env.FERRY_TEST_TIMES_FILE,
-      results.map((r) => `${r.ms}\t${r.tier}\t${r.file}`).join('\n') + '\n',
+      `${results.map((r) => `${r.ms}\t${r.tier}\t${r.file}`).join('\n')}\n`,
     );
   }
   process.exit(failures.length > 0 ? 1 : 0);
