@@ -99,7 +99,7 @@ export function showSchedule(
     ['filter', filterText(body.filter)],
     ['bandwidth', body.bandwidth_limit === undefined ? undefined : `${size(body.bandwidth_limit)}/s`],
     ['paused', s.paused ? 'yes' : undefined],
-    ['next run', s.paused ? undefined : s.next_run_at ? nextRun(s) : undefined],
+    ['next run', s.paused || !s.next_run_at ? undefined : nextRun(s)],
     ['last run', s.last_run_at ? time(s.last_run_at) : undefined],
     ['last job', s.last_job_id],
   ]);
