@@ -59,6 +59,13 @@ export interface ObjectInfo {
   hashes: Partial<Record<HashKind, string>>;
   /** The provider's tag for this version of the content, when known (see Entry.etag). */
   etag?: string;
+  /**
+   * Set only by a write (write(), ResumableWrites.write()): the hash kinds the store compared, during
+   * this write, between what it computed over the bytes it sent and what the provider says it stored
+   * (DECISIONS, "Every byte proven"). A mismatch never returns: the write fails as transient.
+   * Absent or empty when the provider reports no hash the store could compare.
+   */
+  verified?: HashKind[];
 }
 
 export interface ListOptions {
