@@ -32,6 +32,7 @@ import {
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { classify, findTests, TIERS } from './test-tiers.mjs';
+import { buildTestTree, inTree } from './test-tree.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const cores = availableParallelism?.() ?? 2;
@@ -161,6 +162,8 @@ function previousTimes() {
 
 async function runFiles() {
   const scratch = mkdtempSync(join(tmpdir(), 'ferry-test-'));
+  // The test files as JavaScript (scripts/test-tree.mjs says why), built once for every tier of the run.
+  const tree = await buildTestTree(root, join(scratch, 'tree'));
   const before = previousTimes();
   const results = [];
   let reports = 0;
@@ -179,7 +182,7 @@ async function runFiles() {
       const queue = [...files];
       const lane = async () => {
         for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-          const result = await runFile(file, tier, limitS, join(scratch, `${++reports}.jsonl`));
+          const result = await runFile(file, tier, limitS, join(scratch, `${++reports}.jsonl`), tree);
           results.push(result);
           print(result);
         }
@@ -202,12 +205,12 @@ async function runFiles() {
 }
 
 /** Runs one test file in a process group of its own; resolves when it has ended or been stopped. */
-function runFile(file, tier, limitS, reportFile) {
+function runFile(file, tier, limitS, reportFile, tree) {
   writeFileSync(reportFile, '');
   const args = [
     '--openssl-legacy-provider',
-    '--import',
-    'tsx',
+    // The file's compiled JavaScript maps back to its .ts in the checkout (scripts/test-tree.mjs).
+    '--enable-source-maps',
     '--import',
     join(root, 'scripts/test-guard.mjs'),
     '--test',
@@ -222,7 +225,7 @@ function runFile(file, tier, limitS, reportFile) {
     // One test's time limit is the file's unless set: the runner's limit names what was running, and a
     // lower one only made a slow machine fail a file (a browser file at 360 s under a load of 28).
     `--test-timeout=${process.env.FERRY_TEST_TIMEOUT_MS || String(limitS * 1000)}`,
-    file,
+    inTree(tree, file),
   ];
   const t0 = Date.now();
   return new Promise((resolve) => {

@@ -13,8 +13,10 @@ import {
   type IForbiddenRuleType,
   type IViolation,
 } from 'dependency-cruiser';
+import { ROOT } from '../support/root.js';
 
-const root = new URL('../..', import.meta.url).pathname;
+// The checkout's src/, not the compiled tree the runner may run this file from.
+const root = ROOT;
 const { default: rules } = (await import(pathToFileURL(join(root, '.dependency-cruiser.mjs')).href)) as {
   default: { forbidden: IForbiddenRuleType[]; options: ICruiseOptions };
 };

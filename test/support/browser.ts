@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { type TestDatabase, testDatabases } from './databases.js';
+import { ROOT } from './root.js';
 import { HANG_MS } from './wait.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -55,7 +56,7 @@ export async function launchChromium(): Promise<Browser> {
 
 /** Where screenshots of a test's pages are kept (test-artifacts/, not committed). */
 export function artifactsDir(name: string): string {
-  const dir = join(new URL('../..', import.meta.url).pathname, 'test-artifacts', name);
+  const dir = join(ROOT, 'test-artifacts', name);
   mkdirSync(dir, { recursive: true });
   return dir;
 }

@@ -45,8 +45,11 @@ export async function createSchema(): Promise<{ schema: string; url: string; dro
   await admin.connect();
   try {
     await admin.query(`create schema ${schema}`);
-    // Which test file made it, for a schema a run leaves behind (the runner gives each file a process).
-    const file = process.argv.find((a) => a.endsWith('.test.ts')) ?? process.argv[1] ?? 'unknown';
+    // Which test file made it, for a schema a run leaves behind (the runner gives each file a process):
+    // test/....test.ts, whether the file runs as TypeScript or compiled in the runner's tree.
+    const file = (process.argv.find((a) => /\.test\.[jt]s$/.test(a)) ?? process.argv[1] ?? 'unknown')
+      .replace(/^.*?\/(test\/)/, '$1')
+      .replace(/\.js$/, '.ts');
     await admin.query(`comment on schema ${schema} is ${pg.escapeLiteral(file)}`);
   } finally {
     await admin.end();
