@@ -4,12 +4,12 @@
 // node_modules included: Node 20 runs loader hooks on a thread of their own and asks it about each
 // module, and the server's ~1,300 modules cost about 2.3 s of CPU more per process that way than as
 // JavaScript (1.2 s of it for having hooks at all). The suite starts about 270 such processes per CI run.
-// So the runner compiles src/ and test/ once per run, with esbuild (the compiler tsx itself uses, with
+// So the runner compiles src/, test/ and bench/ (the soak's load, which a test runs) once per run, with esbuild (the compiler tsx itself uses, with
 // the same tsconfig.json), into a tree that mirrors the checkout:
-//   <tree>/src/**/x.js, <tree>/test/**/x.js   each .ts file compiled, with a source map that names the
+//   <tree>/{src,test,bench}/**/x.js          each .ts file compiled, with a source map that names the
 //                                            .ts file in the checkout, so a stack trace and a failing
 //                                            test's location point at the real file and line
-//   every other file of src/ and test/       a symbolic link to it (fixtures, the .ts files themselves)
+//   every other file of those folders        a symbolic link to it (fixtures, the .ts files themselves)
 //   every other top-level entry              a symbolic link (node_modules, dist, docs, package.json...)
 // so every relative path a test or the server takes from import.meta.url lands where it would in the
 // checkout. Tests that need the checkout's own directory (to walk src/, say) take ROOT from
@@ -18,11 +18,14 @@ import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 
+/** The folders of TypeScript a test may import; the tree mirrors every other top-level entry by a link. */
+const COMPILED = ['src', 'test', 'bench'];
+
 /** Builds the tree of `root` (the checkout) at `dir`, which must not exist yet; resolves with `dir`. */
 export async function buildTestTree(root, dir) {
   mkdirSync(dir, { recursive: true });
   for (const top of readdirSync(root)) {
-    if (top !== 'src' && top !== 'test') symlinkSync(join(root, top), join(dir, top));
+    if (!COMPILED.includes(top)) symlinkSync(join(root, top), join(dir, top));
   }
   const entryPoints = [];
   const visit = (from) => {
@@ -37,8 +40,7 @@ export async function buildTestTree(root, dir) {
       }
     }
   };
-  visit(join(root, 'src'));
-  visit(join(root, 'test'));
+  for (const folder of COMPILED) visit(join(root, folder));
   await build({
     entryPoints,
     outdir: dir,
