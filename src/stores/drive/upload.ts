@@ -170,29 +170,28 @@ async function resumable(
       ...(first ? { first } : {}),
       signal: options.signal,
       onProgress: options.onProgress,
-      uploadPart: async (part) => {
-        const hashed = sent.update(part.data); // before the part's buffer can be lent to another
-        // Reading ahead by one stream chunk tells whether this is the last part, which must carry
-        // the total; it is safe because parts are sent one at a time.
-        const last = await reader.atEnd();
-        const end = part.offset + part.data.length;
-        if (declared !== undefined && last && end !== declared) {
-          throw invalid(`the body was ${end} bytes, not its declared size of ${declared}`);
-        }
-        if (declared !== undefined && !last && end >= declared) {
-          throw invalid(`the body is longer than its declared size of ${declared} bytes`);
-        }
-        if (!last && part.data.length % CHUNK_GRANULE !== 0) {
-          throw new FerryError(
-            'internal',
-            `drive: chunk of ${part.data.length} bytes is not a multiple of 256 KiB`,
-          );
-        }
-        const total = last ? String(end) : declared === undefined ? '*' : String(declared);
-        const answer = await sendChunk(api, session, part.offset, part.data, total, options, target.path);
-        await hashed;
-        if (last) result = answer;
-      },
+      uploadPart: (part) =>
+        sent.during(part.data, async () => {
+          // Reading ahead by one stream chunk tells whether this is the last part, which must carry
+          // the total; it is safe because parts are sent one at a time.
+          const last = await reader.atEnd();
+          const end = part.offset + part.data.length;
+          if (declared !== undefined && last && end !== declared) {
+            throw invalid(`the body was ${end} bytes, not its declared size of ${declared}`);
+          }
+          if (declared !== undefined && !last && end >= declared) {
+            throw invalid(`the body is longer than its declared size of ${declared} bytes`);
+          }
+          if (!last && part.data.length % CHUNK_GRANULE !== 0) {
+            throw new FerryError(
+              'internal',
+              `drive: chunk of ${part.data.length} bytes is not a multiple of 256 KiB`,
+            );
+          }
+          const total = last ? String(end) : declared === undefined ? '*' : String(declared);
+          const answer = await sendChunk(api, session, part.offset, part.data, total, options, target.path);
+          if (last) result = answer;
+        }),
     });
   } catch (err) {
     // Cancelling the session keeps a half-written file from ever appearing.

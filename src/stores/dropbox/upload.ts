@@ -65,28 +65,27 @@ export async function uploadDropbox(
     maxParts: tuning.maxParts,
     signal,
     onProgress: options.onProgress,
-    uploadPart: async ({ index, offset, data }) => {
-      const hashed = sent.update(data); // before the part's buffer can be lent to another
-      if (index === 0) {
-        const started = await client.upload<{ session_id: string }>(
-          'files/upload_session/start',
-          { close: false },
-          data,
-          path,
-          signal,
-        );
-        sessionId = started.session_id;
-      } else {
-        await client.upload<null>(
-          'files/upload_session/append_v2',
-          { cursor: { session_id: sessionId, offset }, close: false },
-          data,
-          path,
-          signal,
-        );
-      }
-      await hashed;
-    },
+    uploadPart: ({ index, offset, data }) =>
+      sent.during(data, async () => {
+        if (index === 0) {
+          const started = await client.upload<{ session_id: string }>(
+            'files/upload_session/start',
+            { close: false },
+            data,
+            path,
+            signal,
+          );
+          sessionId = started.session_id;
+        } else {
+          await client.upload<null>(
+            'files/upload_session/append_v2',
+            { cursor: { session_id: sessionId, offset }, close: false },
+            data,
+            path,
+            signal,
+          );
+        }
+      }),
   });
   return client.upload<FileMetadata>(
     'files/upload_session/finish',

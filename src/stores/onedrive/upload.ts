@@ -83,26 +83,26 @@ async function session(
       concurrency: 1, // the session takes its fragments in order
       signal: options.signal,
       onProgress: options.onProgress,
-      uploadPart: async (part) => {
-        const hashed = sent.update(part.data); // before the part's buffer can be lent to another
-        const end = part.offset + part.data.length;
-        const last = await reader.atEnd(); // one stream chunk of read-ahead; parts go one at a time
-        if (last && end !== size)
-          throw invalid(`the body was ${end} bytes, not its declared size of ${size}`);
-        if (!last && end >= size) throw invalid(`the body is longer than its declared size of ${size} bytes`);
-        const res = await api.http.send({
-          method: 'PUT',
-          url: uploadUrl,
-          anonymous: true,
-          headers: { 'content-range': `bytes ${part.offset}-${end - 1}/${size}` },
-          body: part.data,
-          signal: options.signal,
-          operation: `upload fragment ${path}`,
-        });
-        const text = await readText(res.body, Number.POSITIVE_INFINITY);
-        await hashed;
-        if (last) result = text === '' ? undefined : (JSON.parse(text) as DriveItem);
-      },
+      uploadPart: (part) =>
+        sent.during(part.data, async () => {
+          const end = part.offset + part.data.length;
+          const last = await reader.atEnd(); // one stream chunk of read-ahead; parts go one at a time
+          if (last && end !== size)
+            throw invalid(`the body was ${end} bytes, not its declared size of ${size}`);
+          if (!last && end >= size)
+            throw invalid(`the body is longer than its declared size of ${size} bytes`);
+          const res = await api.http.send({
+            method: 'PUT',
+            url: uploadUrl,
+            anonymous: true,
+            headers: { 'content-range': `bytes ${part.offset}-${end - 1}/${size}` },
+            body: part.data,
+            signal: options.signal,
+            operation: `upload fragment ${path}`,
+          });
+          const text = await readText(res.body, Number.POSITIVE_INFINITY);
+          if (last) result = text === '' ? undefined : (JSON.parse(text) as DriveItem);
+        }),
     });
   } catch (err) {
     // Deleting the session drops the fragments; nothing appears at the path.

@@ -25,6 +25,20 @@ export class SentHashes {
     return Promise.all([...this.#hashes.values()].map((hash) => hash.update(data))).then(() => undefined);
   }
 
+  /**
+   * Hashes a part while `send` sends it, and settles once both are done: a part buffer lent by
+   * uploadParts may be refilled only then. Call it synchronously at the part's start, so parts are
+   * hashed in order. A failure of the hashing thread is not this part's: digests() reports it.
+   */
+  async during<T>(data: Uint8Array, send: () => Promise<T>): Promise<T> {
+    const hashed = this.update(data);
+    try {
+      return await send();
+    } finally {
+      await hashed.catch(() => undefined);
+    }
+  }
+
   /** The digests of everything sent, lower-case hex, by kind; the hashes cannot be fed afterwards. */
   async digests(): Promise<Map<HashKind, string>> {
     if (!this.#digests) {
