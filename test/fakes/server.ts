@@ -30,6 +30,8 @@ export class FakeServer {
   readonly #faults: Fault[] = [];
   readonly #aimed: { match: (request: RecordedRequest) => boolean; fault: Exclude<Fault, 'pass'> }[] = [];
   readonly #corruptions: ((request: RecordedRequest) => boolean)[] = [];
+  /** Upload bodies changed by a corruption so far (corruptWhen). */
+  corrupted = 0;
   readonly #servers: http.Server[] = [];
 
   /**
@@ -98,6 +100,7 @@ export class FakeServer {
     const armed = this.#corruptions.findIndex((match) => match(seen));
     if (armed < 0) return data;
     this.#corruptions.splice(armed, 1);
+    this.corrupted += 1;
     const changed = Buffer.from(data);
     const at = changed.length >> 1;
     changed[at] = (changed[at] as number) ^ 0xff;
