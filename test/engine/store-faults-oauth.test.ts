@@ -2,7 +2,8 @@
 // front of the OAuth stores other than Dropbox (./store-faults.test.ts has it with s3rver, azurite,
 // gcs and Dropbox): the OneDrive, Google Drive and Box fakes, each as the source and as the
 // destination of a bulk job whose other side is s3rver, reached directly. A file of its own, so that
-// the test runner runs it beside the other one.
+// the test runner runs it beside the other one. After the table, each fake changes a byte of an upload
+// (../support/corrupt-uploads.ts, issue 37).
 //
 // What goes behind the fault proxy is what carries the bytes, as ferry reaches it in production:
 // - OneDrive: all of Graph (simple uploads are PUTs on the API host) and the pre-authenticated
@@ -22,6 +23,7 @@ import { FakeDrive } from '../fakes/drive/server.js';
 import { FakeOneDrive } from '../fakes/onedrive/server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { SkippingClock } from '../support/clock.js';
+import { corruptedUploadCases } from '../support/corrupt-uploads.js';
 import { type FaultProxy, type SeenRequest, startFaultProxy } from '../support/fault-proxy.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -269,4 +271,14 @@ await eachDatabase('a bulk job under each OAuth store fault', (database) => {
   ];
 
   storeFaultTable(() => t, clock, ROUTES);
+
+  const route = (name: string) => ROUTES.find((r) => r.name === name) as Route;
+  corruptedUploadCases(
+    () => t,
+    [
+      { route: route('onedrive destination'), server: () => onedrive.server },
+      { route: route('drive destination'), server: () => drive.server },
+      { route: route('box destination'), server: () => box.server },
+    ],
+  );
 });

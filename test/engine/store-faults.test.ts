@@ -1,7 +1,8 @@
 // Issue 27, "Faults, rotation and scale": the table of store faults (test/support/store-faults.ts)
 // in front of s3rver, azurite, the gcs fake and the Dropbox fake, each as the source and as the
 // destination of a bulk job. The OAuth stores' rows (OneDrive, Google Drive, Box) are in
-// ./store-faults-oauth.test.ts, which the test runner runs beside this file.
+// ./store-faults-oauth.test.ts, which the test runner runs beside this file. After the table, the gcs
+// and Dropbox fakes change a byte of an upload (../support/corrupt-uploads.ts, issue 37).
 import { after, before } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { BlobServiceClient } from '@azure/storage-blob';
@@ -10,6 +11,7 @@ import { FakeGcs } from '../fakes/gcs/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
 import { SkippingClock } from '../support/clock.js';
+import { corruptedUploadCases } from '../support/corrupt-uploads.js';
 import { type FaultProxy, type SeenRequest, startFaultProxy } from '../support/fault-proxy.js';
 import { eachDatabase, gcsServiceAccount, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -294,4 +296,13 @@ await eachDatabase('a bulk job under each store fault', (database) => {
   ];
 
   storeFaultTable(() => t, clock, ROUTES);
+
+  const route = (name: string) => ROUTES.find((r) => r.name === name) as Route;
+  corruptedUploadCases(
+    () => t,
+    [
+      { route: route('gcs destination'), server: () => gcs.server },
+      { route: route('dropbox destination'), server: () => dropbox.server },
+    ],
+  );
 });

@@ -1,7 +1,7 @@
 // The server plumbing every provider fake shares: loopback listeners on ephemeral ports (one per host
 // the provider has: Dropbox and Box have two), one log of the requests received, one queue of forced
 // answers (faults: throttling, server errors, any recorded fixture, or one aimed at a given request),
-// and the JSON/text/range helpers the fakes answer with. What a provider says lives in its own folder;
+// one of corruptions (a byte of an upload's content flipped before it is stored), and the JSON/text/range helpers the fakes answer with. What a provider says lives in its own folder;
 // how bytes get on the wire here.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +29,9 @@ export class FakeServer {
   readonly requests: RecordedRequest[] = [];
   readonly #faults: Fault[] = [];
   readonly #aimed: { match: (request: RecordedRequest) => boolean; fault: Exclude<Fault, 'pass'> }[] = [];
+  readonly #corruptions: ((request: RecordedRequest) => boolean)[] = [];
+  /** Upload bodies changed by a corruption so far (corruptWhen). */
+  corrupted = 0;
   readonly #servers: http.Server[] = [];
 
   /**
@@ -71,10 +74,37 @@ export class FakeServer {
     this.inject({ status: recorded.status, headers: recorded.headers, body: recorded.body }, count);
   }
 
-  /** Drops the forced answers not taken yet. */
+  /** Drops the forced answers and corruptions not taken yet. */
   clearFaults(): void {
     this.#faults.length = 0;
     this.#aimed.length = 0;
+    this.#corruptions.length = 0;
+  }
+
+  /**
+   * The next upload request for which `match` holds (by default the next one) has one byte of its
+   * content flipped before the fake stores it, as a proxy changing a byte on the way would (issue 37).
+   * The fake then stores and reports what it received, as the provider would.
+   */
+  corruptWhen(match: (request: RecordedRequest) => boolean = () => true): void {
+    this.#corruptions.push(match);
+  }
+
+  /**
+   * What each fake does with the content bytes of an upload request before it checks or stores them:
+   * `data` as it came, or a copy with its middle byte flipped when a corruption is armed for `req`.
+   */
+  tamper(req: IncomingMessage, data: Buffer): Buffer {
+    if (data.length === 0) return data;
+    const seen = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers };
+    const armed = this.#corruptions.findIndex((match) => match(seen));
+    if (armed < 0) return data;
+    this.#corruptions.splice(armed, 1);
+    this.corrupted += 1;
+    const changed = Buffer.from(data);
+    const at = changed.length >> 1;
+    changed[at] = (changed[at] as number) ^ 0xff;
+    return changed;
   }
 
   /**

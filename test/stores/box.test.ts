@@ -144,6 +144,7 @@ describe('box specifics', () => {
     const info = await store.write('chunked/big.bin', Readable.from([data]), { size });
     assert.equal(info.size, size);
     assert.equal(info.hashes.sha1, createHash('sha1').update(data).digest('hex'));
+    assert.deepEqual(info.verified, ['sha1'], 'the SHA-1 of the parts sent was compared with the file’s');
     const routes = fake.calls.map((c) => `${c.method} ${c.path.replace(/[0-9A-F]{32}/, '{id}')}`);
     assert.equal(
       routes.filter((r) => r === 'PUT /api/2.0/files/upload_sessions/{id}').length,
@@ -157,6 +158,27 @@ describe('box specifics', () => {
       size: PART_SIZE * 5,
     });
     assert.equal((await store.stat('chunked/big.bin')).size, PART_SIZE * 5);
+  });
+
+  test('a single upload or a part changed on the way is refused by its SHA-1: transient, and the retry lands', async () => {
+    const small = randomBytes(1000);
+    fake.server.corruptWhen((r) => r.url.startsWith('/api/2.0/files/content'));
+    const err = await store
+      .write('chunked/proof-small.bin', Readable.from([small]), { size: 1000 })
+      .catch((e) => e);
+    assert.ok(isFerryError(err, 'transient'), String(err));
+    assert.match(String(err), /bad_digest/);
+    const info = await store.write('chunked/proof-small.bin', Readable.from([small]), { size: 1000 });
+    assert.deepEqual(info.verified, ['sha1']);
+    assert.equal(info.hashes.sha1, createHash('sha1').update(small).digest('hex'));
+
+    const size = PART_SIZE * 4 + 1;
+    const big = randomBytes(size);
+    fake.server.corruptWhen((r) => String(r.headers['content-range']).startsWith(`bytes ${PART_SIZE}-`));
+    const bigErr = await store.write('chunked/proof-big.bin', Readable.from([big]), { size }).catch((e) => e);
+    assert.ok(isFerryError(bigErr, 'transient'), String(bigErr));
+    assert.match(String(bigErr), /digest/);
+    assert.equal(fake.sessions.size, 0, 'the session was aborted');
   });
 
   test('a failed chunked upload aborts its session', async () => {

@@ -160,6 +160,7 @@ describe('drive store specifics', () => {
     const before = fake.requests.length;
     const info = await store.write('big/blob.bin', Readable.from([data]), { size });
     assert.equal(info.size, size);
+    assert.deepEqual(info.verified, ['md5'], 'the MD5 of the chunks sent was compared with md5Checksum');
     assert.ok(fake.read('big/blob.bin')?.equals(data));
     const puts = fake.requests.slice(before).filter((r) => r.method === 'PUT');
     assert.ok(puts.length >= 2, 'more than one chunk');
@@ -194,6 +195,34 @@ describe('drive store specifics', () => {
       ranges.join(', '),
     );
     assert.ok(ranges.at(-1)?.endsWith(`/${size}`));
+  });
+
+  test('a multipart upload changed on the way fails as transient, naming both MD5s, and leaves no file', async () => {
+    const data = randomBytes(1000);
+    fake.server.corruptWhen((r) => r.url.includes('uploadType=multipart'));
+    const err = await store
+      .write('proof/small.bin', Readable.from([data]), { size: data.length })
+      .catch((e) => e);
+    assert.ok(isFerryError(err, 'transient'), String(err));
+    assert.match(String(err), /md5 is [0-9a-f]{32}, but the bytes sent hash to [0-9a-f]{32}/);
+    assert.equal(fake.read('proof/small.bin'), undefined, 'the damaged new file was deleted');
+    const info = await store.write('proof/small.bin', Readable.from([data]), { size: data.length });
+    assert.deepEqual(info.verified, ['md5']);
+    assert.ok(fake.read('proof/small.bin')?.equals(data));
+  });
+
+  test('a resumable chunk changed on the way fails as transient; a file that was there keeps its id', async () => {
+    await store.write('proof/big.bin', Readable.from([Buffer.from('before')]), { size: 6 });
+    const id = fake.state.lookup('proof/big.bin')?.id;
+    const size = 5 * 1024 * 1024 + 1;
+    const data = randomBytes(size);
+    fake.server.corruptWhen(
+      (r) => r.method === 'PUT' && String(r.headers['content-range']).startsWith('bytes 524288-'),
+    );
+    const err = await store.write('proof/big.bin', Readable.from([data]), { size }).catch((e) => e);
+    assert.ok(isFerryError(err, 'transient'), String(err));
+    assert.match(String(err), /md5 is/);
+    assert.equal(fake.state.lookup('proof/big.bin')?.id, id);
   });
 
   test('Google-native documents are listed with size 0 but cannot be read', async () => {

@@ -145,6 +145,28 @@ describe('dropbox specifics', () => {
       .map((c) => (c.arg as { cursor: { offset: number } }).cursor.offset);
     assert.deepEqual(offsets, [65536, 131072]);
     assert.equal(info.hashes.dropbox, contentHash(data), 'content_hash of the committed file');
+    assert.deepEqual(info.verified, ['dropbox'], 'the parts sent were hashed and compared');
+  });
+
+  test('a single upload declares its content_hash, so Dropbox refuses a byte changed on the way: transient', async () => {
+    const data = randomBytes(1000);
+    fake.server.corruptWhen((r) => r.url.endsWith('/files/upload'));
+    const err = await store.write('proof/small.bin', Readable.from([data]), { size: 1000 }).catch((e) => e);
+    assert.ok(isFerryError(err, 'transient'), String(err));
+    assert.match(String(err), /content_hash_mismatch/);
+    const info = await store.write('proof/small.bin', Readable.from([data]), { size: 1000 });
+    assert.deepEqual(info.verified, ['dropbox']);
+    assert.equal(info.hashes.dropbox, contentHash(data), 'the retry stored the right bytes');
+  });
+
+  test('a session part changed on the way fails the write as transient, naming both content hashes', async () => {
+    const data = randomBytes(64 * 1024 * 2 + 100);
+    fake.server.corruptWhen((r) => r.url.endsWith('/append_v2'));
+    const err = await store
+      .write('proof/big.bin', Readable.from([data]), { size: data.length })
+      .catch((e) => e);
+    assert.ok(isFerryError(err, 'transient'), String(err));
+    assert.match(String(err), /dropbox is [0-9a-f]{64}, but the bytes sent hash to [0-9a-f]{64}/);
   });
 
   test('stat reports content_hash, and the streaming hasher computes the same', async () => {

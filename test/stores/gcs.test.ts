@@ -307,7 +307,35 @@ describe('gcs specifics', () => {
     crc.update(data);
     const crc32c = Buffer.from(crc.toString(), 'base64').toString('hex');
     assert.deepEqual(info.hashes, { md5, crc32c });
+    assert.deepEqual(info.verified, ['crc32c', 'md5'], 'both hashes of the bytes sent were compared');
     assert.deepEqual((await store.stat(path)).hashes, { md5, crc32c });
+  });
+
+  test('a single write declares its CRC32C and MD5, so GCS refuses a byte changed on the way: transient', async () => {
+    const path = `${bucket}/proven/small.bin`;
+    const data = randomBytes(1000);
+    fake.server.corruptWhen((r) => r.url.includes('uploadType=multipart'));
+    const err = await store
+      .write(path, Readable.from([data]), { size: data.length })
+      .catch((e: unknown) => e);
+    assert.ok(isFerryError(err, 'transient'), String(err));
+    assert.match((err as Error).message, /doesn't match calculated/);
+    assert.equal(await kindOf(store.stat(path)), 'not_found');
+    const info = await store.write(path, Readable.from([data]), { size: data.length });
+    assert.deepEqual(info.verified, ['crc32c', 'md5']);
+    assert.deepEqual(fake.state.objectsOf(bucket)?.get('proven/small.bin')?.data, data);
+  });
+
+  test('a resumable chunk changed on the way fails the write as transient and leaves no object', async () => {
+    const path = `${bucket}/proven/big.bin`;
+    const data = randomBytes(2 * 256 * 1024 + 10);
+    fake.server.corruptWhen((r) => r.headers['content-range']?.startsWith('bytes 262144-') === true);
+    const err = await store
+      .write(path, Readable.from([data]), { size: data.length })
+      .catch((e: unknown) => e);
+    assert.ok(isFerryError(err, 'transient'), String(err));
+    assert.match((err as Error).message, /crc32c is [0-9a-f]{8}, but the bytes sent hash to [0-9a-f]{8}/);
+    assert.equal(await kindOf(store.stat(path)), 'not_found', 'the damaged object was deleted');
   });
 
   test('a throttled chunk fails the resumable upload as throttled and leaves no object', async () => {

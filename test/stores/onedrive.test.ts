@@ -130,6 +130,7 @@ describe('onedrive store specifics', () => {
     const before = fake.requests.length;
     const info = await store.write('big/session.bin', Readable.from([data]), { size });
     assert.equal(info.size, size);
+    assert.deepEqual(info.verified, ['quickxor'], 'the fragments sent were hashed and compared');
     assert.ok(fake.read('big/session.bin')?.equals(data));
     const fragments = fake.requests.slice(before).filter((r) => r.url.startsWith('/upload/'));
     assert.ok(fragments.length > 1);
@@ -155,6 +156,28 @@ describe('onedrive store specifics', () => {
     assert.ok(fake.read('big/unknown.bin')?.equals(data));
     const fragments = fake.requests.slice(before).filter((r) => r.url.startsWith('/upload/'));
     assert.ok(fragments.every((f) => String(f.headers['content-range']).endsWith(`/${size}`)));
+  });
+
+  test('a simple upload or a session fragment changed on the way fails as transient, naming both QuickXorHashes', async () => {
+    const small = randomBytes(1000);
+    fake.server.corruptWhen((r) => r.url.includes(':/content'));
+    const err = await store
+      .write('proof/small.bin', Readable.from([small]), { size: small.length })
+      .catch((e) => e);
+    assert.ok(isFerryError(err, 'transient'), String(err));
+    assert.match(String(err), /quickxor is [0-9a-f]{40}, but the bytes sent hash to [0-9a-f]{40}/);
+    const info = await store.write('proof/small.bin', Readable.from([small]), { size: small.length });
+    assert.deepEqual(info.verified, ['quickxor']);
+    assert.ok(fake.read('proof/small.bin')?.equals(small), 'the retry stored the right bytes');
+
+    const size = 4 * 1024 * 1024 + 1;
+    const big = randomBytes(size);
+    fake.server.corruptWhen(
+      (r) => r.url.startsWith('/upload/') && String(r.headers['content-range']).startsWith('bytes 655360-'),
+    );
+    const bigErr = await store.write('proof/big.bin', Readable.from([big]), { size }).catch((e) => e);
+    assert.ok(isFerryError(bigErr, 'transient'), String(bigErr));
+    assert.match(String(bigErr), /quickxor is/);
   });
 
   test('a download follows the 302 without the token and passes the range on', async () => {

@@ -1,7 +1,7 @@
 // A thin typed client for the Box API 2.0 calls ferry makes (https://developer.box.com/reference/):
 // metadata calls on the api host (https://api.box.com/2.0), content uploads on the upload host
 // (https://upload.box.com/api/2.0). Box addresses items by id; paths are resolved in resolve.ts.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Egress } from '../../net/egress.js';
 import type { OutboundTimeouts } from '../../net/time-bounds.js';
 import type { ProviderSecret } from '../../providers.js';
@@ -101,12 +101,13 @@ export class BoxClient {
   /**
    * Upload File / Upload File Version (POST /files/content, POST /files/{id}/content): multipart
    * form with the "attributes" JSON part BEFORE the "file" part, as Box requires; content-md5 carries
-   * the SHA-1 so Box checks the bytes it received.
+   * the SHA-1 (hex, computed by the caller on the hashing thread) so Box checks the bytes it received.
    */
   async uploadFile(
     path: string,
     attributes: Record<string, unknown>,
     data: Buffer,
+    sha1: string,
     operation: string,
     signal: AbortSignal | undefined,
   ): Promise<BoxItem> {
@@ -123,7 +124,8 @@ export class BoxClient {
       query: { fields: ITEM_FIELDS },
       headers: {
         'content-type': `multipart/form-data; boundary=${boundary}`,
-        'content-md5': createHash('sha1').update(data).digest('hex'),
+        // "content-md5" is Box's name for the SHA-1 (hex) of the file, which it checks on arrival.
+        'content-md5': sha1,
       },
       body: Buffer.concat([head, data, tail]),
       signal,

@@ -47,6 +47,11 @@ export function readBoxError(res: ErrorResponse): FerryError {
   if (res.status === 409) return new FerryError('conflict', message, { cause });
   // 403 access_denied_insufficient_permissions, access_denied_item_locked...: this item, not the token.
   if (res.status === 403) return new FerryError('forbidden', message, { cause });
+  // The bytes Box received are not those whose SHA-1 the request declared (Content-MD5 on an upload,
+  // Digest on a part or a commit): changed on the way, and sent again by the next attempt.
+  if (code === 'bad_digest' || (res.status === 412 && /digest/i.test(text))) {
+    return new FerryError('transient', message, { cause });
+  }
   // 400 bad_request / item_name_invalid, 412, 416...
   return new FerryError('invalid', message, { cause });
 }

@@ -17,6 +17,7 @@ import type {
 } from '../contract.js';
 import { oauthAccess } from '../shared/http.js';
 import { parentAndName } from '../shared/paths.js';
+import { SentHashes } from '../shared/proof.js';
 import { rangeHeader, sliceToRange } from '../shared/range.js';
 import { BoxClient, type BoxItem, ITEM_FIELDS } from './client.js';
 import { conflictOf } from './errors.js';
@@ -144,15 +145,26 @@ class BoxStore implements Store {
 
   async write(path: string, body: Readable, options: WriteOptions = {}): Promise<ObjectInfo> {
     const { parent, name } = parentAndName(path);
-    const file = await uploadBox(
-      this.#client,
-      this.#resolver,
-      { path, parent, name },
-      body,
-      this.#tuning,
-      options,
-    );
-    return toInfo(path, file);
+    // Box checks the SHA-1s it was given; the one it answers is compared too, so what it stored is
+    // proven and not only what it received. A mismatch leaves the file as it is (what was there is
+    // kept as a version), and the retry uploads it again.
+    const sent = new SentHashes('box', ['sha1']);
+    try {
+      const file = await uploadBox(
+        this.#client,
+        this.#resolver,
+        { path, parent, name },
+        body,
+        this.#tuning,
+        options,
+        sent,
+      );
+      const info = toInfo(path, file);
+      info.verified = await sent.check(path, info.hashes);
+      return info;
+    } finally {
+      sent.discard();
+    }
   }
 
   async delete(path: string, options: CallOptions = {}): Promise<void> {

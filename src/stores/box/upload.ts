@@ -10,14 +10,17 @@
 //   the part size per session; parts upload `concurrency` at a time. A failed session is aborted.
 // - Box needs the total size before the first part: a body of unknown length above singleRequestMax
 //   is spooled to a temporary file first (disk, not memory).
-import { createHash } from 'node:crypto';
+// Every SHA-1 (the file's and each part's) is computed on the hashing thread over the bytes sent; the
+// whole file's goes into `sent`, for the store to compare with the sha1 Box answers as well.
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FerryError } from '../../errors.js';
 import { parseRetryAfter } from '../../net/failures.js';
 import type { WriteOptions } from '../contract.js';
 import { PartReader, readAll, uploadParts } from '../shared/chunks.js';
+import { ThreadedHash } from '../shared/hash-thread.js';
 import { readText } from '../shared/http.js';
+import type { SentHashes } from '../shared/proof.js';
 import { spool } from '../shared/spool.js';
 import { type BoxClient, type BoxItem, type BoxPart, type BoxUploadSession, ITEM_FIELDS } from './client.js';
 import { conflictOf } from './errors.js';
@@ -36,22 +39,25 @@ export async function uploadBox(
   target: { path: string; parent: string; name: string },
   body: Readable,
   tuning: BoxUploadTuning,
-  options: WriteOptions = {},
+  options: WriteOptions,
+  sent: SentHashes,
 ): Promise<BoxItem> {
   const { signal } = options;
   const reader = new PartReader(body, options.size);
   const known = options.size;
   try {
     if (known !== undefined && known <= tuning.singleRequestMax) {
-      return await single(client, resolver, target, await readAll(reader, known), options);
+      return await single(client, resolver, target, await readAll(reader, known), options, sent);
     }
-    if (known !== undefined) return await chunked(client, resolver, target, reader, known, tuning, options);
+    if (known !== undefined) {
+      return await chunked(client, resolver, target, reader, known, tuning, options, sent);
+    }
     const head = await reader.read(tuning.singleRequestMax);
-    if (await reader.atEnd()) return await single(client, resolver, target, head, options);
+    if (await reader.atEnd()) return await single(client, resolver, target, head, options, sent);
     const spooled = await spool(head, reader, signal);
     try {
       const again = new PartReader(spooled.open(), spooled.size);
-      return await chunked(client, resolver, target, again, spooled.size, tuning, options);
+      return await chunked(client, resolver, target, again, spooled.size, tuning, options, sent);
     } finally {
       await spooled.release();
     }
@@ -67,14 +73,18 @@ async function single(
   { path, parent, name }: { path: string; parent: string; name: string },
   data: Buffer,
   options: WriteOptions,
+  sent: SentHashes,
 ): Promise<BoxItem> {
   const { signal } = options;
+  await sent.update(data);
+  const sha1 = (await sent.digests()).get('sha1') ?? '';
   const file = await resolver.withFolder(parent, true, signal, async (folderId) => {
     try {
       return await client.uploadFile(
         '/files/content',
         { name, parent: { id: folderId } },
         data,
+        sha1,
         `upload ${path}`,
         signal,
       );
@@ -86,6 +96,7 @@ async function single(
         `/files/${inTheWay.id}/content`,
         { name },
         data,
+        sha1,
         `upload version ${path}`,
         signal,
       );
@@ -103,6 +114,7 @@ async function chunked(
   size: number,
   tuning: BoxUploadTuning,
   options: WriteOptions,
+  sent: SentHashes,
 ): Promise<BoxItem> {
   const { signal } = options;
   const session = await resolver.withFolder(parent, true, signal, async (folderId) => {
@@ -127,7 +139,6 @@ async function chunked(
     }
   });
   const sessionPath = `/files/upload_sessions/${encodeURIComponent(session.id)}`;
-  const whole = createHash('sha1');
   const parts: BoxPart[] = [];
   try {
     await uploadParts({
@@ -136,24 +147,29 @@ async function chunked(
       concurrency: tuning.concurrency,
       signal,
       onProgress: options.onProgress,
-      uploadPart: async ({ index, offset, data }) => {
-        whole.update(data); // runs in part order (uploadParts calls in order)
-        const answer = await client.upload<{ part: BoxPart }>({
-          method: 'PUT',
-          path: sessionPath,
-          headers: {
-            'content-type': 'application/octet-stream',
-            'content-range': `bytes ${offset}-${offset + data.length - 1}/${size}`,
-            digest: `sha=${createHash('sha1').update(data).digest('base64')}`,
-          },
-          body: data,
-          signal,
-          operation: `upload part ${index + 1}/${session.total_parts} of ${path}`,
-        });
-        parts[index] = answer.part;
-      },
+      // during() starts at the part's start, so parts are hashed in order (uploadParts starts them in order).
+      uploadPart: ({ index, offset, data }) =>
+        sent.during(data, async () => {
+          const own = new ThreadedHash('sha1');
+          await own.update(data);
+          const digest = (await own.digest()).toString('base64');
+          const answer = await client.upload<{ part: BoxPart }>({
+            method: 'PUT',
+            path: sessionPath,
+            headers: {
+              'content-type': 'application/octet-stream',
+              'content-range': `bytes ${offset}-${offset + data.length - 1}/${size}`,
+              digest: `sha=${digest}`,
+            },
+            body: data,
+            signal,
+            operation: `upload part ${index + 1}/${session.total_parts} of ${path}`,
+          });
+          parts[index] = answer.part;
+        }),
     });
-    return await commit(client, sessionPath, parts, whole.digest('base64'), path, tuning, signal);
+    const whole = Buffer.from((await sent.digests()).get('sha1') ?? '', 'hex').toString('base64');
+    return await commit(client, sessionPath, parts, whole, path, tuning, signal);
   } catch (err) {
     await client
       .upload({ method: 'DELETE', path: sessionPath, operation: `abort upload session ${path}` })

@@ -27,6 +27,7 @@ import type {
 } from '../contract.js';
 import { OAuthHttp, oauthAccess } from '../shared/http.js';
 import { joinPath, parentAndName } from '../shared/paths.js';
+import { SentHashes } from '../shared/proof.js';
 import { parseTime } from '../shared/times.js';
 import { DriveApi, type DriveFile, isFolder, isGoogleNative } from './client.js';
 import { readDriveError } from './errors.js';
@@ -161,6 +162,9 @@ class DriveStore implements Store {
     return this.#serial(path, async () => {
       const { signal } = options;
       let started = false;
+      // MD5 only: the one hash Drive has always reported (sha1 and sha256 came later), and each more
+      // costs the hashing thread as much again.
+      const sent = new SentHashes('drive', ['md5']);
       try {
         const parentId = await this.#resolver.ensureFolder(target.parent, signal);
         const { files } = await this.#resolver.filesNamed(
@@ -177,6 +181,7 @@ class DriveStore implements Store {
           body,
           { chunkSize: this.#chunkSize, singleRequestMax: SINGLE_REQUEST_MAX },
           options,
+          sent,
         );
         const complete =
           file.size === undefined ? await this.#api.get(file.id, signal, `files.get ${path}`) : file;
@@ -187,11 +192,23 @@ class DriveStore implements Store {
             `drive: ${path}: stored ${info.size} bytes, sent ${options.size}`,
           );
         }
+        try {
+          info.verified = await sent.check(path, info.hashes);
+        } catch (err) {
+          // A file this write made holds bytes that are not the source's: it goes. A file that was
+          // there keeps its id (and its sharing and history); the retry replaces its content again.
+          if (!existing) {
+            await this.#api.delete(file.id, signal, `files.delete ${path}`).catch(() => undefined);
+          }
+          throw err;
+        }
         return info;
       } catch (err) {
         if (!started) body.destroy();
         this.#resolver.forget();
         throw err;
+      } finally {
+        sent.discard();
       }
     });
   }

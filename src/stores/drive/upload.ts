@@ -3,13 +3,15 @@
 // upload above it, in chunks that are multiples of 256 KiB sent one after another with Content-Range;
 // the server answers 308 Resume Incomplete with a Range header until the last byte. An existing file
 // is updated in place (PATCH on /upload/drive/v3/files/{id}) so that writing a name twice never leaves
-// two files of that name.
+// two files of that name. The bytes sent are hashed (SentHashes) as they go, for the store to compare
+// with the md5Checksum Drive answers; Drive takes no checksum with an upload to refuse a damaged one by.
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { FerryError, invalid } from '../../errors.js';
 import type { WriteOptions } from '../contract.js';
 import { oneRequestOrParts, PartReader, uploadParts } from '../shared/chunks.js';
 import { readText } from '../shared/http.js';
+import type { SentHashes } from '../shared/proof.js';
 import { type DriveApi, type DriveFile, FILE_FIELDS } from './client.js';
 
 /** Resumable chunks other than the last must be multiples of this. */
@@ -52,7 +54,9 @@ async function multipart(
   target: UploadTarget,
   data: Buffer,
   options: WriteOptions,
+  sent: SentHashes,
 ): Promise<DriveFile> {
+  await sent.update(data);
   const boundary = `ferry-${randomBytes(16).toString('hex')}`;
   const head =
     `--${boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n` +
@@ -153,6 +157,7 @@ async function resumable(
   first: Buffer | undefined,
   settings: UploadSettings,
   options: WriteOptions,
+  sent: SentHashes,
 ): Promise<DriveFile> {
   const session = await startSession(api, target, options);
   const declared = options.size;
@@ -165,27 +170,28 @@ async function resumable(
       ...(first ? { first } : {}),
       signal: options.signal,
       onProgress: options.onProgress,
-      uploadPart: async (part) => {
-        // Reading ahead by one stream chunk tells whether this is the last part, which must carry
-        // the total; it is safe because parts are sent one at a time.
-        const last = await reader.atEnd();
-        const end = part.offset + part.data.length;
-        if (declared !== undefined && last && end !== declared) {
-          throw invalid(`the body was ${end} bytes, not its declared size of ${declared}`);
-        }
-        if (declared !== undefined && !last && end >= declared) {
-          throw invalid(`the body is longer than its declared size of ${declared} bytes`);
-        }
-        if (!last && part.data.length % CHUNK_GRANULE !== 0) {
-          throw new FerryError(
-            'internal',
-            `drive: chunk of ${part.data.length} bytes is not a multiple of 256 KiB`,
-          );
-        }
-        const total = last ? String(end) : declared === undefined ? '*' : String(declared);
-        const answer = await sendChunk(api, session, part.offset, part.data, total, options, target.path);
-        if (last) result = answer;
-      },
+      uploadPart: (part) =>
+        sent.during(part.data, async () => {
+          // Reading ahead by one stream chunk tells whether this is the last part, which must carry
+          // the total; it is safe because parts are sent one at a time.
+          const last = await reader.atEnd();
+          const end = part.offset + part.data.length;
+          if (declared !== undefined && last && end !== declared) {
+            throw invalid(`the body was ${end} bytes, not its declared size of ${declared}`);
+          }
+          if (declared !== undefined && !last && end >= declared) {
+            throw invalid(`the body is longer than its declared size of ${declared} bytes`);
+          }
+          if (!last && part.data.length % CHUNK_GRANULE !== 0) {
+            throw new FerryError(
+              'internal',
+              `drive: chunk of ${part.data.length} bytes is not a multiple of 256 KiB`,
+            );
+          }
+          const total = last ? String(end) : declared === undefined ? '*' : String(declared);
+          const answer = await sendChunk(api, session, part.offset, part.data, total, options, target.path);
+          if (last) result = answer;
+        }),
     });
   } catch (err) {
     // Cancelling the session keeps a half-written file from ever appearing.
@@ -203,20 +209,24 @@ async function resumable(
   return result;
 }
 
-/** Uploads a body to a new or existing file; resolves with the file as Drive reports it. */
+/**
+ * Uploads a body to a new or existing file, adding every byte sent to `sent`; resolves with the file as
+ * Drive reports it.
+ */
 export async function uploadFile(
   api: DriveApi,
   target: UploadTarget,
   body: Readable,
   settings: UploadSettings,
   options: WriteOptions,
+  sent: SentHashes,
 ): Promise<DriveFile> {
   const reader = new PartReader(body, options.size);
   return oneRequestOrParts(
     reader,
     options.size,
     settings.singleRequestMax,
-    (bytes) => multipart(api, target, bytes, options),
-    (first) => resumable(api, target, reader, first, settings, options),
+    (bytes) => multipart(api, target, bytes, options, sent),
+    (first) => resumable(api, target, reader, first, settings, options, sent),
   );
 }

@@ -54,6 +54,9 @@ export function readDropboxError(res: ErrorResponse): FerryError {
     // too_many_write_operations: Dropbox's namespace lock contention, to be retried after a pause.
     if (summary.includes('too_many_write_operations')) return new FerryError('throttled', message, options);
     if (what === 'conflict' || detail === 'conflict') return new FerryError('conflict', message, options);
+    // The bytes Dropbox received are not those whose content_hash the call declared: changed on the
+    // way, and sent again by the next attempt.
+    if (where === 'content_hash_mismatch') return new FerryError('transient', message, options);
     return new FerryError('invalid', message, options);
   }
   // 403: no access to this path or endpoint (team policy, app folder), the token itself is fine.

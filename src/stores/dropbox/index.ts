@@ -16,6 +16,7 @@ import type {
 } from '../contract.js';
 import { oauthAccess } from '../shared/http.js';
 import { parentAndName, splitPath } from '../shared/paths.js';
+import { SentHashes } from '../shared/proof.js';
 import { rangeHeader, sliceToRange } from '../shared/range.js';
 import { DropboxClient, type FileMetadata, type Metadata } from './client.js';
 import { listDropbox } from './list.js';
@@ -114,15 +115,25 @@ class DropboxStore implements Store {
 
   async write(path: string, body: Readable, options: WriteOptions = {}): Promise<ObjectInfo> {
     const dropboxPath = this.#objectPath(path);
-    const meta = await uploadDropbox(
-      this.#client,
-      path,
-      dropboxPath,
-      body,
-      { partSize: this.#tuning.partSize, maxParts: this.features.upload.maxParts },
-      options,
-    );
-    return toInfo(path, meta);
+    // A mismatch leaves the file as it is: Dropbox replaced what was there (keeping it as a revision),
+    // and the retry replaces it again.
+    const sent = new SentHashes('dropbox', ['dropbox']);
+    try {
+      const meta = await uploadDropbox(
+        this.#client,
+        path,
+        dropboxPath,
+        body,
+        { partSize: this.#tuning.partSize, maxParts: this.features.upload.maxParts },
+        options,
+        sent,
+      );
+      const info = toInfo(path, meta);
+      info.verified = await sent.check(path, info.hashes);
+      return info;
+    } finally {
+      sent.discard();
+    }
   }
 
   async delete(path: string, options: CallOptions = {}): Promise<void> {

@@ -116,7 +116,9 @@ function fromGoogleError(
   const text = body.message ?? body.errors?.[0]?.message ?? `HTTP ${status}`;
   if (reason === EGRESS_REFUSED_REASON) return new FerryError('invalid', `gcs: ${text}`, { cause });
   const message = `gcs: ${what}: ${said(text, status)}`;
-  const kind = kindOf(status, reason);
+  // A declared CRC32C or MD5 the received media does not match ("Provided MD5 hash … doesn't match
+  // calculated MD5 hash …"): the bytes changed on the way, and another attempt sends them again.
+  const kind = status === 400 && /doesn't match calculated/.test(text) ? 'transient' : kindOf(status, reason);
   // Kept on every passing failure: a retry is never sooner than asked (docs/api.md, "Transfers").
   const retryAfter = parseRetryAfter(headers['retry-after']);
   if (kind === 'throttled') return throttled(message, retryAfter, cause);

@@ -126,13 +126,16 @@ class GcsStore implements Store {
 
   async write(path: string, body: Readable, options: WriteOptions = {}): Promise<ObjectInfo> {
     const file = await this.#file(path);
+    let verified: ObjectInfo['verified'];
     try {
-      await uploadObject(file, body, options, this.#tuning);
+      verified = await uploadObject(file, path, body, options, this.#tuning, (metadata) => {
+        return objectInfo(path, metadata as ObjectResource).hashes;
+      });
     } catch (err) {
       body.destroy();
       throw toFerryError(err, `write ${path}`, options.signal);
     }
-    return objectInfo(path, file.metadata as ObjectResource);
+    return { ...objectInfo(path, file.metadata as ObjectResource), verified };
   }
 
   async delete(path: string, options: CallOptions = {}): Promise<void> {

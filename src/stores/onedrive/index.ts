@@ -29,6 +29,7 @@ import type {
 } from '../contract.js';
 import { OAuthHttp, oauthAccess } from '../shared/http.js';
 import { joinPath, parentAndName, splitPath } from '../shared/paths.js';
+import { SentHashes } from '../shared/proof.js';
 import { parseTime } from '../shared/times.js';
 import { type DriveItem, GraphApi, isFolderItem } from './client.js';
 import { readGraphError, readJobFailure } from './errors.js';
@@ -163,12 +164,25 @@ class OneDriveStore implements Store {
       body.destroy();
       throw err;
     }
-    const item = await uploadFile(this.#api, path, body, { chunkSize: this.#tuning.chunkSize }, options);
-    const info = toInfo(item, path);
-    if (options.size !== undefined && info.size !== options.size) {
-      throw new FerryError('transient', `onedrive: ${path}: stored ${info.size} bytes, sent ${options.size}`);
+    // quickXorHash is the one hash every drive reports (sha1Hash only on personal ones). A mismatch
+    // leaves the item as it is: Graph replaced what was there (keeping it as a version), and the retry
+    // replaces it again.
+    const sent = new SentHashes('onedrive', ['quickxor']);
+    try {
+      const chunkSize = this.#tuning.chunkSize;
+      const item = await uploadFile(this.#api, path, body, { chunkSize }, options, sent);
+      const info = toInfo(item, path);
+      if (options.size !== undefined && info.size !== options.size) {
+        throw new FerryError(
+          'transient',
+          `onedrive: ${path}: stored ${info.size} bytes, sent ${options.size}`,
+        );
+      }
+      info.verified = await sent.check(path, info.hashes);
+      return info;
+    } finally {
+      sent.discard();
     }
-    return info;
   }
 
   async delete(path: string, options: CallOptions = {}): Promise<void> {

@@ -6,6 +6,9 @@
 // Graph needs the total size in every fragment's Content-Range, so a stream of unknown length that
 // turns out larger than 4 MiB is spooled to a temporary file first (bounded memory; rclone's
 // operations layer does the same for backends without streaming uploads).
+//
+// The bytes sent (after any spooling: what went on the wire) are hashed as they go (SentHashes), for
+// the store to compare with the quickXorHash Graph answers; Graph takes no checksum with an upload.
 import { createReadStream } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,7 @@ import type { WriteOptions } from '../contract.js';
 import { oneRequestOrParts, PartReader, uploadParts } from '../shared/chunks.js';
 import { readText } from '../shared/http.js';
 import { parentAndName, splitPath } from '../shared/paths.js';
+import type { SentHashes } from '../shared/proof.js';
 import type { DriveItem, GraphApi } from './client.js';
 
 /** Fragments other than the last must be multiples of 320 KiB. */
@@ -33,7 +37,9 @@ async function simpleUpload(
   path: string,
   data: Buffer,
   options: WriteOptions,
+  sent: SentHashes,
 ): Promise<DriveItem> {
+  await sent.update(data);
   const item = await orMakeParents(api, path, options.signal, () =>
     api.http.json<DriveItem>({
       method: 'PUT',
@@ -56,6 +62,7 @@ async function session(
   size: number,
   settings: UploadSettings,
   options: WriteOptions,
+  sent: SentHashes,
 ): Promise<DriveItem> {
   const created = await orMakeParents(api, path, options.signal, () =>
     api.http.json<{ uploadUrl?: string }>({
@@ -76,24 +83,26 @@ async function session(
       concurrency: 1, // the session takes its fragments in order
       signal: options.signal,
       onProgress: options.onProgress,
-      uploadPart: async (part) => {
-        const end = part.offset + part.data.length;
-        const last = await reader.atEnd(); // one stream chunk of read-ahead; parts go one at a time
-        if (last && end !== size)
-          throw invalid(`the body was ${end} bytes, not its declared size of ${size}`);
-        if (!last && end >= size) throw invalid(`the body is longer than its declared size of ${size} bytes`);
-        const res = await api.http.send({
-          method: 'PUT',
-          url: uploadUrl,
-          anonymous: true,
-          headers: { 'content-range': `bytes ${part.offset}-${end - 1}/${size}` },
-          body: part.data,
-          signal: options.signal,
-          operation: `upload fragment ${path}`,
-        });
-        const text = await readText(res.body, Number.POSITIVE_INFINITY);
-        if (last) result = text === '' ? undefined : (JSON.parse(text) as DriveItem);
-      },
+      uploadPart: (part) =>
+        sent.during(part.data, async () => {
+          const end = part.offset + part.data.length;
+          const last = await reader.atEnd(); // one stream chunk of read-ahead; parts go one at a time
+          if (last && end !== size)
+            throw invalid(`the body was ${end} bytes, not its declared size of ${size}`);
+          if (!last && end >= size)
+            throw invalid(`the body is longer than its declared size of ${size} bytes`);
+          const res = await api.http.send({
+            method: 'PUT',
+            url: uploadUrl,
+            anonymous: true,
+            headers: { 'content-range': `bytes ${part.offset}-${end - 1}/${size}` },
+            body: part.data,
+            signal: options.signal,
+            operation: `upload fragment ${path}`,
+          });
+          const text = await readText(res.body, Number.POSITIVE_INFINITY);
+          if (last) result = text === '' ? undefined : (JSON.parse(text) as DriveItem);
+        }),
     });
   } catch (err) {
     // Deleting the session drops the fragments; nothing appears at the path.
@@ -170,13 +179,17 @@ async function orMakeParents<T>(
   }
 }
 
-/** Uploads a body to `path`, replacing what is there; resolves with the item Graph reports. */
+/**
+ * Uploads a body to `path`, replacing what is there, adding every byte sent to `sent`; resolves with
+ * the item Graph reports.
+ */
 export async function uploadFile(
   api: GraphApi,
   path: string,
   body: Readable,
   settings: UploadSettings,
   options: WriteOptions,
+  sent: SentHashes,
 ): Promise<DriveItem> {
   const reader = new PartReader(body, options.size);
   const { size } = options;
@@ -184,15 +197,15 @@ export async function uploadFile(
     reader,
     size,
     SIMPLE_UPLOAD_MAX,
-    (bytes) => simpleUpload(api, path, bytes, options),
+    (bytes) => simpleUpload(api, path, bytes, options, sent),
     async (first) => {
       if (first === undefined && size !== undefined)
-        return session(api, path, reader, size, settings, options);
+        return session(api, path, reader, size, settings, options, sent);
       // A session needs the total size first: a body of unknown length waits on disk.
       const spooled = await spool(first ?? Buffer.alloc(0), reader);
       try {
         const fromDisk = new PartReader(createReadStream(spooled.file), spooled.size);
-        return await session(api, path, fromDisk, spooled.size, settings, options);
+        return await session(api, path, fromDisk, spooled.size, settings, options, sent);
       } finally {
         await rm(spooled.dir, { recursive: true, force: true });
       }

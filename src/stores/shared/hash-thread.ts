@@ -6,10 +6,15 @@
 // Bytes in a SharedArrayBuffer (the part buffers of uploadParts) reach the thread without a copy; the
 // promise update() returns settles once they are hashed, and the caller must not refill the buffer
 // before that. Other bytes are copied and handed over at once.
+//
+// Besides node:crypto's digests, the thread computes the hashes providers report that node:crypto has
+// not: CRC32C (GCS), Dropbox's content hash and OneDrive's QuickXorHash, each the bytes the provider
+// shows (big-endian CRC32C, the 32 SHA-256 bytes, the 20 QuickXorHash bytes).
 import { Worker } from 'node:worker_threads';
 import { FerryError } from '../../errors.js';
+import type { HashKind } from '../contract.js';
 
-export type ThreadHashAlgorithm = 'md5' | 'sha1';
+export type ThreadHashAlgorithm = HashKind;
 
 type Request =
   | { op: 'update'; id: number; algorithm: ThreadHashAlgorithm; data: Uint8Array; ack: boolean }
@@ -25,7 +30,7 @@ type Reply = { id: number; op: 'ack' } | { id: number; op: 'digest'; digest: Uin
  */
 export const HASH_THREAD_NICE = 10;
 
-// CommonJS, evaluated by the thread: the state is one Hash per stream id. Linux gives each thread its
+// CommonJS, evaluated by the thread: the state is one hash (update, digest) per stream id. Linux gives each thread its
 // own nice value, set through its thread id (/proc/thread-self names it); its priority is only ever
 // lowered, and elsewhere it stays as it is.
 const THREAD_SOURCE = `
@@ -36,10 +41,97 @@ try {
   const os = require('node:os');
   if (os.getPriority(tid) < ${HASH_THREAD_NICE}) os.setPriority(tid, ${HASH_THREAD_NICE});
 } catch {}
+// CRC32C (Castagnoli, reflected polynomial 0x82F63B78, RFC 3720 B.4), a byte at a time from a table.
+const CRC32C_TABLE = new Int32Array(256);
+for (let n = 0; n < 256; n++) {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+  CRC32C_TABLE[n] = c;
+}
+const crc32c = () => {
+  let crc = ~0;
+  return {
+    update(data) {
+      for (let i = 0; i < data.length; i++) crc = CRC32C_TABLE[(crc ^ data[i]) & 0xff] ^ (crc >>> 8);
+    },
+    digest() {
+      const out = Buffer.alloc(4);
+      out.writeUInt32BE(~crc >>> 0);
+      return out;
+    },
+  };
+};
+// Dropbox's content hash (https://www.dropbox.com/developers/reference/content-hash): the SHA-256 of
+// the SHA-256s of each 4 MiB block.
+const DROPBOX_BLOCK = 4 * 1024 * 1024;
+const dropbox = () => {
+  const overall = createHash('sha256');
+  let block = createHash('sha256');
+  let inBlock = 0;
+  const flush = () => {
+    overall.update(block.digest());
+    block = createHash('sha256');
+    inBlock = 0;
+  };
+  return {
+    update(data) {
+      for (let at = 0; at < data.length; ) {
+        const take = Math.min(DROPBOX_BLOCK - inBlock, data.length - at);
+        block.update(data.subarray(at, at + take));
+        inBlock += take;
+        at += take;
+        if (inBlock === DROPBOX_BLOCK) flush();
+      }
+    },
+    digest() {
+      if (inBlock > 0) flush();
+      return overall.digest();
+    },
+  };
+};
+// QuickXorHash (https://learn.microsoft.com/onedrive/developer/code-snippets/quickxorhash): byte i is
+// XORed into a 160-bit register at bit (11 * i) mod 160, wrapping; the length, 64-bit little-endian,
+// is XORed into its last 8 bytes. Bytes 160 apart land on the same bits, so the bytes are first folded
+// into 160 lanes (one XOR each) and the lanes shifted into the register only at the end.
+const quickxor = () => {
+  const lanes = new Uint8Array(160);
+  let at = 0;
+  let length = 0n;
+  return {
+    update(data) {
+      for (let i = 0; i < data.length; i++) {
+        lanes[at] ^= data[i];
+        at = at === 159 ? 0 : at + 1;
+      }
+      length += BigInt(data.length);
+    },
+    digest() {
+      const out = Buffer.alloc(20);
+      for (let lane = 0; lane < 160; lane++) {
+        const byte = lanes[lane];
+        if (byte === 0) continue;
+        const shift = (lane * 11) % 160;
+        const index = shift >> 3;
+        const bit = shift & 7;
+        out[index] ^= (byte << bit) & 0xff;
+        if (bit > 0) out[(index + 1) % 20] ^= byte >> (8 - bit);
+      }
+      const tail = Buffer.alloc(8);
+      tail.writeBigUInt64LE(length);
+      for (let i = 0; i < 8; i++) out[12 + i] ^= tail[i];
+      return out;
+    },
+  };
+};
+const make = (algorithm) =>
+  algorithm === 'crc32c' ? crc32c()
+  : algorithm === 'dropbox' ? dropbox()
+  : algorithm === 'quickxor' ? quickxor()
+  : createHash(algorithm);
 const hashes = new Map();
 const hashOf = (m) => {
   let h = hashes.get(m.id);
-  if (!h) hashes.set(m.id, (h = createHash(m.algorithm)));
+  if (!h) hashes.set(m.id, (h = make(m.algorithm)));
   return h;
 };
 parentPort.on('message', (m) => {

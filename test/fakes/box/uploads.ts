@@ -37,7 +37,9 @@ export function handleUpload(call: UploadCall) {
   // "Upload file version": POST /files/{file_id}/content, multipart (attributes {name?}, file) -> 201
   m = method === 'POST' ? /^\/files(?:\/(\w+))?\/content$/.exec(path) : null;
   if (m) {
-    const { attributes, file } = parseMultipart(req, body);
+    const parsed = parseMultipart(req, body);
+    const { attributes } = parsed;
+    const file = fake.server.tamper(req, parsed.file);
     const sha1 = req.headers['content-md5'];
     if (sha1 !== undefined && sha1 !== createHash('sha1').update(file).digest('hex')) {
       throw new BoxApiError(400, 'bad_digest', 'The specified content-md5 did not match what we received');
@@ -97,6 +99,7 @@ export function handleUpload(call: UploadCall) {
   // "Upload part of file": PUT /files/upload_sessions/{id}, Content-Range + Digest: sha=<base64 SHA-1>
   m = method === 'PUT' ? /^\/files\/upload_sessions\/(\w+)$/.exec(path) : null;
   if (m) {
+    const body = fake.server.tamper(req, call.body);
     const session = sessionOf(call, m[1] as string);
     const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(req.headers['content-range'] ?? '');
     if (!range) throw new BoxApiError(400, 'bad_request', 'Content-Range is required');

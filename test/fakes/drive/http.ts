@@ -18,6 +18,8 @@ export interface RouteContext {
   origin: string;
   /** Largest page files.list answers, whatever pageSize asks. */
   maxPageSize: number;
+  /** An upload's media as received: with a byte flipped when a test armed a corruption (FakeServer.tamper). */
+  tamper: (media: Buffer) => Buffer;
 }
 
 export { googleError, sendJson };

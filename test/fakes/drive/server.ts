@@ -143,6 +143,7 @@ export class FakeDrive {
       state: this.state,
       origin: this.#origin,
       maxPageSize: this.maxPageSize,
+      tamper: (media) => this.server.tamper(req, media),
     };
 
     if (this.server.takeFault(req, res)) return;

@@ -131,7 +131,7 @@ export function upload(ctx: RouteContext, fileId: string | undefined): undefined
     if (media.length > SINGLE_REQUEST_LIMIT) {
       return sendError(ctx.res, 413, 'uploadTooLarge', 'Media larger than 5 MB must use a resumable upload.');
     }
-    const file = commit(ctx, fileId, metadata, media, mediaType);
+    const file = commit(ctx, fileId, metadata, ctx.tamper(media), mediaType);
     if (file) sendResource(ctx, 200, toResource(file), FILE_DEFAULT_FIELDS);
     return;
   }
@@ -198,7 +198,7 @@ export function uploadChunk(ctx: RouteContext, uploadId: string): undefined {
         `Invalid request. The number of bytes uploaded is required to be equal or greater than 262144, except for the final request (it's recommended to be the exact multiple of 262144). The received request contained ${ctx.body.length} bytes, which does not meet this requirement.`,
       );
     }
-    session.chunks.push(ctx.body);
+    session.chunks.push(ctx.tamper(ctx.body));
     session.received += ctx.body.length;
   } else {
     return sendError(ctx.res, 400, 'badRequest', `Invalid Content-Range: ${header}`);

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseRange, sendJson, sendText } from '../server.js';
 import { BadRequest } from './http.js';
 import type { FakeDropbox } from './server.js';
-import { type DropboxNamespace, metadataOf, RouteError } from './state.js';
+import { contentHash, type DropboxNamespace, metadataOf, RouteError } from './state.js';
 
 export interface ContentCall {
   fake: FakeDropbox;
@@ -29,13 +29,20 @@ function headerSafe(value: unknown): string {
 }
 
 export function handleContent(call: ContentCall) {
-  const { fake, ns, route, arg, body, req, res } = call;
+  const { fake, ns, route, arg, req, res } = call;
+  let { body } = call;
   if (route !== 'files/download') {
     // Content-upload endpoints take the bytes as application/octet-stream.
     if (!/^application\/octet-stream\b/.test(req.headers['content-type'] ?? '')) {
       throw new BadRequest(`Bad HTTP "Content-Type" header: "${req.headers['content-type'] ?? ''}".`);
     }
     if (body.length > MAX_REQUEST) throw new RouteError('payload_too_large', []);
+    body = fake.server.tamper(req, body);
+    // Every upload route takes content_hash, the content hash of the bytes of this call: "If provided
+    // and the uploaded content does not match this hash, an error will be returned".
+    if (typeof arg.content_hash === 'string' && arg.content_hash !== contentHash(body)) {
+      throw new RouteError('content_hash_mismatch', []);
+    }
   }
   switch (route) {
     // #files-upload: Dropbox-API-Arg {path, mode, autorename, mute, strict_conflict} -> FileMetadata

@@ -98,7 +98,7 @@ export async function insertUpload(ctx: RouteContext, bucket: string, origin: st
       return;
     }
     const contentType = ctx.req.headers['content-type'] ?? 'application/octet-stream';
-    return sendObject(ctx.res, ctx.state.put(bucket, name, body, contentType));
+    return sendObject(ctx.res, ctx.state.put(bucket, name, ctx.tamper(body), contentType));
   }
   if (type === 'multipart') {
     const parts = parseMultipart(body, ctx.req.headers['content-type'] ?? '');
@@ -110,7 +110,8 @@ export async function insertUpload(ctx: RouteContext, bucket: string, origin: st
         'Invalid multipart request: expected metadata and media parts.',
       );
     }
-    const [meta, media] = parts as [Part, Part];
+    const [meta, sent] = parts as [Part, Part];
+    const media = { ...sent, body: ctx.tamper(sent.body) };
     const metadata = JSON.parse(meta.body.toString('utf8') || '{}') as {
       name?: string;
       contentType?: string;
@@ -189,7 +190,7 @@ export async function resumableChunk(ctx: RouteContext, uploadId: string): Promi
       );
     }
     // Bytes the session already has are skipped (a client resending after a lost answer).
-    const fresh = body.subarray(Math.min(body.length, session.received - start));
+    const fresh = ctx.tamper(body.subarray(Math.min(body.length, session.received - start)));
     const final = total !== undefined && session.received + fresh.length >= total;
     if (!final && body.length % CHUNK_GRANULE !== 0) {
       return sendError(

@@ -13,6 +13,8 @@ export interface RouteContext {
   pageSize: number;
   /** Bytes one rewrite call copies before answering done: false with a rewriteToken. */
   rewriteChunk: number;
+  /** An upload's media as received: with a byte flipped when a test armed a corruption (FakeServer.tamper). */
+  tamper: (media: Buffer) => Buffer;
 }
 
 function pageLimit(ctx: RouteContext): number {

@@ -110,6 +110,7 @@ export class FakeGcs {
       query: url.searchParams,
       pageSize: this.pageSize,
       rewriteChunk: this.rewriteChunk,
+      tamper: (media) => this.server.tamper(req, media),
     };
     const path = segments(url.pathname);
     const isUpload =

@@ -24,6 +24,8 @@ export interface RouteContext {
   maxPageSize: number;
   /** Whether PUT content and upload sessions create missing parent folders. */
   autoCreateParents: boolean;
+  /** An upload's content as received: with a byte flipped when a test armed a corruption (FakeServer.tamper). */
+  tamper: (content: Buffer) => Buffer;
 }
 
 export { sendJson };

@@ -159,6 +159,7 @@ export class FakeOneDrive {
       apiBase: `${origin}/v1.0`,
       maxPageSize: this.maxPageSize,
       autoCreateParents: this.autoCreateParents,
+      tamper: (content) => this.server.tamper(req, content),
     };
 
     if (this.server.takeFault(req, res)) return;

@@ -69,7 +69,14 @@ export function simpleUpload(ctx: RouteContext, address: Address): undefined {
   const target = writeTarget(ctx, address);
   if (!target) return;
   const behavior = conflictBehavior(ctx, {}, 'replace');
-  const result = commit(ctx, target.parent, target.name, ctx.body, behavior, ctx.req.headers['content-type']);
+  const result = commit(
+    ctx,
+    target.parent,
+    target.name,
+    ctx.tamper(ctx.body),
+    behavior,
+    ctx.req.headers['content-type'],
+  );
   if (result) sendJson(ctx.res, result.created ? 201 : 200, ctx.state.toJson(result.item, ctx.origin));
 }
 
@@ -143,7 +150,7 @@ export function uploadFragment(ctx: RouteContext, id: string): undefined {
       'Fragments must be multiples of 320 KiB and at most 60 MiB.',
     );
   }
-  session.chunks.push(ctx.body);
+  session.chunks.push(ctx.tamper(ctx.body));
   session.received += length;
   if (!last) {
     return sendJson(ctx.res, 202, {
