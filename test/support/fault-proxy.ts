@@ -4,13 +4,15 @@
 // before its body (cutBodyNext), response headers other than the server's own (headersNext), an
 // answer that comes late (delayNext), a body shorter than its Content-Length ended cleanly, on the
 // answer or on the request on its way to the server (truncateNext), a body that stops and never goes
-// on (stallNext), and a kept-alive connection reset when it is used again (resetReusedNext).
+// on (stallNext), a kept-alive connection reset when it is used again (resetReusedNext), and a request
+// body that reaches the server with one byte changed (corrupt: an upload damaged on the way).
 // Everything else passes through untouched, Host header included, so signatures still match.
 //
 // Faults queued with `inject` and a `match` (and failWhen's) are aimed: they wait for a request the
 // match accepts. The others hit the next requests in arrival order, whatever those are.
 import http from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
+import { Transform } from 'node:stream';
 
 export interface FaultAnswer {
   status: number;
@@ -48,7 +50,12 @@ export type Fault =
    * The whole answer, but without Content-Length, its end marked by the connection's end (HTTP/1.1
    * allows it; some gateways answer so).
    */
-  | { kind: 'unframed' };
+  | { kind: 'unframed' }
+  /**
+   * The request's body reaches the server with its middle byte inverted, its length unchanged: an
+   * upload damaged on the way, which only a checksum can tell (docs/api.md, "Verification").
+   */
+  | { kind: 'corrupt' };
 
 export interface FaultProxy {
   /** Base URL of the proxy, e.g. http://127.0.0.1:41234 */
@@ -239,7 +246,8 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
       if (!res.headersSent) res.writeHead(502);
       res.end();
     });
-    req.pipe(forward);
+    if (fault?.kind === 'corrupt') req.pipe(flipMiddleByte(req)).pipe(forward);
+    else req.pipe(forward);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -498,4 +506,22 @@ function stall(
   };
   stalls.add(release);
   res.once('close', release);
+}
+
+/** The request's body with its middle byte (by Content-Length; without one, its first) inverted. */
+function flipMiddleByte(req: http.IncomingMessage): Transform {
+  const length = Number(req.headers['content-length'] ?? 0);
+  const at = Number.isSafeInteger(length) ? Math.floor(length / 2) : 0;
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      if (at >= seen && at < seen + chunk.length) {
+        const copy = Buffer.from(chunk);
+        copy[at - seen] = (copy[at - seen] ?? 0) ^ 0xff;
+        chunk = copy;
+      }
+      seen += chunk.length;
+      callback(null, chunk);
+    },
+  });
 }
