@@ -188,7 +188,15 @@ await eachDatabase('faults from the stores', (database) => {
       clock.thaw();
     }
     assert.equal(job.status, 'complete', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 3, pending: 0, succeeded: 3, skipped: 0, failed: 0, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 3,
+      pending: 0,
+      succeeded: 3,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     const rows = await objectRows(id);
     assert.deepEqual(
       rows.map((r) => [r.key, r.attempts, r.error]),
@@ -211,7 +219,15 @@ await eachDatabase('faults from the stores', (database) => {
     const id = await copyJob(call, { from: `${src}:${bucket}/in/`, to: `${dst}:${bucket}/out/` });
     const job = await waitFor(call, `/v1/jobs/${id}`);
     assert.equal(job.status, 'complete', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 2, pending: 0, succeeded: 2, skipped: 0, failed: 0, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 2,
+      pending: 0,
+      succeeded: 2,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     const row = await t.services.db.kysely
       .selectFrom('jobs')
       .select(['planning_attempts'])
@@ -309,7 +325,15 @@ await eachDatabase('faults from the stores', (database) => {
     });
     const job = await waitFor(call, `/v1/jobs/${failing}`);
     assert.equal(job.status, 'failed', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 1, pending: 0, succeeded: 0, skipped: 0, failed: 1, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 1,
+      pending: 0,
+      succeeded: 0,
+      skipped: 0,
+      failed: 1,
+      deleted: 0,
+      size_only: 0,
+    });
     const res = await call({ method: 'GET', url: `/v1/jobs/${failing}/failures` });
     assert.equal(res.statusCode, 200);
     const [failure, ...more] = res.json().failures;
@@ -331,7 +355,15 @@ await eachDatabase('faults from the stores', (database) => {
     });
     const job = await waitFor(call, `/v1/jobs/${id}`);
     assert.equal(job.status, 'partial', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 2, pending: 0, succeeded: 1, skipped: 0, failed: 1, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 2,
+      pending: 0,
+      succeeded: 1,
+      skipped: 0,
+      failed: 1,
+      deleted: 0,
+      size_only: 0,
+    });
     const failures = (await call({ method: 'GET', url: `/v1/jobs/${id}/failures` })).json().failures;
     assert.equal(failures.length, 1);
     assert.equal(failures[0].key, 'gone.txt');
