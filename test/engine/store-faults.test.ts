@@ -43,6 +43,8 @@ function objectKey(request: SeenRequest, skip: number): string | undefined {
   return segments.length >= 2 ? decodeURIComponent(segments.slice(1).join('/')) : undefined;
 }
 
+const MiB = 1024 * 1024;
+
 const GCS_EMAIL = 'faults@ferry-test.iam.gserviceaccount.com';
 
 /** The object a GCS JSON API request names: in its path (`/o/<name>`) or, for an upload, its `name`. */
@@ -187,6 +189,8 @@ await eachDatabase('a bulk job under each store fault', (database) => {
       proxy: () => s3Proxy,
       data: (r) => r.method === 'PUT' && objectKey(r, 0) !== undefined,
       pathOf: (r) => objectKey(r, 0),
+      // Above S3's single-request limit (16 MiB): three parts of 8 MiB, 8 MiB and 1 KiB.
+      proves: { multipartSize: 16 * MiB + 1024, laterPart: (r) => r.url.includes('partNumber=2') },
       async setup(objects) {
         const call = await newWorkspace(t);
         bucket = await seedBucket(s3Seed, inPrefix(objects));
@@ -220,6 +224,11 @@ await eachDatabase('a bulk job under each store fault', (database) => {
       proxy: () => azureProxy,
       data: (r) => r.method === 'PUT' && objectKey(r, 1) !== undefined,
       pathOf: (r) => objectKey(r, 1),
+      // Above one block (4 MiB): three blocks of 2 MiB, 2 MiB and 1 KiB.
+      proves: {
+        multipartSize: 4 * MiB + 1024,
+        laterPart: (r) => new URL(r.url, 'http://x').searchParams.get('comp') === 'block',
+      },
       async setup(objects) {
         const call = await newWorkspace(t);
         bucket = await seedBucket(s3Seed, inPrefix(objects));
