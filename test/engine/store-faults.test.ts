@@ -14,6 +14,7 @@ import { type FaultProxy, type SeenRequest, startFaultProxy } from '../support/f
 import { eachDatabase, gcsServiceAccount, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import {
+  DAMAGED_PART,
   FAULT_APP_ENV,
   inPrefix,
   NO_REUSE,
@@ -173,6 +174,7 @@ await eachDatabase('a bulk job under each store fault', (database) => {
   const ROUTES: Route[] = [
     {
       name: 's3 source',
+      readsChecked: true,
       proxy: () => s3Proxy,
       data: (r) => r.method === 'GET' && objectKey(r, 0) !== undefined,
       pathOf: (r) => objectKey(r, 0),
@@ -189,8 +191,11 @@ await eachDatabase('a bulk job under each store fault', (database) => {
       proxy: () => s3Proxy,
       data: (r) => r.method === 'PUT' && objectKey(r, 0) !== undefined,
       pathOf: (r) => objectKey(r, 0),
-      // Above S3's single-request limit (16 MiB): three parts of 8 MiB, 8 MiB and 1 KiB.
-      proves: { multipartSize: 16 * MiB + 1024, laterPart: (r) => r.url.includes('partNumber=2') },
+      proves: {},
+      skips: {
+        [DAMAGED_PART]:
+          'in ./faults.test.ts: the engine’s 8 MiB parts, which s3rver stores and assembles, can take longer than this file’s 1 s idle bound (FAULT_APP_ENV) on a busy machine',
+      },
       async setup(objects) {
         const call = await newWorkspace(t);
         bucket = await seedBucket(s3Seed, inPrefix(objects));
@@ -201,6 +206,7 @@ await eachDatabase('a bulk job under each store fault', (database) => {
     },
     {
       name: 'azureblob source',
+      readsChecked: true,
       proxy: () => azureProxy,
       data: (r) => r.method === 'GET' && objectKey(r, 1) !== undefined,
       pathOf: (r) => objectKey(r, 1),
@@ -226,8 +232,10 @@ await eachDatabase('a bulk job under each store fault', (database) => {
       pathOf: (r) => objectKey(r, 1),
       // Above one block (4 MiB): three blocks of 2 MiB, 2 MiB and 1 KiB.
       proves: {
-        multipartSize: 4 * MiB + 1024,
-        laterPart: (r) => new URL(r.url, 'http://x').searchParams.get('comp') === 'block',
+        inParts: {
+          size: 4 * MiB + 1024,
+          laterPart: (r) => new URL(r.url, 'http://x').searchParams.get('comp') === 'block',
+        },
       },
       async setup(objects) {
         const call = await newWorkspace(t);

@@ -52,10 +52,11 @@ export type Fault =
    */
   | { kind: 'unframed' }
   /**
-   * The request's body reaches the server with its middle byte inverted, its length unchanged: an
-   * upload damaged on the way, which only a checksum can tell (docs/api.md, "Verification").
+   * A body with its middle byte inverted, its length unchanged: the request's on its way to the
+   * server (an upload damaged on the way; the default), or the server's answer (a download), which
+   * only a checksum can tell (docs/api.md, "Verification").
    */
-  | { kind: 'corrupt' };
+  | { kind: 'corrupt'; side?: 'request' | 'answer' };
 
 export interface FaultProxy {
   /** Base URL of the proxy, e.g. http://127.0.0.1:41234 */
@@ -237,6 +238,10 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
           case 'stall':
             stall(req, res, answer, stalls);
             return;
+          case 'corrupt':
+            res.writeHead(status, answer.rawHeaders);
+            (fault.side === 'answer' ? answer.pipe(flipMiddleByte(answer)) : answer).pipe(res);
+            return;
           default:
             pass(res, answer);
         }
@@ -246,7 +251,7 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
       if (!res.headersSent) res.writeHead(502);
       res.end();
     });
-    if (fault?.kind === 'corrupt') req.pipe(flipMiddleByte(req)).pipe(forward);
+    if (fault?.kind === 'corrupt' && fault.side !== 'answer') req.pipe(flipMiddleByte(req)).pipe(forward);
     else req.pipe(forward);
   });
 
@@ -508,9 +513,9 @@ function stall(
   res.once('close', release);
 }
 
-/** The request's body with its middle byte (by Content-Length; without one, its first) inverted. */
-function flipMiddleByte(req: http.IncomingMessage): Transform {
-  const length = Number(req.headers['content-length'] ?? 0);
+/** A request's or an answer's body with its middle byte (by Content-Length; without one, its first) inverted. */
+function flipMiddleByte(message: http.IncomingMessage): Transform {
+  const length = Number(message.headers['content-length'] ?? 0);
   const at = Number.isSafeInteger(length) ? Math.floor(length / 2) : 0;
   let seen = 0;
   return new Transform({

@@ -54,10 +54,15 @@ export interface Route {
   skips?: Record<string, string>;
   /**
    * A destination whose writes prove every byte (docs/api.md, "Verification"), on which the damaged
-   * uploads run: `multipartSize`, the least object the engine sends in parts (or blocks); `laterPart`,
-   * a request that carries one of them.
+   * uploads run. `inParts` (else DAMAGED_PART is skipped): `size`, the least object the engine sends
+   * in parts (or blocks); `laterPart`, a request that carries one of them.
    */
-  proves?: { multipartSize: number; laterPart: (request: SeenRequest) => boolean };
+  proves?: { inParts?: { size: number; laterPart: (request: SeenRequest) => boolean } };
+  /**
+   * A source that reports a hash the streamed copy checks against the bytes it reads (md5, sha1:
+   * src/objects/verify.ts, ByteCounter), on which a download damaged on the way runs.
+   */
+  readsChecked?: boolean;
   /** A new workspace with both locations, the source seeded with `objects` and the destination ready. */
   setup(objects: Record<string, Buffer>): Promise<{ call: Call; from: string; to: string }>;
   /** The bytes at the destination key, or undefined when there is no object there. */
@@ -109,10 +114,15 @@ export const RESET_REUSED = 'a kept-alive connection reset on reuse';
 export const STALLED = 'a stalled body';
 export const WHOLE_UNFRAMED = 'a whole body without Content-Length, ended by the connection';
 export const DAMAGED = 'an upload’s body damaged on the way, once';
+export const DAMAGED_READ = 'a download’s body damaged on the way, once';
 export const DAMAGED_PART = 'one part of an upload in parts damaged on the way, once';
 
-/** Why a destination route does not run DAMAGED and DAMAGED_PART (issue 37: S3 and Azure first). */
-export const NOT_PROVEN = 'this store’s writes do not yet prove every byte (issue 37, the other providers)';
+/** Why a destination that proves its writes does not run DAMAGED_PART here. */
+const NOT_IN_PARTS = 'no object the engine uploads in parts is given for this route';
+
+/** Why a route does not run DAMAGED, DAMAGED_PART or DAMAGED_READ (issue 37: S3 and Azure first). */
+export const NOT_PROVEN =
+  'this store’s bytes are not yet proven by a checksum (issue 37, the other providers)';
 
 /** Why a route cannot run RESET_REUSED: no request of it comes on a kept-alive connection. */
 export const NO_REUSE =
@@ -167,6 +177,16 @@ const CASES: Case[] = [
     key: 'a.bin',
     damages: { inParts: false },
     error: /BadDigest|MD5/i,
+  },
+  // The same on a source's answer: the source's own MD5 is not that of the bytes read.
+  {
+    name: DAMAGED_READ,
+    fault: { kind: 'corrupt', side: 'answer' },
+    count: 1,
+    key: 'a.bin',
+    sourcesOnly: true,
+    damages: { inParts: false },
+    error: /md5/i,
   },
   {
     name: DAMAGED_PART,
@@ -280,19 +300,23 @@ export function storeFaultTable(app: () => TestApp, clock: SkippingClock, routes
 
   for (const route of routes) {
     const destination = route.name.endsWith('destination');
-    const cases = CASES.filter((c) => (destination ? !c.sourcesOnly : c.damages === undefined));
+    const cases = CASES.filter((c) =>
+      destination ? !c.sourcesOnly : c.damages === undefined || c.sourcesOnly,
+    );
     for (const base of cases) {
       const c = destination ? forDestination(base) : base;
-      const skip =
-        route.skips?.[c.name] ?? (c.damages !== undefined && route.proves === undefined && NOT_PROVEN);
+      const proven = destination ? route.proves !== undefined : route.readsChecked === true;
+      const unproven = c.damages !== undefined && !proven && NOT_PROVEN;
+      const noParts = c.damages?.inParts === true && route.proves?.inParts === undefined && NOT_IN_PARTS;
+      const skip = route.skips?.[c.name] ?? (unproven || noParts);
       test(`${route.name}: ${c.name}`, { skip }, async () => {
         const proxy = route.proxy();
         proxy.reset();
-        const proves = route.proves;
+        const inParts = route.proves?.inParts;
         // The object in parts, with a small one beside it: the least size that takes parts.
         const objects =
-          c.damages?.inParts && proves
-            ? { 'big.bin': randomBytes(proves.multipartSize), 'c.txt': Buffer.from('beside it') }
+          c.damages?.inParts && inParts
+            ? { 'big.bin': randomBytes(inParts.size), 'c.txt': Buffer.from('beside it') }
             : OBJECTS();
         const keys = Object.keys(objects);
         const { call, from, to } = await route.setup(objects);
@@ -306,7 +330,7 @@ export function storeFaultTable(app: () => TestApp, clock: SkippingClock, routes
             count,
             match: (r) => {
               if (!route.data(r)) return false;
-              if (c.damages?.inParts && !proves?.laterPart(r)) return false;
+              if (c.damages?.inParts && !inParts?.laterPart(r)) return false;
               if (aim === undefined) return true;
               return route.pathOf(r)?.endsWith(`/${aim}`) ?? false;
             },
