@@ -288,7 +288,12 @@ class S3Store implements Store {
         etag: answer.etag,
       };
       const md5 = md5FromEtag({ ETag: answer.etag, ServerSideEncryption: answer.serverSideEncryption });
-      if (md5) info.hashes.md5 = md5;
+      // The provider's MD5 of the new object is that of the version of the source it was pinned to
+      // (docs/api.md, "Verification": a server-side copy is proven by what the provider reports).
+      if (md5) {
+        info.hashes.md5 = md5;
+        info.verified = ['md5'];
+      }
       if (answer.lastModified) info.modTime = answer.lastModified;
       return info;
     }
