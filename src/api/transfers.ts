@@ -119,6 +119,10 @@ export const Counts = Type.Object({
   deleted: Type.Integer({
     description: "a sync's removals at its destination (0 for other jobs: a remove's objects are succeeded)",
   }),
+  size_only: Type.Integer({
+    description:
+      'objects written whose bytes no hash could prove, only their size (docs/api.md, "Verification"); not a state: they are also counted as succeeded',
+  }),
 });
 export type Counts = Static<typeof Counts>;
 

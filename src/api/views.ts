@@ -47,6 +47,7 @@ export function countsOf(row: Pick<JobRow, CountColumns>): Counts {
     skipped: Number(row.objects_skipped),
     failed: Number(row.objects_failed),
     deleted: Number(row.objects_deleted),
+    size_only: Number(row.objects_size_only),
   };
 }
 
@@ -113,4 +114,5 @@ export type CountColumns =
   | 'objects_succeeded'
   | 'objects_skipped'
   | 'objects_failed'
-  | 'objects_deleted';
+  | 'objects_deleted'
+  | 'objects_size_only';

@@ -150,6 +150,8 @@ export interface JobsTable {
   objects_deleted: Generated<number>;
   /** A sync's deletions held back (pending, never due) until its copies have settled. */
   objects_held: Generated<number>;
+  /** Objects written whose bytes no hash could prove, only their size (docs/api.md, "Verification"). */
+  objects_size_only: Generated<number>;
   error: string | null;
   /** The planner's lease; with no owner, a time before which planning is not retried. */
   lease_owner: string | null;
@@ -190,6 +192,11 @@ export interface JobObjectsTable extends LeasedColumns {
    */
   source_hash: Generated<string | null>;
   destination_hash: Generated<string | null>;
+  /**
+   * How its written bytes were proven (docs/api.md, "Verification"): `size`, or the hash kinds that
+   * proved them, comma-separated; null when it wrote none (skipped, removed, deleted, a native move).
+   */
+  verified: Generated<string | null>;
 }
 
 /** A dry run's plan (docs/api.md, "Plans"): the request resolved to location ids, run at most once. */

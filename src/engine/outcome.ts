@@ -14,6 +14,7 @@ import {
   MAX_ATTEMPTS,
   retryable,
 } from '../queue/backoff.js';
+import type { HashKind } from '../stores/contract.js';
 import { ProgressWriter } from './progress.js';
 
 export type Settlement =
@@ -27,6 +28,11 @@ export type Settlement =
       reason?: string;
       /** The checksums a copy compared, as `kind:value` (a job object keeps them for its report). */
       checksums?: { source: string; destination: string };
+      /**
+       * Bytes were written: the hash kinds that proved them, none when only the size could
+       * (docs/api.md, "Verification"; a job object keeps it for its report and counts `size_only`).
+       */
+      verified?: HashKind[];
     }
   /** `crashed`: the attempt crashed, and the row keeps the crash its claim counted. */
   | { kind: 'again'; error: string; runAfter: number; crashed?: boolean }

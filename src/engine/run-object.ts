@@ -16,7 +16,7 @@ import { moveObject } from '../objects/object-move.js';
 import { type Throttle, throttled } from '../objects/throttle.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import type { Overwrite } from '../states.js';
-import type { ObjectInfo, Store } from '../stores/contract.js';
+import type { HashKind, ObjectInfo, Store } from '../stores/contract.js';
 import type { Bandwidth } from './bandwidth.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
 import type { ObjectSettlement } from './lifecycle/objects.js';
@@ -226,6 +226,7 @@ export async function runObject(
             bytes: outcome.bytes,
             skipped: outcome.action === 'skipped',
             ...(outcome.checksums === undefined ? {} : { checksums: outcome.checksums }),
+            ...(outcome.verified === undefined ? {} : { verified: outcome.verified }),
           },
   });
   // A canceled job's object, or one that failed for good, leaves no multipart upload behind. One
@@ -251,7 +252,9 @@ async function doWork(
   signal: AbortSignal,
   report: (bytes: number) => void,
   throttle: Throttle | undefined,
-): Promise<{ bytes: number; checksums?: { source: string; destination: string } } | LeftAlone> {
+): Promise<
+  { bytes: number; checksums?: { source: string; destination: string }; verified?: HashKind[] } | LeftAlone
+> {
   const planned = (await planOf(ctx, object.job_id)).planId !== null;
   switch (work.op) {
     case 'move':
@@ -343,7 +346,7 @@ async function doWork(
           ...(fetched.mimeType === undefined ? {} : { mimeType: fetched.mimeType }),
           onProgress: report,
         });
-        return { bytes: info.size };
+        return { bytes: info.size, verified: info.verified ?? [] };
       });
     }
   }
@@ -368,6 +371,7 @@ async function runWork(
             skipped: false,
             deleted: work.op === 'delete',
             ...(outcome.checksums === undefined ? {} : { checksums: outcome.checksums }),
+            ...(outcome.verified === undefined ? {} : { verified: outcome.verified }),
           },
   });
   await settled(ctx, object, settlement, settle);

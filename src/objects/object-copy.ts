@@ -10,6 +10,7 @@
 import { FerryError, isFerryError } from '../errors.js';
 import type { Overwrite } from '../states.js';
 import type {
+  HashKind,
   ObjectInfo,
   ResumableUpload,
   ResumableWrites,
@@ -22,6 +23,7 @@ import {
   type ComparedChecksums,
   comparedChecksums,
   copyMismatch,
+  provenBy,
   sameAccount,
   sameObject,
 } from './verify.js';
@@ -57,11 +59,22 @@ export interface CopyOutcome {
   bytes: number;
   /** The checksums the verification compared, when both sides reported one kind (docs/api.md, "Reports"). */
   checksums?: ComparedChecksums;
+  /**
+   * When copied: the hash kinds that proved the destination's bytes (provenBy); empty when only the
+   * size could (docs/api.md, "Verification").
+   */
+  verified?: HashKind[];
 }
 
 function copied(method: 'server-side' | 'stream', info: ObjectInfo, written: ObjectInfo): CopyOutcome {
   const checksums = comparedChecksums(info, written);
-  return { action: 'copied', method, bytes: written.size, ...(checksums === undefined ? {} : { checksums }) };
+  return {
+    action: 'copied',
+    method,
+    bytes: written.size,
+    ...(checksums === undefined ? {} : { checksums }),
+    verified: provenBy(info, written),
+  };
 }
 
 export interface CopyObjectArgs {
@@ -192,12 +205,14 @@ async function streamCopy(args: CopyObjectArgs, info: ObjectInfo, what: string):
     ...(resumable ? pin : {}),
     ...(offset > 0 ? { range: { offset } } : {}),
   });
+  // The source's own hashes are of the whole object: checked only when every byte is read here.
   const counter = new ByteCounter(
     info.size - offset,
     what,
     args.onProgress && ((bytes) => args.onProgress?.(offset + bytes)),
     args.throttle,
     signal,
+    offset === 0 ? info.hashes : {},
   );
   // The source's own failure (a cut connection: transient) is the reason the write failed, whatever
   // the destination makes of its truncated input, so it is the one reported.

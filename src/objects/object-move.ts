@@ -15,7 +15,7 @@
 // existed beside a destination that did; we take it as finished (that is what a repeat must see), and
 // report the destination's size. Only a missing source with a missing destination is not_found.
 import { FerryError, isFerryError } from '../errors.js';
-import type { CallOptions, ObjectInfo, Store } from '../stores/contract.js';
+import type { CallOptions, HashKind, ObjectInfo, Store } from '../stores/contract.js';
 import { copyObject } from './object-copy.js';
 import type { Throttle } from './throttle.js';
 import { type ComparedChecksums, sameAccount, sameObject } from './verify.js';
@@ -43,6 +43,8 @@ export interface MoveOutcome {
   bytes: number;
   /** The checksums a copy-delete's copy compared (a native move compares nothing). */
   checksums?: ComparedChecksums;
+  /** What proved a copy-delete's copy (CopyOutcome.verified); absent when no bytes were written. */
+  verified?: HashKind[];
 }
 
 export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
@@ -83,7 +85,7 @@ export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
     }
   }
 
-  let copied: { bytes: number; checksums?: ComparedChecksums };
+  let copied: { bytes: number; checksums?: ComparedChecksums; verified?: HashKind[] };
   try {
     copied = await copyObject({
       source,
@@ -111,6 +113,7 @@ export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
     method: 'copy-delete',
     bytes: copied.bytes,
     ...(copied.checksums === undefined ? {} : { checksums: copied.checksums }),
+    ...(copied.verified === undefined ? {} : { verified: copied.verified }),
   };
 }
 

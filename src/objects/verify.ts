@@ -1,10 +1,12 @@
-// What the object operations check after moving bytes (docs/api.md, "Copy": the size always, the
-// checksum where both sides report the same kind of hash), and the byte counter that sits in every
-// streamed copy: it reports progress and fails the stream when the source gives more or fewer bytes
-// than its stat said, so a short read never becomes a short object.
+// What the object operations check after moving bytes (docs/api.md, "Copy" and "Verification": the
+// size always, the checksum where both sides report the same kind of hash, and what the destination's
+// write proved), and the byte counter that sits in every streamed copy: it reports progress, fails
+// the stream when the source gives more or fewer bytes than its stat said, so a short read never
+// becomes a short object, and checks the source's own hashes against the bytes read.
 import { Transform, type TransformCallback } from 'node:stream';
 import { FerryError } from '../errors.js';
 import type { HashKind, ObjectInfo, Store } from '../stores/contract.js';
+import { ThreadedHash, type ThreadHashAlgorithm } from '../stores/shared/hash-thread.js';
 import type { Throttle } from './throttle.js';
 
 /**
@@ -63,14 +65,33 @@ export function comparedChecksums(source: ObjectInfo, written: ObjectInfo): Comp
 }
 
 /**
+ * How a copy was proven (docs/api.md, "Verification"): the hash kinds that showed the destination
+ * holds the bytes, by what its write compared with the provider (ObjectInfo.verified) or by a hash
+ * both sides report and agree on; none: by its size alone.
+ */
+export function provenBy(source: ObjectInfo, written: ObjectInfo): HashKind[] {
+  const kinds = new Set<HashKind>(written.verified ?? []);
+  const compared = comparedChecksums(source, written);
+  if (compared !== undefined) kinds.add(compared.source.slice(0, compared.source.indexOf(':')) as HashKind);
+  return [...kinds].sort();
+}
+
+/** The source's hash kinds a streamed copy computes over the bytes it reads: those the hashing thread has. */
+const READ_CHECKED: readonly ThreadHashAlgorithm[] = ['md5', 'sha1'];
+
+/**
  * Passes bytes through, calling `onProgress` with the running total, and fails with
  * FerryError('transient') when the stream gives more or fewer than `expected` bytes: the source
- * changed or was cut short since it was stat'ed, and a later attempt may well succeed.
+ * changed or was cut short since it was stat'ed, and a later attempt may well succeed. Given the
+ * source's hashes (of the whole object: the counter must see every byte), it computes those of the
+ * kinds the hashing thread has over the bytes that pass, and fails the stream before its end when one
+ * differs: bytes damaged on their way from the source are never written as complete.
  */
 export class ByteCounter extends Transform {
   bytes = 0;
   /** The counter's own verdict, when it failed the stream (as opposed to a failure passed through). */
   failure: FerryError | undefined;
+  readonly #hashes: Array<{ kind: ThreadHashAlgorithm; expected: string; hash: ThreadedHash }> = [];
 
   constructor(
     private readonly expected: number,
@@ -79,11 +100,23 @@ export class ByteCounter extends Transform {
     /** Waited for before each chunk goes on (a bandwidth cap, src/objects/throttle.ts). */
     private readonly throttle?: Throttle,
     private readonly signal?: AbortSignal,
+    sourceHashes: ObjectInfo['hashes'] = {},
   ) {
     super();
+    for (const kind of READ_CHECKED) {
+      const value = sourceHashes[kind];
+      if (value !== undefined) {
+        this.#hashes.push({ kind, expected: value.toLowerCase(), hash: new ThreadedHash(kind) });
+      }
+    }
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    for (const { hash } of this.#hashes) {
+      hash
+        .update(chunk)
+        .catch((err: unknown) => this.destroy(err instanceof Error ? err : new Error(String(err))));
+    }
     this.bytes += chunk.length;
     if (this.bytes > this.expected) {
       callback(
@@ -111,7 +144,32 @@ export class ByteCounter extends Transform {
       callback(this.#fail(`the source ended after ${this.bytes} of ${this.expected} bytes`));
       return;
     }
-    callback();
+    if (this.#hashes.length === 0) {
+      callback();
+      return;
+    }
+    const hashes = this.#hashes.splice(0);
+    Promise.all(hashes.map(async (h) => ({ ...h, actual: (await h.hash.digest()).toString('hex') }))).then(
+      (results) => {
+        const wrong = results.find((r) => r.actual !== r.expected);
+        if (wrong !== undefined) {
+          callback(
+            this.#fail(
+              `the bytes read have the ${wrong.kind} ${wrong.actual}, not the source's ${wrong.expected}; they changed or were damaged on the way`,
+            ),
+          );
+          return;
+        }
+        callback();
+      },
+      (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
+    );
+  }
+
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    // A stream that ends early leaves no hash behind on the thread.
+    for (const { hash } of this.#hashes.splice(0)) hash.discard();
+    callback(err);
   }
 
   #fail(reason: string): FerryError {

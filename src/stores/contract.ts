@@ -62,7 +62,9 @@ export interface ObjectInfo {
   /**
    * Set only by a write (write(), ResumableWrites.write()): the hash kinds the store compared, during
    * this write, between what it computed over the bytes it sent and what the provider says it stored
-   * (DECISIONS, "Every byte proven"). A mismatch never returns: the write fails as transient.
+   * (DECISIONS, "Every byte proven"). A mismatch never returns: the write fails as transient. A
+   * server-side copy (features.copy) sets it when the provider reported the same hash for the copy as
+   * for the source version the copy was pinned to.
    * Absent or empty when the provider reports no hash the store could compare.
    */
   verified?: HashKind[];

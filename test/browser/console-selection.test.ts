@@ -133,6 +133,7 @@ for (const database of await testDatabases()) {
             skipped: 1,
             failed: 0,
             deleted: 0,
+            size_only: 0,
           });
           await gone(`moved${width}/pic.bin`);
           await gone(`moved${width}/one.txt`);

@@ -48,7 +48,10 @@ await eachDatabase('ferry jobs report', (database) => {
     const saved = ok(await run('jobs', 'report', id, '--csv', '-o', file));
     assert.equal(saved.stdout, '');
     const rows = readFileSync(file, 'utf8').split('\r\n');
-    assert.equal(rows[0], 'key,outcome,size,bytes,attempts,error,reason,source_hash,destination_hash');
+    assert.equal(
+      rows[0],
+      'key,outcome,size,bytes,attempts,error,reason,source_hash,destination_hash,verified,verified_by',
+    );
     assert.match(rows[1] ?? '', /^a\.txt,copied,1,1,1,,,/);
     assert.match(rows[2] ?? '', /^'=b\.txt,copied,1,1,1,,,/);
     assert.match(rows[3] ?? '', /^missing\.txt,failed,/);

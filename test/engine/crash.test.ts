@@ -212,6 +212,7 @@ describe('crash test [postgres]', { skip: postgres?.skip ?? false }, () => {
       skipped: 0,
       failed: 0,
       deleted: 0,
+      size_only: 0,
     });
     assert.equal(done.bytes_done, totalBytes);
     assert.ok(

@@ -231,6 +231,7 @@ describe('the database restarts under load [postgres]', { skip: skip ?? false },
       skipped: 0,
       failed: 0,
       deleted: 0,
+      size_only: 0,
     });
 
     // The destination holds every key, once.

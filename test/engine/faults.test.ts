@@ -188,7 +188,15 @@ await eachDatabase('faults from the stores', (database) => {
       clock.thaw();
     }
     assert.equal(job.status, 'complete', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 3, pending: 0, succeeded: 3, skipped: 0, failed: 0, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 3,
+      pending: 0,
+      succeeded: 3,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     const rows = await objectRows(id);
     assert.deepEqual(
       rows.map((r) => [r.key, r.attempts, r.error]),
@@ -211,7 +219,15 @@ await eachDatabase('faults from the stores', (database) => {
     const id = await copyJob(call, { from: `${src}:${bucket}/in/`, to: `${dst}:${bucket}/out/` });
     const job = await waitFor(call, `/v1/jobs/${id}`);
     assert.equal(job.status, 'complete', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 2, pending: 0, succeeded: 2, skipped: 0, failed: 0, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 2,
+      pending: 0,
+      succeeded: 2,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     const row = await t.services.db.kysely
       .selectFrom('jobs')
       .select(['planning_attempts'])
@@ -242,6 +258,38 @@ await eachDatabase('faults from the stores', (database) => {
     );
     assert.equal(job.bytes_done, big.length);
     assert.deepEqual(await readS3(client, bucket, 'n/big.bin'), big);
+  });
+
+  test('one part of a multipart upload damaged on the way, once: refused, tried again, whole, and proven by MD5 (issue 37)', async () => {
+    const { call, src } = await setup();
+    // The destination behind the fault proxy, on an account of its own, so the bytes stream through
+    // ferry: just above the engine's single request (16 MiB), three parts of 8 MiB, 8 MiB and 1 KiB.
+    const dst = await createLocation(call, {
+      provider: 's3',
+      secret: { access_key_id: 'DAMAGEDDST', secret_access_key: 'damaged-dst' },
+      metadata: { endpoint: proxy.url },
+    });
+    const big = randomBytes(16 * 1024 * 1024 + 1024);
+    const bucket = await seedBucket(client, { 'v/big.bin': big });
+    const faulted = proxy.faulted;
+    proxy.inject({ kind: 'corrupt' }, { match: (r) => r.method === 'PUT' && r.url.includes('partNumber=2') });
+    const id = await copyJob(call, {
+      from: `${src}:${bucket}/v/`,
+      to: `${dst.id}:${bucket}/w/`,
+      manifest: ['big.bin'],
+    });
+    const job = await waitFor(call, `/v1/jobs/${id}`);
+    assert.equal(job.status, 'complete', JSON.stringify(job));
+    assert.equal(proxy.faulted - faulted, 1, 'the part was damaged');
+    assert.deepEqual(
+      (await objectRows(id)).map((r) => [r.key, r.status, r.attempts]),
+      [['big.bin', 'succeeded', 2]],
+    );
+    assert.deepEqual(await readS3(client, bucket, 'w/big.bin'), big);
+    assert.equal((job.counts as { size_only: number }).size_only, 0);
+    const report = await call({ method: 'GET', url: `/v1/jobs/${id}/report` });
+    const line = JSON.parse(report.body.trim());
+    assert.deepEqual([line.verified, line.verified_by], ['checksum', 'md5']);
   });
 
   test('a single copy (a transfer) that is throttled once is retried and completes', async () => {
@@ -309,7 +357,15 @@ await eachDatabase('faults from the stores', (database) => {
     });
     const job = await waitFor(call, `/v1/jobs/${failing}`);
     assert.equal(job.status, 'failed', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 1, pending: 0, succeeded: 0, skipped: 0, failed: 1, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 1,
+      pending: 0,
+      succeeded: 0,
+      skipped: 0,
+      failed: 1,
+      deleted: 0,
+      size_only: 0,
+    });
     const res = await call({ method: 'GET', url: `/v1/jobs/${failing}/failures` });
     assert.equal(res.statusCode, 200);
     const [failure, ...more] = res.json().failures;
@@ -331,7 +387,15 @@ await eachDatabase('faults from the stores', (database) => {
     });
     const job = await waitFor(call, `/v1/jobs/${id}`);
     assert.equal(job.status, 'partial', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 2, pending: 0, succeeded: 1, skipped: 0, failed: 1, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 2,
+      pending: 0,
+      succeeded: 1,
+      skipped: 0,
+      failed: 1,
+      deleted: 0,
+      size_only: 0,
+    });
     const failures = (await call({ method: 'GET', url: `/v1/jobs/${id}/failures` })).json().failures;
     assert.equal(failures.length, 1);
     assert.equal(failures[0].key, 'gone.txt');

@@ -162,6 +162,7 @@ describe('restart [sqlite]', () => {
       skipped: 0,
       failed: 0,
       deleted: 0,
+      size_only: 0,
     });
     const set = [...expected].filter(([key]) => key.startsWith(`${prefix}/`));
     assert.equal(set.length, OBJECTS);

@@ -16,6 +16,7 @@ import { type FaultProxy, type SeenRequest, startFaultProxy } from '../support/f
 import { eachDatabase, gcsServiceAccount, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import {
+  DAMAGED_PART,
   FAULT_APP_ENV,
   inPrefix,
   NO_REUSE,
@@ -44,6 +45,8 @@ function objectKey(request: SeenRequest, skip: number): string | undefined {
   const segments = new URL(request.url, 'http://x').pathname.split('/').slice(1 + skip);
   return segments.length >= 2 ? decodeURIComponent(segments.slice(1).join('/')) : undefined;
 }
+
+const MiB = 1024 * 1024;
 
 const GCS_EMAIL = 'faults@ferry-test.iam.gserviceaccount.com';
 
@@ -173,6 +176,7 @@ await eachDatabase('a bulk job under each store fault', (database) => {
   const ROUTES: Route[] = [
     {
       name: 's3 source',
+      readsChecked: true,
       proxy: () => s3Proxy,
       data: (r) => r.method === 'GET' && objectKey(r, 0) !== undefined,
       pathOf: (r) => objectKey(r, 0),
@@ -189,6 +193,11 @@ await eachDatabase('a bulk job under each store fault', (database) => {
       proxy: () => s3Proxy,
       data: (r) => r.method === 'PUT' && objectKey(r, 0) !== undefined,
       pathOf: (r) => objectKey(r, 0),
+      proves: {},
+      skips: {
+        [DAMAGED_PART]:
+          'in ./faults.test.ts: the engine’s 8 MiB parts, which s3rver stores and assembles, can take longer than this file’s 1 s idle bound (FAULT_APP_ENV) on a busy machine',
+      },
       async setup(objects) {
         const call = await newWorkspace(t);
         bucket = await seedBucket(s3Seed, inPrefix(objects));
@@ -199,6 +208,7 @@ await eachDatabase('a bulk job under each store fault', (database) => {
     },
     {
       name: 'azureblob source',
+      readsChecked: true,
       proxy: () => azureProxy,
       data: (r) => r.method === 'GET' && objectKey(r, 1) !== undefined,
       pathOf: (r) => objectKey(r, 1),
@@ -222,6 +232,13 @@ await eachDatabase('a bulk job under each store fault', (database) => {
       proxy: () => azureProxy,
       data: (r) => r.method === 'PUT' && objectKey(r, 1) !== undefined,
       pathOf: (r) => objectKey(r, 1),
+      // Above one block (4 MiB): three blocks of 2 MiB, 2 MiB and 1 KiB.
+      proves: {
+        inParts: {
+          size: 4 * MiB + 1024,
+          laterPart: (r) => new URL(r.url, 'http://x').searchParams.get('comp') === 'block',
+        },
+      },
       async setup(objects) {
         const call = await newWorkspace(t);
         bucket = await seedBucket(s3Seed, inPrefix(objects));

@@ -196,7 +196,15 @@ await eachDatabase('POST /v1/buckets', (database) => {
         job.error,
         `planning failed: the destination bucket "${missing}" does not exist on location "${label}"; create it with POST /v1/buckets`,
       );
-      assert.deepEqual(job.counts, { total: 0, pending: 0, succeeded: 0, skipped: 0, failed: 0, deleted: 0 });
+      assert.deepEqual(job.counts, {
+        total: 0,
+        pending: 0,
+        succeeded: 0,
+        skipped: 0,
+        failed: 0,
+        deleted: 0,
+        size_only: 0,
+      });
       const failures = await call({ method: 'GET', url: `${url}/failures` });
       assert.deepEqual(failures.json().failures, []);
       // The way out the message gives: create the bucket, retry the job.

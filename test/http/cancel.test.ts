@@ -150,6 +150,7 @@ await eachDatabase('job cancel', (database) => {
         skipped: 0,
         failed: 0,
         deleted: 0,
+        size_only: 0,
       });
       assert.equal(view.bytes_done, 0);
 
@@ -254,6 +255,7 @@ await eachDatabase('job cancel', (database) => {
       skipped: 0,
       failed: 0,
       deleted: 0,
+      size_only: 0,
     });
     assert.equal(String(await readS3(client, bucket, 'q/x.txt')), 'x');
   });

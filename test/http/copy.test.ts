@@ -166,7 +166,15 @@ await eachDatabase('copy', (database) => {
     assert.equal(accepted.status, 'planning');
     const job = await waitFor(call, `/v1/jobs/${accepted.job_id}`);
     assert.equal(job.status, 'complete', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 26, pending: 0, succeeded: 26, skipped: 0, failed: 0, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 26,
+      pending: 0,
+      succeeded: 26,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     const total = Object.entries(objects)
       .filter(([k]) => k.startsWith('photos/'))
       .reduce((n, [, v]) => n + v.length, 0);
@@ -227,7 +235,15 @@ await eachDatabase('copy', (database) => {
     assert.equal(res.statusCode, 202, res.body);
     const job = await waitFor(call, `/v1/jobs/${res.json().job_id}`);
     assert.equal(job.status, 'complete');
-    assert.deepEqual(job.counts, { total: 3, pending: 0, succeeded: 2, skipped: 1, failed: 0, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 3,
+      pending: 0,
+      succeeded: 2,
+      skipped: 1,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(job.overwrite, 'if-missing');
     assert.equal(String(await readS3(client, dst, 'q/b.txt')), 'old B');
     assert.equal(String(await readS3(client, dst, 'q/a.txt')), 'A');
@@ -247,7 +263,15 @@ await eachDatabase('copy', (database) => {
     const id = res.json().job_id;
     const job = await waitFor(call, `/v1/jobs/${id}`);
     assert.equal(job.status, 'partial', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 3, pending: 0, succeeded: 1, skipped: 0, failed: 2, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 3,
+      pending: 0,
+      succeeded: 1,
+      skipped: 0,
+      failed: 2,
+      deleted: 0,
+      size_only: 0,
+    });
     const page1 = await call({ method: 'GET', url: `/v1/jobs/${id}/failures?limit=1` });
     assert.equal(page1.statusCode, 200);
     const first = page1.json();
@@ -273,7 +297,15 @@ await eachDatabase('copy', (database) => {
     assert.deepEqual(retry.json(), { job_id: id, status: 'planning' });
     const again = await waitFor(call, `/v1/jobs/${id}`);
     assert.equal(again.status, 'complete', JSON.stringify(again));
-    assert.deepEqual(again.counts, { total: 3, pending: 0, succeeded: 3, skipped: 0, failed: 0, deleted: 0 });
+    assert.deepEqual(again.counts, {
+      total: 3,
+      pending: 0,
+      succeeded: 3,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(String(await readS3(client, dst, 'missing-2.txt')), 'two');
     const retryDone = await call({ method: 'POST', url: `/v1/jobs/${id}/retry`, payload: {} });
     assert.equal(retryDone.statusCode, 409);

@@ -88,6 +88,7 @@ await eachDatabase('event stream', (database) => {
       skipped: 0,
       failed: 0,
       deleted: 0,
+      size_only: 0,
     });
     assert.equal(done.data.bytes_done, 5 * 'object 0'.length * 100);
     // The same JSON as the GET of the job.

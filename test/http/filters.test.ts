@@ -69,7 +69,15 @@ await eachDatabase('filters', (database) => {
     assert.equal(job.status, 'complete', JSON.stringify(job));
     assert.equal(job.kind, 'copy');
     assert.deepEqual(job.filter, filter);
-    assert.deepEqual(job.counts, { total: 2, pending: 0, succeeded: 2, skipped: 0, failed: 0, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 2,
+      pending: 0,
+      succeeded: 2,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(String(await readS3(client, dst, 'q/a.txt')), 'a');
     assert.equal(String(await readS3(client, dst, 'q/img/1.jpg')), 'jpg');
     assert.equal(await readS3(client, dst, 'q/big.txt'), undefined);

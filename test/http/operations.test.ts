@@ -301,7 +301,15 @@ await eachDatabase('move, remove, pull', (database) => {
     const done = await waitFor(call, url);
     assert.equal(done.status, 'failed', JSON.stringify(done));
     assert.equal(done.error, '1 of 2 objects failed');
-    assert.deepEqual(done.counts, { total: 2, pending: 0, succeeded: 1, skipped: 0, failed: 1, deleted: 0 });
+    assert.deepEqual(done.counts, {
+      total: 2,
+      pending: 0,
+      succeeded: 1,
+      skipped: 0,
+      failed: 1,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(done.bytes_done, 50_000);
     assert.deepEqual(await readS3(client, bucket, 'p/report.pdf'), files['/files/report.pdf']);
     const failures = await call({ method: 'GET', url: `${url}/failures` });
@@ -317,7 +325,15 @@ await eachDatabase('move, remove, pull', (database) => {
     assert.deepEqual(retry.json(), { id: res.json().id, status: 'queued' });
     const again = await waitFor(call, url);
     assert.equal(again.status, 'complete', JSON.stringify(again));
-    assert.deepEqual(again.counts, { total: 2, pending: 0, succeeded: 2, skipped: 0, failed: 0, deleted: 0 });
+    assert.deepEqual(again.counts, {
+      total: 2,
+      pending: 0,
+      succeeded: 2,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(String(await readS3(client, bucket, 'p/flaky')), 'flaky');
     const twice = await call({ method: 'POST', url: `${url}/retry` });
     assert.equal(twice.statusCode, 409, 'only a failed transfer is retried');
@@ -345,6 +361,7 @@ await eachDatabase('move, remove, pull', (database) => {
       skipped: 0,
       failed: 0,
       deleted: 0,
+      size_only: 0,
     });
     for (let i = 0; i < 12; i++) {
       assert.equal(String(await readS3(client, bucket, `dst/d${i % 3}/f${i}.txt`)), `file ${i}`);

@@ -117,7 +117,15 @@ await eachDatabase('plans', (database) => {
     const job = await waitFor(call, `/v1/jobs/${run.json().job_id}`);
     assert.equal(job.status, 'complete', JSON.stringify(job));
     assert.equal(job.plan_id, plan.plan_id);
-    assert.deepEqual(job.counts, { total: 4, pending: 0, succeeded: 1, skipped: 3, failed: 0, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 4,
+      pending: 0,
+      succeeded: 1,
+      skipped: 3,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(String(await readS3(client, dest, 'out/a.txt')), 'A');
     assert.equal(await readS3(client, dest, 'out/b.txt'), undefined, 'changed size: left alone');
     assert.equal(await readS3(client, dest, 'out/c.txt'), undefined, 'changed ETag: left alone');
@@ -162,7 +170,15 @@ await eachDatabase('plans', (database) => {
     const done = await waitFor(call, `/v1/transfers/${run.json().id}`);
     assert.equal(done.status, 'complete', JSON.stringify(done));
     assert.equal(done.kind, 'remove');
-    assert.deepEqual(done.counts, { total: 3, pending: 0, succeeded: 2, skipped: 1, failed: 0, deleted: 0 });
+    assert.deepEqual(done.counts, {
+      total: 3,
+      pending: 0,
+      succeeded: 2,
+      skipped: 1,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(await readS3(client, bucket, 'tmp/a.log'), undefined);
     assert.equal(await readS3(client, bucket, 'tmp/b.log'), undefined);
     assert.equal(String(await readS3(client, bucket, 'tmp/c.log')), 'c', 'not in the plan: kept');
@@ -191,7 +207,15 @@ await eachDatabase('plans', (database) => {
     const run = await call({ method: 'POST', url: `/v1/plans/${dry.json().plan_id}/run` });
     assert.equal(run.statusCode, 202, run.body);
     const done = await waitFor(call, `/v1/transfers/${run.json().id}`);
-    assert.deepEqual(done.counts, { total: 1, pending: 0, succeeded: 0, skipped: 1, failed: 0, deleted: 0 });
+    assert.deepEqual(done.counts, {
+      total: 1,
+      pending: 0,
+      succeeded: 0,
+      skipped: 1,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(String(await readS3(client, bucket, 'one.txt')), 'one more');
     assert.deepEqual(await failures(call, `/v1/transfers/${done.id}/failures`), [
       `${bucket}/one.txt: changed since the plan: size 3 → 8 (skipped)`,
@@ -235,7 +259,15 @@ await eachDatabase('plans', (database) => {
     assert.equal(run.statusCode, 202, run.body);
     const done = await waitFor(call, `/v1/transfers/${run.json().id}`);
     assert.equal(done.status, 'complete', JSON.stringify(done));
-    assert.deepEqual(done.counts, { total: 4, pending: 0, succeeded: 1, skipped: 3, failed: 0, deleted: 0 });
+    assert.deepEqual(done.counts, {
+      total: 4,
+      pending: 0,
+      succeeded: 1,
+      skipped: 3,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(String(await readAzure(azure, container, 'out/x.txt')), 'x');
     assert.equal(await readAzure(azure, container, 'in/x.txt'), undefined);
     assert.equal(String(await readAzure(azure, container, 'in/y.txt')), 'YYY', 'changed: left alone');

@@ -18,7 +18,8 @@ import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { createLocation, newWorkspace, s3Client, seedBucket, waitFor } from '../support/transfers.js';
 import { waitUntil } from '../support/wait.js';
 
-const CSV_HEADER = 'key,outcome,size,bytes,attempts,error,reason,source_hash,destination_hash';
+const CSV_HEADER =
+  'key,outcome,size,bytes,attempts,error,reason,source_hash,destination_hash,verified,verified_by';
 
 await eachDatabase('job reports', (database) => {
   let t: TestApp;
@@ -80,8 +81,12 @@ await eachDatabase('job reports', (database) => {
       attempts: 1,
       source_hash: `md5:${md5('A')}`,
       destination_hash: `md5:${md5('A')}`,
+      // s3rver's ETag is the MD5 of what it received, compared with the one sent (docs/api.md, "Verification").
+      verified: 'checksum',
+      verified_by: 'md5',
     });
     assert.equal(skipped.key, 'b.txt');
+    assert.equal(skipped.verified, undefined, 'it wrote nothing');
     assert.equal(skipped.outcome, 'skipped');
     assert.match(skipped.reason, /exists.*if-missing/);
     assert.equal(skipped.source_hash, undefined);
@@ -94,7 +99,7 @@ await eachDatabase('job reports', (database) => {
     assert.match(String(csv.headers['content-type']), /^text\/csv/);
     const rows = csv.body.split('\r\n');
     assert.equal(rows[0], CSV_HEADER);
-    assert.equal(rows[1], `a.txt,copied,1,1,1,,,md5:${md5('A')},md5:${md5('A')}`);
+    assert.equal(rows[1], `a.txt,copied,1,1,1,,,md5:${md5('A')},md5:${md5('A')},checksum,md5`);
     assert.match(rows[2] ?? '', /^b\.txt,skipped,/);
     assert.equal(rows.at(-1), '');
   });
@@ -174,6 +179,7 @@ await eachDatabase('job reports', (database) => {
       bytes_done: 10,
       source_hash: 'md5:aa',
       destination_hash: 'md5:aa',
+      verified: 'size',
     });
     await setObject(id, '+1', { status: 'failed', error: '=cmd|boom', attempts: 5 });
     await setObject(id, 'running', { status: 'running', bytes_done: 4, attempts: 1 });
@@ -193,6 +199,8 @@ await eachDatabase('job reports', (database) => {
       ]),
     );
     assert.equal(lines[1]?.source_hash, 'md5:aa');
+    assert.equal(lines[1]?.verified, 'size');
+    assert.equal(lines[1]?.verified_by, undefined);
     assert.equal(lines[4]?.error, 'the store answered 503; tried again later');
     assert.equal(lines[6]?.bytes, 4);
 
@@ -207,13 +215,13 @@ await eachDatabase('job reports', (database) => {
       csv.body,
       [
         CSV_HEADER,
-        `"'=HYPERLINK(""http://x"")",pending,10,0,0,,,,`,
-        'plain,copied,10,10,0,,,md5:aa,md5:aa',
-        '"with,comma ""q""\nline",pending,10,0,0,,,,',
-        "'+1,failed,10,0,5,'=cmd|boom,,,",
-        "'-2,pending,10,0,1,the store answered 503; tried again later,,,",
-        "'@SUM(A1),pending,10,0,0,,,,",
-        'running,running,10,4,1,,,,',
+        `"'=HYPERLINK(""http://x"")",pending,10,0,0,,,,,,`,
+        'plain,copied,10,10,0,,,md5:aa,md5:aa,size,',
+        '"with,comma ""q""\nline",pending,10,0,0,,,,,,',
+        "'+1,failed,10,0,5,'=cmd|boom,,,,,",
+        "'-2,pending,10,0,1,the store answered 503; tried again later,,,,,",
+        "'@SUM(A1),pending,10,0,0,,,,,,",
+        'running,running,10,4,1,,,,,,',
         '',
       ].join('\r\n'),
     );

@@ -112,7 +112,15 @@ await eachDatabase('sync', (database) => {
     assert.equal(first.kind, 'sync');
     assert.equal(first.compare, 'size-modtime');
     assert.equal(first.delete, false);
-    assert.deepEqual(first.counts, { total: 3, pending: 0, succeeded: 3, skipped: 0, failed: 0, deleted: 0 });
+    assert.deepEqual(first.counts, {
+      total: 3,
+      pending: 0,
+      succeeded: 3,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     for (const [key, value] of Object.entries(objects))
       assert.deepEqual(await readS3(client, dst, key.replace('p/', 'q/')), Buffer.from(value));
 
@@ -126,6 +134,7 @@ await eachDatabase('sync', (database) => {
       skipped: 3,
       failed: 0,
       deleted: 0,
+      size_only: 0,
     });
     assert.equal(second.bytes_done, 0);
     assert.deepEqual(perObject(proxy.seen.slice(before)), [], 'listings only: no stat, read or copy');
@@ -159,7 +168,15 @@ await eachDatabase('sync', (database) => {
     await put(src, { 'changed.txt': 'version 2', 'new.txt': 'new', 'touched.txt': 'yy' });
     const job = await sync(call, body);
     assert.equal(job.status, 'complete', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 4, pending: 0, succeeded: 3, skipped: 1, failed: 0, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 4,
+      pending: 0,
+      succeeded: 3,
+      skipped: 1,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(String(await readS3(client, dst, 'changed.txt')), 'version 2');
     assert.equal(String(await readS3(client, dst, 'new.txt')), 'new');
     assert.equal(String(await readS3(client, dst, 'touched.txt')), 'yy');
@@ -173,6 +190,7 @@ await eachDatabase('sync', (database) => {
       skipped: 4,
       failed: 0,
       deleted: 0,
+      size_only: 0,
     });
     assert.equal(String(await readS3(client, dst, 'touched.txt')), 'yy');
   });
@@ -192,7 +210,15 @@ await eachDatabase('sync', (database) => {
     const job = await sync(call, { from: `${a}:${src}/p/`, to: `${b}:${dst}/q/`, delete: true });
     assert.equal(job.status, 'complete', JSON.stringify(job));
     assert.equal(job.max_delete, undefined, 'shown only when given');
-    assert.deepEqual(job.counts, { total: 4, pending: 0, succeeded: 2, skipped: 0, failed: 0, deleted: 2 });
+    assert.deepEqual(job.counts, {
+      total: 4,
+      pending: 0,
+      succeeded: 2,
+      skipped: 0,
+      failed: 0,
+      deleted: 2,
+      size_only: 0,
+    });
     assert.equal(String(await readS3(client, dst, 'q/keep.txt')), 'keep');
     assert.equal(String(await readS3(client, dst, 'q/new.txt')), 'new');
     assert.equal(await readS3(client, dst, 'q/gone-1.txt'), undefined);
@@ -217,7 +243,15 @@ await eachDatabase('sync', (database) => {
     });
     const job = await sync(call, { from: `${a}:${src}/`, to: `${b}:${dst}/`, delete: true, max_delete: 1 });
     assert.equal(job.status, 'partial', JSON.stringify(job));
-    assert.deepEqual(job.counts, { total: 3, pending: 0, succeeded: 1, skipped: 1, failed: 1, deleted: 0 });
+    assert.deepEqual(job.counts, {
+      total: 3,
+      pending: 0,
+      succeeded: 1,
+      skipped: 1,
+      failed: 1,
+      deleted: 0,
+      size_only: 0,
+    });
     assert.equal(String(await readS3(client, dst, 'extra.txt')), 'extra', 'not removed');
     assert.deepEqual(await skippedReasons(String(job.job_id)), {
       'extra.txt': 'not removed: 1 copy of this sync failed',
@@ -320,7 +354,15 @@ await eachDatabase('sync', (database) => {
     });
     assert.equal(job.status, 'complete', JSON.stringify(job));
     assert.deepEqual(job.filter, filter);
-    assert.deepEqual(job.counts, { total: 2, pending: 0, succeeded: 1, skipped: 0, failed: 0, deleted: 1 });
+    assert.deepEqual(job.counts, {
+      total: 2,
+      pending: 0,
+      succeeded: 1,
+      skipped: 0,
+      failed: 0,
+      deleted: 1,
+      size_only: 0,
+    });
     assert.equal(String(await readS3(client, dst, 'keep.txt')), 'k');
     assert.equal(await readS3(client, dst, 'big.txt'), undefined);
     assert.equal(await readS3(client, dst, 'old.txt'), undefined);
@@ -370,7 +412,15 @@ await eachDatabase('sync', (database) => {
     assert.equal(await readS3(client, dst, 'appeared.txt'), undefined, 'not in the plan: not copied');
     assert.equal(await readS3(client, dst, 'old.txt'), undefined, 'planned deletion done');
     assert.equal(String(await readS3(client, dst, 'kept-old.txt')), 'rewritten since the plan');
-    assert.deepEqual(job.counts, { total: 6, pending: 0, succeeded: 1, skipped: 4, failed: 0, deleted: 1 });
+    assert.deepEqual(job.counts, {
+      total: 6,
+      pending: 0,
+      succeeded: 1,
+      skipped: 4,
+      failed: 0,
+      deleted: 1,
+      size_only: 0,
+    });
     const reasons = await skippedReasons(String(job.job_id));
     assert.equal(reasons['same.txt'], 'equal at the destination when planned');
     assert.match(String(reasons['later.txt']), /^changed since the plan: size 2 → 10/);

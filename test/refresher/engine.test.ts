@@ -145,6 +145,7 @@ await eachDatabase('engine under location changes', (database) => {
       skipped: 0,
       failed: 0,
       deleted: 0,
+      size_only: 0,
     });
     for (const [name, content] of files) {
       assert.deepEqual(await readS3(client, dst, `out/${name}`), content, name);

@@ -4,13 +4,15 @@
 // before its body (cutBodyNext), response headers other than the server's own (headersNext), an
 // answer that comes late (delayNext), a body shorter than its Content-Length ended cleanly, on the
 // answer or on the request on its way to the server (truncateNext), a body that stops and never goes
-// on (stallNext), and a kept-alive connection reset when it is used again (resetReusedNext).
+// on (stallNext), a kept-alive connection reset when it is used again (resetReusedNext), and a request
+// body that reaches the server with one byte changed (corrupt: an upload damaged on the way).
 // Everything else passes through untouched, Host header included, so signatures still match.
 //
 // Faults queued with `inject` and a `match` (and failWhen's) are aimed: they wait for a request the
 // match accepts. The others hit the next requests in arrival order, whatever those are.
 import http from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
+import { Transform } from 'node:stream';
 
 export interface FaultAnswer {
   status: number;
@@ -48,7 +50,13 @@ export type Fault =
    * The whole answer, but without Content-Length, its end marked by the connection's end (HTTP/1.1
    * allows it; some gateways answer so).
    */
-  | { kind: 'unframed' };
+  | { kind: 'unframed' }
+  /**
+   * A body with its middle byte inverted, its length unchanged: the request's on its way to the
+   * server (an upload damaged on the way; the default), or the server's answer (a download), which
+   * only a checksum can tell (docs/api.md, "Verification").
+   */
+  | { kind: 'corrupt'; side?: 'request' | 'answer' };
 
 export interface FaultProxy {
   /** Base URL of the proxy, e.g. http://127.0.0.1:41234 */
@@ -230,6 +238,10 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
           case 'stall':
             stall(req, res, answer, stalls);
             return;
+          case 'corrupt':
+            res.writeHead(status, answer.rawHeaders);
+            (fault.side === 'answer' ? answer.pipe(flipMiddleByte(answer)) : answer).pipe(res);
+            return;
           default:
             pass(res, answer);
         }
@@ -239,7 +251,8 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
       if (!res.headersSent) res.writeHead(502);
       res.end();
     });
-    req.pipe(forward);
+    if (fault?.kind === 'corrupt' && fault.side !== 'answer') req.pipe(flipMiddleByte(req)).pipe(forward);
+    else req.pipe(forward);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -498,4 +511,22 @@ function stall(
   };
   stalls.add(release);
   res.once('close', release);
+}
+
+/** A request's or an answer's body with its middle byte (by Content-Length; without one, its first) inverted. */
+function flipMiddleByte(message: http.IncomingMessage): Transform {
+  const length = Number(message.headers['content-length'] ?? 0);
+  const at = Number.isSafeInteger(length) ? Math.floor(length / 2) : 0;
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      if (at >= seen && at < seen + chunk.length) {
+        const copy = Buffer.from(chunk);
+        copy[at - seen] = (copy[at - seen] ?? 0) ^ 0xff;
+        chunk = copy;
+      }
+      seen += chunk.length;
+      callback(null, chunk);
+    },
+  });
 }

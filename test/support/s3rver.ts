@@ -19,6 +19,11 @@
 // file stream has written that byte: a HEAD right after can stat a shorter file (CI saw a 1-byte
 // object as 0 bytes, and ferry's write check rightly removed it). durableWrites() makes both wait
 // for the file, as S3 answers only once the object is stored.
+// Two more things S3 does that s3rver does not, so that a damaged body is caught as S3 would catch it
+// (docs/api.md, "Verification"): a PUT or UploadPart whose Content-MD5 is not the MD5 of the body
+// that arrived is refused with 400 BadDigest and nothing stored, and an object completed from parts
+// has S3's multipart ETag (the MD5 of the parts' MD5s, a hyphen, the number of parts) rather than
+// the MD5 of its bytes.
 // Run under `node --openssl-legacy-provider` (docs/testing.md): s3rver's listing continuation
 // tokens use DES.
 import { createHash } from 'node:crypto';
@@ -51,6 +56,7 @@ interface AWSAccountModule {
 const require = createRequire(import.meta.url);
 const S3rver = require('s3rver') as S3rverClass;
 const AWSAccount = require('s3rver/lib/models/account.js') as AWSAccountModule;
+const S3Error = require('s3rver/lib/models/error.js') as new (code: string, message: string) => Error;
 interface StoredObject {
   bucket: string;
   key: string;
@@ -66,6 +72,11 @@ interface FilesystemStoreInstance {
     uploadId: string,
     partNumber: number,
     content: NodeJS.ReadableStream,
+  ): Promise<{ size: number; md5: string }>;
+  putObjectMultipart(
+    bucket: string,
+    uploadId: string,
+    parts: Array<{ number: number }>,
   ): Promise<{ size: number; md5: string }>;
 }
 const FilesystemStore = require('s3rver/lib/stores/filesystem.js') as {
@@ -96,21 +107,49 @@ async function writeCounted(
   return { size, md5: md5.digest('hex') };
 }
 
-/** s3rver's putObject and putPart, answering only once the file is written (see the header). */
+/** BadDigest, as S3 answers, when the request's Content-MD5 is not the MD5 of the body written. */
+async function checkDigest(
+  content: NodeJS.ReadableStream | Buffer,
+  written: { md5: string },
+  file: string,
+): Promise<void> {
+  const declared = (content as Partial<IncomingMessage>).headers?.['content-md5'];
+  if (typeof declared !== 'string') return;
+  if (Buffer.from(declared, 'base64').toString('hex') === written.md5) return;
+  await rm(file, { force: true });
+  throw new S3Error('BadDigest', 'The Content-MD5 you specified did not match what we received.');
+}
+
+/**
+ * s3rver's putObject and putPart, answering only once the file is written and checking Content-MD5,
+ * and its multipart completion giving S3's multipart ETag (see the header).
+ */
 function durableWrites(): void {
+  const completeParts = FilesystemStore.prototype.putObjectMultipart;
   FilesystemStore.prototype.putObject = async function putObject(object) {
-    const written = await writeCounted(
-      object.content,
-      this.getResourcePath(object.bucket, object.key, 'object'),
-    );
+    const file = this.getResourcePath(object.bucket, object.key, 'object');
+    const written = await writeCounted(object.content, file);
+    await checkDigest(object.content, written, file);
     await this.putMetadata(object.bucket, object.key, object.metadata, written.md5);
     return written;
   };
   FilesystemStore.prototype.putPart = async function putPart(bucket, uploadId, partNumber, content) {
     const file = join(this.getResourcePath(bucket, undefined, 'uploads'), uploadId, String(partNumber));
     const written = await writeCounted(content, file);
+    await checkDigest(content, written, file);
     await writeFile(`${file}.md5`, written.md5);
     return written;
+  };
+  FilesystemStore.prototype.putObjectMultipart = async function putObjectMultipart(bucket, uploadId, parts) {
+    const dir = join(this.getResourcePath(bucket, undefined, 'uploads'), uploadId);
+    const md5s = [...parts]
+      .sort((a, b) => a.number - b.number)
+      .map((part) => Buffer.from(readFileSync(join(dir, `${part.number}.md5`), 'utf8'), 'hex'));
+    const key = readFileSync(join(dir, 'key'), 'utf8');
+    const stored = await completeParts.call(this, bucket, uploadId, parts);
+    const md5 = `${createHash('md5').update(Buffer.concat(md5s)).digest('hex')}-${md5s.length}`;
+    await writeFile(this.getResourcePath(bucket, key, 'object.md5'), md5);
+    return { size: stored.size, md5 };
   };
 }
 durableWrites();

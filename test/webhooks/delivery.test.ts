@@ -129,7 +129,15 @@ await eachDatabase('webhook delivery', (database) => {
     assert.equal(res.statusCode, 202, res.body);
     const id = res.json().id as string;
     const done = await waitFor(call, `/v1/transfers/${id}`);
-    assert.deepEqual(done.counts, { total: 2, pending: 0, succeeded: 2, skipped: 0, failed: 0, deleted: 0 });
+    assert.deepEqual(done.counts, {
+      total: 2,
+      pending: 0,
+      succeeded: 2,
+      skipped: 0,
+      failed: 0,
+      deleted: 0,
+      size_only: 0,
+    });
     const event = await deliveryOf(secret, id);
     assert.equal(event.type, 'transfer.complete');
     assert.deepEqual(event.data, done);
@@ -158,6 +166,7 @@ await eachDatabase('webhook delivery', (database) => {
       skipped: 0,
       failed: 0,
       deleted: 0,
+      size_only: 0,
     });
     // The job's objects ran as transfers of no kind of their own: nothing else was sent about them.
     assert.equal(receiver.received.filter((r) => r.body.includes(bucket)).length, 1);

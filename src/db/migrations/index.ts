@@ -28,6 +28,7 @@ import * as audit from './2026-11-29-audit.js';
 import * as keyScopes from './2026-11-29-key-scopes.js';
 import * as shareAccess from './2026-11-30-share-access.js';
 import * as keyLocations from './2026-12-01-key-locations.js';
+import * as verified from './2026-12-02-verified.js';
 
 // Kysely applies migrations in the order of their names and refuses one that sorts before a migration a
 // database already ran: a new one must sort after every name here (a later date, not a later word).
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-audit': audit,
   '2026-11-30-share-access': shareAccess,
   '2026-12-01-key-locations': keyLocations,
+  '2026-12-02-verified': verified,
 };

@@ -176,6 +176,7 @@ export class Schedules {
               'objects_skipped',
               'objects_failed',
               'objects_deleted',
+              'objects_size_only',
             ])
             .where('id', 'in', ids)
             .where('workspace_id', '=', caller.workspaceId)

@@ -41,6 +41,13 @@ export interface ReportLine {
   /** The checksums its copy compared, `kind:value`, when both sides reported one kind. */
   source_hash?: string;
   destination_hash?: string;
+  /**
+   * How its written bytes were proven (docs/api.md, "Verification"): by a checksum, or by their size
+   * alone; absent when it wrote none (skipped, removed, deleted, a provider's own move).
+   */
+  verified?: 'checksum' | 'size';
+  /** With `verified: "checksum"`: the hash kinds that proved it, comma-separated (`md5`, `crc32c,md5`). */
+  verified_by?: string;
 }
 
 /** The columns of the CSV form, in order (the header row). */
@@ -54,6 +61,8 @@ export const REPORT_COLUMNS = [
   'reason',
   'source_hash',
   'destination_hash',
+  'verified',
+  'verified_by',
 ] as const satisfies readonly (keyof ReportLine)[];
 
 /** Why an object settled as skipped when its row says nothing: a bulk copy with overwrite if-missing. */
@@ -71,6 +80,7 @@ type ReportRow = Pick<
   | 'error'
   | 'source_hash'
   | 'destination_hash'
+  | 'verified'
 >;
 
 const DONE_BY_OP: Record<ObjectWork['op'], ReportOutcome> = {
@@ -101,6 +111,11 @@ export function reportLine(row: ReportRow): ReportLine {
   else if (row.error !== null && outcome !== 'running') line.error = row.error;
   if (row.source_hash !== null) line.source_hash = row.source_hash;
   if (row.destination_hash !== null) line.destination_hash = row.destination_hash;
+  if (row.verified === 'size') line.verified = 'size';
+  else if (row.verified !== null) {
+    line.verified = 'checksum';
+    line.verified_by = row.verified;
+  }
   return line;
 }
 
@@ -131,6 +146,7 @@ export class JobReports {
           'error',
           'source_hash',
           'destination_hash',
+          'verified',
         ])
         .where('job_id', '=', job.id)
         .where('seq', '>', after)

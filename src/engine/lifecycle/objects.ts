@@ -178,6 +178,7 @@ type Counter =
   | 'objects_failed'
   | 'objects_deleted'
   | 'objects_held'
+  | 'objects_size_only'
   | 'bytes_finished';
 
 /** Moves the job's counters by the given amounts: called in the transaction of the move it counts. */
@@ -294,6 +295,8 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           skipped: boolean;
           deleted: boolean;
           checksums?: { source: string; destination: string };
+          /** How its written bytes were proven, as the row keeps it: `size` or the kinds. */
+          verified?: string;
         }
       >();
       for (const i of indexes) {
@@ -304,6 +307,11 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           skipped: item.settlement.skipped === true,
           deleted: item.settlement.deleted === true,
           ...(item.settlement.checksums === undefined ? {} : { checksums: item.settlement.checksums }),
+          ...(item.settlement.verified === undefined
+            ? {}
+            : {
+                verified: item.settlement.verified.length === 0 ? 'size' : item.settlement.verified.join(','),
+              }),
         });
       }
       const seqs = [...bySeq.keys()];
@@ -326,6 +334,15 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
               ),
               sql` `,
             )} else null end`;
+      // How each written object was proven (docs/api.md, "Verification"), chosen by seq the same way.
+      const proven = seqs.filter((seq) => bySeq.get(seq)?.verified !== undefined);
+      const verified =
+        proven.length === 0
+          ? null
+          : sql<string | null>`case ${sql.join(
+              proven.map((seq) => sql`when seq = ${seq} then cast(${bySeq.get(seq)?.verified} as text)`),
+              sql` `,
+            )} else null end`;
       const [succeeded, skip] = OBJECT_MOVES.succeed.to;
       const rows = await trx
         .updateTable('job_objects')
@@ -338,6 +355,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           size: sizes,
           source_hash: hash('source'),
           destination_hash: hash('destination'),
+          verified,
           error: null,
           ...released,
         })
@@ -368,6 +386,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           1,
         );
         add(jobId, 'bytes_finished', row.bytes);
+        if (row.verified === 'size') add(jobId, 'objects_size_only', 1);
       }
     }
     for (const [jobId, by] of deltas) await count(trx, jobId, by);

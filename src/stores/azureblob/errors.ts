@@ -39,8 +39,16 @@ const INVALID_CODES = new Set([
   'RequestBodyTooLarge',
   'InvalidBlobOrBlock',
   'InvalidBlockList',
-  'Md5Mismatch',
 ]);
+
+/**
+ * A body that reached the service with other bytes than its Content-MD5 says: damaged on the way, so
+ * sent again it may well arrive whole (docs/api.md, "Verification"). Azure answers Md5Mismatch;
+ * azurite, InvalidOperation "Provided contentMD5 doesn't match.".
+ */
+function isDamagedBody(code: string, message: string): boolean {
+  return code === 'Md5Mismatch' || (code === 'InvalidOperation' && /contentMD5 doesn't match/i.test(message));
+}
 
 /**
  * Classifies any failure of an Azure call. `what` names the object or container for the message.
@@ -83,6 +91,7 @@ export function toFerryError(err: unknown, what: string, signal?: AbortSignal): 
       ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
     });
   }
+  if (isDamagedBody(code, err.message)) return new FerryError('transient', message, { cause: err });
   if (INVALID_CODES.has(code) || status === 400 || status === 409 || status === 411 || status === 412) {
     return new FerryError('invalid', message, { cause: err });
   }

@@ -29,6 +29,7 @@ import { objectPath } from './paths.js';
 import {
   beginBlocks,
   stagedBlocks,
+  type UploadResult,
   type UploadTuning,
   uploadBlob,
   uploadBlocks,
@@ -109,14 +110,14 @@ class AzureBlobStore implements Store {
         const before = options.done.reduce((n, part) => n + part.size, 0);
         const reader = new PartReader(body, options.size - before);
         try {
-          const { size, md5 } = await uploadBlocks(
+          const result = await uploadBlocks(
             this.#blockClient(path),
             reader,
             options,
             this.#tuning,
             this.#memory,
           );
-          return written(path, size, md5, options.mimeType);
+          return written(path, result, options.mimeType);
         } catch (err) {
           body.destroy();
           throw toFerryError(err, `write ${path}`, options.signal);
@@ -185,8 +186,11 @@ class AzureBlobStore implements Store {
     const { container, key } = objectPath(path);
     const client = this.#service.getContainerClient(container).getBlockBlobClient(key);
     try {
-      const { size, md5 } = await uploadBlob(client, body, options, this.#tuning, this.#memory);
-      return written(path, size, md5, options.mimeType);
+      return written(
+        path,
+        await uploadBlob(client, body, options, this.#tuning, this.#memory),
+        options.mimeType,
+      );
     } catch (err) {
       body.destroy();
       throw toFerryError(err, `write ${path}`, options.signal);
@@ -229,13 +233,14 @@ class AzureBlobStore implements Store {
   }
 }
 
-function written(path: string, size: number, md5: Buffer, mimeType: string | undefined): ObjectInfo {
+function written(path: string, result: UploadResult, mimeType: string | undefined): ObjectInfo {
   return {
     path,
-    size,
+    size: result.size,
     modTime: new Date(),
     ...(mimeType ? { mimeType } : {}),
-    hashes: { md5: md5.toString('hex') },
+    hashes: { md5: result.md5.toString('hex') },
+    ...(result.proven ? { verified: ['md5'] } : {}),
   };
 }
 

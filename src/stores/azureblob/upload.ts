@@ -1,7 +1,10 @@
 // Writes a block blob from a stream with bounded memory. A body that fits in one part goes up as one
 // Put Blob; a longer one as staged blocks (Put Block, then Put Block List), at most `concurrency`
-// blocks in memory at once. The whole-object MD5 is computed on the way (on the hashing thread) and
-// stored as Content-MD5 (Azure sets it by itself only for single-request uploads). Nothing is committed until the body has
+// blocks in memory at once. Every byte is proven (docs/api.md, "Verification"): each block carries
+// its MD5 (transactional Content-MD5), so the service refuses a block damaged on the way; a Put Blob's
+// answer says the MD5 the service computed over what it received, which must be the MD5 sent. The
+// whole-object MD5 is computed on the way (on the hashing thread) and stored as the blob's Content-MD5
+// on commit (Azure sets it by itself only for single-request uploads). Nothing is committed until the body has
 // ended at its declared size, so a failed write leaves no blob behind: there is no call that drops
 // uncommitted blocks, the service drops them after 7 days. A staged upload can be continued by another
 // process (docs/engine.md, "Resumption"): Get Block List says which blocks are still staged, and the
@@ -9,13 +12,13 @@
 // https://learn.microsoft.com/en-us/rest/api/storageservices/put-blob
 // https://learn.microsoft.com/en-us/rest/api/storageservices/put-block
 // https://learn.microsoft.com/en-us/rest/api/storageservices/put-block-list
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { BlockBlobClient } from '@azure/storage-blob';
 import { FerryError, invalid } from '../../errors.js';
 import type { ResumableUpload, UploadedPart, UploadLimits, WriteOptions } from '../contract.js';
 import { PartReader, readFirst, uploadParts } from '../shared/chunks.js';
-import { ThreadedHash } from '../shared/hash-thread.js';
+import { digestOf, ThreadedHash } from '../shared/hash-thread.js';
 import type { MemoryBudget } from '../shared/memory.js';
 import { abortable } from './client.js';
 
@@ -75,6 +78,17 @@ export function blockSizeFor(size: number | undefined, tuning: UploadTuning): nu
 export interface UploadResult {
   size: number;
   md5: Buffer;
+  /** Whether the service checked or reported an MD5 of every byte it received (docs/api.md, "Verification"). */
+  proven: boolean;
+}
+
+/** Why the service's MD5 of what it received is not the MD5 sent; undefined when it is (or was not said). */
+function damaged(reported: Uint8Array | undefined, sent: Buffer, what: string): FerryError | undefined {
+  if (reported === undefined || Buffer.from(reported).equals(sent)) return undefined;
+  return new FerryError(
+    'transient',
+    `azureblob: ${what}: the service received bytes whose MD5 (${Buffer.from(reported).toString('hex')}) is not that of the bytes sent (${sent.toString('hex')})`,
+  );
 }
 
 export async function uploadBlob(
@@ -86,10 +100,6 @@ export async function uploadBlob(
 ): Promise<UploadResult> {
   const partSize = blockSizeFor(options.size, tuning);
   const reader = new PartReader(body, options.size);
-  const headers = (md5: Buffer) => ({
-    blobContentMD5: md5,
-    ...(options.mimeType ? { blobContentType: options.mimeType } : {}),
-  });
   const { data: first, release: firstRelease } = await readFirst(
     reader,
     partSize,
@@ -102,13 +112,21 @@ export async function uploadBlob(
     parts = !(await reader.atEnd());
     if (!parts) {
       reader.assertComplete();
-      const md5 = createHash('md5').update(first).digest();
-      await client.upload(first, first.length, {
-        blobHTTPHeaders: headers(md5),
+      const md5 = await digestOf('md5', first);
+      // No MD5 goes with a Put Blob (the SDK's upload() sends no Content-MD5): the service computes
+      // the blob's over what it received and answers it, and it must be the one sent.
+      const answer = await client.upload(first, first.length, {
+        ...(options.mimeType ? { blobHTTPHeaders: { blobContentType: options.mimeType } } : {}),
         ...abortable(options.signal),
       });
+      const failure = damaged(answer.contentMD5, md5, 'Put Blob');
+      if (failure !== undefined) {
+        // The blob holds other bytes than the source's: it goes, and the write is tried again.
+        await client.deleteIfExists(abortable(options.signal)).catch(() => undefined);
+        throw failure;
+      }
       options.onProgress?.(first.length);
-      return { size: first.length, md5 };
+      return { size: first.length, md5, proven: answer.contentMD5 !== undefined };
     }
   } finally {
     if (!parts) firstRelease();
@@ -221,8 +239,18 @@ export async function uploadBlocks(
           await hashed;
           return;
         }
-        // The part's buffer is reused once both are done with it.
-        await Promise.all([client.stageBlock(id, data, data.length, abortable(options.signal)), hashed]);
+        // The block's own MD5, sent with it: the service refuses a block that arrives otherwise. The
+        // part's buffer is reused once both hashes and the upload are done with it.
+        const md5 = await digestOf('md5', data);
+        const [answer] = await Promise.all([
+          client.stageBlock(id, data, data.length, {
+            transactionalContentMD5: md5,
+            ...abortable(options.signal),
+          }),
+          hashed,
+        ]);
+        const failure = damaged(answer.contentMD5, md5, `Put Block ${at}`);
+        if (failure !== undefined) throw failure;
         await options.onPart?.({ index: at, tag: id, size: data.length });
       },
     }));
@@ -237,7 +265,9 @@ export async function uploadBlocks(
     ...(options.mimeType ? { blobContentType: options.mimeType } : {}),
   };
   await client.commitBlockList(blockIds, { blobHTTPHeaders: headers, ...abortable(options.signal) });
-  return { size: before + size, md5 };
+  // Every block was sent with its MD5, which the service checks before it stages the block (Put
+  // Block, "Request headers": Content-MD5); those of an earlier attempt were too.
+  return { size: before + size, md5, proven: true };
 }
 
 /** Feeds exactly `length` bytes of `body` to the hash; fewer or more is a source that changed. */

@@ -35,6 +35,7 @@ import {
   heldParts,
   partSizeFor,
   S3_UPLOAD_LIMITS,
+  type Sent,
   sameEtag,
   type UploadTuning,
   uploadMultipart,
@@ -175,38 +176,63 @@ class S3Store implements Store {
     const before = options.done.reduce((n, part) => n + part.size, 0);
     const reader = new PartReader(body, options.size - before);
     try {
-      const bytes = await uploadMultipart(this.#client, splitPath(path), reader, options, this.#upload);
-      return await this.#verifyWritten(path, { bytes }, options.signal);
+      const sent = await uploadMultipart(this.#client, splitPath(path), reader, options, this.#upload);
+      return await this.#verifyWritten(path, sent, options.signal);
     } catch (err) {
       body.destroy();
       throw err;
     }
   }
 
-  async #verifyWritten(
-    path: string,
-    sent: { bytes: number; md5?: string },
-    signal: AbortSignal | undefined,
-  ): Promise<ObjectInfo> {
-    const { DeleteObjectCommand } = awsS3();
+  /**
+   * What S3 stored, against what was sent: the size, then the MD5 (a single request's ETag) or the
+   * multipart ETag (docs/api.md, "Verification"). An object that differs is removed, and the write
+   * fails as transient.
+   */
+  async #verifyWritten(path: string, sent: Sent, signal: AbortSignal | undefined): Promise<ObjectInfo> {
     const target = splitPath(path);
     const what = `write ${path}`;
     // Verify what was stored: some S3-compatible servers have stored request framing as data.
     const head = await this.#head(target, what, signal);
     if (head.ContentLength !== sent.bytes) {
-      await this.#client
-        .send(new DeleteObjectCommand({ Bucket: target.bucket, Key: target.key }))
-        .catch(() => {});
-      throw new FerryError(
-        'transient',
-        `${what}: the provider stored ${head.ContentLength} bytes of ${sent.bytes} sent; the object was removed`,
+      throw await this.#discard(
+        target,
+        `${what}: the provider stored ${head.ContentLength} bytes of ${sent.bytes} sent`,
       );
     }
     const info = infoFrom(path, head);
-    if (sent.md5 && info.hashes.md5 && sent.md5 !== info.hashes.md5) {
-      throw new FerryError('transient', `${what}: the stored object's MD5 differs from what was sent`);
+    if (sent.md5 !== undefined && info.hashes.md5 !== undefined) {
+      if (sent.md5 !== info.hashes.md5) {
+        throw await this.#discard(
+          target,
+          `${what}: the stored object's MD5 (${info.hashes.md5}) is not that of the bytes sent (${sent.md5})`,
+        );
+      }
+      info.verified = ['md5'];
+    }
+    // A multipart ETag of S3's form (hex MD5, hyphen, count) must be the one computed from the parts
+    // sent; a server that gives another form (SSE-KMS) proves nothing either way.
+    const stored = (sent.multipart?.stored ?? head.ETag)?.replaceAll('"', '').toLowerCase();
+    const expected = sent.multipart?.expected;
+    if (expected !== undefined && stored !== undefined && /^[0-9a-f]{32}-\d+$/.test(stored)) {
+      if (stored !== expected) {
+        throw await this.#discard(
+          target,
+          `${what}: the stored object's multipart ETag (${stored}) is not that of the parts sent (${expected})`,
+        );
+      }
+      info.verified = ['md5'];
     }
     return info;
+  }
+
+  /** Removes an object that is not what was sent; the write's failure, transient, to throw. */
+  async #discard(target: S3Path, reason: string): Promise<FerryError> {
+    const { DeleteObjectCommand } = awsS3();
+    await this.#client
+      .send(new DeleteObjectCommand({ Bucket: target.bucket, Key: target.key }))
+      .catch(() => {});
+    return new FerryError('transient', `${reason}; the object was removed`);
   }
 
   async delete(path: string, options: CallOptions = {}): Promise<void> {
@@ -262,7 +288,12 @@ class S3Store implements Store {
         etag: answer.etag,
       };
       const md5 = md5FromEtag({ ETag: answer.etag, ServerSideEncryption: answer.serverSideEncryption });
-      if (md5) info.hashes.md5 = md5;
+      // The provider's MD5 of the new object is that of the version of the source it was pinned to
+      // (docs/api.md, "Verification": a server-side copy is proven by what the provider reports).
+      if (md5) {
+        info.hashes.md5 = md5;
+        info.verified = ['md5'];
+      }
       if (answer.lastModified) info.modTime = answer.lastModified;
       return info;
     }

@@ -6,12 +6,18 @@
 // size. The byte count is checked before completing, and the stored size verified afterwards (some
 // S3-compatible servers have stored request framing as data). A plain write aborts its upload when it
 // fails; a resumable one leaves it for the next attempt, which checks it with ListParts.
+//
+// Every byte is proven (docs/api.md, "Verification"): each request carries Content-MD5, so S3 refuses
+// a body damaged on the way (BadDigest); each part's ETag is compared with the MD5 of the bytes sent;
+// and the multipart ETag S3 computes, the MD5 of the parts' MD5s and their count, is computed here and
+// compared with CompleteMultipartUpload's. The MD5s are computed on the hashing thread.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { CompletedPart, S3Client } from '@aws-sdk/client-s3';
 import { FerryError } from '../../errors.js';
 import type { ResumableUpload, UploadedPart, UploadLimits, WriteOptions } from '../contract.js';
 import { PartReader, readFirst, uploadParts } from '../shared/chunks.js';
+import { digestOf } from '../shared/hash-thread.js';
 import type { MemoryBudget, MemoryWait, Release } from '../shared/memory.js';
 import { awsS3 } from '../shared/sdk.js';
 import { abortable } from './client.js';
@@ -77,14 +83,26 @@ async function readExactly(body: Readable, size: number, what: string): Promise<
   return buffer;
 }
 
-/** Uploads the body; resolves with the number of bytes sent. The caller verifies what was stored. */
+/** What an upload sent, for the store to compare with what S3 says it stored. */
+export interface Sent {
+  bytes: number;
+  /** A single request's body: its MD5, hex. */
+  md5?: string;
+  /**
+   * A multipart upload: its ETag as S3 computes it from the MD5s of the parts sent (undefined when a
+   * part's ETag is not its MD5, as under SSE-KMS), and the ETag CompleteMultipartUpload answered.
+   */
+  multipart?: { expected: string | undefined; stored: string | undefined };
+}
+
+/** Uploads the body; resolves with what was sent. The caller verifies what was stored. */
 export async function uploadObject(
   client: S3Client,
   target: S3Path,
   body: Readable,
   options: WriteOptions,
   tuning: UploadTuning,
-): Promise<{ bytes: number; md5?: string }> {
+): Promise<Sent> {
   const what = `write ${target.bucket}/${target.key}`;
   const { size } = options;
   if (size !== undefined && (!Number.isSafeInteger(size) || size < 0)) {
@@ -135,14 +153,13 @@ export async function uploadObject(
     throw err;
   });
   try {
-    const bytes = await uploadMultipart(
+    return await uploadMultipart(
       client,
       target,
       reader,
       { ...options, upload, done: [], first, firstRelease: release },
       tuning,
     );
-    return { bytes };
   } catch (err) {
     release(); // given back once: uploadParts may have already
     // A plain write cannot be resumed by anyone: its parts would only cost storage until it expires.
@@ -159,7 +176,7 @@ async function putObject(
   what: string,
 ): Promise<string> {
   const { PutObjectCommand } = awsS3();
-  const md5 = createHash('md5').update(data).digest();
+  const md5 = await digestOf('md5', data);
   try {
     await client.send(
       new PutObjectCommand({
@@ -278,9 +295,26 @@ export interface MultipartOptions {
   onPart?: (part: UploadedPart) => Promise<void>;
 }
 
+/** The MD5 an ETag is, hex; undefined for an ETag of another form (SSE-KMS, a multipart ETag). */
+function md5OfEtag(etag: string | undefined): Buffer | undefined {
+  const hex = etag?.replaceAll('"', '').toLowerCase();
+  return hex !== undefined && /^[0-9a-f]{32}$/.test(hex) ? Buffer.from(hex, 'hex') : undefined;
+}
+
+/**
+ * The ETag S3 gives an object uploaded in parts: the MD5 of the parts' MD5s (as bytes, in part order),
+ * a hyphen and the number of parts; undefined when a part's MD5 is not known.
+ */
+export function multipartEtag(md5s: ReadonlyArray<Buffer | undefined>): string | undefined {
+  if (md5s.some((md5) => md5 === undefined)) return undefined;
+  const all = Buffer.concat(md5s as Buffer[]);
+  return `${createHash('md5').update(all).digest('hex')}-${md5s.length}`;
+}
+
 /**
  * UploadPart for every remaining part (a permit taken before each part is read, so memory is at most
- * queueSize x partSize), then CompleteMultipartUpload with every part. Resolves with the object's size.
+ * queueSize x partSize), then CompleteMultipartUpload with every part. Resolves with the object's size
+ * and its ETag computed from the parts' MD5s beside the one S3 answered.
  */
 export async function uploadMultipart(
   client: S3Client,
@@ -288,12 +322,15 @@ export async function uploadMultipart(
   reader: PartReader,
   options: MultipartOptions,
   tuning: UploadTuning,
-): Promise<number> {
+): Promise<Sent> {
   const { CompleteMultipartUploadCommand, UploadPartCommand } = awsS3();
   const what = `write ${target.bucket}/${target.key}`;
   const { upload, done, signal } = options;
   const before = done.reduce((n, part) => n + part.size, 0);
   const completed: CompletedPart[] = done.map((part) => ({ PartNumber: part.index + 1, ETag: part.tag }));
+  // The parts' MD5s, for the multipart ETag: a recorded part's tag is the ETag S3 gave it, which was
+  // compared with the MD5 of its bytes when it was sent.
+  const md5s: Array<Buffer | undefined> = done.map((part) => md5OfEtag(part.tag));
   const kept = new Map((options.kept ?? []).map((part) => [part.index, part]));
   const { size: sent } = await uploadParts({
     reader,
@@ -308,8 +345,12 @@ export async function uploadMultipart(
     uploadPart: async ({ index, data }) => {
       const number = done.length + index + 1;
       const held = kept.get(number - 1);
-      if (held !== undefined && held.size === data.length) {
+      // The part's buffer is reused once the upload is done with it: hashed first, in place.
+      const md5 = await digestOf('md5', data);
+      // A part S3 still holds is kept when it holds these bytes (its ETag is their MD5).
+      if (held !== undefined && held.size === data.length && md5OfEtag(held.tag)?.equals(md5)) {
         completed[number - 1] = { PartNumber: number, ETag: held.tag };
+        md5s[number - 1] = md5;
         return;
       }
       let etag: string | undefined;
@@ -322,6 +363,7 @@ export async function uploadMultipart(
             PartNumber: number,
             Body: data,
             ContentLength: data.length,
+            ContentMD5: md5.toString('base64'),
           }),
           abortable(signal),
         );
@@ -330,14 +372,25 @@ export async function uploadMultipart(
         throw s3Error(err, `${what}: part ${number}`);
       }
       if (etag === undefined) throw new FerryError('transient', `${what}: part ${number} has no ETag`);
+      // An ETag of MD5 form must be the MD5 sent; another form (SSE-KMS) proves nothing either way,
+      // and leaves the multipart ETag uncomputed.
+      const stored = md5OfEtag(etag);
+      if (stored !== undefined && !stored.equals(md5)) {
+        throw new FerryError(
+          'transient',
+          `${what}: part ${number}: S3 stored bytes whose MD5 (${stored.toString('hex')}) is not that of the bytes sent (${md5.toString('hex')})`,
+        );
+      }
+      md5s[number - 1] = stored;
       completed[number - 1] = { PartNumber: number, ETag: etag };
       await options.onPart?.({ index: number - 1, tag: etag, size: data.length });
     },
   });
   const total = before + sent;
   if (options.size !== undefined && total !== options.size) throw mismatch(what, options.size, String(total));
+  let stored: string | undefined;
   try {
-    await client.send(
+    const answer = await client.send(
       new CompleteMultipartUploadCommand({
         Bucket: target.bucket,
         Key: target.key,
@@ -346,10 +399,11 @@ export async function uploadMultipart(
       }),
       abortable(signal),
     );
+    stored = answer.ETag;
   } catch (err) {
     throw s3Error(err, what);
   }
-  return total;
+  return { bytes: total, multipart: { expected: multipartEtag(md5s), stored } };
 }
 
 /** ETags compared as S3 defines them: the quotes are not part of the value. */

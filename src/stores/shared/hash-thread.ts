@@ -259,3 +259,18 @@ export class ThreadedHash {
     }
   }
 }
+
+/**
+ * The digest of one buffer (a part, a single request's body), computed on the hashing thread. Shared
+ * memory is hashed in place: the buffer must not change until this settles.
+ */
+export async function digestOf(algorithm: ThreadHashAlgorithm, data: Uint8Array): Promise<Buffer> {
+  const hash = new ThreadedHash(algorithm);
+  try {
+    await hash.update(data);
+  } catch (err) {
+    hash.discard();
+    throw err;
+  }
+  return hash.digest();
+}
