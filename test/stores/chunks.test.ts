@@ -10,7 +10,7 @@ import { CRC32C } from '@google-cloud/storage';
 import { DropboxContentHasher } from '../../src/stores/dropbox/hash.js';
 import { PartReader, uploadParts } from '../../src/stores/shared/chunks.js';
 import { HASH_THREAD_NICE, ThreadedHash } from '../../src/stores/shared/hash-thread.js';
-import { QuickXorHash } from '../fakes/onedrive/index.js';
+import { QuickXorHash } from '../fakes/onedrive/quickxor.js';
 
 /** `data` as a stream of uneven chunks, so parts straddle chunk boundaries. */
 function chunked(data: Buffer, sizes = [1000, 7, 65_536, 3]): Readable {
