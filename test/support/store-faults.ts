@@ -120,9 +120,13 @@ export const DAMAGED_PART = 'one part of an upload in parts damaged on the way, 
 /** Why a destination that proves its writes does not run DAMAGED_PART here. */
 const NOT_IN_PARTS = 'no object the engine uploads in parts is given for this route';
 
-/** Why a route does not run DAMAGED, DAMAGED_PART or DAMAGED_READ (issue 37: S3 and Azure first). */
+/**
+ * Why a route does not run DAMAGED, DAMAGED_PART or DAMAGED_READ here: the provider fakes change an
+ * upload's bytes themselves (../support/corrupt-uploads.ts, run by both store-faults files), and a
+ * download is checked against the source's hash only where it reports MD5 or SHA-1.
+ */
 export const NOT_PROVEN =
-  'this store’s bytes are not yet proven by a checksum (issue 37, the other providers)';
+  'a damaged upload to this provider is a case of corrupt-uploads.ts; damaged reads run on S3 and Azure sources';
 
 /** Why a route cannot run RESET_REUSED: no request of it comes on a kept-alive connection. */
 export const NO_REUSE =
