@@ -158,9 +158,13 @@ for (const database of await testDatabases()) {
       const rows = readFileSync((await download.path()) as string, 'utf8')
         .trimEnd()
         .split('\r\n');
-      assert.equal(rows[0], 'key,outcome,size,bytes,attempts,error,reason,source_hash,destination_hash');
+      assert.equal(
+        rows[0],
+        'key,outcome,size,bytes,attempts,error,reason,source_hash,destination_hash,verified,verified_by',
+      );
       assert.equal(rows.length, 7, rows.join('\n'));
-      for (const row of rows.slice(1)) assert.match(row, /^k\d\.txt,copied,\d+,\d+,1,/);
+      // Each proven by the MD5 s3rver answers for what it received (docs/api.md, "Verification").
+      for (const row of rows.slice(1)) assert.match(row, /^k\d\.txt,copied,\d+,\d+,1,.*,checksum,md5$/);
       await shot('activity');
       assert.deepEqual(await axeViolations(page), []);
       assert.equal((await readS3(client, bucket, 'out/k3.txt'))?.toString(), 'object 3 '.repeat(2000));
