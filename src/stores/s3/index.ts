@@ -33,6 +33,7 @@ import {
   abortUpload,
   beginUpload,
   heldParts,
+  md5FromEtag,
   partSizeFor,
   S3_UPLOAD_LIMITS,
   type Sent,
@@ -67,18 +68,6 @@ export function createS3Store(location: StoreLocation, ctx: StoreContext, tuning
   if (!isS3Family(provider))
     throw new FerryError('internal', `the S3 store cannot open a ${provider} location`);
   return new S3Store(createClient(provider, location, ctx), location, tuning, ctx.memory);
-}
-
-/** MD5 from an ETag, which is the object's MD5 only for single-request uploads without SSE-KMS. */
-function md5FromEtag(head: {
-  ETag?: string | undefined;
-  ServerSideEncryption?: string | undefined;
-}): string | undefined {
-  const etag = head.ETag?.replaceAll('"', '').toLowerCase();
-  if (!etag || !/^[0-9a-f]{32}$/.test(etag)) return undefined;
-  if (head.ServerSideEncryption === 'aws:kms' || head.ServerSideEncryption === 'aws:kms:dsse')
-    return undefined;
-  return etag;
 }
 
 function infoFrom(path: string, head: HeadObjectCommandOutput): ObjectInfo {

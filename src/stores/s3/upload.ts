@@ -295,10 +295,22 @@ export interface MultipartOptions {
   onPart?: (part: UploadedPart) => Promise<void>;
 }
 
-/** The MD5 an ETag is, hex; undefined for an ETag of another form (SSE-KMS, a multipart ETag). */
-function md5OfEtag(etag: string | undefined): Buffer | undefined {
-  const hex = etag?.replaceAll('"', '').toLowerCase();
-  return hex !== undefined && /^[0-9a-f]{32}$/.test(hex) ? Buffer.from(hex, 'hex') : undefined;
+/** MD5 from an ETag, which is the object's MD5 only for single-request uploads without SSE-KMS. */
+export function md5FromEtag(head: {
+  ETag?: string | undefined;
+  ServerSideEncryption?: string | undefined;
+}): string | undefined {
+  const etag = head.ETag?.replaceAll('"', '').toLowerCase();
+  if (!etag || !/^[0-9a-f]{32}$/.test(etag)) return undefined;
+  if (head.ServerSideEncryption === 'aws:kms' || head.ServerSideEncryption === 'aws:kms:dsse')
+    return undefined;
+  return etag;
+}
+
+/** md5FromEtag's MD5 as bytes, for the multipart ETag and a part's comparison with what was sent. */
+function md5BytesOfEtag(etag: string | undefined): Buffer | undefined {
+  const hex = md5FromEtag({ ETag: etag });
+  return hex === undefined ? undefined : Buffer.from(hex, 'hex');
 }
 
 /**
@@ -330,7 +342,7 @@ export async function uploadMultipart(
   const completed: CompletedPart[] = done.map((part) => ({ PartNumber: part.index + 1, ETag: part.tag }));
   // The parts' MD5s, for the multipart ETag: a recorded part's tag is the ETag S3 gave it, which was
   // compared with the MD5 of its bytes when it was sent.
-  const md5s: Array<Buffer | undefined> = done.map((part) => md5OfEtag(part.tag));
+  const md5s: Array<Buffer | undefined> = done.map((part) => md5BytesOfEtag(part.tag));
   const kept = new Map((options.kept ?? []).map((part) => [part.index, part]));
   const { size: sent } = await uploadParts({
     reader,
@@ -348,7 +360,7 @@ export async function uploadMultipart(
       // The part's buffer is reused once the upload is done with it: hashed first, in place.
       const md5 = await digestOf('md5', data);
       // A part S3 still holds is kept when it holds these bytes (its ETag is their MD5).
-      if (held !== undefined && held.size === data.length && md5OfEtag(held.tag)?.equals(md5)) {
+      if (held !== undefined && held.size === data.length && md5BytesOfEtag(held.tag)?.equals(md5)) {
         completed[number - 1] = { PartNumber: number, ETag: held.tag };
         md5s[number - 1] = md5;
         return;
@@ -374,7 +386,7 @@ export async function uploadMultipart(
       if (etag === undefined) throw new FerryError('transient', `${what}: part ${number} has no ETag`);
       // An ETag of MD5 form must be the MD5 sent; another form (SSE-KMS) proves nothing either way,
       // and leaves the multipart ETag uncomputed.
-      const stored = md5OfEtag(etag);
+      const stored = md5BytesOfEtag(etag);
       if (stored !== undefined && !stored.equals(md5)) {
         throw new FerryError(
           'transient',
