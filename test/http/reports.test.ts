@@ -109,24 +109,31 @@ await eachDatabase('job reports', (database) => {
     const db = t.services.db.kysely;
     const ref = JSON.stringify({ location_id: randomUUID(), path: 'b/p/' });
     const now = Date.now();
-    const { job_id } = await jobs.create(
-      db,
-      {
-        id: randomUUID(),
-        workspaceId,
-        source: ref,
-        destination: ref,
-        overwrite: 'always',
-        manifest: undefined,
-      },
-      now,
-    );
-    // Planned by this test (the lease the planner holds), not by the worker in the process.
-    await db
-      .updateTable('jobs')
-      .set({ lease_owner: 'test', lease_expires_at: now + 3_600_000 })
-      .where('id', '=', job_id)
-      .execute();
+    // Created and leased to this test in one transaction: the worker in the process never sees the job
+    // unleased. Two statements apart, a worker woken by the insert (at once on PostgreSQL, which
+    // notifies it) claimed the job to plan it, failed it (its location does not exist) and took its
+    // lease, and the test's objects were then refused: an empty report (seen once in CI, Node 24).
+    const { job_id } = await db.transaction().execute(async (trx) => {
+      const created = await jobs.create(
+        trx,
+        {
+          id: randomUUID(),
+          workspaceId,
+          source: ref,
+          destination: ref,
+          overwrite: 'always',
+          manifest: undefined,
+        },
+        now,
+      );
+      // Planned by this test (the lease the planner holds), not by the worker in the process.
+      await trx
+        .updateTable('jobs')
+        .set({ lease_owner: 'test', lease_expires_at: now + 3_600_000 })
+        .where('id', '=', created.job_id)
+        .execute();
+      return created;
+    });
     for (let first = 0; first < keys.length; first += 1000) {
       const batch = keys.slice(first, first + 1000).map((key) => ({
         key,
