@@ -75,4 +75,88 @@ await eachDatabase('ferry verify', (database) => {
     assert.equal(bad.code, 2);
     assert.ok(json(await run('jobs', '--json')));
   });
+
+  test('schedules create --verify: its action and mode said back, a run a verify job; --mode only with --verify', async () => {
+    const { run } = await s.workspace();
+    const label = await s.location(run);
+    const src = await seedBucket(s.client, { 'p/a.txt': 'same', 'p/b.txt': 'abcd' });
+    const dst = await seedBucket(s.client, { 'q/a.txt': 'same', 'q/b.txt': 'abcD' });
+    const from = `${label}:${src}/p/`;
+    const to = `${label}:${dst}/q/`;
+    const created = json(
+      await run(
+        'schedules',
+        'create',
+        'proof',
+        '--every',
+        'every sunday at 04:00',
+        '--verify',
+        from,
+        to,
+        '--mode',
+        'size',
+        '--json',
+      ),
+    );
+    assert.deepEqual(created.action, { verify: { from, to, mode: 'size' } });
+    const id = String(created.id);
+    const shown = ok(await run('schedules', 'show', id)).stdout;
+    assert.match(shown, new RegExp(`^action:\\s+verify ${from} → ${to}$`, 'm'));
+    assert.match(shown, /^mode:\s+size$/m);
+    const started = json(await run('schedules', 'run', id, '--json'));
+    const watched = await run('jobs', 'watch', String(started.job_id), '--interval', '0.1', '--json');
+    assert.equal(watched.code, 0, watched.stderr);
+    const job = JSON.parse(watched.stdout) as {
+      kind: string;
+      schedule_id: string;
+      counts: Record<string, number>;
+    };
+    assert.equal(job.kind, 'verify');
+    assert.equal(job.schedule_id, id);
+    assert.equal(job.counts.equal, 2, 'by size, b.txt is the same');
+
+    const wrong = await run(
+      'schedules',
+      'create',
+      'x',
+      '--every',
+      'every day',
+      '--copy',
+      from,
+      to,
+      '--mode',
+      'size',
+    );
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.stderr, /--mode goes with --verify/);
+    const capped = await run(
+      'schedules',
+      'create',
+      'x',
+      '--every',
+      'every day',
+      '--verify',
+      from,
+      to,
+      '--bandwidth',
+      '1M',
+    );
+    assert.equal(capped.code, 2);
+    assert.match(capped.stderr, /--bandwidth goes with --copy or --sync/);
+    const two = await run(
+      'schedules',
+      'create',
+      'x',
+      '--every',
+      'every day',
+      '--verify',
+      from,
+      to,
+      '--sync',
+      from,
+      to,
+    );
+    assert.equal(two.code, 2);
+    assert.match(two.stderr, /give one of --copy FROM TO, --sync FROM TO or --verify FROM TO/);
+  });
 });
