@@ -121,13 +121,12 @@ for (const database of await testDatabases()) {
           const notice = page.getByText(new RegExp(`^Verify of ${name} started: job [0-9a-f-]{36}\\.$`));
           await notice.waitFor();
           const jobId = String(/job ([0-9a-f-]{36})/.exec(String(await notice.textContent()))?.[1]);
-          const job = (await waitFor(call, `/v1/jobs/${jobId}`)) as Record<string, unknown> & {
-            counts: Record<string, number>;
-          };
+          const job = await waitFor(call, `/v1/jobs/${jobId}`);
+          const counts = job.counts as Record<string, number>;
           assert.equal(job.kind, 'verify');
           assert.deepEqual(job.filter, { exclude: ['*.log'] });
-          assert.equal(job.counts.differ, 1);
-          assert.equal(job.counts.missing_in_source, 1);
+          assert.equal(counts.differ, 1);
+          assert.equal(counts.missing_in_source, 1);
           assert.equal(
             (await call({ method: 'GET', url: `/v1/schedules/${made.json().id}` })).json().last_job_id,
             undefined,

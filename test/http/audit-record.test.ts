@@ -235,7 +235,8 @@ eachDatabase('the audit record of every change', (database) => {
         json('POST', '/v1/sync', { from: w.colon('in/'), to: w.colon(`${unique('s')}/`), dry_run: true }),
     },
     'POST /v1/verify': {
-      sample: async () => json('POST', '/v1/verify', { from: w.colon('in/'), to: w.colon(`${unique('v')}/`) }),
+      sample: async () =>
+        json('POST', '/v1/verify', { from: w.colon('in/'), to: w.colon(`${unique('v')}/`) }),
       action: 'verify',
       status: 202,
       target: jobOf,
