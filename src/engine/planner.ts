@@ -244,7 +244,9 @@ function objectWork(
 
 export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSignal): Promise<void> {
   const { db, clock, owner } = ctx;
-  if (!(await destinationReady(ctx, job, signal))) return;
+  // A verify writes nothing: a destination bucket that does not exist holds nothing, and each source
+  // object is reported missing there (docs/api.md, "Verify"), rather than the job failing to create it.
+  if (job.kind !== 'verify' && !(await destinationReady(ctx, job, signal))) return;
   const source = decodeRef(job.source);
   if (job.transfer_id !== null) await transfers.jobStarted(db.kysely, job.transfer_id, clock.now());
   // Already fully planned (a retry of failed objects): straight back to running.

@@ -283,6 +283,25 @@ await eachDatabase('verify', (database) => {
     assert.equal(job.bytes_done, 24);
   });
 
+  test('a destination bucket that does not exist holds nothing: every source object is missing there', async () => {
+    const { call, a, b } = await setup();
+    const { src } = await pair();
+    const job = await verify(call, {
+      from: `${a}:${src}/p/`,
+      to: `${b}:${unique('nobucket').toLowerCase()}/q/`,
+    });
+    assert.equal(job.status, 'complete', JSON.stringify(job));
+    assert.deepEqual(job.counts, {
+      ...FOUR,
+      total: 4,
+      succeeded: 4,
+      equal: 0,
+      differ: 0,
+      missing_in_destination: 4,
+      missing_in_source: 0,
+    });
+  });
+
   test('a key with scope read may verify; a bad mode and a prefix onto itself are 400', async () => {
     const { call, a, b } = await setup();
     const { src, dst } = await pair();
