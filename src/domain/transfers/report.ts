@@ -92,7 +92,7 @@ const DONE_BY_OP: Record<ObjectWork['op'], ReportOutcome> = {
   remove: 'removed',
   pull: 'pulled',
   delete: 'deleted',
-  // A verify's object succeeded shows its verdict (outcomeOf); never 'verified' as such.
+  // Never reached: a verify's object that succeeded has its verdict, which outcomeOf answers first.
   verify: 'copied',
 };
 
