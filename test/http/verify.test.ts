@@ -9,6 +9,7 @@ import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';
+import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { eachDatabase, unique } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import {
@@ -37,8 +38,10 @@ await eachDatabase('verify', (database) => {
   let azurite: AzuriteHandle;
   let client: S3Client;
   let azure: BlobServiceClient;
+  let proxy: FaultProxy;
   before(async () => {
     [s3, azurite] = await Promise.all([startS3rver(), startAzurite()]);
+    proxy = await startFaultProxy(s3.endpoint);
     client = s3Client(s3.endpoint);
     azure = azureService(azurite);
     t = await startTestApp(database, { env: { FERRY_EGRESS_ALLOW: '127.0.0.1/32' }, worker: true });
@@ -46,6 +49,7 @@ await eachDatabase('verify', (database) => {
   after(async () => {
     await t.close();
     client.destroy();
+    await proxy.close();
     await Promise.all([s3.close(), azurite.close()]);
   });
 
@@ -300,6 +304,53 @@ await eachDatabase('verify', (database) => {
       missing_in_destination: 4,
       missing_in_source: 0,
     });
+  });
+
+  test('a read refused fails its object, counted in none of the findings, the job partial; a retry compares it', async () => {
+    const { call, b } = await setup();
+    const through = await createLocation(call, {
+      provider: 's3',
+      secret: { access_key_id: 'AKIDVERIFY', secret_access_key: 'verify-secret' },
+      metadata: { endpoint: proxy.url },
+    });
+    const { src, dst } = await pair();
+    // The source's same.txt refuses its one read (403: not retried), its stat and listing pass.
+    proxy.failWhen((r) => r.method === 'GET' && r.url.startsWith(`/${src}/p/same.txt`), {
+      status: 403,
+      headers: { 'content-type': 'application/xml' },
+      body: '<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>',
+    });
+    const body = { from: `${through.id}:${src}/p/`, to: `${b}:${dst}/q/`, mode: 'download' };
+    const job = await verify(call, body);
+    assert.equal(job.status, 'partial', JSON.stringify(job));
+    assert.deepEqual(job.counts, {
+      ...FOUR,
+      succeeded: 4,
+      failed: 1,
+      equal: 0,
+      differ: 2,
+      missing_in_destination: 1,
+      missing_in_source: 1,
+    });
+    const failures = (await call({ method: 'GET', url: `/v1/jobs/${job.job_id}/failures` })).json().failures;
+    assert.deepEqual(
+      failures.map((f: { key: string }) => f.key),
+      ['same.txt'],
+    );
+    assert.equal((await report(call, job.job_id)).get('same.txt')?.outcome, 'failed');
+
+    const retried = await call({ method: 'POST', url: `/v1/jobs/${job.job_id}/retry` });
+    assert.equal(retried.statusCode, 202, retried.body);
+    const again = (await waitFor(call, `/v1/jobs/${job.job_id}`)) as typeof job;
+    assert.equal(again.status, 'complete', JSON.stringify(again));
+    assert.deepEqual(again.counts, {
+      ...FOUR,
+      equal: 1,
+      differ: 2,
+      missing_in_destination: 1,
+      missing_in_source: 1,
+    });
+    assert.equal((await report(call, job.job_id)).get('same.txt')?.outcome, 'equal');
   });
 
   test('a key with scope read may verify; a bad mode and a prefix onto itself are 400', async () => {
