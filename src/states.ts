@@ -15,9 +15,24 @@ export type TransferStatus = (typeof TRANSFER_STATES)[number];
 export const JOB_STATES = ['planning', 'running', 'complete', 'partial', 'failed', 'canceled'] as const;
 export type JobStatus = (typeof JOB_STATES)[number];
 
-/** A bulk job copies a prefix or syncs one to another (docs/api.md, "Sync"). */
-export const JOB_KINDS = ['copy', 'sync'] as const;
+/**
+ * A bulk job copies a prefix, syncs one to another (docs/api.md, "Sync"), or verifies that two hold the
+ * same objects, changing nothing (docs/api.md, "Verify").
+ */
+export const JOB_KINDS = ['copy', 'sync', 'verify'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
+
+/**
+ * How a verify tells two objects apart (docs/api.md, "Verify"): by a hash both sides report, reading the
+ * bytes where they report none in common (checksum); by reading and hashing both sides (download); by
+ * their sizes alone (size).
+ */
+export const VERIFY_MODES = ['checksum', 'download', 'size'] as const;
+export type VerifyMode = (typeof VERIFY_MODES)[number];
+
+/** What a verify found for one key (docs/api.md, "Verify"), each counted on its job. */
+export const VERDICTS = ['equal', 'differ', 'missing_in_destination', 'missing_in_source'] as const;
+export type Verdict = (typeof VERDICTS)[number];
 
 /** How a sync tells that a destination object already holds the source's (docs/api.md, "Sync"). */
 export const COMPARE_MODES = ['size-modtime', 'checksum', 'size'] as const;

@@ -7,7 +7,10 @@ import { Counts } from './transfers.js';
 
 export const ScheduleAction = Type.Object(
   {},
-  { additionalProperties: true, description: 'As given: {"copy": {...}} or {"sync": {...}}' },
+  {
+    additionalProperties: true,
+    description: 'As given: {"copy": {...}}, {"sync": {...}} or {"verify": {...}}',
+  },
 );
 
 export const Schedule = Type.Object({

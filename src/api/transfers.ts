@@ -10,6 +10,7 @@ import {
   OVERWRITE_MODES,
   TRANSFER_KINDS,
   TRANSFER_STATES,
+  VERIFY_MODES,
 } from '../states.js';
 import {
   IdText,
@@ -88,6 +89,8 @@ export interface JobOptions {
   delete?: boolean;
   /** As given; absent: half the destination's objects, at most 1000 (src/engine/sync-plan.ts). */
   max_delete?: number;
+  /** A verify's: how objects are compared (docs/api.md, "Verify"; default checksum). */
+  mode?: (typeof VERIFY_MODES)[number];
 }
 /** The least cap in bytes per second (64 KiB/s): below it a transfer of any size would crawl. */
 export const BANDWIDTH_MIN = 64 * 1024;
@@ -123,6 +126,16 @@ export const Counts = Type.Object({
     description:
       'objects written whose bytes no hash could prove, only their size (docs/api.md, "Verification"); not a state: they are also counted as succeeded',
   }),
+  // A verify's (docs/api.md, "Verify"): what it found, each compared object counted once in these four
+  // and as succeeded. Absent on other kinds.
+  equal: Type.Optional(Type.Integer({ description: "a verify's objects the same on both sides" })),
+  differ: Type.Optional(Type.Integer({ description: "a verify's objects on both sides, not the same" })),
+  missing_in_destination: Type.Optional(
+    Type.Integer({ description: "a verify's objects only the source (from) holds" }),
+  ),
+  missing_in_source: Type.Optional(
+    Type.Integer({ description: "a verify's objects only the destination (to) holds" }),
+  ),
 });
 export type Counts = Static<typeof Counts>;
 
@@ -160,6 +173,8 @@ export const Job = Type.Object({
   compare: Type.Optional(oneOf(COMPARE_MODES)),
   delete: Type.Optional(Type.Boolean()),
   max_delete: Type.Optional(Type.Integer()),
+  /** A verify's compare mode (docs/api.md, "Verify"). */
+  mode: Type.Optional(oneOf(VERIFY_MODES)),
   created_at: Timestamp,
   updated_at: Timestamp,
   started_at: Type.Optional(Timestamp),

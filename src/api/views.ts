@@ -40,7 +40,7 @@ function times(row: {
  * kind, so that done = total - pending holds for a client with no case per kind.
  */
 export function countsOf(row: Pick<JobRow, CountColumns>): Counts {
-  return {
+  const counts: Counts = {
     total: Number(row.objects_total),
     pending: Number(row.objects_pending),
     succeeded: Number(row.objects_succeeded),
@@ -48,6 +48,15 @@ export function countsOf(row: Pick<JobRow, CountColumns>): Counts {
     failed: Number(row.objects_failed),
     deleted: Number(row.objects_deleted),
     size_only: Number(row.objects_size_only),
+  };
+  // A verify's findings (docs/api.md, "Verify"): on that kind only, so other jobs' counts keep their shape.
+  if (row.kind !== 'verify') return counts;
+  return {
+    ...counts,
+    equal: Number(row.objects_equal),
+    differ: Number(row.objects_differ),
+    missing_in_destination: Number(row.objects_missing_in_destination),
+    missing_in_source: Number(row.objects_missing_in_source),
   };
 }
 
@@ -97,6 +106,7 @@ export function jobView(row: JobRow, runningBytes: number): Job {
     ...(options.compare === undefined ? {} : { compare: options.compare }),
     ...(options.delete === undefined ? {} : { delete: options.delete }),
     ...(options.max_delete === undefined ? {} : { max_delete: options.max_delete }),
+    ...(options.mode === undefined ? {} : { mode: options.mode }),
     ...times(row),
     counts: countsOf(row),
     bytes_done: Number(row.bytes_finished) + runningBytes,
@@ -115,4 +125,9 @@ export type CountColumns =
   | 'objects_skipped'
   | 'objects_failed'
   | 'objects_deleted'
-  | 'objects_size_only';
+  | 'objects_size_only'
+  | 'kind'
+  | 'objects_equal'
+  | 'objects_differ'
+  | 'objects_missing_in_destination'
+  | 'objects_missing_in_source';

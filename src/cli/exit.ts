@@ -18,6 +18,8 @@ export const EXIT = {
   auth: 5,
   /** A job or transfer that was watched ended failed, partial or canceled. */
   workFailed: 6,
+  /** A verify ended complete and found objects that differ or are missing on a side (docs/cli.md, "verify"). */
+  differences: 7,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -13,6 +13,7 @@ import { scheduleCommands } from './commands/schedules.js';
 import { sessionCommands } from './commands/session.js';
 import { shareCommands } from './commands/share.js';
 import { syncCommands } from './commands/sync.js';
+import { verifyCommand } from './commands/verify.js';
 import type { Cli } from './context.js';
 import { usageError } from './exit.js';
 
@@ -20,7 +21,8 @@ const EPILOG = `The server is FERRY_URL (default http://127.0.0.1:8080) with the
 ferry login saved. Places are location:path (or location/path); a location is its label or id.
 cp and mv also upload and download: a path on this computer starts with ./, ../, / or ~.
 Exit codes: 0 ok, 1 server error or unreachable, 2 usage, 3 not found, 4 conflict,
-5 authentication or a scope the key lacks, 6 watched work ended failed, partial or canceled. See docs/cli.md.`;
+5 authentication or a scope the key lacks, 6 watched work ended failed, partial or canceled,
+7 a verify found differences. See docs/cli.md.`;
 
 export async function run(argv: string[]): Promise<void> {
   let cli: Cli = yargs(argv)
@@ -40,6 +42,7 @@ export async function run(argv: string[]): Promise<void> {
     mbCommand,
     bulkCommands,
     syncCommands,
+    verifyCommand,
     shareCommands,
     jobCommands,
     scheduleCommands,

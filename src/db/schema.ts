@@ -11,6 +11,7 @@ import type {
   SendStatus,
   TransferKind,
   TransferStatus,
+  Verdict,
   WebhookMessageStatus,
   WebhookStatus,
 } from '../states.js';
@@ -152,6 +153,11 @@ export interface JobsTable {
   objects_held: Generated<number>;
   /** Objects written whose bytes no hash could prove, only their size (docs/api.md, "Verification"). */
   objects_size_only: Generated<number>;
+  /** A verify's objects by what it found (docs/api.md, "Verify"); 0 on every other kind. */
+  objects_equal: Generated<number>;
+  objects_differ: Generated<number>;
+  objects_missing_in_destination: Generated<number>;
+  objects_missing_in_source: Generated<number>;
   error: string | null;
   /** The planner's lease; with no owner, a time before which planning is not retried. */
   lease_owner: string | null;
@@ -197,6 +203,8 @@ export interface JobObjectsTable extends LeasedColumns {
    * proved them, comma-separated; null when it wrote none (skipped, removed, deleted, a native move).
    */
   verified: Generated<string | null>;
+  /** What a verify found for the key (docs/api.md, "Verify"); null on other jobs and while pending. */
+  verdict: Generated<Verdict | null>;
 }
 
 /** A dry run's plan (docs/api.md, "Plans"): the request resolved to location ids, run at most once. */

@@ -14,6 +14,7 @@ import {
   MAX_ATTEMPTS,
   retryable,
 } from '../queue/backoff.js';
+import type { Verdict } from '../states.js';
 import type { HashKind } from '../stores/contract.js';
 import { ProgressWriter } from './progress.js';
 
@@ -33,6 +34,8 @@ export type Settlement =
        * (docs/api.md, "Verification"; a job object keeps it for its report and counts `size_only`).
        */
       verified?: HashKind[];
+      /** What a verify's object found (docs/api.md, "Verify"); `reason` says how. */
+      verdict?: Verdict;
     }
   /** `crashed`: the attempt crashed, and the row keeps the crash its claim counted. */
   | { kind: 'again'; error: string; runAfter: number; crashed?: boolean }

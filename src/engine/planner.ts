@@ -13,7 +13,7 @@ import type { Entry, Store } from '../stores/contract.js';
 import { destinationReady } from './destination-bucket.js';
 import * as jobs from './lifecycle/jobs.js';
 import * as objects from './lifecycle/objects.js';
-import { type Held, keyHash } from './lifecycle/objects.js';
+import { type Found, type Held, keyHash } from './lifecycle/objects.js';
 import * as plans from './lifecycle/plans.js';
 import * as transfers from './lifecycle/transfers.js';
 import { afterFailure } from './outcome.js';
@@ -28,6 +28,7 @@ import {
   type TransferSpec,
 } from './specs.js';
 import { EQUAL_PREFIX, syncObjects } from './sync-plan.js';
+import { verifyObjects } from './verify-plan.js';
 
 export const PLAN_BATCH = 1000;
 
@@ -42,6 +43,8 @@ export interface Planned {
    */
   skipped?: string;
   held?: Held;
+  /** A verify's object its listings decided (src/engine/verify-plan.ts): planned settled. */
+  found?: Found;
 }
 
 /** Why a plan's run leaves alone an object its listing found and the plan did not (docs/api.md, "Plans"). */
@@ -241,7 +244,9 @@ function objectWork(
 
 export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSignal): Promise<void> {
   const { db, clock, owner } = ctx;
-  if (!(await destinationReady(ctx, job, signal))) return;
+  // A verify writes nothing: a destination bucket that does not exist holds nothing, and each source
+  // object is reported missing there (docs/api.md, "Verify"), rather than the job failing to create it.
+  if (job.kind !== 'verify' && !(await destinationReady(ctx, job, signal))) return;
   const source = decodeRef(job.source);
   if (job.transfer_id !== null) await transfers.jobStarted(db.kysely, job.transfer_id, clock.now());
   // Already fully planned (a retry of failed objects): straight back to running.
@@ -258,14 +263,20 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
           ? transferObjects(ctx, job.transfer_id)
           : job.kind === 'sync'
             ? syncPlanned(ctx, job)
-            : job.has_manifest === 1
-              ? manifestKeys(db, job.id)
-              : listedKeys(
-                  (id) => ctx.stores.acquire(id),
-                  source.location_id,
-                  source.path,
-                  compileFilter(decodeOptions(job.options).filter),
-                );
+            : job.kind === 'verify'
+              ? verifyObjects((id) => ctx.stores.acquire(id), {
+                  source,
+                  destination: decodeRef(job.destination),
+                  options: decodeOptions(job.options),
+                })
+              : job.has_manifest === 1
+                ? manifestKeys(db, job.id)
+                : listedKeys(
+                    (id) => ctx.stores.acquire(id),
+                    source.location_id,
+                    source.path,
+                    compileFilter(decodeOptions(job.options).filter),
+                  );
     // After a planner died, keys it committed come round again and are ignored (unique per job); new
     // sequence numbers start past every committed one, so listing order need not be stable.
     let seq = job.planned_count;

@@ -13,9 +13,10 @@ import type { OutboundTimeouts } from '../net/time-bounds.js';
 import { openUrl } from '../objects/fetch-url.js';
 import { copyObject } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
+import { verifyObject } from '../objects/object-verify.js';
 import { type Throttle, throttled } from '../objects/throttle.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
-import type { Overwrite } from '../states.js';
+import type { Overwrite, Verdict } from '../states.js';
 import type { HashKind, ObjectInfo, Store } from '../stores/contract.js';
 import type { Bandwidth } from './bandwidth.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
@@ -253,7 +254,14 @@ async function doWork(
   report: (bytes: number) => void,
   throttle: Throttle | undefined,
 ): Promise<
-  { bytes: number; checksums?: { source: string; destination: string }; verified?: HashKind[] } | LeftAlone
+  | {
+      bytes: number;
+      checksums?: { source: string; destination: string };
+      verified?: HashKind[];
+      /** A verify's: what it found, how, and the object's size (src/objects/object-verify.ts). */
+      found?: { verdict: Verdict; reason: string; size: number };
+    }
+  | LeftAlone
 > {
   const planned = (await planOf(ctx, object.job_id)).planId !== null;
   switch (work.op) {
@@ -331,6 +339,26 @@ async function doWork(
           return { bytes: 0 };
         },
       );
+    case 'verify':
+      // Reads, never writes (docs/api.md, "Verify"): safe to repeat, and a plan has none.
+      return ctx.stores.use(work.source.location_id, (source) =>
+        ctx.stores.use(work.destination.location_id, async (destination) => {
+          const outcome = await verifyObject({
+            source: source.store,
+            sourcePath: work.source.path,
+            destination: destination.store,
+            destinationPath: work.destination.path,
+            mode: work.mode,
+            signal,
+            onProgress: report,
+          });
+          return {
+            bytes: outcome.bytes,
+            ...(outcome.checksums === undefined ? {} : { checksums: outcome.checksums }),
+            found: { verdict: outcome.verdict, reason: outcome.reason, size: outcome.size },
+          };
+        }),
+      );
     case 'pull': {
       const egress = ctx.egress;
       if (egress === undefined) throw new Error('a pull needs the egress rules');
@@ -370,6 +398,13 @@ async function runWork(
             bytes: outcome.bytes,
             skipped: false,
             deleted: work.op === 'delete',
+            ...(outcome.found === undefined
+              ? {}
+              : {
+                  verdict: outcome.found.verdict,
+                  reason: outcome.found.reason,
+                  bytesTotal: outcome.found.size,
+                }),
             ...(outcome.checksums === undefined ? {} : { checksums: outcome.checksums }),
             ...(outcome.verified === undefined ? {} : { verified: outcome.verified }),
           },

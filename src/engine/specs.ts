@@ -2,6 +2,7 @@
 // time. A location deleted afterwards makes the work fail, as any
 // request with it would (docs/api.md, "Operations" under "Locations").
 import type { FilterSpec, JobOptions } from '../api/transfers.js';
+import type { VerifyMode } from '../states.js';
 
 export type { JobOptions };
 
@@ -46,7 +47,12 @@ export type ObjectWork =
   | { op: 'remove'; source: ObjectRef }
   | { op: 'pull'; url: string; destination: DestinationRef }
   /** A sync's deletion of a destination object its source lacks (counted as deleted). */
-  | { op: 'delete'; target: ObjectRef };
+  | { op: 'delete'; target: ObjectRef }
+  /**
+   * A verify's comparison its listings could not decide (docs/api.md, "Verify"): the two objects stat'ed,
+   * and read and hashed where no hash kind is common to both; nothing is written.
+   */
+  | { op: 'verify'; source: ObjectRef; destination: ObjectRef; mode: VerifyMode };
 
 /**
  * The `location_ids` column of a piece of work (transfers, jobs, plans, schedules): ",id,id,", sorted,
@@ -82,6 +88,8 @@ export function locationsOf(work: ObjectWork): string[] {
       return [work.destination.location_id];
     case 'delete':
       return [work.target.location_id];
+    case 'verify':
+      return [work.source.location_id, work.destination.location_id];
   }
 }
 

@@ -10,6 +10,8 @@
 // source streams past it. That is fine up to the bulk limit (SYNC_MAX_DESTINATION objects, some tens
 // of MiB); a destination holding more fails planning with the reason rather than growing without end.
 // Past that a sorted merge of two listings would be needed, which not every store's listing allows.
+// A verify (src/engine/verify-plan.ts) pairs its two prefixes with the same listing merge
+// (listDestination, then pairListings), so both hold the same bound.
 import { FerryError, isFerryError } from '../errors.js';
 import { compileFilter, listFiltered } from '../objects/filter.js';
 import type { Provider } from '../providers.js';
@@ -90,7 +92,8 @@ export interface SyncPlanned {
   held?: Held;
 }
 
-interface Listed {
+/** A destination object as its listing gave it, held while the source streams past. */
+export interface Listed {
   size: number;
   etag: string | undefined;
   modTime: number | undefined;
@@ -156,28 +159,16 @@ export async function* syncObjects(
   const maxDelete = options.max_delete ?? defaultMaxDelete(destinationObjects);
   // With deletions, nothing may change before their count is known to be within max_delete.
   const hold: Partial<Pick<SyncPlanned, 'held'>> = remove ? { held: 'until-planned' } : {};
-  const { store, release } = await open(source.location_id);
-  try {
-    for await (const entry of listFiltered(store, folderOf(source.path), {
-      recursive: true,
-      filter,
-      signal,
-    })) {
-      const key = entry.path.slice(source.path.length);
-      const there = existing.get(key);
-      existing.delete(key);
-      const reason = there === undefined ? undefined : equalBy(compare, entry, there);
-      const planned: SyncPlanned = {
-        key,
-        size: entry.size,
-        etag: entry.etag ?? null,
-        status: reason === undefined ? 'pending' : 'skipped',
-        ...(reason === undefined ? hold : { reason }),
-      };
-      yield planned;
-    }
-  } finally {
-    await release();
+  for await (const { key, entry, there } of pairListings(open, source, existing, filter, signal)) {
+    const reason = there === undefined ? undefined : equalBy(compare, entry, there);
+    const planned: SyncPlanned = {
+      key,
+      size: entry.size,
+      etag: entry.etag ?? null,
+      status: reason === undefined ? 'pending' : 'skipped',
+      ...(reason === undefined ? hold : { reason }),
+    };
+    yield planned;
   }
   if (!remove || existing.size === 0) return;
   if (existing.size > maxDelete) {
@@ -200,11 +191,52 @@ export async function* syncObjects(
   }
 }
 
-async function listDestination(
+/** One source object, keyed relative to the prefixes, and the destination's object of that key if listed. */
+export interface Paired {
+  key: string;
+  entry: Entry;
+  there: Listed | undefined;
+}
+
+/**
+ * The source prefix listed (through `filter`), each object paired with `existing`'s of its key, which is
+ * taken out of the map: once the listing ends, `existing` holds what the destination has and the source
+ * lacks. The source streams; only the destination's listing is held.
+ */
+export async function* pairListings(
+  open: OpenStore,
+  source: ObjectRef,
+  existing: Map<string, Listed>,
+  filter: ReturnType<typeof compileFilter>,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Paired> {
+  const { store, release } = await open(source.location_id);
+  try {
+    for await (const entry of listFiltered(store, folderOf(source.path), {
+      recursive: true,
+      filter,
+      signal,
+    })) {
+      const key = entry.path.slice(source.path.length);
+      const there = existing.get(key);
+      existing.delete(key);
+      yield { key, entry, there };
+    }
+  } finally {
+    await release();
+  }
+}
+
+/**
+ * The destination prefix listed (through `filter`), keyed relative to it; a prefix that does not exist
+ * holds nothing. `what` names the job in the refusal past SYNC_MAX_DESTINATION objects.
+ */
+export async function listDestination(
   open: OpenStore,
   destination: ObjectRef,
   filter: ReturnType<typeof compileFilter>,
   signal: AbortSignal | undefined,
+  what = 'a sync',
 ): Promise<Map<string, Listed>> {
   const listed = new Map<string, Listed>();
   const { store, release } = await open(destination.location_id);
@@ -217,7 +249,7 @@ async function listDestination(
       if (listed.size >= SYNC_MAX_DESTINATION) {
         throw new FerryError(
           'invalid',
-          `the destination prefix holds more than ${SYNC_MAX_DESTINATION} objects (passing the filter); a sync compares at most that many`,
+          `the destination prefix holds more than ${SYNC_MAX_DESTINATION} objects (passing the filter); ${what} compares at most that many`,
         );
       }
       listed.set(entry.path.slice(destination.path.length), {

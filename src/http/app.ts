@@ -38,6 +38,7 @@ import { shareDownloadRoutes } from './routes/share-downloads.js';
 import { shareRoutes } from './routes/shares.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transferRoutes } from './routes/transfers.js';
+import { verifyRoutes } from './routes/verify.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { schemaCompilers } from './schema-compilers.js';
 import { ErrorBody } from './schemas.js';
@@ -165,6 +166,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       keyWatch: services.keyWatch,
     }),
   );
+  await app.register(verifyRoutes(services.copies, queued));
   await app.register(operationRoutes(services.operations, queued, services.plans));
   await app.register(planRoutes(services.plans, queued));
   await app.register(

@@ -55,13 +55,26 @@ export interface ComparedChecksums {
  * What copyMismatch compared beyond the size, for a copy it passed: the first hash kind both sides
  * report (in the source's order), or undefined when none is (then only the size was compared).
  */
-export function comparedChecksums(source: ObjectInfo, written: ObjectInfo): ComparedChecksums | undefined {
+export function comparedChecksums(
+  source: Pick<ObjectInfo, 'hashes'>,
+  written: Pick<ObjectInfo, 'hashes'>,
+): ComparedChecksums | undefined {
   for (const [kind, expected] of Object.entries(source.hashes) as [HashKind, string | undefined][]) {
     const actual = written.hashes[kind];
     if (expected === undefined || actual === undefined) continue;
     return { source: `${kind}:${expected}`, destination: `${kind}:${actual}` };
   }
   return undefined;
+}
+
+/** The kind of a `kind:value` checksum. */
+export function checksumKind(checksum: string): string {
+  return checksum.slice(0, checksum.indexOf(':'));
+}
+
+/** Whether two `kind:value` checksums of one kind agree (hex, in any case). */
+export function checksumsAgree(checksums: ComparedChecksums): boolean {
+  return checksums.source.toLowerCase() === checksums.destination.toLowerCase();
 }
 
 /**

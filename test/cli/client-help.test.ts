@@ -19,6 +19,7 @@ const COMMANDS = [
   ['mv'],
   ['rm'],
   ['pull'],
+  ['verify'],
   ['share'],
   ['shares'],
   ['shares', 'revoke'],

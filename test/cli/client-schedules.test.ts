@@ -83,7 +83,7 @@ await eachDatabase('ferry client', (database) => {
 
     const usage = await run('schedules', 'create', 'x', '--every', 'every day');
     assert.equal(usage.code, 2, usage.stderr);
-    assert.match(usage.stderr, /one of --copy FROM TO or --sync FROM TO/);
+    assert.match(usage.stderr, /one of --copy FROM TO, --sync FROM TO or --verify FROM TO/);
     const refused = await run(
       'schedules',
       'create',

@@ -234,6 +234,13 @@ eachDatabase('the audit record of every change', (database) => {
       read: async () =>
         json('POST', '/v1/sync', { from: w.colon('in/'), to: w.colon(`${unique('s')}/`), dry_run: true }),
     },
+    'POST /v1/verify': {
+      sample: async () =>
+        json('POST', '/v1/verify', { from: w.colon('in/'), to: w.colon(`${unique('v')}/`) }),
+      action: 'verify',
+      status: 202,
+      target: jobOf,
+    },
     'POST /pull': {
       sample: async () =>
         json('POST', '/pull', {

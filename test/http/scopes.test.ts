@@ -221,6 +221,15 @@ eachDatabase('scopes on every route', (database) => {
             dry_run: true,
           }),
       },
+      // A verify reads both prefixes and writes nothing (docs/api.md, "Verify").
+      'POST /v1/verify': {
+        scope: 'read',
+        sample: async () =>
+          json('POST', '/v1/verify', {
+            from: `${w.loc.label}:${w.bucket}/in/`,
+            to: `${w.loc.label}:${w.bucket}/v/`,
+          }),
+      },
       'GET /v1/transfers/{id}': {
         scope: 'read',
         sample: async () => json('GET', `/v1/transfers/${(await w.single()).id}`),

@@ -139,15 +139,28 @@ function objectsLine(c: Counts, succeeded: string, deletes = false): string {
   ].join(', ');
 }
 
+/** What a verify found (docs/api.md, "Verify"), in words. */
+function foundLine(c: Counts): string {
+  return [
+    `${c.equal ?? 0} equal`,
+    `${c.differ ?? 0} differ`,
+    `${c.missing_in_destination ?? 0} missing in destination`,
+    `${c.missing_in_source ?? 0} missing in source`,
+  ].join(', ');
+}
+
 export function showJob(j: Job, labels = new Map<string, string>()): string {
   const side = (s: { id: string; path: string }) => `${labels.get(s.id) ?? s.id}:${s.path}`;
+  const verify = j.kind === 'verify';
   return fields([
     ['job', j.job_id],
+    ...(verify ? ([['kind', `verify (${j.mode ?? 'checksum'})`]] as const) : []),
     ['status', j.status],
     ['from', side(j.from)],
     ['to', side(j.to)],
-    ['overwrite', j.overwrite],
-    ['objects', objectsLine(j.counts, 'copied', j.delete === true)],
+    ['overwrite', verify ? undefined : j.overwrite],
+    ['objects', objectsLine(j.counts, verify ? 'compared' : 'copied', j.delete === true)],
+    ['found', verify ? foundLine(j.counts) : undefined],
     ['bytes', size(j.bytes_done)],
     ['created', time(j.created_at)],
     ['finished', j.finished_at ? time(j.finished_at) : undefined],

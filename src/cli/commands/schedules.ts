@@ -1,9 +1,10 @@
 // `ferry schedules …` (docs/api.md, "Schedules"): list (default), create, show, pause, resume, run, rm.
 // create takes every field of POST /v1/schedules, and list and show say them back: a copy's manifest
-// and overwrite, a sync's compare and delete cap, the filter, the bandwidth limit.
+// and overwrite, a sync's compare and delete cap, a verify's mode, the filter, the bandwidth limit.
 import type { Schedule, ScheduleWithRuns } from '../../api/schedules.js';
 import type { Filter, Job } from '../../api/transfers.js';
 import { scheduleRunText } from '../../display.js';
+import { VERIFY_MODES } from '../../states.js';
 import { type Cli, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
 import { fields, size, table, time, zonedTime } from '../format.js';
@@ -12,8 +13,9 @@ import { colonForm } from '../targets.js';
 import { readManifest } from './bulk.js';
 import { DELETE_NEEDS, filterOf, filterOptions, MAX_DELETE_DEFAULT, parseSize } from './sync.js';
 
-/** A copy's or a sync's body as a schedule holds it (docs/api.md, "Copy" and "Sync"). */
+/** A copy's, a sync's or a verify's body as a schedule holds it (docs/api.md, "Copy", "Sync", "Verify"). */
 interface ActionBody {
+  mode?: string;
   from?: unknown;
   to?: unknown;
   manifest?: unknown[];
@@ -95,6 +97,7 @@ export function showSchedule(
     ['manifest', Array.isArray(body.manifest) ? `${body.manifest.length} keys` : undefined],
     ['overwrite', body.overwrite],
     ['compare', body.compare],
+    ['mode', body.mode],
     ['delete', deleteText(body)],
     ['filter', filterText(body.filter)],
     ['bandwidth', body.bandwidth_limit === undefined ? undefined : `${size(body.bandwidth_limit)}/s`],
@@ -120,7 +123,7 @@ export function scheduleCommands(cli: Cli): Cli {
   const path = (scheduleId: string) => `/v1/schedules/${encodeURIComponent(scheduleId)}`;
   return cli.command(
     'schedules',
-    'recurring copies and syncs: list (default), create, show, pause, resume, run, rm',
+    'recurring copies, syncs and verifies: list (default), create, show, pause, resume, run, rm',
     (y) =>
       y
         .command(
@@ -147,7 +150,7 @@ export function scheduleCommands(cli: Cli): Cli {
         )
         .command(
           'create <name>',
-          'create a schedule: --every and one of --copy FROM TO or --sync FROM TO',
+          'create a schedule: --every and one of --copy FROM TO, --sync FROM TO or --verify FROM TO',
           (c) =>
             c
               .positional('name', { type: 'string', demandOption: true, describe: 'what to call it' })
@@ -165,6 +168,16 @@ export function scheduleCommands(cli: Cli): Cli {
                   describe: 'copy FROM/ TO/ (prefixes) at each run',
                 },
                 sync: { type: 'string', array: true, nargs: 2, describe: 'sync FROM/ TO/ at each run' },
+                verify: {
+                  type: 'string',
+                  array: true,
+                  nargs: 2,
+                  describe: 'verify FROM/ TO/ at each run: compare them, changing nothing',
+                },
+                mode: {
+                  choices: VERIFY_MODES,
+                  describe: 'with --verify: checksum (default), download (read both sides) or size',
+                },
                 manifest: {
                   type: 'string',
                   describe:
@@ -197,24 +210,33 @@ export function scheduleCommands(cli: Cli): Cli {
               ),
           async (argv) => {
             const ctx = contextFor(argv);
-            if ((argv.copy === undefined) === (argv.sync === undefined))
-              throw usageError('give one of --copy FROM TO or --sync FROM TO');
-            const onlyWith = (kind: '--copy' | '--sync', given: Record<string, unknown>) => {
+            const given = [argv.copy, argv.sync, argv.verify].filter((a) => a !== undefined).length;
+            if (given !== 1)
+              throw usageError('give one of --copy FROM TO, --sync FROM TO or --verify FROM TO');
+            const onlyWith = (kind: '--copy' | '--sync' | '--verify', given: Record<string, unknown>) => {
               const wrong = Object.entries(given).find(([, v]) => v !== undefined)?.[0];
               if (wrong) throw usageError(`${wrong} goes with ${kind}`);
             };
-            if (argv.copy !== undefined)
-              onlyWith('--sync', {
-                '--compare': argv.compare,
-                '--delete': argv.delete,
-                '--max-delete': argv.maxDelete,
-              });
-            else onlyWith('--copy', { '--manifest': argv.manifest, '--overwrite': argv.overwrite });
+            const syncOnly = {
+              '--compare': argv.compare,
+              '--delete': argv.delete,
+              '--max-delete': argv.maxDelete,
+            };
+            const copyOnly = { '--manifest': argv.manifest, '--overwrite': argv.overwrite };
+            if (argv.verify === undefined) onlyWith('--verify', { '--mode': argv.mode });
+            if (argv.copy !== undefined) onlyWith('--sync', syncOnly);
+            else if (argv.sync !== undefined) onlyWith('--copy', copyOnly);
+            else {
+              onlyWith('--sync', syncOnly);
+              onlyWith('--copy', copyOnly);
+              // A verify moves no bytes through ferry but what it reads: it takes no cap (docs/api.md, "Verify").
+              if (argv.bandwidth !== undefined) throw usageError('--bandwidth goes with --copy or --sync');
+            }
             if (argv.maxDelete !== undefined && argv.delete !== true)
               throw usageError('--max-delete bounds --delete: give --delete too');
-            const [from, to] = (argv.copy ?? argv.sync ?? []).map(String);
+            const [from, to] = (argv.copy ?? argv.sync ?? argv.verify ?? []).map(String);
             if (from === undefined || to === undefined)
-              throw usageError('--copy and --sync take FROM and TO');
+              throw usageError('--copy, --sync and --verify take FROM and TO');
             const optional = (key: string, value: unknown) => (value === undefined ? {} : { [key]: value });
             const common = {
               from: colonForm(from),
@@ -237,14 +259,16 @@ export function scheduleCommands(cli: Cli): Cli {
                       ...optional('overwrite', argv.overwrite),
                     },
                   }
-                : {
-                    sync: {
-                      ...common,
-                      ...optional('compare', argv.compare),
-                      ...(argv.delete ? { delete: true } : {}),
-                      ...optional('max_delete', argv.maxDelete),
-                    },
-                  };
+                : argv.sync !== undefined
+                  ? {
+                      sync: {
+                        ...common,
+                        ...optional('compare', argv.compare),
+                        ...(argv.delete ? { delete: true } : {}),
+                        ...optional('max_delete', argv.maxDelete),
+                      },
+                    }
+                  : { verify: { ...common, ...optional('mode', argv.mode) } };
             if (argv.delete === true)
               await requireScope(ctx.api(), 'remove', DELETE_NEEDS, 'leave out --delete');
             const created = await ctx.api().send<Schedule>('POST', '/v1/schedules', {

@@ -22,6 +22,7 @@ export const ACTIONS = [
   'file.upload',
   'copy',
   'sync',
+  'verify',
   'move',
   'pull',
   'remove',

@@ -1,12 +1,13 @@
-// What a schedule runs (docs/api.md, "Schedules"): `{"copy": <body of a bulk POST /v1/copy>}` or
-// `{"sync": <body of POST /v1/sync>}`. Each kind is checked, at create and patch time and again at each
-// run, by the domain that accepts the route's requests (Copies: copy and sync), never by a copy of its rules;
+// What a schedule runs (docs/api.md, "Schedules"): `{"copy": <body of a bulk POST /v1/copy>}`,
+// `{"sync": <body of POST /v1/sync>}` or `{"verify": <body of POST /v1/verify>}`. Each kind is checked, at
+// create and patch time and again at each run, by the domain that accepts the route's requests (Copies:
+// copy, sync and verify), never by a copy of its rules;
 // a run starts the kind's job with the schedule's id on it.
 import type { AuditContext } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
-import type { Copies, CopyRequest, SyncRequest } from '../transfers/copy.js';
+import type { Copies, CopyRequest, SyncRequest, VerifyRequest } from '../transfers/copy.js';
 
-export type ScheduleAction = { copy: CopyRequest } | { sync: SyncRequest };
+export type ScheduleAction = { copy: CopyRequest } | { sync: SyncRequest } | { verify: VerifyRequest };
 
 export class ScheduleActions {
   constructor(private readonly copies: Copies) {}
@@ -19,7 +20,9 @@ export class ScheduleActions {
     const checked =
       'copy' in action
         ? await this.copies.checkScheduled(caller, action.copy)
-        : await this.copies.checkSync(caller, action.sync);
+        : 'sync' in action
+          ? await this.copies.checkSync(caller, action.sync)
+          : await this.copies.checkVerify(caller, action.verify);
     return [checked.source.id, checked.destination.id];
   }
 
@@ -35,6 +38,7 @@ export class ScheduleActions {
   ): Promise<string> {
     if ('copy' in action)
       return (await this.copies.startScheduled(caller, action.copy, scheduleId, audit)).job_id;
-    return (await this.copies.sync(caller, action.sync, scheduleId, audit)).job_id;
+    if ('sync' in action) return (await this.copies.sync(caller, action.sync, scheduleId, audit)).job_id;
+    return (await this.copies.verify(caller, action.verify, scheduleId, audit)).job_id;
   }
 }

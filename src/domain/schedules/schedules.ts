@@ -177,6 +177,11 @@ export class Schedules {
               'objects_failed',
               'objects_deleted',
               'objects_size_only',
+              'kind',
+              'objects_equal',
+              'objects_differ',
+              'objects_missing_in_destination',
+              'objects_missing_in_source',
             ])
             .where('id', 'in', ids)
             .where('workspace_id', '=', caller.workspaceId)

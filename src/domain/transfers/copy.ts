@@ -13,7 +13,13 @@ import { newId } from '../../ids.js';
 import { type FilterInput, type FilterSpec, parseFilter } from '../../objects/filter.js';
 import { DEFAULT_PATTERN_LIMITS, type PatternLimits } from '../../objects/glob.js';
 import { hasBuckets, rotationClass } from '../../providers.js';
-import { COMPARE_MODES, type CompareMode, type Overwrite } from '../../states.js';
+import {
+  COMPARE_MODES,
+  type CompareMode,
+  type Overwrite,
+  VERIFY_MODES,
+  type VerifyMode,
+} from '../../states.js';
 import { type AuditContext, record } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
 import type { Locations } from '../locations/locations.js';
@@ -47,6 +53,14 @@ export interface SyncRequest {
   max_delete?: number;
   filter?: FilterInput;
   bandwidth_limit?: number;
+}
+
+/** POST /v1/verify (docs/api.md, "Verify"). */
+export interface VerifyRequest {
+  from: TargetInput;
+  to: TargetInput;
+  mode?: VerifyMode;
+  filter?: FilterInput;
 }
 
 /** A copy that passed every check: its locations, paths, and when it was checked. */
@@ -84,7 +98,7 @@ export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; 
 async function recorded(
   trx: Transaction<Database>,
   audit: AuditContext | undefined,
-  action: 'copy' | 'sync',
+  action: 'copy' | 'sync' | 'verify',
   accepted: CopyAccepted,
   scheduleId: string | undefined,
   now: number,
@@ -305,6 +319,55 @@ export class Copies {
         now,
       );
       await recorded(trx, audit, 'sync', created, scheduleId, now);
+      return created;
+    });
+  }
+
+  /**
+   * Every check of a verify (docs/api.md, "Verify"): prefix targets checked as a sync's (a verify of a
+   * prefix against itself, or one inside the other, is refused as theirs are), then its mode and filter.
+   */
+  async checkVerify(caller: Caller, request: VerifyRequest): Promise<CheckedSync> {
+    const from = parseTarget(request.from, 'from');
+    const to = parseTarget(request.to, 'to');
+    const mode = request.mode ?? 'checksum';
+    if (!(VERIFY_MODES as readonly string[]).includes(mode))
+      throw invalid(`mode must be one of ${VERIFY_MODES.join(', ')}`);
+    const filter = request.filter === undefined ? undefined : parseFilter(request.filter, this.patternLimits);
+    const { source, destination } = await this.targets(caller, from, to, true, undefined);
+    const options: JobOptions = { mode, ...(filter === undefined ? {} : { filter }) };
+    return { source, destination, from: from.path, to: to.path, options, now: this.clock.now() };
+  }
+
+  /**
+   * A verify (docs/api.md, "Verify"): a job of kind verify, which reads and changes nothing; in the copy
+   * limit's bucket, as a sync, since it lists both prefixes and may read every byte of both.
+   */
+  async verify(
+    caller: Caller,
+    request: VerifyRequest,
+    scheduleId?: string,
+    audit?: AuditContext,
+  ): Promise<{ job_id: string; status: 'planning' }> {
+    const { workspaceId } = caller;
+    const { source, destination, options, now, from, to } = await this.checkVerify(caller, request);
+    return this.limits.within(workspaceId, 'copy', async (trx) => {
+      const created = await jobs.create(
+        trx,
+        {
+          id: newId(),
+          workspaceId,
+          kind: 'verify',
+          options: JSON.stringify(options),
+          ...(scheduleId === undefined ? {} : { scheduleId }),
+          source: JSON.stringify({ location_id: source.id, path: from }),
+          destination: JSON.stringify({ location_id: destination.id, path: to }),
+          overwrite: 'always',
+          manifest: undefined,
+        },
+        now,
+      );
+      await recorded(trx, audit, 'verify', created, scheduleId, now);
       return created;
     });
   }

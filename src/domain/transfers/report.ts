@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, JobObjectRow, JobRow } from '../../db/schema.js';
 import type { ObjectWork } from '../../engine/specs.js';
+import { VERDICTS } from '../../states.js';
 import { csvRow } from '../../util/csv.js';
 
 /** Rows read per query. */
@@ -22,6 +23,8 @@ export const REPORT_OUTCOMES = [
   'failed',
   'pending',
   'running',
+  /** A verify's objects, by what it found (docs/api.md, "Verify"). */
+  ...VERDICTS,
 ] as const;
 export type ReportOutcome = (typeof REPORT_OUTCOMES)[number];
 
@@ -81,6 +84,7 @@ type ReportRow = Pick<
   | 'source_hash'
   | 'destination_hash'
   | 'verified'
+  | 'verdict'
 >;
 
 const DONE_BY_OP: Record<ObjectWork['op'], ReportOutcome> = {
@@ -88,11 +92,14 @@ const DONE_BY_OP: Record<ObjectWork['op'], ReportOutcome> = {
   remove: 'removed',
   pull: 'pulled',
   delete: 'deleted',
+  // Never reached: a verify's object that succeeded has its verdict, which outcomeOf answers first.
+  verify: 'copied',
 };
 
 /** What happened to an object: its status, and for a succeeded one, what its work was. */
-export function outcomeOf(row: Pick<ReportRow, 'status' | 'work'>): ReportOutcome {
+export function outcomeOf(row: Pick<ReportRow, 'status' | 'work' | 'verdict'>): ReportOutcome {
   if (row.status !== 'succeeded') return row.status;
+  if (row.verdict !== null) return row.verdict;
   if (row.work === null) return 'copied';
   const op = (JSON.parse(row.work) as Pick<ObjectWork, 'op'>).op;
   return DONE_BY_OP[op] ?? 'copied';
@@ -108,7 +115,10 @@ export function reportLine(row: ReportRow): ReportLine {
     attempts: Number(row.attempts),
   };
   if (outcome === 'skipped') line.reason = row.error ?? SKIPPED_EXISTING;
-  else if (row.error !== null && outcome !== 'running') line.error = row.error;
+  else if (row.verdict !== null && row.status === 'succeeded') {
+    // How a verify told it (docs/api.md, "Verify"): by size, by a checksum listed or read, and so on.
+    if (row.error !== null) line.reason = row.error;
+  } else if (row.error !== null && outcome !== 'running') line.error = row.error;
   if (row.source_hash !== null) line.source_hash = row.source_hash;
   if (row.destination_hash !== null) line.destination_hash = row.destination_hash;
   if (row.verified === 'size') line.verified = 'size';
@@ -147,6 +157,7 @@ export class JobReports {
           'source_hash',
           'destination_hash',
           'verified',
+          'verdict',
         ])
         .where('job_id', '=', job.id)
         .where('seq', '>', after)

@@ -20,7 +20,7 @@ import {
   renewLeases,
 } from '../../queue/leases.js';
 import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
-import type { ObjectStatus } from '../../states.js';
+import type { ObjectStatus, Verdict } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
 
 /** What identifies a job object's key in the index (key_hash): its SHA-1, as hex. */
@@ -31,8 +31,8 @@ export function keyHash(key: string): string {
 export const OBJECT_MOVES = {
   plan: {
     from: [],
-    to: ['pending', 'skipped'],
-    by: "the planner, a batch at a time (a sync's equal objects straight as skipped)",
+    to: ['pending', 'skipped', 'succeeded'],
+    by: "the planner, a batch at a time (a sync's equal objects straight as skipped, a verify's objects its listings decided as succeeded)",
   },
   claim: { from: ['pending'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
   succeed: { from: ['running'], to: ['succeeded', 'skipped'], by: 'the lease holder' },
@@ -58,6 +58,24 @@ export const OBJECT_MOVES = {
  */
 export type Held = 'until-planned' | 'until-copied';
 
+/**
+ * What a verify found for one key (docs/api.md, "Verify"): its verdict, how it was told (the report's
+ * reason), and the checksums compared when a hash told it.
+ */
+export interface Found {
+  verdict: Verdict;
+  reason: string;
+  checksums?: { source: string; destination: string };
+}
+
+/** The job counter of each verdict. */
+const VERDICT_COUNTERS: Record<Verdict, Counter> = {
+  equal: 'objects_equal',
+  differ: 'objects_differ',
+  missing_in_destination: 'objects_missing_in_destination',
+  missing_in_source: 'objects_missing_in_source',
+};
+
 /** What the planner found for one key. */
 export interface PlannedObject {
   key: string;
@@ -69,6 +87,8 @@ export interface PlannedObject {
   /** Planned straight as skipped, with the reason: a sync's object equal at the destination, or a key a plan's run found that the plan lacks. */
   skipped?: string;
   held?: Held;
+  /** A verify's object its listings decided: planned settled, as succeeded (docs/api.md, "Verify"). */
+  found?: Found;
 }
 
 /**
@@ -90,31 +110,45 @@ export async function plan(
         seq: firstSeq + i,
         key: p.key,
         key_hash: p.keyHash,
-        status: p.skipped === undefined ? OBJECT_MOVES.plan.to[0] : OBJECT_MOVES.plan.to[1],
+        status:
+          p.found !== undefined
+            ? OBJECT_MOVES.plan.to[2]
+            : p.skipped === undefined
+              ? OBJECT_MOVES.plan.to[0]
+              : OBJECT_MOVES.plan.to[1],
         size: p.size,
         source_etag: p.etag,
         ...(p.work === undefined ? {} : { work: p.work }),
         // Every row names every column: SQLite fills a column one row of a batch lacks with NULL, not its default.
         run_after: p.held === undefined ? 0 : NEVER,
-        error: p.skipped ?? null,
+        error: p.skipped ?? p.found?.reason ?? null,
+        verdict: p.found?.verdict ?? null,
+        source_hash: p.found?.checksums?.source ?? null,
+        destination_hash: p.found?.checksums?.destination ?? null,
         last_attempt_at: null,
         lease_owner: null,
         lease_expires_at: null,
       })),
     )
     .onConflict((oc) => oc.columns(['job_id', 'key_hash']).doNothing())
-    .returning(['status', 'run_after', 'work'])
+    .returning(['status', 'run_after', 'work', 'verdict'])
     .execute();
   // What was inserted (a key an earlier planner committed is not), counted by status.
   const inserted = result.length;
   const skipped = result.filter((r) => r.status === OBJECT_MOVES.plan.to[1]).length;
+  const succeeded = result.filter((r) => r.status === OBJECT_MOVES.plan.to[2]).length;
   const held = result.filter((r) => Number(r.run_after) === NEVER && r.work !== null).length;
-  await count(q, jobId, {
+  const by: Partial<Record<Counter, number>> = {
     objects_total: inserted,
-    objects_pending: inserted - skipped,
+    objects_pending: inserted - skipped - succeeded,
     objects_skipped: skipped,
+    objects_succeeded: succeeded,
     objects_held: held,
-  });
+  };
+  for (const { verdict } of result) {
+    if (verdict !== null) by[VERDICT_COUNTERS[verdict]] = (by[VERDICT_COUNTERS[verdict]] ?? 0) + 1;
+  }
+  await count(q, jobId, by);
   return inserted;
 }
 
@@ -179,6 +213,10 @@ type Counter =
   | 'objects_deleted'
   | 'objects_held'
   | 'objects_size_only'
+  | 'objects_equal'
+  | 'objects_differ'
+  | 'objects_missing_in_destination'
+  | 'objects_missing_in_source'
   | 'bytes_finished';
 
 /** Moves the job's counters by the given amounts: called in the transaction of the move it counts. */
@@ -292,11 +330,15 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
         {
           index: number;
           bytes: number;
+          /** The object's size, when it is not the bytes moved (a verify's: it reads both sides, or none). */
+          size: number;
           skipped: boolean;
           deleted: boolean;
           checksums?: { source: string; destination: string };
           /** How its written bytes were proven, as the row keeps it: `size` or the kinds. */
           verified?: string;
+          /** What a verify found (docs/api.md, "Verify"). */
+          verdict?: Verdict;
         }
       >();
       for (const i of indexes) {
@@ -304,6 +346,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
         bySeq.set(item.object.seq, {
           index: i,
           bytes: item.settlement.bytes,
+          size: item.settlement.bytesTotal ?? item.settlement.bytes,
           skipped: item.settlement.skipped === true,
           deleted: item.settlement.deleted === true,
           ...(item.settlement.checksums === undefined ? {} : { checksums: item.settlement.checksums }),
@@ -312,15 +355,21 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
             : {
                 verified: item.settlement.verified.length === 0 ? 'size' : item.settlement.verified.join(','),
               }),
+          ...(item.settlement.verdict === undefined ? {} : { verdict: item.settlement.verdict }),
         });
       }
       const seqs = [...bySeq.keys()];
       // Per row: its status (succeeded or skipped) and its size, chosen by seq. The cast gives
       // PostgreSQL the sizes' type, which a CASE of bare parameters would leave as text.
-      const sizes = sql<number>`case ${sql.join(
-        seqs.map((seq) => sql`when seq = ${seq} then cast(${bySeq.get(seq)?.bytes ?? 0} as bigint)`),
-        sql` `,
-      )} end`;
+      const bigints = (of: (row: { bytes: number; size: number } | undefined) => number) =>
+        sql<number>`case ${sql.join(
+          seqs.map((seq) => sql`when seq = ${seq} then cast(${of(bySeq.get(seq)) ?? 0} as bigint)`),
+          sql` `,
+        )} end`;
+      const sizes = bigints((row) => row?.bytes ?? 0);
+      const objectSizes = seqs.some((seq) => bySeq.get(seq)?.size !== bySeq.get(seq)?.bytes)
+        ? bigints((row) => row?.size ?? 0)
+        : sizes;
       const skipped = seqs.filter((seq) => bySeq.get(seq)?.skipped === true);
       // The checksums the copies compared (docs/api.md, "Reports"), chosen by seq as the sizes are;
       // null for the objects that compared none (and for a batch where none did, without a CASE).
@@ -343,6 +392,15 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
               proven.map((seq) => sql`when seq = ${seq} then cast(${bySeq.get(seq)?.verified} as text)`),
               sql` `,
             )} else null end`;
+      // What each verify's object found, chosen by seq the same way.
+      const judged = seqs.filter((seq) => bySeq.get(seq)?.verdict !== undefined);
+      const verdict =
+        judged.length === 0
+          ? null
+          : sql<Verdict | null>`case ${sql.join(
+              judged.map((seq) => sql`when seq = ${seq} then cast(${bySeq.get(seq)?.verdict} as text)`),
+              sql` `,
+            )} else null end`;
       const [succeeded, skip] = OBJECT_MOVES.succeed.to;
       const rows = await trx
         .updateTable('job_objects')
@@ -352,10 +410,11 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
               ? succeeded
               : sql<ObjectStatus>`case when seq in (${sql.join(skipped)}) then ${skip} else ${succeeded} end`,
           bytes_done: sizes,
-          size: sizes,
+          size: objectSizes,
           source_hash: hash('source'),
           destination_hash: hash('destination'),
           verified,
+          verdict,
           error: null,
           ...released,
         })
@@ -387,6 +446,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
         );
         add(jobId, 'bytes_finished', row.bytes);
         if (row.verified === 'size') add(jobId, 'objects_size_only', 1);
+        if (row.verdict !== undefined) add(jobId, VERDICT_COUNTERS[row.verdict], 1);
       }
     }
     for (const [jobId, by] of deltas) await count(trx, jobId, by);

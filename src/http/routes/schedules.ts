@@ -1,4 +1,4 @@
-// Schedules (docs/api.md, "Schedules"): recurring bulk copies and syncs of the caller's workspace, their
+// Schedules (docs/api.md, "Schedules"): recurring bulk copies, syncs and verifies of the caller's workspace, their
 // recent runs, and a run now.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -12,6 +12,7 @@ import { auditOf } from '../audit.js';
 import { deleting, principalOf, syncDeletes } from '../auth.js';
 import { errors, IdParam, Label, NoContent, Paging, Timezone } from '../schemas.js';
 import { CopyBody, SyncBody } from './transfers.js';
+import { VerifyBody } from './verify.js';
 
 const Every = text(
   EVERY_MAX,
@@ -26,8 +27,12 @@ const Action = Type.Union(
   [
     Type.Object({ copy: CopyBody }, { additionalProperties: false, required: ['copy'] }),
     Type.Object({ sync: SyncBody }, { additionalProperties: false, required: ['sync'] }),
+    Type.Object({ verify: VerifyBody }, { additionalProperties: false, required: ['verify'] }),
   ],
-  { description: '{"copy": <body of a bulk POST /v1/copy>} or {"sync": <body of POST /v1/sync>}' },
+  {
+    description:
+      '{"copy": <body of a bulk POST /v1/copy>}, {"sync": <body of POST /v1/sync>} or {"verify": <body of POST /v1/verify>}',
+  },
 );
 
 const fields = {

@@ -29,8 +29,15 @@ export const objectsWord = (n: number) => `${n} object${n === 1 ? '' : 's'}`;
 /** The objects a job is done with: copied, skipped, failed, and a sync's deleted (they are in `total`). */
 export const settled = (c: Counts) => c.succeeded + c.skipped + c.failed + (c.deleted ?? 0);
 
-/** "3 of 4 objects (1 copied, 1 skipped, 0 failed, 1 deleted)": a sync's deletions too. */
+/**
+ * "3 of 4 objects (1 copied, 1 skipped, 0 failed, 1 deleted)": a sync's deletions too. A verify's
+ * (docs/api.md, "Verify"): "4 of 4 objects compared (1 equal, 1 differ, 1 missing in destination, 1
+ * missing in source, 0 failed)".
+ */
 export function countsWords(c: Counts, copied = 'copied'): string {
+  if (c.equal !== undefined) {
+    return `${settled(c)} of ${objectsWord(c.total)} compared (${c.equal} equal, ${c.differ ?? 0} differ, ${c.missing_in_destination ?? 0} missing in destination, ${c.missing_in_source ?? 0} missing in source, ${c.failed} failed)`;
+  }
   const deleted = !c.deleted ? '' : `, ${c.deleted} deleted`;
   return `${settled(c)} of ${objectsWord(c.total)} (${c.succeeded} ${copied}, ${c.skipped} skipped, ${c.failed} failed${deleted})`;
 }

@@ -2,14 +2,15 @@
 // a folder's bulk prefix copy with overwrite mode and manifest; for a selection, one bulk copy of its
 // files by manifest and one per folder), a move and a remove, each previewed before it is confirmed
 // (a remove's preview is a dry run whose plan the confirmation runs: exactly what was shown is removed,
-// docs/api.md "Plans"), share links with every option (one per file), and a send of a file.
+// docs/api.md "Plans"), share links with every option (one per file), a send of a file, and a verify of
+// a folder against another (docs/api.md, "Verify"), which changes nothing.
 import { useState } from 'preact/hooks';
 import type { Plan } from '../../../src/api/plans.js';
 import { api } from '../api.js';
 import { bytes, visibleName } from '../format.js';
 import { Alert, message, Notice } from './common.js';
 import { SendForm } from './sends.js';
-import { type Loc, LocationPath } from './transfer-fields.js';
+import { type Loc, LocationPath, VerifyMode } from './transfer-fields.js';
 
 export type { Loc };
 
@@ -20,7 +21,7 @@ export interface Entry {
   isDir: boolean;
   modTime?: string;
 }
-export type Kind = 'copy' | 'move' | 'remove' | 'share' | 'send';
+export type Kind = 'copy' | 'move' | 'remove' | 'share' | 'send' | 'verify';
 export interface Action {
   kind: Kind;
   entries: Entry[];
@@ -110,6 +111,9 @@ export function ActionPanel({
   /** Where a move goes: one entry to its folder and name, a selection into its folder. */
   const moveTo = single ? within(destPath, newName) : destPath;
   const [overwrite, setOverwrite] = useState('always');
+  const [mode, setMode] = useState('checksum');
+  /** The job a verify started, which its result links to. */
+  const [jobId, setJobId] = useState<string | undefined>(undefined);
   const [manifest, setManifest] = useState<string[] | undefined>(undefined);
   /** The plans of the remove's dry runs (one per body), which the confirmation runs. */
   const [preview, setPreview] = useState<Plan[] | undefined>(undefined);
@@ -182,10 +186,20 @@ export function ActionPanel({
       setLinks([...made]);
     }
   };
+  const verify = async () => {
+    const r = await api<{ job_id: string }>('POST', '/v1/verify', {
+      from: `${location}:${first.path}/`,
+      to: `${dest}:${slash(destPath)}`,
+      mode,
+    });
+    setJobId(r.job_id);
+    setResult(`Verify started (job ${r.job_id}): it compares the two folders and changes nothing.`);
+  };
   const submit = (e: Event) => {
     e.preventDefault();
     void run(async () => {
       if (kind === 'copy') await copy();
+      else if (kind === 'verify') await verify();
       else if (
         kind === 'move' &&
         dest === location &&
@@ -258,7 +272,7 @@ export function ActionPanel({
       <Alert error={error} />
       {result && (
         <Notice>
-          {result} <a href="#activity">See progress</a>
+          {result} <a href={jobId ? `#activity/${jobId}` : '#activity'}>See progress</a>
         </Notice>
       )}
       {kind === 'move' && moves && !result && (
@@ -345,6 +359,24 @@ export function ActionPanel({
           )}
           <button type="submit" disabled={busy}>
             {kind === 'copy' ? 'Start copy' : 'Preview move'}
+          </button>
+        </form>
+      )}
+      {kind === 'verify' && !result && (
+        <form onSubmit={submit} class="grid">
+          <LocationPath
+            id="dest"
+            what="Compare with"
+            pathLabel="Folder to compare with"
+            locations={locations}
+            location={dest}
+            path={destPath}
+            onLocation={setDest}
+            onPath={setDestPath}
+          />
+          <VerifyMode id="verify-mode" value={mode} onChange={setMode} />
+          <button type="submit" disabled={busy}>
+            Start verify
           </button>
         </form>
       )}

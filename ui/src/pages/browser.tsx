@@ -2,7 +2,8 @@
 // entries at a time, filtered by name; upload into the folder shown (drag and drop or the file input;
 // a file whose name is already there is replaced only once the person says so) and download, with
 // progress and cancel (../files.ts); a new bucket (on a bucket store's top level)
-// or folder; and, on one entry or a selection, copy, move, remove, share and send (./browse-actions.tsx).
+// or folder; and, on one entry or a selection, copy, move, remove, share and send, and on a folder,
+// verify (./browse-actions.tsx).
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { files, getFile, putFile, type Task } from '../files.js';
@@ -32,7 +33,12 @@ const ALL_ROW_ACTIONS: [Kind, string, (e: Entry, inFolder: boolean) => boolean, 
   ['remove', 'Remove', (_, inFolder) => inFolder, 'remove'],
   ['share', 'Share', (e) => !e.isDir, 'share'],
   ['send', 'Send', (e) => !e.isDir, 'share'],
+  // A folder (or a bucket) compared with another, changing nothing (docs/api.md, "Verify").
+  ['verify', 'Verify', (e) => e.isDir, 'read'],
 ];
+
+/** The actions that take one entry only, never a selection. */
+const ONE_ONLY: ReadonlySet<Kind> = new Set(['send', 'verify']);
 
 export function Browser({ location, path }: { location: string; path: string }) {
   const locations = useLoad(() => api<Loc[]>('GET', '/v1/locations'), []);
@@ -97,7 +103,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
   const inFolder = path !== '';
   // The actions this key may start (scopes.ts): a selection only where one of them takes it.
   const rowActions = ALL_ROW_ACTIONS.filter(([, , , scope]) => can(scope));
-  const selectable = inFolder && rowActions.some(([kind]) => kind !== 'send');
+  const selectable = inFolder && rowActions.some(([kind]) => !ONE_ONLY.has(kind));
   const chosen = entries.filter((e) => selected.has(e.path));
   const allShown = shown.length > 0 && shown.every((e) => selected.has(e.path));
   const toggle = (paths: string[], on: boolean) => {
@@ -267,7 +273,7 @@ export function Browser({ location, path }: { location: string; path: string }) 
         <fieldset class="row">
           <legend>{entriesWord(chosen.length)} selected</legend>
           {rowActions
-            .filter(([kind]) => kind !== 'send')
+            .filter(([kind]) => !ONE_ONLY.has(kind))
             .map(
               ([kind, verb]) =>
                 chosen.some((e) => rowActions.find(([k]) => k === kind)?.[2](e, inFolder)) && (

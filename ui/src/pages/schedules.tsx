@@ -1,6 +1,7 @@
 // The Schedules page (docs/console.md, "Schedules"; docs/api.md, "Schedules"): the workspace's
 // schedules, each with where it goes from and to, with pause and resume, run now and delete; a new
-// schedule's form (its action a copy or a sync, with the Sync page's fields); and one schedule with its
+// schedule's form (its action a copy, a sync or a verify, with the Sync page's fields); a sync's verify
+// (the same folders compared now, docs/api.md "Verify"); and one schedule with its
 // recent runs, each run with its job's state (running, finished, failed) and a link that opens the job.
 import { useEffect, useState } from 'preact/hooks';
 import type { Job } from '../../../src/api/transfers.js';
@@ -99,10 +100,32 @@ function ScheduleActions({
       onError(message(err));
     }
   };
+  // A sync's folders compared now (docs/api.md, "Verify"): a read, whatever the key may change.
+  const body = bodyOf(s);
+  const verify =
+    actionOf(s) === 'sync' && can('read') ? (
+      <button
+        type="button"
+        aria-label={`Verify ${name}`}
+        onClick={() =>
+          void act(async () => {
+            const r = await api<{ job_id: string }>('POST', '/v1/verify', {
+              from: body.from,
+              to: body.to,
+              ...(body.filter === undefined ? {} : { filter: body.filter }),
+            });
+            onRun(`Verify of ${name} started: job ${r.job_id}.`);
+          })
+        }
+      >
+        Verify
+      </button>
+    ) : null;
   // Every change to a schedule, and its run, needs the transfer scope.
-  if (!can('transfer')) return null;
+  if (!can('transfer')) return verify;
   return (
     <>
+      {verify}
       <button
         type="button"
         aria-label={`${s.paused ? 'Resume' : 'Pause'} ${name}`}
@@ -205,6 +228,7 @@ function ScheduleForm({ locations, onCreated }: { locations: Loc[]; onCreated: (
         >
           <option value="sync">Sync</option>
           <option value="copy">Copy</option>
+          <option value="verify">Verify (compare, change nothing)</option>
         </select>
         <TransferFields id="schedule" kind={kind} locations={locations} values={values} onChange={setTyped} />
         <button type="submit" disabled={busy}>

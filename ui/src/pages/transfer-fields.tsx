@@ -1,7 +1,7 @@
-// The fields of a bulk copy or a sync (docs/api.md, "Sync", "Filters", "Bandwidth"), shared by the Sync
-// page, the Schedules page's form and Browse's copy panel: a location picked from a list with a path
-// in it, the sync's compare and delete options or the copy's overwrite mode, the filter and the
-// bandwidth limit; and the request body they make.
+// The fields of a bulk copy, a sync or a verify (docs/api.md, "Sync", "Verify", "Filters", "Bandwidth"),
+// shared by the Sync page, the Schedules page's form and Browse's copy and verify panels: a location
+// picked from a list with a path in it, the sync's compare and delete options, the copy's overwrite mode
+// or the verify's mode, the filter and the bandwidth limit; and the request body they make.
 import { visibleName } from '../format.js';
 import { can } from '../scopes.js';
 import { scopesWord } from './common.js';
@@ -66,7 +66,38 @@ export function LocationPath({
   );
 }
 
-export type ActionKind = 'copy' | 'sync';
+export type ActionKind = 'copy' | 'sync' | 'verify';
+
+/** A verify's modes (docs/api.md, "Verify"), in words. */
+export const VERIFY_MODE_WORDS: ReadonlyArray<[string, string]> = [
+  ['checksum', 'Checksum (reads the bytes where the two sides report no hash in common)'],
+  ['download', 'Read and hash both sides'],
+  ['size', 'Size only'],
+];
+
+/** A verify's mode field: `id` names it for its label. */
+export function VerifyMode({
+  id,
+  value,
+  onChange,
+}: {
+  id: string;
+  value: string;
+  onChange: (mode: string) => void;
+}) {
+  return (
+    <>
+      <label for={id}>Compare by</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        {VERIFY_MODE_WORDS.map(([mode, words]) => (
+          <option key={mode} value={mode}>
+            {words}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
 
 /** What the form holds, as typed (numbers and times as text until the body is made). */
 export interface TransferValues {
@@ -75,6 +106,8 @@ export interface TransferValues {
   toLocation: string;
   toPath: string;
   compare: string;
+  /** A verify's mode. */
+  mode: string;
   delete: boolean;
   maxDelete: string;
   overwrite: string;
@@ -93,6 +126,7 @@ export const EMPTY_TRANSFER: TransferValues = {
   toLocation: '',
   toPath: '',
   compare: 'size-modtime',
+  mode: 'checksum',
   delete: false,
   maxDelete: '',
   overwrite: 'always',
@@ -118,8 +152,8 @@ const integer = (text: string) => (text.trim() === '' ? undefined : Number(text)
 const instant = (local: string) => (local ? new Date(local).toISOString() : undefined);
 
 /**
- * The body of POST /v1/sync or of a bulk POST /v1/copy from the form's values: only the options given,
- * so ferry's defaults hold for the rest. Numbers that are not numbers go as typed, for ferry to name
+ * The body of POST /v1/sync, POST /v1/verify or of a bulk POST /v1/copy from the form's values: only the
+ * options given, so ferry's defaults hold for the rest (a verify has no bandwidth limit). Numbers that are not numbers go as typed, for ferry to name
  * the field that is wrong.
  */
 export function transferBody(v: TransferValues, kind: ActionKind): Record<string, unknown> {
@@ -131,9 +165,12 @@ export function transferBody(v: TransferValues, kind: ActionKind): Record<string
     ...(v.after ? { modified_after: instant(v.after) } : {}),
     ...(v.before ? { modified_before: instant(v.before) } : {}),
   };
+  const from = `${v.fromLocation}:${folder(v.fromPath)}`;
+  const to = `${v.toLocation}:${folder(v.toPath)}`;
+  if (kind === 'verify') return { from, to, mode: v.mode, ...(Object.keys(filter).length ? { filter } : {}) };
   return {
-    from: `${v.fromLocation}:${folder(v.fromPath)}`,
-    to: `${v.toLocation}:${folder(v.toPath)}`,
+    from,
+    to,
     ...(kind === 'sync'
       ? {
           compare: v.compare,
@@ -213,7 +250,9 @@ export function TransferFields({
         onLocation={(toLocation) => set({ toLocation })}
         onPath={(toPath) => set({ toPath })}
       />
-      {kind === 'sync' ? (
+      {kind === 'verify' ? (
+        <VerifyMode id={`${id}-mode`} value={v.mode} onChange={(mode) => set({ mode })} />
+      ) : kind === 'sync' ? (
         <>
           <label for={`${id}-compare`}>Compare by</label>
           <select
@@ -266,7 +305,7 @@ export function TransferFields({
       {text('maxSize', 'Maximum size (bytes)', bytesField)}
       {text('after', 'Modified after', { type: 'datetime-local' })}
       {text('before', 'Modified before', { type: 'datetime-local' })}
-      {text('bandwidth', 'Bandwidth limit (bytes/s, empty: none)', bytesField)}
+      {kind !== 'verify' && text('bandwidth', 'Bandwidth limit (bytes/s, empty: none)', bytesField)}
     </>
   );
 }
