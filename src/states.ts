@@ -15,8 +15,11 @@ export type TransferStatus = (typeof TRANSFER_STATES)[number];
 export const JOB_STATES = ['planning', 'running', 'complete', 'partial', 'failed', 'canceled'] as const;
 export type JobStatus = (typeof JOB_STATES)[number];
 
-/** A bulk job copies a prefix or syncs one to another (docs/api.md, "Sync"). */
-export const JOB_KINDS = ['copy', 'sync'] as const;
+/**
+ * A bulk job copies a prefix or syncs one to another (docs/api.md, "Sync"); an undo puts back what a
+ * finished job changed (docs/api.md, "Undo").
+ */
+export const JOB_KINDS = ['copy', 'sync', 'undo'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 /** How a sync tells that a destination object already holds the source's (docs/api.md, "Sync"). */

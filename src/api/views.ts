@@ -104,6 +104,8 @@ export function jobView(row: JobRow, runningBytes: number): Job {
     ...(row.plan_id === null ? {} : { plan_id: row.plan_id }),
     ...(row.bandwidth_limit === null ? {} : { bandwidth_limit: Number(row.bandwidth_limit) }),
     ...(row.schedule_id === null ? {} : { schedule_id: row.schedule_id }),
+    ...(options.backup_to === undefined ? {} : { backup_to: options.backup_to }),
+    ...(row.undo_of === null ? {} : { undo_of: row.undo_of }),
   };
 }
 

@@ -152,6 +152,8 @@ export interface JobsTable {
   objects_held: Generated<number>;
   /** Objects written whose bytes no hash could prove, only their size (docs/api.md, "Verification"). */
   objects_size_only: Generated<number>;
+  /** The job an undo job puts back (docs/api.md, "Undo"); null for every other kind. */
+  undo_of: Generated<string | null>;
   error: string | null;
   /** The planner's lease; with no owner, a time before which planning is not retried. */
   lease_owner: string | null;
@@ -197,6 +199,12 @@ export interface JobObjectsTable extends LeasedColumns {
    * proved them, comma-separated; null when it wrote none (skipped, removed, deleted, a native move).
    */
   verified: Generated<string | null>;
+  /**
+   * JSON of what the object's work did at its destination, for an undo (src/engine/backup.ts, Touched):
+   * created, replaced or deleted an object, where the replaced one was kept, and what was written.
+   * Null when it changed nothing there (skipped, failed) or ran before ferry kept it.
+   */
+  touched: Generated<string | null>;
 }
 
 /** A dry run's plan (docs/api.md, "Plans"): the request resolved to location ids, run at most once. */

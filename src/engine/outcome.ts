@@ -15,6 +15,7 @@ import {
   retryable,
 } from '../queue/backoff.js';
 import type { HashKind } from '../stores/contract.js';
+import type { Touched } from './backup.js';
 import { ProgressWriter } from './progress.js';
 
 export type Settlement =
@@ -33,6 +34,8 @@ export type Settlement =
        * (docs/api.md, "Verification"; a job object keeps it for its report and counts `size_only`).
        */
       verified?: HashKind[];
+      /** What the work did at its destination, kept for an undo (src/engine/backup.ts). */
+      touched?: Touched;
     }
   /** `crashed`: the attempt crashed, and the row keeps the crash its claim counted. */
   | { kind: 'again'; error: string; runAfter: number; crashed?: boolean }

@@ -2,6 +2,7 @@
 // time. A location deleted afterwards makes the work fail, as any
 // request with it would (docs/api.md, "Operations" under "Locations").
 import type { FilterSpec, JobOptions } from '../api/transfers.js';
+import type { Touched } from './backup.js';
 
 export type { JobOptions };
 
@@ -19,8 +20,21 @@ export interface DestinationRef extends ObjectRef {
 
 export type TransferSpec =
   | { kind: 'copy'; source: ObjectRef; destination: ObjectRef }
-  | { kind: 'move'; sources: ObjectRef[]; destination: DestinationRef; filter?: FilterSpec }
-  | { kind: 'remove'; paths: ObjectRef[]; filter?: FilterSpec }
+  | {
+      kind: 'move';
+      sources: ObjectRef[];
+      destination: DestinationRef;
+      filter?: FilterSpec;
+      /** Where what it overwrites is kept, `<prefix>/<transfer id>/` (docs/api.md, "Undo"). */
+      backup?: ObjectRef;
+    }
+  | {
+      kind: 'remove';
+      paths: ObjectRef[];
+      filter?: FilterSpec;
+      /** Where what it removes is kept, `<prefix>/<transfer id>/` (docs/api.md, "Undo"). */
+      backup?: ObjectRef;
+    }
   | { kind: 'pull'; urls: string[]; destination: DestinationRef };
 
 export function encodeSpec(spec: TransferSpec): string {
@@ -42,11 +56,16 @@ export { decodeOptions } from '../api/views.js';
  * with its full source and destination.
  */
 export type ObjectWork =
-  | { op: 'move'; source: ObjectRef; destination: ObjectRef }
-  | { op: 'remove'; source: ObjectRef }
+  /** `backup`: where the object it overwrites is kept first (docs/api.md, "Undo"); so for remove and delete. */
+  | { op: 'move'; source: ObjectRef; destination: ObjectRef; backup?: ObjectRef }
+  | { op: 'remove'; source: ObjectRef; backup?: ObjectRef }
   | { op: 'pull'; url: string; destination: DestinationRef }
   /** A sync's deletion of a destination object its source lacks (counted as deleted). */
-  | { op: 'delete'; target: ObjectRef };
+  | { op: 'delete'; target: ObjectRef; backup?: ObjectRef }
+  /** An undo's object (src/engine/undo.ts): one a job created, removed again. */
+  | { op: 'unwrite'; touched: Touched }
+  /** An undo's object: one a job replaced, deleted or moved, put back. */
+  | { op: 'restore'; touched: Touched };
 
 /**
  * The `location_ids` column of a piece of work (transfers, jobs, plans, schedules): ",id,id,", sorted,
@@ -63,9 +82,16 @@ export function specLocations(spec: TransferSpec): string[] {
     case 'copy':
       return [spec.source.location_id, spec.destination.location_id];
     case 'move':
-      return [...spec.sources.map((ref) => ref.location_id), spec.destination.location_id];
+      return [
+        ...spec.sources.map((ref) => ref.location_id),
+        spec.destination.location_id,
+        ...(spec.backup === undefined ? [] : [spec.backup.location_id]),
+      ];
     case 'remove':
-      return spec.paths.map((ref) => ref.location_id);
+      return [
+        ...spec.paths.map((ref) => ref.location_id),
+        ...(spec.backup === undefined ? [] : [spec.backup.location_id]),
+      ];
     case 'pull':
       return [spec.destination.location_id];
   }
@@ -73,15 +99,21 @@ export function specLocations(spec: TransferSpec): string[] {
 
 /** The locations an object's work touches (for the per-location limit). */
 export function locationsOf(work: ObjectWork): string[] {
+  const backup = 'backup' in work && work.backup !== undefined ? [work.backup.location_id] : [];
   switch (work.op) {
     case 'move':
-      return [work.source.location_id, work.destination.location_id];
+      return [work.source.location_id, work.destination.location_id, ...backup];
     case 'remove':
-      return [work.source.location_id];
+      return [work.source.location_id, ...backup];
     case 'pull':
       return [work.destination.location_id];
     case 'delete':
-      return [work.target.location_id];
+      return [work.target.location_id, ...backup];
+    case 'unwrite':
+    case 'restore': {
+      const t = work.touched;
+      return [t.target, t.backup, t.source].flatMap((ref) => (ref === undefined ? [] : [ref.location_id]));
+    }
   }
 }
 
@@ -90,10 +122,11 @@ export function isSeveral(spec: TransferSpec, isPattern: (ref: ObjectRef) => boo
   switch (spec.kind) {
     case 'copy':
       return false;
+    // With a backup, even one object runs as a job's object: what it did is kept for an undo.
     case 'move':
-      return spec.sources.length > 1 || spec.sources.some(isPattern);
+      return spec.backup !== undefined || spec.sources.length > 1 || spec.sources.some(isPattern);
     case 'remove':
-      return spec.paths.length > 1 || spec.paths.some(isPattern);
+      return spec.backup !== undefined || spec.paths.length > 1 || spec.paths.some(isPattern);
     case 'pull':
       return spec.urls.length > 1;
   }

@@ -29,6 +29,7 @@ import * as keyScopes from './2026-11-29-key-scopes.js';
 import * as shareAccess from './2026-11-30-share-access.js';
 import * as keyLocations from './2026-12-01-key-locations.js';
 import * as verified from './2026-12-02-verified.js';
+import * as undo from './2026-12-03-undo.js';
 
 // Kysely applies migrations in the order of their names and refuses one that sorts before a migration a
 // database already ran: a new one must sort after every name here (a later date, not a later word).
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30-share-access': shareAccess,
   '2026-12-01-key-locations': keyLocations,
   '2026-12-02-verified': verified,
+  '2026-12-03-undo': undo,
 };

@@ -18,6 +18,7 @@ export const REPORT_OUTCOMES = [
   'pulled',
   /** A sync's deletion at the destination (docs/api.md, "Sync"). */
   'deleted',
+  'restored',
   'skipped',
   'failed',
   'pending',
@@ -88,6 +89,9 @@ const DONE_BY_OP: Record<ObjectWork['op'], ReportOutcome> = {
   remove: 'removed',
   pull: 'pulled',
   delete: 'deleted',
+  // An undo's objects (docs/api.md, "Undo").
+  unwrite: 'removed',
+  restore: 'restored',
 };
 
 /** What happened to an object: its status, and for a succeeded one, what its work was. */

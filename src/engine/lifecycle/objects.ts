@@ -69,6 +69,8 @@ export interface PlannedObject {
   /** Planned straight as skipped, with the reason: a sync's object equal at the destination, or a key a plan's run found that the plan lacks. */
   skipped?: string;
   held?: Held;
+  /** What the planner knows of what its work will do (src/engine/backup.ts, PLANNED_CREATED). */
+  touched?: string;
 }
 
 /**
@@ -94,6 +96,7 @@ export async function plan(
         size: p.size,
         source_etag: p.etag,
         ...(p.work === undefined ? {} : { work: p.work }),
+        touched: p.touched ?? null,
         // Every row names every column: SQLite fills a column one row of a batch lacks with NULL, not its default.
         run_after: p.held === undefined ? 0 : NEVER,
         error: p.skipped ?? null,
@@ -297,6 +300,8 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           checksums?: { source: string; destination: string };
           /** How its written bytes were proven, as the row keeps it: `size` or the kinds. */
           verified?: string;
+          /** JSON of what its work did at its destination (src/engine/backup.ts, Touched). */
+          touched?: string;
         }
       >();
       for (const i of indexes) {
@@ -312,6 +317,9 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
             : {
                 verified: item.settlement.verified.length === 0 ? 'size' : item.settlement.verified.join(','),
               }),
+          ...(item.settlement.touched === undefined
+            ? {}
+            : { touched: JSON.stringify(item.settlement.touched) }),
         });
       }
       const seqs = [...bySeq.keys()];
@@ -343,6 +351,17 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
               proven.map((seq) => sql`when seq = ${seq} then cast(${bySeq.get(seq)?.verified} as text)`),
               sql` `,
             )} else null end`;
+      // What each object's work did at its destination, for an undo (docs/api.md, "Undo"); a row
+      // without one keeps what it had (a sync's copy planned as a creation that was skipped keeps it,
+      // and an undo reads only succeeded objects).
+      const recorded = seqs.filter((seq) => bySeq.get(seq)?.touched !== undefined);
+      const touched =
+        recorded.length === 0
+          ? undefined
+          : sql<string | null>`case ${sql.join(
+              recorded.map((seq) => sql`when seq = ${seq} then cast(${bySeq.get(seq)?.touched} as text)`),
+              sql` `,
+            )} else touched end`;
       const [succeeded, skip] = OBJECT_MOVES.succeed.to;
       const rows = await trx
         .updateTable('job_objects')
@@ -356,6 +375,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           source_hash: hash('source'),
           destination_hash: hash('destination'),
           verified,
+          ...(touched === undefined ? {} : { touched }),
           error: null,
           ...released,
         })
