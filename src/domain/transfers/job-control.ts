@@ -9,7 +9,7 @@ import type { Touched } from '../../engine/backup.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import { cannotComeBack } from '../../engine/undo.js';
-import { conflict, FerryError, isFerryError } from '../../errors.js';
+import { conflict, isFerryError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
@@ -106,10 +106,9 @@ export class JobControl {
     const lost = await this.cannotComeBack(job.id);
     if (lost.count > 0) {
       const named = lost.objects.map((o) => `${o.key} (${o.reason})`).join(', ');
-      throw new FerryError(
-        'conflict',
+      // The one error shape (docs/api.md, "Errors"): the objects are named in the message, at most 100.
+      throw conflict(
         `job ${id} ran without backup_to: ${lost.count} object(s) it deleted or overwrote cannot come back: ${named}${lost.count > lost.objects.length ? ', …' : ''}`,
-        { body: { cannot_undo: lost.objects, cannot_undo_count: lost.count } },
       );
     }
     const undoId = newId();
