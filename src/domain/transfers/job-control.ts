@@ -1,8 +1,9 @@
-// Job retry and cancel for the API (docs/api.md, "Polling"): finds the workspace's job and asks its
+// Job retry, cancel and undo for the API (docs/api.md, "Polling"): finds the workspace's job and asks its
 // lifecycle (src/engine/lifecycle/jobs.ts) for the move; a job in the wrong state answers 409 with
 // the state it is in. Each move is one conditional transaction, so a worker finishing the job at the
 // same moment cannot be overwritten.
 import type { Kysely } from 'kysely';
+import type { Scope } from '../../api/scopes.js';
 import type { Clock } from '../../clock.js';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
 import type { Touched } from '../../engine/backup.js';
@@ -133,6 +134,24 @@ export class JobControl {
       await record(trx, audit, entry, now);
       return created;
     });
+  }
+
+  /**
+   * The scopes an undo needs (docs/api.md, "Scopes"): the job's own (`remove` for a remove's, `transfer`
+   * for the others) and `remove`, since an undo deletes. Both when the id names nothing: the route's 404
+   * then comes from undo().
+   */
+  async undoNeeds(caller: Caller, id: string): Promise<Scope | Scope[]> {
+    try {
+      const job = await this.undoable(caller, id);
+      if (job.transfer_id !== null) {
+        const transfer = await this.views.findTransfer(caller, job.transfer_id);
+        if (transfer.kind === 'remove') return 'remove';
+      }
+    } catch (err) {
+      if (!isFerryError(err)) throw err;
+    }
+    return ['transfer', 'remove'];
   }
 
   /** The job an undo names: a job, or the one that ran a move's or remove's transfer. */

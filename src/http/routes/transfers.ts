@@ -460,7 +460,9 @@ export const transferRoutes =
       '/v1/jobs/:id/undo',
       {
         // The job's own scope (transfer, or remove for a remove), and remove: an undo deletes.
-        config: { scope: ['transfer', 'remove'] },
+        config: {
+          scope: (request) => control.undoNeeds(principalOf(request), (request.params as { id: string }).id),
+        },
         schema: {
           summary:
             'Put back what a finished job (or a move or remove) changed: remove what it created, restore what it deleted or overwrote from its backup',
