@@ -210,6 +210,21 @@ await eachDatabase('undo', (database) => {
     assert.equal(await text(bucket, 'in/a.txt'), 'A');
     assert.equal(await text(bucket, 'in/b.txt'), 'B');
 
+    // Its scope: the job's own and remove (docs/api.md, "Scopes").
+    const token = async (scopes: string[]) => {
+      const res = await post(call, '/v1/tokens', { name: `k${scopes.join('')}`, scopes });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().token as string;
+    };
+    const withKey = (key: string, url: string) => t.request({ method: 'POST', url, token: key });
+    const copied = await job(call, '/v1/copy', { from: `${loc}:${bucket}/in/`, to: `${loc}:${bucket}/c/` });
+    const transferOnly = await withKey(await token(['read', 'transfer']), `/v1/jobs/${copied.job_id}/undo`);
+    assert.equal(transferOnly.statusCode, 403, transferOnly.body);
+    assert.match(transferOnly.body, /"remove"/);
+    const removeOnly = await withKey(await token(['read', 'remove']), `/v1/jobs/${copied.job_id}/undo`);
+    assert.equal(removeOnly.statusCode, 403, removeOnly.body);
+    assert.match(removeOnly.body, /"transfer"/);
+
     const again = await post(call, `/v1/jobs/${undone.job_id}/undo`);
     assert.equal(again.statusCode, 409, again.body);
     const unknown = await post(call, '/v1/jobs/00000000-0000-4000-8000-000000000000/undo');
