@@ -264,6 +264,16 @@ export function jobCommands(cli: Cli): Cli {
           },
         )
         .command(
+          'cancel <id>',
+          'cancel a job that has not finished',
+          (c) => c.positional('id', id),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const r = await act<{ job_id: string; status: string }>(ctx, 'jobs', argv.id, 'cancel');
+            ctx.print(r, () => `job ${r.job_id} ${r.status}`);
+          },
+        )
+        .command(
           'undo <id>',
           'put back what a finished job, move or remove changed: remove what it created, restore what it deleted or overwrote from its --backup-to',
           (c) =>
@@ -279,16 +289,6 @@ export function jobCommands(cli: Cli): Cli {
             const r = await act<{ job_id: string; status: string }>(ctx, 'jobs', argv.id, 'undo');
             if (argv.watch === true) return watchJob(ctx, r.job_id, 1);
             ctx.print(r, () => `undo job ${r.job_id} ${r.status}; ferry jobs watch ${r.job_id} follows it`);
-          },
-        )
-        .command(
-          'cancel <id>',
-          'cancel a job that has not finished',
-          (c) => c.positional('id', id),
-          async (argv) => {
-            const ctx = contextFor(argv);
-            const r = await act<{ job_id: string; status: string }>(ctx, 'jobs', argv.id, 'cancel');
-            ctx.print(r, () => `job ${r.job_id} ${r.status}`);
           },
         ),
     )
