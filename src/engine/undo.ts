@@ -5,6 +5,7 @@
 // deleted it) is left alone and reported, never overwritten.
 import type { Db } from '../db/database.js';
 import { copyObject } from '../objects/object-copy.js';
+import type { ObjectInfo } from '../stores/contract.js';
 import { changedSince, statIfPresent, stillWritten, type Touched } from './backup.js';
 import type { Planned } from './planner.js';
 import type { EngineContext } from './run-object.js';
@@ -91,6 +92,20 @@ async function put(
   );
 }
 
+/** Whether `now` holds what the backup holds (by ETag when both have one, else by size). */
+async function isBackup(
+  ctx: EngineContext,
+  backup: ObjectRef,
+  now: ObjectInfo,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const kept = await ctx.stores.use(backup.location_id, ({ store }) =>
+    statIfPresent(store, backup.path, signal),
+  );
+  if (kept === undefined || kept.etag === undefined || now.etag === undefined) return false;
+  return stillWritten(now, { etag: kept.etag, size: kept.size });
+}
+
 /** One undo object, once; each step is safe to repeat (a repeat finds the work done or the object changed). */
 export async function undoWork(
   ctx: EngineContext,
@@ -117,13 +132,20 @@ export async function undoWork(
       if (backup === undefined) return { reason: 'overwritten without a backup' };
       // Gone, or another object since: someone changed it after the job, and that stays.
       if (now === undefined) return { reason: 'changed since the job: gone' };
-      if (!stillWritten(now, touched)) return { reason: changedSince(now, touched) };
+      if (!stillWritten(now, touched)) {
+        // An earlier attempt of this undo put it back and stopped before it settled: done.
+        if (await isBackup(ctx, backup, now, signal)) return { bytes: 0 };
+        return { reason: changedSince(now, touched) };
+      }
       return { bytes: await put(ctx, backup, touched.target, signal, report) };
     }
     case 'deleted': {
       const backup = touched.backup;
       if (backup === undefined) return { reason: 'deleted without a backup' };
-      if (now !== undefined) return { reason: 'changed since the job: it exists again' };
+      if (now !== undefined) {
+        if (await isBackup(ctx, backup, now, signal)) return { bytes: 0 };
+        return { reason: 'changed since the job: it exists again' };
+      }
       return { bytes: await put(ctx, backup, touched.target, signal, report) };
     }
     case 'moved': {

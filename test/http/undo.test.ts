@@ -167,6 +167,16 @@ await eachDatabase('undo', (database) => {
       { ...(undone.counts as object) },
       { total: 5, pending: 0, succeeded: 4, skipped: 1, failed: 0, deleted: 0, size_only: 0 },
     );
+
+    // Each step is safe to repeat (a worker that died mid-undo runs it again): a second undo finds
+    // every object already back, changes nothing, and still leaves the changed one alone.
+    const twice = await undo(call, id);
+    assert.equal(twice.status, 'complete', JSON.stringify(twice));
+    assert.equal((twice.counts as { skipped: number }).skipped, 1);
+    assert.equal(await text(dst, 'q/changed.txt'), 'changed-1');
+    assert.equal(await text(dst, 'q/gone.txt'), 'GONE');
+    assert.equal(await readS3(client, dst, 'q/new.txt'), undefined);
+    assert.equal(await text(dst, 'q/later.txt'), 'edited since');
   });
 
   test('without backup_to a sync that deleted answers 409 naming what cannot come back; one that only created is undone', async () => {
