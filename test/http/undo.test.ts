@@ -110,6 +110,38 @@ await eachDatabase('undo', (database) => {
     for (const f of listed) assert.match(f.error, /backup of .* failed/);
   });
 
+  test('a sync whose backup fails neither overwrites nor deletes: the objects fail with the reason', async () => {
+    const { call, loc } = await setup();
+    const src = await seedBucket(client, { 'p/a.txt': 'new, longer A' });
+    const dst = await seedBucket(client, { 'q/a.txt': 'old A', 'q/gone.txt': 'G' });
+    const overwriting = await job(call, '/v1/sync', {
+      from: `${loc}:${src}/p/`,
+      to: `${loc}:${dst}/q/`,
+      backup_to: `${loc}:no-such-bucket-${dst}/kept/`,
+    });
+    assert.equal(overwriting.status, 'failed', JSON.stringify(overwriting));
+    assert.equal(await text(dst, 'q/a.txt'), 'old A', 'not overwritten without its backup');
+    // Only deletions: the copy is equal, the deletion's backup fails, and it deletes nothing.
+    await client.send(new PutObjectCommand({ Bucket: src, Key: 'p/a.txt', Body: 'old A' }));
+    const deleting = await job(call, '/v1/sync', {
+      from: `${loc}:${src}/p/`,
+      to: `${loc}:${dst}/q/`,
+      compare: 'size',
+      delete: true,
+      max_delete: 1,
+      backup_to: `${loc}:no-such-bucket-${dst}/kept/`,
+    });
+    assert.notEqual(deleting.status, 'complete', JSON.stringify(deleting));
+    assert.equal(await text(dst, 'q/gone.txt'), 'G', 'not deleted without its backup');
+    const failures = await call({ method: 'GET', url: `/v1/jobs/${deleting.job_id}/failures` });
+    const listed = failures.json().failures as Array<{ key: string; error: string }>;
+    assert.deepEqual(
+      listed.map((f) => f.key),
+      ['gone.txt'],
+    );
+    assert.match(listed[0]?.error ?? '', /backup of .*gone\.txt .* failed/);
+  });
+
   test('a sync with backup_to keeps what it overwrites and deletes; its undo puts the destination back and leaves a changed object alone', async () => {
     const { call, loc } = await setup();
     const src = await seedBucket(client, {
