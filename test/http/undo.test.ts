@@ -306,6 +306,27 @@ await eachDatabase('undo', (database) => {
     assert.equal(await text(movedTo, 'n/x.txt'), 'X-old', 'what it replaced, back');
   });
 
+  test("a schedule's sync with backup_to keeps what each run overwrites, under that run's job id", async () => {
+    const { call, loc } = await setup();
+    const src = await seedBucket(client, { 'p/a.txt': 'new, longer A' });
+    const dst = await seedBucket(client, { 'q/a.txt': 'old A' });
+    const backups = await seedBucket(client, {});
+    const created = await post(call, '/v1/schedules', {
+      name: 'nightly with backup',
+      every: 'every day at 02:00',
+      action: {
+        sync: { from: `${loc}:${src}/p/`, to: `${loc}:${dst}/q/`, backup_to: `${loc}:${backups}/s/` },
+      },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const ran = await post(call, `/v1/schedules/${created.json().id}/run`);
+    assert.equal(ran.statusCode, 202, ran.body);
+    const done = await waitFor(call, `/v1/jobs/${ran.json().job_id}`);
+    assert.equal(done.status, 'complete', JSON.stringify(done));
+    assert.equal(done.backup_to, `${loc}:${backups}/s/`);
+    assert.equal(await text(backups, `s/${done.job_id}/a.txt`), 'old A');
+  });
+
   test('backup_to is checked as a target: unknown location 404, inside the changed prefix 400, on a single copy 400, with dry_run 400', async () => {
     const { call, loc } = await setup();
     const bucket = await seedBucket(client, { 'p/a.txt': 'A' });

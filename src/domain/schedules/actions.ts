@@ -20,7 +20,12 @@ export class ScheduleActions {
       'copy' in action
         ? await this.copies.checkScheduled(caller, action.copy)
         : await this.copies.checkSync(caller, action.sync);
-    return [checked.source.id, checked.destination.id];
+    // Its backup's location too (docs/api.md, "Undo"): a key limited to locations must cover it.
+    return [
+      checked.source.id,
+      checked.destination.id,
+      ...(checked.backup === undefined ? [] : [checked.backup.row.id]),
+    ];
   }
 
   /**
