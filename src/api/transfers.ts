@@ -147,6 +147,8 @@ export const Transfer = Type.Object({
   bandwidth_limit: Type.Optional(Type.Integer()),
   // A transfer over several objects (docs/api.md, "Polling").
   counts: Type.Optional(Counts),
+  // A move's or remove's, as given (docs/api.md, "Undo").
+  backup_to: Type.Optional(Type.String()),
 });
 export type Transfer = Static<typeof Transfer>;
 

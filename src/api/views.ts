@@ -68,6 +68,11 @@ export function transferView(row: TransferRow, job?: { row: JobRow; runningBytes
     ...(row.error === null ? {} : { error: row.error }),
     ...(row.bandwidth_limit === null ? {} : { bandwidth_limit: Number(row.bandwidth_limit) }),
   };
+  // A move's or remove's backup (docs/api.md, "Undo"), kept in its spec as given.
+  if (row.kind === 'move' || row.kind === 'remove') {
+    const given = (JSON.parse(row.spec) as { backup_to?: string }).backup_to;
+    if (given !== undefined) view.backup_to = given;
+  }
   if (job === undefined) return view;
   view.counts = countsOf(job.row);
   if (row.status === 'running') view.bytes_done = Number(job.row.bytes_finished) + job.runningBytes;

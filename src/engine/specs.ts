@@ -27,6 +27,8 @@ export type TransferSpec =
       filter?: FilterSpec;
       /** Where what it overwrites is kept, `<prefix>/<transfer id>/` (docs/api.md, "Undo"). */
       backup?: ObjectRef;
+      /** `backup_to` as given, for the transfer's view. */
+      backup_to?: string;
     }
   | {
       kind: 'remove';
@@ -34,6 +36,8 @@ export type TransferSpec =
       filter?: FilterSpec;
       /** Where what it removes is kept, `<prefix>/<transfer id>/` (docs/api.md, "Undo"). */
       backup?: ObjectRef;
+      /** `backup_to` as given, for the transfer's view. */
+      backup_to?: string;
     }
   | { kind: 'pull'; urls: string[]; destination: DestinationRef };
 

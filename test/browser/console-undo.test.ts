@@ -1,7 +1,8 @@
 // The console's Undo (docs/console.md, "Activity"; docs/api.md, "Undo") in chromium against s3rver, on
 // both databases (SQLite at 1280 px, PostgreSQL at 390 px: test/support/browser.ts, widthsOn): a sync
 // run with backup_to shows Undo once finished, asked about first; confirmed, the undo job runs and the
-// destination is as it was before the sync. A job without a backup shows no Undo. axe-core in each state.
+// destination is as it was before the sync. A job without a backup shows no Undo; a remove with one
+// offers Undo on its transfer, and its file comes back. axe-core in each state.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -87,6 +88,31 @@ for (const database of await testDatabases()) {
           await page.getByText('undo', { exact: true }).first().waitFor();
           await shot(page, 'undo-done', width);
           assert.deepEqual(await axeViolations(page), []);
+
+          // A remove with a backup: its transfer offers Undo too, and the files come back.
+          await put(`${p}/rm/x.txt`, 'ex\n');
+          const removed = await call({
+            method: 'POST',
+            url: '/remove',
+            payload: {
+              path: `${label}/${bucket}/${p}/rm/*.txt`,
+              backup_to: `${label}:${bucket}/${p}/kept-rm/`,
+            },
+          });
+          assert.equal(removed.statusCode, 202, removed.body);
+          const rm = await waitFor(call, `/v1/transfers/${removed.json().id}`);
+          assert.equal(rm.status, 'complete', JSON.stringify(rm));
+          assert.equal(await readS3(client, bucket, `${p}/rm/x.txt`), undefined);
+          await page.reload();
+          const undoRemove = page.getByRole('button', { name: /^Undo .*rm\/\*\.txt/ });
+          await undoRemove.click();
+          await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
+          await waitUntil(
+            async () => (await readS3(client, bucket, `${p}/rm/x.txt`))?.toString() === 'ex\n',
+            {
+              what: 'the removed file to come back',
+            },
+          );
         } finally {
           await page.close();
         }

@@ -246,6 +246,11 @@ await eachDatabase('undo', (database) => {
       backup_to: `${loc}:${backups}/bk`,
     });
     assert.equal(removed.status, 'complete', JSON.stringify(removed));
+    assert.equal(removed.backup_to, `${loc}:${backups}/bk`, 'the transfer shows it as given');
+    assert.deepEqual(
+      { ...(removed.counts as object) },
+      { total: 2, pending: 0, succeeded: 2, skipped: 0, failed: 0, deleted: 0, size_only: 0 },
+    );
     assert.equal(await readS3(client, bucket, 'in/a.txt'), undefined);
     const undone = await undo(call, String(removed.id));
     assert.equal(undone.status, 'complete', JSON.stringify(undone));

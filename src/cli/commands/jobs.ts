@@ -164,6 +164,7 @@ export function showTransfer(t: Transfer): string {
     ['status', t.status],
     ['from', givenText(t.from) || undefined],
     ['to', t.to === undefined ? undefined : givenText(t.to)],
+    ['backup to', t.backup_to],
     ['objects', t.counts === undefined ? undefined : objectsLine(t.counts, 'done')],
     ['bytes', transferBytes(t)],
     ['created', time(t.created_at)],

@@ -237,7 +237,7 @@ export class Operations {
     const id = newId();
     return this.queue(
       workspaceId,
-      backup === undefined ? spec : { ...spec, backup: backupRef(backup, id) },
+      backup === undefined ? spec : { ...spec, backup: backupRef(backup, id), backup_to: backup.given },
       { from, to },
       { context: audit, action: 'move', target: givenPaths(from), status: 202 },
       id,
@@ -353,7 +353,7 @@ export class Operations {
     const id = newId();
     return this.queue(
       workspaceId,
-      backup === undefined ? spec : { ...spec, backup: backupRef(backup, id) },
+      backup === undefined ? spec : { ...spec, backup: backupRef(backup, id), backup_to: backup.given },
       { from: path },
       { context: audit, action: 'remove', target: givenPaths(path), status: 202 },
       id,

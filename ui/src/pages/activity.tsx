@@ -127,6 +127,9 @@ export const jobName = (job: Job) =>
  * A job the console offers to undo (docs/api.md, "Undo"): finished, not an undo itself, and run with a
  * backup, so what it deleted or overwrote can come back. The server decides; a 409 is shown.
  */
+const UNDO_QUESTION =
+  'Undo this? What it created is removed and what it deleted or overwrote comes back from its backup; an object changed since is left alone.';
+
 const undoable = (job: Job) =>
   job.kind !== 'undo' &&
   job.backup_to !== undefined &&
@@ -189,7 +192,7 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
       {undoable(job) && can('transfer') && can('remove') && (
         <ConfirmButton
           label={`Undo ${name}`}
-          question="Undo this job? What it created is removed and what it deleted or overwrote comes back from its backup; an object changed since is left alone."
+          question={UNDO_QUESTION}
           onConfirm={() =>
             void api('POST', `/v1/jobs/${job.job_id}/undo`).catch((err: unknown) => setError(message(err)))
           }
@@ -214,6 +217,8 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
 
 function TransferRow({ t, live, named }: { t: Transfer; live: Live; named: (text: string) => string }) {
   const [open, setOpen] = useState(false);
+  // Why an undo was refused (409).
+  const [error, setError] = useState<string | undefined>(undefined);
   const rate = live.rate(t.id);
   const left =
     rate && rate.bytesPerSecond > 0 && t.bytes_total !== undefined
@@ -259,6 +264,21 @@ function TransferRow({ t, live, named }: { t: Transfer; live: Live; named: (text
           onRetried={() => setOpen(false)}
         />
       )}
+      <Alert error={error} />
+      {t.backup_to !== undefined &&
+        (t.status === 'complete' || t.status === 'failed') &&
+        can('remove') &&
+        (t.kind === 'remove' || can('transfer')) && (
+          <ConfirmButton
+            label={`Undo ${name}`}
+            question={UNDO_QUESTION}
+            onConfirm={() =>
+              void api('POST', `/v1/jobs/${t.id}/undo`).catch((err: unknown) => setError(message(err)))
+            }
+          >
+            Undo
+          </ConfirmButton>
+        )}
     </li>
   );
 }
