@@ -16,10 +16,11 @@ export const JOB_STATES = ['planning', 'running', 'complete', 'partial', 'failed
 export type JobStatus = (typeof JOB_STATES)[number];
 
 /**
- * A bulk job copies a prefix, syncs one to another (docs/api.md, "Sync"), or verifies that two hold the
- * same objects, changing nothing (docs/api.md, "Verify").
+ * A bulk job copies a prefix, syncs one to another (docs/api.md, "Sync"), verifies that two hold the
+ * same objects, changing nothing (docs/api.md, "Verify"), or undoes a finished job: puts back what it
+ * changed (docs/api.md, "Undo").
  */
-export const JOB_KINDS = ['copy', 'sync', 'verify'] as const;
+export const JOB_KINDS = ['copy', 'sync', 'verify', 'undo'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 /**

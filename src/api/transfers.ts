@@ -91,6 +91,10 @@ export interface JobOptions {
   max_delete?: number;
   /** A verify's: how objects are compared (docs/api.md, "Verify"; default checksum). */
   mode?: (typeof VERIFY_MODES)[number];
+  /** `backup_to` as given (docs/api.md, "Undo"). */
+  backup_to?: string;
+  /** Where what the job deletes or overwrites is kept: the backup prefix with the job's id, `<prefix>/<job id>/`. */
+  backup?: { location_id: string; path: string };
 }
 /** The least cap in bytes per second (64 KiB/s): below it a transfer of any size would crawl. */
 export const BANDWIDTH_MIN = 64 * 1024;
@@ -156,6 +160,8 @@ export const Transfer = Type.Object({
   bandwidth_limit: Type.Optional(Type.Integer()),
   // A transfer over several objects (docs/api.md, "Polling").
   counts: Type.Optional(Counts),
+  // A move's or remove's, as given (docs/api.md, "Undo").
+  backup_to: Type.Optional(Type.String()),
 });
 export type Transfer = Static<typeof Transfer>;
 
@@ -187,6 +193,10 @@ export const Job = Type.Object({
   bandwidth_limit: Type.Optional(Type.Integer()),
   // The schedule whose run started the job (docs/api.md, "Schedules").
   schedule_id: Type.Optional(Type.String({ format: 'uuid' })),
+  // Where what it deletes or overwrites is kept, as given (docs/api.md, "Undo").
+  backup_to: Type.Optional(Type.String()),
+  // An undo's: the job it puts back (docs/api.md, "Undo").
+  undo_of: Type.Optional(Type.String({ format: 'uuid' })),
 });
 export type Job = Static<typeof Job>;
 

@@ -64,6 +64,21 @@ export function countsOf(row: Pick<JobRow, CountColumns>): Counts {
  * A transfer as the API shows it; with its job (a transfer over several objects), the job's counts,
  * and while it runs, the bytes of its finished and running objects.
  */
+/**
+ * A move's or remove's backup as given (docs/api.md, "Undo"), kept in its spec. Only a spec that names
+ * one is parsed, and a spec that cannot be read (the worker fails such a transfer) shows none: a view
+ * never fails on what the worker reports as the transfer's error.
+ */
+function backupGiven(row: TransferRow): string | undefined {
+  if ((row.kind !== 'move' && row.kind !== 'remove') || !row.spec.includes('"backup_to"')) return undefined;
+  try {
+    const given = (JSON.parse(row.spec) as { backup_to?: unknown }).backup_to;
+    return typeof given === 'string' ? given : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function transferView(row: TransferRow, job?: { row: JobRow; runningBytes: number }): Transfer {
   const view: Transfer = {
     id: row.id,
@@ -77,6 +92,8 @@ export function transferView(row: TransferRow, job?: { row: JobRow; runningBytes
     ...(row.error === null ? {} : { error: row.error }),
     ...(row.bandwidth_limit === null ? {} : { bandwidth_limit: Number(row.bandwidth_limit) }),
   };
+  const backupTo = backupGiven(row);
+  if (backupTo !== undefined) view.backup_to = backupTo;
   if (job === undefined) return view;
   view.counts = countsOf(job.row);
   if (row.status === 'running') view.bytes_done = Number(job.row.bytes_finished) + job.runningBytes;
@@ -114,6 +131,8 @@ export function jobView(row: JobRow, runningBytes: number): Job {
     ...(row.plan_id === null ? {} : { plan_id: row.plan_id }),
     ...(row.bandwidth_limit === null ? {} : { bandwidth_limit: Number(row.bandwidth_limit) }),
     ...(row.schedule_id === null ? {} : { schedule_id: row.schedule_id }),
+    ...(options.backup_to === undefined ? {} : { backup_to: options.backup_to }),
+    ...(row.undo_of === null ? {} : { undo_of: row.undo_of }),
   };
 }
 

@@ -158,6 +158,8 @@ export interface JobsTable {
   objects_differ: Generated<number>;
   objects_missing_in_destination: Generated<number>;
   objects_missing_in_source: Generated<number>;
+  /** The job an undo job puts back (docs/api.md, "Undo"); null for every other kind. */
+  undo_of: Generated<string | null>;
   error: string | null;
   /** The planner's lease; with no owner, a time before which planning is not retried. */
   lease_owner: string | null;
@@ -205,6 +207,12 @@ export interface JobObjectsTable extends LeasedColumns {
   verified: Generated<string | null>;
   /** What a verify found for the key (docs/api.md, "Verify"); null on other jobs and while pending. */
   verdict: Generated<Verdict | null>;
+  /**
+   * JSON of what the object's work did at its destination, for an undo (src/engine/backup.ts, Touched):
+   * created, replaced or deleted an object, where the replaced one was kept, and what was written.
+   * Null when it changed nothing there (skipped, failed) or ran before ferry kept it.
+   */
+  touched: Generated<string | null>;
 }
 
 /** A dry run's plan (docs/api.md, "Plans"): the request resolved to location ids, run at most once. */

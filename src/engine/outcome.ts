@@ -16,6 +16,7 @@ import {
 } from '../queue/backoff.js';
 import type { Verdict } from '../states.js';
 import type { HashKind } from '../stores/contract.js';
+import type { Touched } from './backup.js';
 import { ProgressWriter } from './progress.js';
 
 export type Settlement =
@@ -36,6 +37,8 @@ export type Settlement =
       verified?: HashKind[];
       /** What a verify's object found (docs/api.md, "Verify"); `reason` says how. */
       verdict?: Verdict;
+      /** What the work did at its destination, kept for an undo (src/engine/backup.ts). */
+      touched?: Touched;
     }
   /** `crashed`: the attempt crashed, and the row keeps the crash its claim counted. */
   | { kind: 'again'; error: string; runAfter: number; crashed?: boolean }

@@ -10,6 +10,7 @@ import { compileFilter, type Filter, listFiltered } from '../objects/filter.js';
 import { expandSources, isPattern } from '../objects/patterns.js';
 import { describe } from '../queue/backoff.js';
 import type { Entry, Store } from '../stores/contract.js';
+import { backupOf, PLANNED_CREATED } from './backup.js';
 import { destinationReady } from './destination-bucket.js';
 import * as jobs from './lifecycle/jobs.js';
 import * as objects from './lifecycle/objects.js';
@@ -29,6 +30,7 @@ import {
 } from './specs.js';
 import { EQUAL_PREFIX, syncObjects } from './sync-plan.js';
 import { verifyObjects } from './verify-plan.js';
+import { undoObjects } from './undo.js';
 
 export const PLAN_BATCH = 1000;
 
@@ -45,6 +47,8 @@ export interface Planned {
   held?: Held;
   /** A verify's object its listings decided (src/engine/verify-plan.ts): planned settled. */
   found?: Found;
+  /** What is known before it runs of what its work will do (src/engine/backup.ts, PLANNED_CREATED). */
+  touched?: string;
 }
 
 /** Why a plan's run leaves alone an object its listing found and the plan did not (docs/api.md, "Plans"). */
@@ -183,6 +187,7 @@ async function* syncPlanned(ctx: EngineContext, job: JobRow): AsyncGenerator<Pla
       ...(p.work === undefined ? {} : { work: p.work }),
       ...(p.status === 'skipped' ? { skipped: p.reason ?? 'equal' } : {}),
       ...(p.held === undefined ? {} : { held: p.held }),
+      ...(p.created === true ? { touched: PLANNED_CREATED } : {}),
     };
   }
 }
@@ -237,9 +242,28 @@ function objectWork(
   entry: Pick<Entry, 'path' | 'name'>,
 ): ObjectWork {
   const source = { location_id: ref.location_id, path: entry.path };
-  if (spec.kind === 'remove') return { op: 'remove', source };
+  if (spec.kind === 'remove') {
+    // Kept under the transfer's backup prefix by its path below the pattern's base, or its name.
+    const kept =
+      spec.backup === undefined ? undefined : destinationPath({ ...spec.backup, folder: true }, ref, entry);
+    return {
+      op: 'remove',
+      source,
+      ...(spec.backup === undefined || kept === undefined
+        ? {}
+        : { backup: { location_id: spec.backup.location_id, path: kept } }),
+    };
+  }
   const path = destinationPath(spec.destination, ref, entry);
-  return { op: 'move', source, destination: { location_id: spec.destination.location_id, path } };
+  const relative = spec.destination.folder
+    ? path.slice(spec.destination.path.length)
+    : path.slice(path.lastIndexOf('/') + 1);
+  return {
+    op: 'move',
+    source,
+    destination: { location_id: spec.destination.location_id, path },
+    ...(spec.backup === undefined ? {} : { backup: backupOf(spec.backup, relative) }),
+  };
 }
 
 export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSignal): Promise<void> {
@@ -257,18 +281,20 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
   }
   try {
     const keys =
-      job.plan_id !== null
-        ? planRunObjects(ctx, job, job.plan_id)
-        : job.transfer_id !== null
-          ? transferObjects(ctx, job.transfer_id)
-          : job.kind === 'sync'
-            ? syncPlanned(ctx, job)
-            : job.kind === 'verify'
-              ? verifyObjects((id) => ctx.stores.acquire(id), {
-                  source,
-                  destination: decodeRef(job.destination),
-                  options: decodeOptions(job.options),
-                })
+      job.kind === 'undo' && job.undo_of !== null
+        ? undoObjects(ctx.db, job.undo_of)
+        : job.plan_id !== null
+          ? planRunObjects(ctx, job, job.plan_id)
+          : job.transfer_id !== null
+            ? transferObjects(ctx, job.transfer_id)
+            : job.kind === 'sync'
+              ? syncPlanned(ctx, job)
+              : job.kind === 'verify'
+                ? verifyObjects((id) => ctx.stores.acquire(id), {
+                    source,
+                    destination: decodeRef(job.destination),
+                    options: decodeOptions(job.options),
+                  })
               : job.has_manifest === 1
                 ? manifestKeys(db, job.id)
                 : listedKeys(

@@ -18,14 +18,16 @@ import { type Throttle, throttled } from '../objects/throttle.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import type { Overwrite, Verdict } from '../states.js';
 import type { HashKind, ObjectInfo, Store } from '../stores/contract.js';
+import { backupOf, keepBefore, PLANNED_CREATED, type Touched } from './backup.js';
 import type { Bandwidth } from './bandwidth.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
 import type { ObjectSettlement } from './lifecycle/objects.js';
 import * as objects from './lifecycle/objects.js';
 import { type AttemptArgs, attempt, type Settlement } from './outcome.js';
 import { settleObjects } from './settle-batch.js';
-import { decodeRef, type ObjectRef, type ObjectWork } from './specs.js';
+import { decodeOptions, decodeRef, type ObjectRef, type ObjectWork } from './specs.js';
 import type { StoreCache } from './store-cache.js';
+import { undoWork } from './undo.js';
 
 export interface EngineContext {
   db: Db;
@@ -57,6 +59,8 @@ interface JobPlan {
   workspaceId: string;
   /** The job's own cap in bytes per second (docs/api.md, "Bandwidth"), or null. */
   bandwidthLimit: number | null;
+  /** Where what the job overwrites is kept, `<prefix>/<job id>/` (docs/api.md, "Undo"). */
+  backup: ObjectRef | undefined;
 }
 
 const plans = new Map<string, JobPlan>();
@@ -66,7 +70,7 @@ export async function planOf(ctx: EngineContext, jobId: string): Promise<JobPlan
   if (known) return known;
   const job = await ctx.db.kysely
     .selectFrom('jobs')
-    .select(['source', 'destination', 'overwrite', 'plan_id', 'workspace_id', 'bandwidth_limit'])
+    .select(['source', 'destination', 'overwrite', 'plan_id', 'workspace_id', 'bandwidth_limit', 'options'])
     .where('id', '=', jobId)
     .executeTakeFirstOrThrow();
   const plan = {
@@ -76,6 +80,7 @@ export async function planOf(ctx: EngineContext, jobId: string): Promise<JobPlan
     planId: job.plan_id,
     workspaceId: job.workspace_id,
     bandwidthLimit: job.bandwidth_limit,
+    backup: decodeOptions(job.options).backup,
   };
   if (plans.size > 1000) plans.clear();
   plans.set(jobId, plan);
@@ -197,12 +202,22 @@ export async function runObject(
         const checked =
           plan.planId === null ? undefined : await checkPlanned(source.store, sourcePath, object, signal);
         if (leftAlone(checked)) return checked;
-        return ctx.stores.use(plan.destination.location_id, (destination) =>
+        const target = {
+          location_id: plan.destination.location_id,
+          path: plan.destination.path + object.key,
+        };
+        // What was there is kept before it is overwritten (docs/api.md, "Undo"); if-missing overwrites nothing.
+        const backup =
+          plan.backup !== undefined && plan.overwrite === 'always'
+            ? backupOf(plan.backup, object.key)
+            : undefined;
+        const before = backup === undefined ? undefined : await keepBefore(ctx, target, backup, signal);
+        const outcome = await ctx.stores.use(plan.destination.location_id, (destination) =>
           copyObject({
             source: source.store,
             sourcePath,
             destination: destination.store,
-            destinationPath: plan.destination.path + object.key,
+            destinationPath: target.path,
             overwrite: plan.overwrite,
             // What the listing reported saves a stat per object. Manifest keys have nothing and are
             // stat'ed, and so is a retried object, whose source may have changed since it was listed.
@@ -218,6 +233,21 @@ export async function runObject(
             ...(throttle === undefined ? {} : { throttle }),
           }),
         );
+        if (outcome.action === 'skipped') return outcome;
+        const did: Touched['did'] =
+          before === 'kept'
+            ? 'replaced'
+            : before === 'absent' || plan.overwrite === 'if-missing' || object.touched === PLANNED_CREATED
+              ? 'created'
+              : 'written';
+        const touched: Touched = {
+          did,
+          target,
+          ...(did === 'replaced' && backup !== undefined ? { backup } : {}),
+          ...(outcome.etag === undefined ? {} : { etag: outcome.etag }),
+          size: outcome.bytes,
+        };
+        return { ...outcome, touched };
       }),
     done: (outcome) =>
       'reason' in outcome
@@ -228,6 +258,7 @@ export async function runObject(
             skipped: outcome.action === 'skipped',
             ...(outcome.checksums === undefined ? {} : { checksums: outcome.checksums }),
             ...(outcome.verified === undefined ? {} : { verified: outcome.verified }),
+            ...('touched' in outcome ? { touched: outcome.touched } : {}),
           },
   });
   // A canceled job's object, or one that failed for good, leaves no multipart upload behind. One
@@ -260,6 +291,7 @@ async function doWork(
       verified?: HashKind[];
       /** A verify's: what it found, how, and the object's size (src/objects/object-verify.ts). */
       found?: { verdict: Verdict; reason: string; size: number };
+      touched?: Touched;
     }
   | LeftAlone
 > {
@@ -270,12 +302,17 @@ async function doWork(
       // process killed mid-move loses nothing; a repeat after the delete finds the move done.
       return ctx.stores.use(
         work.source.location_id,
-        async (source): Promise<{ bytes: number } | LeftAlone> => {
+        async (source): Promise<{ bytes: number; touched?: Touched } | LeftAlone> => {
           const checked = planned
             ? await checkPlanned(source.store, work.source.path, object, signal)
             : undefined;
           if (leftAlone(checked)) return checked;
-          return ctx.stores.use(work.destination.location_id, (destination) =>
+          // What the move overwrites is kept first (docs/api.md, "Undo").
+          const before =
+            work.backup === undefined
+              ? undefined
+              : await keepBefore(ctx, work.destination, work.backup, signal);
+          const moved = await ctx.stores.use(work.destination.location_id, (destination) =>
             moveObject({
               source: source.store,
               sourcePath: work.source.path,
@@ -301,16 +338,29 @@ async function doWork(
               ...(throttle === undefined ? {} : { throttle }),
             }),
           );
+          const touched: Touched = {
+            did: 'moved',
+            source: work.source,
+            target: work.destination,
+            ...(before === 'kept' && work.backup !== undefined ? { backup: work.backup } : {}),
+            // Without a backup it is not known whether it replaced an object, which cannot come back.
+            ...(before === undefined ? { replacedLost: true as const } : {}),
+            ...(moved.etag === undefined ? {} : { etag: moved.etag }),
+            size: moved.bytes,
+          };
+          return { ...moved, touched };
         },
       );
     case 'remove':
       return ctx.stores.use(
         work.source.location_id,
-        async ({ store }): Promise<{ bytes: number } | LeftAlone> => {
+        async ({ store }): Promise<{ bytes: number; touched?: Touched } | LeftAlone> => {
           if (planned) {
             const checked = await checkPlanned(store, work.source.path, object, signal);
             if (leftAlone(checked)) return checked;
           }
+          // Kept first when the transfer has a backup (docs/api.md, "Undo"): a failed backup removes nothing.
+          if (work.backup !== undefined) await keepBefore(ctx, work.source, work.backup, signal);
           try {
             await store.stat(work.source.path, { signal });
             await store.delete(work.source.path, { signal });
@@ -318,7 +368,7 @@ async function doWork(
             // Gone since an earlier attempt of this object removed it: what was asked for holds.
             if (!(isFerryError(err, 'not_found') && object.attempts > 1)) throw err;
           }
-          return { bytes: 0 };
+          return { bytes: 0, touched: deletedAt(work.source, work.backup) };
         },
       );
     case 'delete':
@@ -326,17 +376,21 @@ async function doWork(
       // is left alone when the destination object changed since the plan.
       return ctx.stores.use(
         work.target.location_id,
-        async ({ store }): Promise<{ bytes: number } | LeftAlone> => {
+        async ({ store }): Promise<{ bytes: number; touched?: Touched } | LeftAlone> => {
           if (planned) {
             const checked = await checkPlanned(store, work.target.path, object, signal);
             if (leftAlone(checked)) return checked;
           }
+          const kept =
+            work.backup === undefined ? undefined : await keepBefore(ctx, work.target, work.backup, signal);
           try {
             await store.delete(work.target.path, { signal });
           } catch (err) {
             if (!isFerryError(err, 'not_found')) throw err;
           }
-          return { bytes: 0 };
+          // Nothing there and nothing kept: the deletion changed nothing an undo could put back.
+          if (kept === 'absent') return { bytes: 0 };
+          return { bytes: 0, touched: deletedAt(work.target, work.backup) };
         },
       );
     case 'verify':
@@ -377,7 +431,15 @@ async function doWork(
         return { bytes: info.size, verified: info.verified ?? [] };
       });
     }
+    case 'unwrite':
+    case 'restore':
+      return undoWork(ctx, work, signal, report);
   }
+}
+
+/** A removal's record for an undo: the object, and where it was kept when the job had a backup. */
+function deletedAt(target: ObjectRef, backup: ObjectRef | undefined): Touched {
+  return { did: 'deleted', target, ...(backup === undefined ? {} : { backup }) };
 }
 
 async function runWork(
@@ -407,6 +469,7 @@ async function runWork(
                 }),
             ...(outcome.checksums === undefined ? {} : { checksums: outcome.checksums }),
             ...(outcome.verified === undefined ? {} : { verified: outcome.verified }),
+            ...(outcome.touched === undefined ? {} : { touched: outcome.touched }),
           },
   });
   await settled(ctx, object, settlement, settle);

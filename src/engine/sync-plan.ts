@@ -17,6 +17,7 @@ import { compileFilter, listFiltered } from '../objects/filter.js';
 import type { Provider } from '../providers.js';
 import type { CompareMode } from '../states.js';
 import type { Entry, HashKind } from '../stores/contract.js';
+import { backupOf } from './backup.js';
 import type { Held } from './lifecycle/objects.js';
 import type { OpenStore } from './planner.js';
 import type { JobOptions, ObjectRef, ObjectWork } from './specs.js';
@@ -86,6 +87,8 @@ export interface SyncPlanned {
   /** pending: to copy (or, with `work`, to delete); skipped: equal already, with `reason`. */
   status: 'pending' | 'skipped';
   reason?: string;
+  /** A copy of a key the destination lacks: it will create the object (an undo removes it again). */
+  created?: true;
   /** JSON of the deletion's work (ObjectWork op delete); absent for a copy. */
   work?: string;
   /** Held back until planned (the copies of a sync with delete) or until the copies settled (deletions). */
@@ -167,6 +170,7 @@ export async function* syncObjects(
       etag: entry.etag ?? null,
       status: reason === undefined ? 'pending' : 'skipped',
       ...(reason === undefined ? hold : { reason }),
+      ...(there === undefined ? { created: true as const } : {}),
     };
     yield planned;
   }
@@ -178,6 +182,8 @@ export async function* syncObjects(
     const work: ObjectWork = {
       op: 'delete',
       target: { location_id: destination.location_id, path: destination.path + key },
+      // Kept there first (docs/api.md, "Undo").
+      ...(options.backup === undefined ? {} : { backup: backupOf(options.backup, key) }),
     };
     // The destination object's size and ETag as listed: a plan's run leaves it alone if it changed.
     yield {

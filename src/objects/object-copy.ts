@@ -64,6 +64,8 @@ export interface CopyOutcome {
    * size could (docs/api.md, "Verification").
    */
   verified?: HashKind[];
+  /** When copied: the destination's ETag as the write reported it, when it did (an undo compares it). */
+  etag?: string;
 }
 
 function copied(method: 'server-side' | 'stream', info: ObjectInfo, written: ObjectInfo): CopyOutcome {
@@ -74,6 +76,7 @@ function copied(method: 'server-side' | 'stream', info: ObjectInfo, written: Obj
     bytes: written.size,
     ...(checksums === undefined ? {} : { checksums }),
     verified: provenBy(info, written),
+    ...(written.etag === undefined ? {} : { etag: written.etag }),
   };
 }
 

@@ -45,6 +45,8 @@ export interface MoveOutcome {
   checksums?: ComparedChecksums;
   /** What proved a copy-delete's copy (CopyOutcome.verified); absent when no bytes were written. */
   verified?: HashKind[];
+  /** The destination's ETag as the move or its copy reported it, when known (an undo compares it). */
+  etag?: string;
 }
 
 export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
@@ -81,11 +83,15 @@ export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
     if (moved) {
       // A rename moves no bytes, so there is nothing to verify beyond what the provider answered.
       args.onProgress?.(moved.size);
-      return { method: 'server-side', bytes: moved.size };
+      return {
+        method: 'server-side',
+        bytes: moved.size,
+        ...(moved.etag === undefined ? {} : { etag: moved.etag }),
+      };
     }
   }
 
-  let copied: { bytes: number; checksums?: ComparedChecksums; verified?: HashKind[] };
+  let copied: { bytes: number; checksums?: ComparedChecksums; verified?: HashKind[]; etag?: string };
   try {
     copied = await copyObject({
       source,
@@ -114,6 +120,7 @@ export async function moveObject(args: MoveObjectArgs): Promise<MoveOutcome> {
     bytes: copied.bytes,
     ...(copied.checksums === undefined ? {} : { checksums: copied.checksums }),
     ...(copied.verified === undefined ? {} : { verified: copied.verified }),
+    ...(copied.etag === undefined ? {} : { etag: copied.etag }),
   };
 }
 

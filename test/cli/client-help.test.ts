@@ -31,6 +31,7 @@ const COMMANDS = [
   ['jobs', 'report'],
   ['jobs', 'retry'],
   ['jobs', 'cancel'],
+  ['jobs', 'undo'],
   ['transfers'],
   ['transfers', 'show'],
   ['transfers', 'watch'],

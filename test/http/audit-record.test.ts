@@ -291,6 +291,17 @@ eachDatabase('the audit record of every change', (database) => {
       status: 202,
       target: urlId,
     },
+    'POST /v1/jobs/{id}/undo': {
+      sample: async () => {
+        // A finished job (no worker runs here: set so) that touched nothing yet: its undo is accepted.
+        const { job_id } = await w.copy();
+        await db().updateTable('jobs').set({ status: 'complete' }).where('id', '=', job_id).execute();
+        return json('POST', `/v1/jobs/${job_id}/undo`);
+      },
+      action: 'job.undo',
+      status: 202,
+      target: urlId,
+    },
     'POST /v1/jobs/{id}/cancel': {
       sample: async () => json('POST', `/v1/jobs/${(await w.copy()).job_id}/cancel`),
       action: 'job.cancel',

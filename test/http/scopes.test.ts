@@ -267,6 +267,14 @@ eachDatabase('scopes on every route', (database) => {
         sample: async () => json('POST', `/v1/jobs/${(await w.copy()).job_id}/retry`),
         answers: 409,
       },
+      'POST /v1/jobs/{id}/undo': {
+        // An undo of a remove needs the remove's own scope (an undo of the others needs transfer too:
+        // undo.test.ts); one not yet finished is the route's own 409.
+        scope: 'remove',
+        sample: async () =>
+          json('POST', `/v1/jobs/${(await w.post('/remove', { path: at('rm/*.txt') })).id}/undo`),
+        answers: 409,
+      },
       'POST /v1/jobs/{id}/cancel': {
         scope: 'transfer',
         sample: async () => json('POST', `/v1/jobs/${(await w.copy()).job_id}/cancel`),

@@ -9,7 +9,7 @@ import { confirm, interactive } from '../prompt.js';
 import { colonForm, isLocalPath, literalFor, literalOption, slashForm } from '../targets.js';
 import { copyLocal, hasLocalSide, type LocalOptions } from '../transfer/run.js';
 import { watchJob, watchTransfer } from './jobs.js';
-import { filterOf, filterOptions, type Plan, showPlan } from './sync.js';
+import { backupOf, backupOption, filterOf, filterOptions, type Plan, showPlan } from './sync.js';
 
 interface Accepted {
   id: string;
@@ -135,6 +135,7 @@ export function bulkCommands(cli: Cli): Cli {
             describe: 'prefix copies: replace objects at the destination (always, the default) or skip them',
           })
           .options(filterOptions)
+          .options(backupOption)
           .options(watchOption)
           .options(localOptions)
           .option('dry-run', {
@@ -155,10 +156,11 @@ export function bulkCommands(cli: Cli): Cli {
             argv.manifest !== undefined ||
             argv.overwrite !== undefined ||
             argv.watch !== undefined ||
+            argv.backupTo !== undefined ||
             filter !== undefined
           )
             throw usageError(
-              '--manifest, --overwrite, --watch and the filters are for copies between locations; with a path on this computer the copy runs here, with its progress shown',
+              '--manifest, --overwrite, --watch, --backup-to and the filters are for copies between locations; with a path on this computer the copy runs here, with its progress shown',
             );
           return copyLocal(ctx, argv.src, argv.dst, localOptionsOf(argv, false));
         }
@@ -169,8 +171,10 @@ export function bulkCommands(cli: Cli): Cli {
           ...(argv.manifest === undefined ? {} : { manifest: readManifest(argv.manifest) }),
           ...(argv.overwrite === undefined ? {} : { overwrite: argv.overwrite }),
           ...(filter === undefined ? {} : { filter }),
+          ...backupOf(argv),
         };
         if (argv.dryRun) {
+          if (argv.backupTo !== undefined) throw usageError('--backup-to is not taken with --dry-run');
           if (!argv.src.endsWith('/'))
             throw usageError('--dry-run between locations works for a prefix copy (paths ending in /)');
           const plan = await ctx.api().send<Plan>('POST', '/v1/copy', { ...body, dry_run: true });
@@ -198,6 +202,7 @@ export function bulkCommands(cli: Cli): Cli {
           .options(literalOption)
           .option('yes', { alias: 'y', type: 'boolean', describe: 'do not ask' })
           .option('dry-run', { alias: 'n', type: 'boolean', describe: 'only show what would be moved' })
+          .options(backupOption)
           .options(watchOption)
           .options(localOptions)
           .example('$0 mv "photos:my-bucket/inbox/*.jpg" archive:backup/inbox/', '')
@@ -213,8 +218,8 @@ export function bulkCommands(cli: Cli): Cli {
             throw usageError('with a path on this computer, mv takes one source and one destination');
           const [src, dst] = argv.paths as [string, string];
           if (hasLocalSide(src, dst)) {
-            if (argv.watch !== undefined || argv.literal !== undefined)
-              throw usageError('--watch and --literal are for moves between locations');
+            if (argv.watch !== undefined || argv.literal !== undefined || argv.backupTo !== undefined)
+              throw usageError('--watch, --literal and --backup-to are for moves between locations');
             return copyLocal(ctx, src, dst, localOptionsOf(argv, true));
           }
         }
@@ -239,7 +244,9 @@ export function bulkCommands(cli: Cli): Cli {
             return;
           }
         }
-        const r = await hintLocal(argv.paths, () => ctx.api().send<Accepted>('POST', '/move', body));
+        const r = await hintLocal(argv.paths, () =>
+          ctx.api().send<Accepted>('POST', '/move', { ...body, ...backupOf(argv) }),
+        );
         return accepted(ctx, 'move', r, argv.watch === true);
       },
     )
@@ -257,8 +264,13 @@ export function bulkCommands(cli: Cli): Cli {
           .options(literalOption)
           .option('yes', { alias: 'y', type: 'boolean', describe: 'do not ask (for scripts)' })
           .option('dry-run', { alias: 'n', type: 'boolean', describe: 'only show what would be removed' })
+          .options(backupOption)
           .options(watchOption)
-          .example('$0 rm "photos:my-bucket/tmp/**"', ''),
+          .example('$0 rm "photos:my-bucket/tmp/**"', '')
+          .example(
+            '$0 rm "photos:my-bucket/tmp/**" --backup-to archive:backup/removed/',
+            'keep each file first; ferry jobs undo ID puts them back',
+          ),
       async (argv) => {
         const ctx = contextFor(argv);
         const paths = argv.paths.map(slashForm);
@@ -284,12 +296,16 @@ export function bulkCommands(cli: Cli): Cli {
               EXIT.usage,
             );
           process.stderr.write(`${listing}\n`);
-          if (!(await confirm(`remove ${summary}? This cannot be undone.`))) {
+          const question =
+            argv.backupTo === undefined
+              ? `remove ${summary}? This cannot be undone.`
+              : `remove ${summary}? Each is kept under ${argv.backupTo} first.`;
+          if (!(await confirm(question))) {
             ctx.note('nothing removed');
             return;
           }
         }
-        const r = await ctx.api().send<Accepted>('POST', '/remove', body);
+        const r = await ctx.api().send<Accepted>('POST', '/remove', { ...body, ...backupOf(argv) });
         return accepted(ctx, `removal of ${summary}`, r, argv.watch === true);
       },
     )

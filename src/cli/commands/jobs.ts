@@ -53,7 +53,7 @@ function act<R>(
   ctx: Context,
   kind: 'jobs' | 'transfers',
   id: string,
-  action: 'retry' | 'cancel',
+  action: 'retry' | 'cancel' | 'undo',
 ): Promise<R> {
   return ctx.api().send<R>('POST', `/v1/${kind}/${encodeURIComponent(id)}/${action}`, {});
 }
@@ -159,6 +159,8 @@ export function showJob(j: Job, labels = new Map<string, string>()): string {
     ['from', side(j.from)],
     ['to', side(j.to)],
     ['overwrite', verify ? undefined : j.overwrite],
+    ['backup to', j.backup_to],
+    ['undo of', j.undo_of],
     ['objects', objectsLine(j.counts, verify ? 'compared' : 'copied', j.delete === true)],
     ['found', verify ? foundLine(j.counts) : undefined],
     ['bytes', size(j.bytes_done)],
@@ -175,6 +177,7 @@ export function showTransfer(t: Transfer): string {
     ['status', t.status],
     ['from', givenText(t.from) || undefined],
     ['to', t.to === undefined ? undefined : givenText(t.to)],
+    ['backup to', t.backup_to],
     ['objects', t.counts === undefined ? undefined : objectsLine(t.counts, 'done')],
     ['bytes', transferBytes(t)],
     ['created', time(t.created_at)],
@@ -209,7 +212,7 @@ export function watchTransfer(ctx: Context, id: string, intervalSeconds: number)
 export function jobCommands(cli: Cli): Cli {
   const id = { type: 'string', demandOption: true, describe: 'the job id' } as const;
   return cli
-    .command('jobs', 'bulk copy jobs: list (default), show, watch, report, retry, cancel', (y) =>
+    .command('jobs', 'bulk copy jobs: list (default), show, watch, report, retry, cancel, undo', (y) =>
       y
         .command(
           ['list', '$0'],
@@ -282,6 +285,24 @@ export function jobCommands(cli: Cli): Cli {
             const ctx = contextFor(argv);
             const r = await act<{ job_id: string; status: string }>(ctx, 'jobs', argv.id, 'cancel');
             ctx.print(r, () => `job ${r.job_id} ${r.status}`);
+          },
+        )
+        .command(
+          'undo <id>',
+          'put back what a finished job, move or remove changed: remove what it created, restore what it deleted or overwrote from its --backup-to',
+          (c) =>
+            c
+              .positional('id', { ...id, describe: 'the job id, or a move or remove transfer id' })
+              .option('watch', {
+                alias: 'w',
+                type: 'boolean',
+                describe: 'follow the undo to its end (exit 0 complete, 6 otherwise)',
+              }),
+          async (argv) => {
+            const ctx = contextFor(argv);
+            const r = await act<{ job_id: string; status: string }>(ctx, 'jobs', argv.id, 'undo');
+            if (argv.watch === true) return watchJob(ctx, r.job_id, 1);
+            ctx.print(r, () => `undo job ${r.job_id} ${r.status}; ferry jobs watch ${r.job_id} follows it`);
           },
         ),
     )

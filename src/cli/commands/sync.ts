@@ -33,6 +33,20 @@ export interface Plan {
   next_cursor?: string;
 }
 
+/** `--backup-to` on rm, mv, sync and cp (docs/api.md, "Undo"): where what the work replaces is kept. */
+export const backupOption = {
+  'backup-to': {
+    type: 'string',
+    describe:
+      'location:bucket/prefix/ where every object it deletes or overwrites is kept first, under the job id (ferry jobs undo ID puts them back)',
+  },
+} as const;
+
+/** The body field of --backup-to, in the colon form the API takes. */
+export function backupOf(argv: { backupTo?: string | undefined }): { backup_to?: string } {
+  return argv.backupTo === undefined ? {} : { backup_to: colonForm(argv.backupTo) };
+}
+
 export const filterOptions = {
   include: {
     type: 'string',
@@ -173,6 +187,7 @@ export function syncCommands(cli: Cli): Cli {
             describe: 'cap the job at this many bytes a second (e.g. 10M)',
           })
           .options(filterOptions)
+          .options(backupOption)
           .option('dry-run', {
             alias: 'n',
             type: 'boolean',
@@ -201,8 +216,10 @@ export function syncCommands(cli: Cli): Cli {
             ? {}
             : { bandwidth_limit: parseSize(argv.bandwidth, 'bandwidth') }),
           ...(filter === undefined ? {} : { filter }),
+          ...backupOf(argv),
         };
         if (argv.dryRun) {
+          if (argv.backupTo !== undefined) throw usageError('--backup-to is not taken with --dry-run');
           const plan = await ctx.api().send<Plan>('POST', '/v1/sync', { ...body, dry_run: true });
           return ctx.print(plan, () => showPlan(plan));
         }

@@ -32,6 +32,7 @@ export const ACTIONS = [
   'plan.run',
   'job.retry',
   'job.cancel',
+  'job.undo',
   'transfer.retry',
   'schedule.create',
   'schedule.update',

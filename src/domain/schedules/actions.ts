@@ -23,7 +23,9 @@ export class ScheduleActions {
         : 'sync' in action
           ? await this.copies.checkSync(caller, action.sync)
           : await this.copies.checkVerify(caller, action.verify);
-    return [checked.source.id, checked.destination.id];
+    // Its backup's location too (docs/api.md, "Undo"): a key limited to locations must cover it.
+    const backup = 'backup' in checked ? checked.backup : undefined;
+    return [checked.source.id, checked.destination.id, ...(backup === undefined ? [] : [backup.row.id])];
   }
 
   /**

@@ -24,6 +24,7 @@ import { type AuditContext, record } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
 import type { Locations } from '../locations/locations.js';
 import type { RateLimits } from '../rate-limit.js';
+import { type BackupTo, backupRef, checkBackupTo } from './backup-to.js';
 import { parseBandwidthLimit } from './bandwidth.js';
 import {
   checkManifest,
@@ -42,6 +43,8 @@ export interface CopyRequest {
   filter?: FilterInput;
   /** Bytes per second through ferry (docs/api.md, "Bandwidth"). */
   bandwidth_limit?: number;
+  /** Where what a bulk copy overwrites is kept (docs/api.md, "Undo"). */
+  backup_to?: string;
 }
 
 /** POST /v1/sync (docs/api.md, "Sync"). */
@@ -53,6 +56,8 @@ export interface SyncRequest {
   max_delete?: number;
   filter?: FilterInput;
   bandwidth_limit?: number;
+  /** Where what the sync deletes or overwrites is kept (docs/api.md, "Undo"). */
+  backup_to?: string;
 }
 
 /** POST /v1/verify (docs/api.md, "Verify"). */
@@ -75,6 +80,8 @@ export interface CheckedCopy {
   filter?: FilterSpec | undefined;
   /** The cap given, checked (docs/api.md, "Bandwidth"). */
   bandwidthLimit?: number | undefined;
+  /** `backup_to`, checked (a bulk copy's). */
+  backup?: BackupTo | undefined;
 }
 
 /** A sync that passed every check: its locations, prefixes, and options as the job keeps them. */
@@ -86,6 +93,7 @@ export interface CheckedSync {
   options: JobOptions;
   now: number;
   bandwidthLimit?: number | undefined;
+  backup?: BackupTo | undefined;
 }
 
 export type CopyAccepted = { id: string; status: 'queued' } | { job_id: string; status: 'planning' };
@@ -168,7 +176,16 @@ export class Copies {
     const { source, destination } = await this.targets(caller, from, to, bulk, request.manifest);
     const bandwidthLimit = parseBandwidthLimit(request.bandwidth_limit);
     const now = this.clock.now();
-    return { bulk, source, destination, from: from.path, to: to.path, now, filter, bandwidthLimit };
+    if (!bulk && request.backup_to !== undefined)
+      throw invalid('backup_to applies to a bulk (prefix) copy, a sync, a move or a remove');
+    const backup = await checkBackupTo(
+      this.locations,
+      caller,
+      request.backup_to,
+      [{ location_id: destination.id, path: to.path }],
+      now,
+    );
+    return { bulk, source, destination, from: from.path, to: to.path, now, filter, bandwidthLimit, backup };
   }
 
   /**
@@ -184,7 +201,7 @@ export class Copies {
     const { workspaceId } = caller;
     const checked = await this.check(caller, request);
     if (scheduleId !== undefined) scheduledBulk(checked);
-    const { bulk, source, destination, now, filter, bandwidthLimit, ...paths } = checked;
+    const { bulk, source, destination, now, filter, bandwidthLimit, backup, ...paths } = checked;
     const from = { path: paths.from };
     const to = { path: paths.to };
 
@@ -205,16 +222,22 @@ export class Copies {
         );
         return recorded(trx, audit, 'copy', queued, scheduleId, now);
       }
+      const id = newId();
+      const options: JobOptions = {
+        ...(filter === undefined ? {} : { filter }),
+        ...(backup === undefined ? {} : { backup_to: backup.given, backup: backupRef(backup, id) }),
+      };
       const created = await jobs.create(
         trx,
         {
-          id: newId(),
+          id,
           workspaceId,
           source: JSON.stringify({ location_id: source.id, path: from.path }),
           destination: JSON.stringify({ location_id: destination.id, path: to.path }),
           overwrite: request.overwrite ?? 'always',
           manifest: request.manifest,
-          ...(filter === undefined ? {} : { options: JSON.stringify({ filter } satisfies JobOptions) }),
+          ...(Object.keys(options).length === 0 ? {} : { options: JSON.stringify(options) }),
+          ...(backup === undefined ? {} : { touches: [source.id, destination.id, backup.row.id] }),
           ...(bandwidthLimit === undefined ? {} : { bandwidthLimit }),
           ...(scheduleId === undefined ? {} : { scheduleId }),
         },
@@ -273,14 +296,23 @@ export class Copies {
       ...(filter === undefined ? {} : { filter }),
     };
     const bandwidthLimit = parseBandwidthLimit(request.bandwidth_limit);
+    const now = this.clock.now();
+    const backup = await checkBackupTo(
+      this.locations,
+      caller,
+      request.backup_to,
+      [{ location_id: destination.id, path: to.path }],
+      now,
+    );
     return {
       source,
       destination,
       from: from.path,
       to: to.path,
       options,
-      now: this.clock.now(),
+      now,
       bandwidthLimit,
+      backup,
     };
   }
 
@@ -295,20 +327,26 @@ export class Copies {
     audit?: AuditContext,
   ): Promise<{ job_id: string; status: 'planning' }> {
     const { workspaceId } = caller;
-    const { source, destination, options, now, bandwidthLimit, ...paths } = await this.checkSync(
+    const { source, destination, options, now, bandwidthLimit, backup, ...paths } = await this.checkSync(
       caller,
       request,
     );
     const from = { path: paths.from };
     const to = { path: paths.to };
     return this.limits.within(workspaceId, 'copy', async (trx) => {
+      const id = newId();
+      const kept: JobOptions =
+        backup === undefined
+          ? options
+          : { ...options, backup_to: backup.given, backup: backupRef(backup, id) };
       const created = await jobs.create(
         trx,
         {
-          id: newId(),
+          id,
           workspaceId,
           kind: 'sync',
-          options: JSON.stringify(options),
+          options: JSON.stringify(kept),
+          ...(backup === undefined ? {} : { touches: [source.id, destination.id, backup.row.id] }),
           ...(bandwidthLimit === undefined ? {} : { bandwidthLimit }),
           ...(scheduleId === undefined ? {} : { scheduleId }),
           source: JSON.stringify({ location_id: source.id, path: from.path }),

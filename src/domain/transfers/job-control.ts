@@ -1,16 +1,23 @@
-// Job retry and cancel for the API (docs/api.md, "Polling"): finds the workspace's job and asks its
+// Job retry, cancel and undo for the API (docs/api.md, "Polling"): finds the workspace's job and asks its
 // lifecycle (src/engine/lifecycle/jobs.ts) for the move; a job in the wrong state answers 409 with
 // the state it is in. Each move is one conditional transaction, so a worker finishing the job at the
 // same moment cannot be overwritten.
 import type { Kysely } from 'kysely';
+import type { Scope } from '../../api/scopes.js';
 import type { Clock } from '../../clock.js';
-import type { Database } from '../../db/schema.js';
+import type { Database, JobRow, TransferRow } from '../../db/schema.js';
+import type { Touched } from '../../engine/backup.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
-import { conflict } from '../../errors.js';
+import { cannotComeBack } from '../../engine/undo.js';
+import { conflict, isFerryError } from '../../errors.js';
+import { newId } from '../../ids.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
 import type { TransferViews } from './views.js';
+
+/** The states a job ends in: only those can be undone. */
+const FINISHED = ['complete', 'partial', 'failed', 'canceled'] as const;
 
 export class JobControl {
   constructor(
@@ -79,6 +86,125 @@ export class JobControl {
       );
     }
     return { id: transfer.id, status: 'queued' };
+  }
+
+  /**
+   * An undo of a finished job (docs/api.md, "Undo"): a new job, kind undo, that puts back what the job
+   * did at its destination. `id` is a job's, or a move's or remove's transfer's. 409 for a job that
+   * has not finished, an undo, or one with objects that cannot come back (deleted or overwritten
+   * without a backup), naming them.
+   */
+  async undo(
+    caller: Caller,
+    id: string,
+    audit: AuditContext,
+  ): Promise<{ job_id: string; status: 'planning' }> {
+    const job = await this.undoable(caller, id);
+    if (!(FINISHED as readonly string[]).includes(job.status)) {
+      throw conflict(`job ${id} is ${job.status}; only a finished job can be undone`);
+    }
+    if (job.kind === 'undo') throw conflict(`job ${id} is an undo; it cannot be undone`);
+    const lost = await this.cannotComeBack(job.id);
+    if (lost.count > 0) {
+      const named = lost.objects.map((o) => `${o.key} (${o.reason})`).join(', ');
+      // The one error shape (docs/api.md, "Errors"): the objects are named in the message, at most 100.
+      throw conflict(
+        `job ${id} ran without backup_to: ${lost.count} object(s) it deleted or overwrote cannot come back: ${named}${lost.count > lost.objects.length ? ', …' : ''}`,
+      );
+    }
+    const undoId = newId();
+    const entry: AuditEntry = { action: 'job.undo', target: id, status: 202 };
+    const now = this.clock.now();
+    return this.db.transaction().execute(async (trx) => {
+      const created = await jobs.create(
+        trx,
+        {
+          id: undoId,
+          workspaceId: caller.workspaceId,
+          kind: 'undo',
+          undoOf: job.id,
+          source: job.destination,
+          destination: job.destination,
+          overwrite: 'always',
+          manifest: undefined,
+          touches: (job.location_ids ?? '').split(',').filter((s) => s !== ''),
+        },
+        now,
+      );
+      await record(trx, audit, entry, now);
+      return created;
+    });
+  }
+
+  /**
+   * The scopes an undo needs (docs/api.md, "Scopes"): the job's own (`remove` for a remove's, `transfer`
+   * for the others) and `remove`, since an undo deletes. Both when the id names nothing: the route's 404
+   * then comes from undo().
+   */
+  async undoNeeds(caller: Caller, id: string): Promise<Scope | Scope[]> {
+    try {
+      const job = await this.undoable(caller, id);
+      if (job.transfer_id !== null) {
+        const transfer = await this.views.findTransfer(caller, job.transfer_id);
+        if (transfer.kind === 'remove') return 'remove';
+      }
+    } catch (err) {
+      if (!isFerryError(err)) throw err;
+    }
+    return ['transfer', 'remove'];
+  }
+
+  /** The job an undo names: a job, or the one that ran a move's or remove's transfer. */
+  private async undoable(caller: Caller, id: string): Promise<JobRow> {
+    try {
+      return await this.views.findJob(caller, id);
+    } catch (err) {
+      if (!isFerryError(err, 'not_found')) throw err;
+      let transfer: TransferRow;
+      try {
+        transfer = await this.views.findTransfer(caller, id);
+      } catch {
+        throw err;
+      }
+      const job = await this.views.jobOf(transfer.id);
+      if (job === undefined) {
+        throw conflict(
+          `transfer ${id} ran without backup_to over one object; it kept nothing an undo could read`,
+        );
+      }
+      return job;
+    }
+  }
+
+  /** The objects of a job that an undo cannot put back (at most 100 named), read a page at a time. */
+  private async cannotComeBack(
+    jobId: string,
+  ): Promise<{ count: number; objects: Array<{ key: string; reason: string }> }> {
+    const objects: Array<{ key: string; reason: string }> = [];
+    let count = 0;
+    let after = -1;
+    for (;;) {
+      const page = await this.db
+        .selectFrom('job_objects')
+        .select(['seq', 'key', 'touched'])
+        .where('job_id', '=', jobId)
+        .where('seq', '>', after)
+        .where('status', '=', 'succeeded')
+        .where('touched', 'is not', null)
+        .orderBy('seq')
+        .limit(1000)
+        .execute();
+      for (const row of page) {
+        const reason = cannotComeBack(JSON.parse(row.touched as string) as Touched);
+        if (reason === undefined) continue;
+        count += 1;
+        if (objects.length < 100) objects.push({ key: row.key, reason });
+      }
+      const last = page.at(-1);
+      if (last === undefined || page.length < 1000) break;
+      after = last.seq;
+    }
+    return { count, objects };
   }
 
   async cancel(

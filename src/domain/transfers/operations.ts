@@ -31,6 +31,7 @@ import { type AuditAction, type AuditContext, record } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
 import type { Locations } from '../locations/locations.js';
 import type { Storage } from '../storage.js';
+import { backupRef, checkBackupTo } from './backup-to.js';
 
 /** At most this many sources (paths or URLs) in one request. */
 export const MAX_SOURCES = 1000;
@@ -137,13 +138,14 @@ export class Operations {
     spec: TransferSpec,
     given: transfers.Given,
     audit: Audited,
+    id: string = newId(),
   ): Promise<Queued> {
     const now = this.clock.now();
     const several = isSeveral(spec, (ref) => isPattern(ref.path, ref.literal));
     return this.db.kysely.transaction().execute(async (trx) => {
       const queued = several
-        ? (await queueWithJob(trx, workspaceId, spec, given, now)).queued
-        : await transfers.enqueue(trx, workspaceId, spec, now, given);
+        ? (await queueWithJob(trx, workspaceId, spec, given, now, undefined, id)).queued
+        : await transfers.enqueue(trx, workspaceId, spec, now, given, false, undefined, id);
       // The request's record, last: on the transfer (pull), or on the location paths it gave.
       await record(
         trx,
@@ -225,14 +227,20 @@ export class Operations {
     literal: boolean,
     filterInput: FilterInput | undefined,
     audit: AuditContext,
+    backupTo?: string,
   ): Promise<Queued> {
     const { workspaceId } = caller;
     const spec = await this.moveSpec(caller, from, to, literal, filterInput);
+    // What the move overwrites at its destination is kept (docs/api.md, "Undo").
+    const changes = [...spec.sources.map(changedPrefix), spec.destination];
+    const backup = await checkBackupTo(this.locations, caller, backupTo, changes, this.clock.now());
+    const id = newId();
     return this.queue(
       workspaceId,
-      spec,
+      backup === undefined ? spec : { ...spec, backup: backupRef(backup, id), backup_to: backup.given },
       { from, to },
       { context: audit, action: 'move', target: givenPaths(from), status: 202 },
+      id,
     );
   }
 
@@ -330,14 +338,25 @@ export class Operations {
     literal: boolean,
     filterInput: FilterInput | undefined,
     audit: AuditContext,
+    backupTo?: string,
   ): Promise<Queued> {
     const { workspaceId } = caller;
     const spec = await this.removeSpec(caller, path, literal, filterInput);
+    // What it removes is kept first (docs/api.md, "Undo").
+    const backup = await checkBackupTo(
+      this.locations,
+      caller,
+      backupTo,
+      spec.paths.map(changedPrefix),
+      this.clock.now(),
+    );
+    const id = newId();
     return this.queue(
       workspaceId,
-      spec,
+      backup === undefined ? spec : { ...spec, backup: backupRef(backup, id), backup_to: backup.given },
       { from: path },
       { context: audit, action: 'remove', target: givenPaths(path), status: 202 },
+      id,
     );
   }
 
@@ -436,6 +455,13 @@ interface Audited {
   status: number;
 }
 
+/** What a source changes, as a prefix: a pattern's literal base (as a folder), or the path itself. */
+function changedPrefix(ref: ObjectRef): ObjectRef {
+  if (!isPattern(ref.path, ref.literal)) return { location_id: ref.location_id, path: ref.path };
+  const { base } = splitPattern(ref.path);
+  return { location_id: ref.location_id, path: base === '' ? '' : `${base}/` };
+}
+
 /** The `<location>/<path>` (or several, comma-separated) a move or remove was given. */
 function givenPaths(given: string | string[]): string {
   return typeof given === 'string' ? given : given.join(', ');
@@ -452,8 +478,9 @@ export async function queueWithJob(
   given: transfers.Given,
   now: number,
   planId?: string,
+  id?: string,
 ): Promise<{ queued: Queued; jobId: string }> {
-  const queued = await transfers.enqueue(trx, workspaceId, spec, now, given, true);
+  const queued = await transfers.enqueue(trx, workspaceId, spec, now, given, true, undefined, id);
   // The job's own source and destination only say where it works; each object carries its own.
   const refs = jobRefs(spec);
   const { job_id } = await jobs.create(

@@ -19,6 +19,7 @@ export const REPORT_OUTCOMES = [
   'pulled',
   /** A sync's deletion at the destination (docs/api.md, "Sync"). */
   'deleted',
+  'restored',
   'skipped',
   'failed',
   'pending',
@@ -94,6 +95,9 @@ const DONE_BY_OP: Record<ObjectWork['op'], ReportOutcome> = {
   delete: 'deleted',
   // Never reached: a verify's object that succeeded has its verdict, which outcomeOf answers first.
   verify: 'copied',
+  // An undo's objects (docs/api.md, "Undo").
+  unwrite: 'removed',
+  restore: 'restored',
 };
 
 /** What happened to an object: its status, and for a succeeded one, what its work was. */

@@ -15,7 +15,7 @@ export interface Target {
   path: string;
 }
 
-export function parseTarget(input: TargetInput, field: 'from' | 'to'): Target {
+export function parseTarget(input: TargetInput, field: 'from' | 'to' | 'backup_to'): Target {
   if (typeof input === 'string') {
     const colon = input.indexOf(':');
     if (colon <= 0) {

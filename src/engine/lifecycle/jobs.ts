@@ -53,6 +53,8 @@ export interface NewJob {
   scheduleId?: string;
   /** The locations it touches when more than its source and destination (its transfer's). */
   touches?: string[];
+  /** An undo's: the job it puts back (docs/api.md, "Undo"). */
+  undoOf?: string;
 }
 
 /** create: a planning job, and its manifest when it has one. */
@@ -81,6 +83,7 @@ export async function create(
       ...(job.planId === undefined ? {} : { plan_id: job.planId }),
       ...(job.bandwidthLimit === undefined ? {} : { bandwidth_limit: job.bandwidthLimit }),
       ...(job.scheduleId === undefined ? {} : { schedule_id: job.scheduleId }),
+      ...(job.undoOf === undefined ? {} : { undo_of: job.undoOf }),
       error: null,
       lease_owner: null,
       lease_expires_at: null,

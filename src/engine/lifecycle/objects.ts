@@ -89,6 +89,8 @@ export interface PlannedObject {
   held?: Held;
   /** A verify's object its listings decided: planned settled, as succeeded (docs/api.md, "Verify"). */
   found?: Found;
+  /** What the planner knows of what its work will do (src/engine/backup.ts, PLANNED_CREATED). */
+  touched?: string;
 }
 
 /**
@@ -119,6 +121,7 @@ export async function plan(
         size: p.size,
         source_etag: p.etag,
         ...(p.work === undefined ? {} : { work: p.work }),
+        touched: p.touched ?? null,
         // Every row names every column: SQLite fills a column one row of a batch lacks with NULL, not its default.
         run_after: p.held === undefined ? 0 : NEVER,
         error: p.skipped ?? p.found?.reason ?? null,
@@ -339,6 +342,8 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           verified?: string;
           /** What a verify found (docs/api.md, "Verify"). */
           verdict?: Verdict;
+          /** JSON of what its work did at its destination (src/engine/backup.ts, Touched). */
+          touched?: string;
         }
       >();
       for (const i of indexes) {
@@ -356,6 +361,9 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
                 verified: item.settlement.verified.length === 0 ? 'size' : item.settlement.verified.join(','),
               }),
           ...(item.settlement.verdict === undefined ? {} : { verdict: item.settlement.verdict }),
+          ...(item.settlement.touched === undefined
+            ? {}
+            : { touched: JSON.stringify(item.settlement.touched) }),
         });
       }
       const seqs = [...bySeq.keys()];
@@ -401,6 +409,17 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
               judged.map((seq) => sql`when seq = ${seq} then cast(${bySeq.get(seq)?.verdict} as text)`),
               sql` `,
             )} else null end`;
+      // What each object's work did at its destination, for an undo (docs/api.md, "Undo"); a row
+      // without one keeps what it had (a sync's copy planned as a creation that was skipped keeps it,
+      // and an undo reads only succeeded objects).
+      const recorded = seqs.filter((seq) => bySeq.get(seq)?.touched !== undefined);
+      const touched =
+        recorded.length === 0
+          ? undefined
+          : sql<string | null>`case ${sql.join(
+              recorded.map((seq) => sql`when seq = ${seq} then cast(${bySeq.get(seq)?.touched} as text)`),
+              sql` `,
+            )} else touched end`;
       const [succeeded, skip] = OBJECT_MOVES.succeed.to;
       const rows = await trx
         .updateTable('job_objects')
@@ -415,6 +434,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           destination_hash: hash('destination'),
           verified,
           verdict,
+          ...(touched === undefined ? {} : { touched }),
           error: null,
           ...released,
         })

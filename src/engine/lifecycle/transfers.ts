@@ -65,8 +65,9 @@ export async function enqueue(
   byJob = false,
   /** The transfer's cap in bytes per second (docs/api.md, "Bandwidth"). */
   bandwidthLimit?: number,
+  /** Its id when the caller needs it before (a backup prefix names it: docs/api.md, "Undo"). */
+  id: string = newId(),
 ): Promise<Queued> {
-  const id = newId();
   const status = TRANSFER_MOVES.enqueue.to[0];
   await q
     .insertInto('transfers')

@@ -7,6 +7,7 @@ import { Plan } from '../../api/plans.js';
 import { Filter } from '../../api/transfers.js';
 import { PAGE_DEFAULT } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
+import { noBackupInPlans } from '../../domain/transfers/backup-to.js';
 import type { Operations } from '../../domain/transfers/operations.js';
 import { auditOf } from '../audit.js';
 import { principalOf, readWhenDryRun } from '../auth.js';
@@ -23,6 +24,12 @@ const RemoveFields = { path: Paths, literal: Literal(), filter: Type.Optional(Fi
 const MoveFields = { from: Paths, to: Path(), literal: Literal(), filter: Type.Optional(Filter) };
 const RemoveBody = Type.Object(RemoveFields, { additionalProperties: false });
 const MoveBody = Type.Object(MoveFields, { additionalProperties: false });
+/** Where what the work deletes or overwrites is kept first (docs/api.md, "Undo"); not with dry_run. */
+const BackupToField = Type.Optional(
+  Path({
+    description: '<location>:<bucket>/<prefix> where every object it deletes or overwrites is kept first',
+  }),
+);
 
 export const operationRoutes =
   (operations: Operations, queued: () => void, plans: Plans): FastifyPluginAsyncTypebox =>
@@ -63,11 +70,15 @@ export const operationRoutes =
         schema: {
           summary: 'Move files; afterwards they exist only at the destination',
           tags: ['transfers'],
-          body: Type.Object({ ...MoveFields, dry_run: DryRun }, { additionalProperties: false }),
+          body: Type.Object(
+            { ...MoveFields, backup_to: BackupToField, dry_run: DryRun },
+            { additionalProperties: false },
+          ),
           response: { 200: Plan, 202: Queued, ...errors(400, 401, 404, 409) },
         },
       },
       async (request, reply) => {
+        if (request.body.dry_run === true && request.body.backup_to !== undefined) throw noBackupInPlans();
         if (request.body.dry_run === true)
           return reply
             .code(200)
@@ -79,6 +90,7 @@ export const operationRoutes =
           request.body.literal === true,
           request.body.filter,
           auditOf(request),
+          request.body.backup_to,
         );
         queued();
         return reply.code(202).send(result);
@@ -92,11 +104,15 @@ export const operationRoutes =
         schema: {
           summary: 'Remove files (unrecoverable); a dry run first (dry_run: true), then run its plan',
           tags: ['transfers'],
-          body: Type.Object({ ...RemoveFields, dry_run: DryRun }, { additionalProperties: false }),
+          body: Type.Object(
+            { ...RemoveFields, backup_to: BackupToField, dry_run: DryRun },
+            { additionalProperties: false },
+          ),
           response: { 200: Plan, 202: Queued, ...errors(400, 401, 404, 409) },
         },
       },
       async (request, reply) => {
+        if (request.body.dry_run === true && request.body.backup_to !== undefined) throw noBackupInPlans();
         if (request.body.dry_run === true)
           return reply
             .code(200)
@@ -107,6 +123,7 @@ export const operationRoutes =
           request.body.literal === true,
           request.body.filter,
           auditOf(request),
+          request.body.backup_to,
         );
         queued();
         return reply.code(202).send(result);

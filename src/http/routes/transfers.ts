@@ -10,6 +10,7 @@ import { BandwidthLimit, Failures, Filter, Job, Target, Transfer } from '../../a
 import { PAGE_DEFAULT, parseLimit } from '../../db/paging.js';
 import type { KeyWatch } from '../../domain/key-watch.js';
 import type { Plans } from '../../domain/plans/plans.js';
+import { noBackupInPlans } from '../../domain/transfers/backup-to.js';
 import type { Copies } from '../../domain/transfers/copy.js';
 import type { JobControl } from '../../domain/transfers/job-control.js';
 import type { JobReports, ReportFormat } from '../../domain/transfers/report.js';
@@ -33,6 +34,11 @@ const CopyFields = {
   overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
   filter: Type.Optional(Filter),
   bandwidth_limit: Type.Optional(BandwidthLimit),
+  backup_to: Type.Optional(
+    Path({
+      description: '<location>:<bucket>/<prefix> where every object it deletes or overwrites is kept first',
+    }),
+  ),
 };
 /** The body of POST /v1/copy without dry_run: a schedule's copy action (docs/api.md, "Schedules"). */
 export const CopyBody = Type.Object(CopyFields, { additionalProperties: false, required: ['from', 'to'] });
@@ -50,6 +56,11 @@ const SyncFields = {
   ),
   filter: Type.Optional(Filter),
   bandwidth_limit: Type.Optional(BandwidthLimit),
+  backup_to: Type.Optional(
+    Path({
+      description: '<location>:<bucket>/<prefix> where every object it deletes or overwrites is kept first',
+    }),
+  ),
 };
 /** The body of POST /v1/sync without dry_run: a schedule's sync action. */
 export const SyncBody = Type.Object(SyncFields, { additionalProperties: false, required: ['from', 'to'] });
@@ -158,7 +169,7 @@ export const transferRoutes =
         },
       },
       async (request, reply) => {
-        const { from, to, manifest, overwrite, filter, dry_run, bandwidth_limit } = request.body;
+        const { from, to, manifest, overwrite, filter, dry_run, bandwidth_limit, backup_to } = request.body;
         const body = {
           from,
           to,
@@ -166,7 +177,9 @@ export const transferRoutes =
           ...(overwrite === undefined ? {} : { overwrite }),
           ...(filter === undefined ? {} : { filter }),
           ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
+          ...(backup_to === undefined ? {} : { backup_to }),
         };
+        if (dry_run === true && backup_to !== undefined) throw noBackupInPlans();
         if (dry_run === true)
           return reply
             .code(200)
@@ -207,6 +220,7 @@ export const transferRoutes =
           filter,
           dry_run,
           bandwidth_limit,
+          backup_to,
         } = request.body;
         const body = {
           from,
@@ -216,7 +230,9 @@ export const transferRoutes =
           ...(max_delete === undefined ? {} : { max_delete }),
           ...(filter === undefined ? {} : { filter }),
           ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
+          ...(backup_to === undefined ? {} : { backup_to }),
         };
+        if (dry_run === true && backup_to !== undefined) throw noBackupInPlans();
         if (dry_run === true)
           return reply
             .code(200)
@@ -435,6 +451,32 @@ export const transferRoutes =
       async (request, reply) => {
         noBody(request);
         const result = await control.retry(principalOf(request), request.params.id, auditOf(request));
+        deps.queued();
+        return reply.code(202).send(result);
+      },
+    );
+
+    app.post(
+      '/v1/jobs/:id/undo',
+      {
+        // The job's own scope (transfer, or remove for a remove), and remove: an undo deletes.
+        config: {
+          scope: (request) => control.undoNeeds(principalOf(request), (request.params as { id: string }).id),
+        },
+        schema: {
+          summary:
+            'Put back what a finished job (or a move or remove) changed: remove what it created, restore what it deleted or overwrote from its backup',
+          tags: ['jobs'],
+          params: IdParam,
+          response: {
+            202: Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
+            ...errors(400, 401, 404, 409),
+          },
+        },
+      },
+      async (request, reply) => {
+        noBody(request);
+        const result = await control.undo(principalOf(request), request.params.id, auditOf(request));
         deps.queued();
         return reply.code(202).send(result);
       },

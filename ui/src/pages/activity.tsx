@@ -1,5 +1,6 @@
 // Transfers and jobs (docs/api.md, "Polling") with live progress from the event stream: objects,
-// bytes, rate and remaining time; a job's failures with retry; a job's report (docs/api.md, "Reports")
+// bytes, rate and remaining time; a job's failures with retry; a job's report (docs/api.md, "Reports");
+// the undo of a finished job that kept a backup (docs/api.md, "Undo")
 // downloaded as CSV. `#activity/<job id>` opens one job (a schedule's run links there). Locations are
 // named by their labels (../labels.ts).
 import { useEffect, useState } from 'preact/hooks';
@@ -129,6 +130,21 @@ function Failures({
 export const jobName = (job: Job) =>
   visibleName(`${labelOf(job.from.id)}:${job.from.path} → ${labelOf(job.to.id)}:${job.to.path}`);
 
+/**
+ * A job the console offers to undo (docs/api.md, "Undo"): finished, not an undo itself, and run with a
+ * backup, so what it deleted or overwrote can come back. The server decides; a 409 is shown.
+ */
+const UNDO_QUESTION =
+  'Undo this? What it created is removed and what it deleted or overwrote comes back from its backup; an object changed since is left alone.';
+
+const undoable = (job: Job) =>
+  job.kind !== 'undo' &&
+  job.backup_to !== undefined &&
+  (job.status === 'complete' ||
+    job.status === 'partial' ||
+    job.status === 'failed' ||
+    job.status === 'canceled');
+
 function JobRow({ job, live }: { job: Job; live: Live }) {
   const [open, setOpen] = useState(false);
   // Why a cancel was refused (the job ended meanwhile: 409).
@@ -180,6 +196,17 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
       >
         Download report
       </button>
+      {undoable(job) && can('transfer') && can('remove') && (
+        <ConfirmButton
+          label={`Undo ${name}`}
+          question={UNDO_QUESTION}
+          onConfirm={() =>
+            void api('POST', `/v1/jobs/${job.job_id}/undo`).catch((err: unknown) => setError(message(err)))
+          }
+        >
+          Undo
+        </ConfirmButton>
+      )}
       {(job.status === 'running' || job.status === 'planning') && can('transfer') && (
         <ConfirmButton
           label={`Cancel ${name}`}
@@ -197,6 +224,8 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
 
 function TransferRow({ t, live, named }: { t: Transfer; live: Live; named: (text: string) => string }) {
   const [open, setOpen] = useState(false);
+  // Why an undo was refused (409).
+  const [error, setError] = useState<string | undefined>(undefined);
   const rate = live.rate(t.id);
   const left =
     rate && rate.bytesPerSecond > 0 && t.bytes_total !== undefined
@@ -242,6 +271,21 @@ function TransferRow({ t, live, named }: { t: Transfer; live: Live; named: (text
           onRetried={() => setOpen(false)}
         />
       )}
+      <Alert error={error} />
+      {t.backup_to !== undefined &&
+        (t.status === 'complete' || t.status === 'failed') &&
+        can('remove') &&
+        (t.kind === 'remove' || can('transfer')) && (
+          <ConfirmButton
+            label={`Undo ${name}`}
+            question={UNDO_QUESTION}
+            onConfirm={() =>
+              void api('POST', `/v1/jobs/${t.id}/undo`).catch((err: unknown) => setError(message(err)))
+            }
+          >
+            Undo
+          </ConfirmButton>
+        )}
     </li>
   );
 }
