@@ -29,8 +29,8 @@ import {
   type TransferSpec,
 } from './specs.js';
 import { EQUAL_PREFIX, syncObjects } from './sync-plan.js';
-import { verifyObjects } from './verify-plan.js';
 import { undoObjects } from './undo.js';
+import { verifyObjects } from './verify-plan.js';
 
 export const PLAN_BATCH = 1000;
 
@@ -295,14 +295,14 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
                     destination: decodeRef(job.destination),
                     options: decodeOptions(job.options),
                   })
-              : job.has_manifest === 1
-                ? manifestKeys(db, job.id)
-                : listedKeys(
-                    (id) => ctx.stores.acquire(id),
-                    source.location_id,
-                    source.path,
-                    compileFilter(decodeOptions(job.options).filter),
-                  );
+                : job.has_manifest === 1
+                  ? manifestKeys(db, job.id)
+                  : listedKeys(
+                      (id) => ctx.stores.acquire(id),
+                      source.location_id,
+                      source.path,
+                      compileFilter(decodeOptions(job.options).filter),
+                    );
     // After a planner died, keys it committed come round again and are ignored (unique per job); new
     // sequence numbers start past every committed one, so listing order need not be stable.
     let seq = job.planned_count;

@@ -29,8 +29,8 @@ import * as keyScopes from './2026-11-29-key-scopes.js';
 import * as shareAccess from './2026-11-30-share-access.js';
 import * as keyLocations from './2026-12-01-key-locations.js';
 import * as verified from './2026-12-02-verified.js';
-import * as verify from './2026-12-03-verify.js';
 import * as undo from './2026-12-03-undo.js';
+import * as verify from './2026-12-03-verify.js';
 
 // Kysely applies migrations in the order of their names and refuses one that sorts before a migration a
 // database already ran: a new one must sort after every name here (a later date, not a later word).
