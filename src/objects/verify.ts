@@ -112,11 +112,6 @@ export class ByteCounter extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    for (const { hash } of this.#hashes) {
-      hash
-        .update(chunk)
-        .catch((err: unknown) => this.destroy(err instanceof Error ? err : new Error(String(err))));
-    }
     this.bytes += chunk.length;
     if (this.bytes > this.expected) {
       callback(
@@ -124,19 +119,24 @@ export class ByteCounter extends Transform {
       );
       return;
     }
-    if (this.throttle === undefined) {
-      this.onProgress?.(this.bytes);
-      callback(null, chunk);
-      return;
-    }
     const bytes = this.bytes;
-    this.throttle(chunk.length, this.signal).then(
-      () => {
-        this.onProgress?.(bytes);
-        callback(null, chunk);
-      },
-      (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
-    );
+    const pass = () => {
+      this.onProgress?.(bytes);
+      callback(null, chunk);
+    };
+    const failed = (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)));
+    // The chunk goes on once the hashes have it: while the hashing thread is behind, the copy waits
+    // for it (hash-thread.ts, HASH_BYTES_IN_FLIGHT) rather than queueing copies of every chunk.
+    const hashed =
+      this.#hashes.length === 0
+        ? undefined
+        : this.#hashes.length === 1
+          ? this.#hashes[0]?.hash.update(chunk)
+          : Promise.all(this.#hashes.map(({ hash }) => hash.update(chunk)));
+    const throttled = () =>
+      this.throttle === undefined ? pass() : this.throttle(chunk.length, this.signal).then(pass, failed);
+    if (hashed === undefined) throttled();
+    else hashed.then(throttled, failed);
   }
 
   override _flush(callback: TransformCallback): void {
