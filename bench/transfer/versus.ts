@@ -77,6 +77,15 @@ interface Build {
   checkout: string;
 }
 
+/** What prepare() checked out: an interrupted bench (SIGINT, SIGTERM) removes them too. */
+const removers: Array<() => void> = [];
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const remove of removers) remove();
+    process.exit(130);
+  });
+}
+
 /** A commit checked out and built in a temporary folder; remove() takes it away again. */
 function prepare(name: Build['name'], commit: string): Build & { remove(): void } {
   const full = git(['rev-parse', '--verify', `${commit}^{commit}`]);
@@ -92,13 +101,7 @@ function prepare(name: Build['name'], commit: string): Build & { remove(): void 
     spawnSync('git', ['worktree', 'remove', '--force', checkout], { cwd: root });
     rmSync(join(checkout, '..'), { recursive: true, force: true });
   };
-  // Interrupted: the worktree goes too (the servers are this process's children and end with it).
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      remove();
-      process.exit(130);
-    });
-  }
+  removers.push(remove);
   try {
     symlinkSync(join(root, 'node_modules'), join(checkout, 'node_modules'));
     const built = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: checkout, stdio: 'inherit' });
