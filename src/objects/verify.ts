@@ -92,6 +92,11 @@ export class ByteCounter extends Transform {
   /** The counter's own verdict, when it failed the stream (as opposed to a failure passed through). */
   failure: FerryError | undefined;
   readonly #hashes: Array<{ kind: ThreadHashAlgorithm; expected: string; hash: ThreadedHash }> = [];
+  /**
+   * The hashes the counter checks the bytes against before the stream ends (WriteOptions.bodyHashes):
+   * a stream that ended without an error had them.
+   */
+  readonly checks: Partial<Record<HashKind, string>> = {};
 
   constructor(
     private readonly expected: number,
@@ -107,6 +112,7 @@ export class ByteCounter extends Transform {
       const value = sourceHashes[kind];
       if (value !== undefined) {
         this.#hashes.push({ kind, expected: value.toLowerCase(), hash: new ThreadedHash(kind) });
+        this.checks[kind] = value.toLowerCase();
       }
     }
   }
