@@ -236,7 +236,10 @@ try {
         samples.set(key, [...(samples.get(key) ?? []), run]);
       }
       const [b, c] = builds.map((build) => samples.get(`${item.id} ${build.name}`)?.at(-1) as ToolRun);
-      line.push(`${item.id} ${(c as ToolRun).seconds.toFixed(2)}/${(b as ToolRun).seconds.toFixed(2)} s`);
+      // The peaks too: a round's line is all that is left of it when a later round fails.
+      line.push(
+        `${item.id} ${(c as ToolRun).seconds.toFixed(2)}/${(b as ToolRun).seconds.toFixed(2)} s (peak ${mib((c as ToolRun).peakBytes)}/${mib((b as ToolRun).peakBytes)})`,
+      );
     }
     print(
       `round ${r} of ${rounds} (${order[0]?.name} first; current/baseline): ${line.join(', ')}; load ${loadAverage()}`,
