@@ -69,10 +69,14 @@ export interface FerryProcess {
   close(): Promise<void>;
 }
 
-/** The built server on SQLite in a fresh data directory; `nodeArgs` go before bin/ferry.js. */
+/**
+ * The built server on SQLite in a fresh data directory; `nodeArgs` go before bin/ferry.js. `checkout`
+ * runs another checkout's build (bench/transfer/versus.ts: an earlier commit's), this one by default.
+ */
 export async function startFerry(
-  options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+  options: { env?: Record<string, string>; nodeArgs?: string[]; checkout?: string } = {},
 ): Promise<FerryProcess> {
+  const checkout = options.checkout ?? root;
   const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -84,11 +88,15 @@ export async function startFerry(
   };
   delete env.FERRY_DATABASE_URL; // SQLite unless the caller names a database
   Object.assign(env, options.env);
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(root, 'bin/ferry.js'), 'serve'], {
-    cwd: root,
-    env,
-    stdio: 'inherit',
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), join(checkout, 'bin/ferry.js'), 'serve'],
+    {
+      cwd: checkout,
+      env,
+      stdio: 'inherit',
+    },
+  );
   const close = async () => {
     await stop(child);
     rmSync(dataDir, { recursive: true, force: true });

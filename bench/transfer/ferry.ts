@@ -16,6 +16,8 @@ export interface Locations {
   /** Two s3 locations with one key and endpoint: ferry copies between them server-side. */
   s3a: string;
   s3b: string;
+  /** The same s3rver under another access key: another account, so a copy from s3a is streamed. */
+  s3other: string;
   az: string;
 }
 
@@ -57,6 +59,12 @@ export async function createLocations(ferry: FerryProcess, s3: string, azure: st
   return {
     s3a: await create({ provider: 's3', label: 'bench-s3-a', secret, metadata: { endpoint: s3 } }),
     s3b: await create({ provider: 's3', label: 'bench-s3-b', secret, metadata: { endpoint: s3 } }),
+    s3other: await create({
+      provider: 's3',
+      label: 'bench-s3-other',
+      secret: { access_key_id: 'bench-other', secret_access_key: 'bench-other' },
+      metadata: { endpoint: s3 },
+    }),
     az: await create({
       provider: 'azureblob',
       label: 'bench-azurite',

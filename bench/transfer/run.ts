@@ -18,6 +18,9 @@
 // --node-args: options for the ferry server's node (a V8 heap setting, say), split at spaces.
 // s3rver is a bottleneck of every item and shares the two cores with the tool: compare ratios within
 // one run, never absolute times across machines.
+// To compare ferry with an earlier ferry (what a change to the copy path costs), versus.ts
+// (`npm run bench:versus`) runs (a)–(c) and their streamed S3 → S3 counterparts for this build and an
+// earlier commit's, side by side in one run.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startAzurite } from '../../test/support/azurite.js';

@@ -105,6 +105,11 @@ export class ByteCounter extends Transform {
   /** The counter's own verdict, when it failed the stream (as opposed to a failure passed through). */
   failure: FerryError | undefined;
   readonly #hashes: Array<{ kind: ThreadHashAlgorithm; expected: string; hash: ThreadedHash }> = [];
+  /**
+   * The hashes the counter checks the bytes against before the stream ends (WriteOptions.bodyHashes):
+   * a stream that ended without an error had them.
+   */
+  readonly checks: Partial<Record<HashKind, string>> = {};
 
   constructor(
     private readonly expected: number,
@@ -120,16 +125,12 @@ export class ByteCounter extends Transform {
       const value = sourceHashes[kind];
       if (value !== undefined) {
         this.#hashes.push({ kind, expected: value.toLowerCase(), hash: new ThreadedHash(kind) });
+        this.checks[kind] = value.toLowerCase();
       }
     }
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    for (const { hash } of this.#hashes) {
-      hash
-        .update(chunk)
-        .catch((err: unknown) => this.destroy(err instanceof Error ? err : new Error(String(err))));
-    }
     this.bytes += chunk.length;
     if (this.bytes > this.expected) {
       callback(
@@ -137,19 +138,24 @@ export class ByteCounter extends Transform {
       );
       return;
     }
-    if (this.throttle === undefined) {
-      this.onProgress?.(this.bytes);
-      callback(null, chunk);
-      return;
-    }
     const bytes = this.bytes;
-    this.throttle(chunk.length, this.signal).then(
-      () => {
-        this.onProgress?.(bytes);
-        callback(null, chunk);
-      },
-      (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
-    );
+    const pass = () => {
+      this.onProgress?.(bytes);
+      callback(null, chunk);
+    };
+    const failed = (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)));
+    // The chunk goes on once the hashes have it: while the hashing thread is behind, the copy waits
+    // for it (hash-thread.ts, HASH_BYTES_IN_FLIGHT) rather than queueing copies of every chunk.
+    const hashed =
+      this.#hashes.length === 0
+        ? undefined
+        : this.#hashes.length === 1
+          ? this.#hashes[0]?.hash.update(chunk)
+          : Promise.all(this.#hashes.map(({ hash }) => hash.update(chunk)));
+    const throttled = () =>
+      this.throttle === undefined ? pass() : this.throttle(chunk.length, this.signal).then(pass, failed);
+    if (hashed === undefined) throttled();
+    else hashed.then(throttled, failed);
   }
 
   override _flush(callback: TransformCallback): void {

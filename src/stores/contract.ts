@@ -101,6 +101,14 @@ export interface WriteOptions {
   memoryWait?: MemoryWait;
   /** Called with the cumulative bytes accepted by the provider, for progress reporting. */
   onProgress?: (bytesDone: number) => void;
+  /**
+   * Hashes of the whole body (lower-case hex) that the body itself checks before it ends: a streamed
+   * copy's ByteCounter (src/objects/verify.ts) fails the stream before its end when the bytes read
+   * hash otherwise. Once the body has ended without an error, its bytes have these hashes, so a store
+   * may send them as its own (Content-MD5, a blob's MD5) instead of hashing the same bytes again; it
+   * must not rely on them before the end.
+   */
+  bodyHashes?: Partial<Record<HashKind, string>>;
 }
 
 export interface CallOptions {

@@ -196,6 +196,24 @@ describe('azureblob specifics', () => {
     await assert.rejects(store.stat(path), (err) => isFerryError(err, 'invalid'));
   });
 
+  test('a Put Blob takes the MD5 its body checks by its end (bodyHashes) as what it sent, not hashed again: the service’s own answer then differs', async () => {
+    const data = randomBytes(64 * 1024);
+    const md5 = createHash('md5').update(data).digest('hex');
+    const info = await store.write(`${container}/known/one.bin`, Readable.from([data]), {
+      size: data.length,
+      bodyHashes: { md5 },
+    });
+    assert.equal(info.hashes.md5, md5);
+    const other = createHash('md5').update('other bytes').digest('hex');
+    await assert.rejects(
+      store.write(`${container}/known/wrong.bin`, Readable.from([data]), {
+        size: data.length,
+        bodyHashes: { md5: other },
+      }),
+      (err: unknown) => isFerryError(err, 'transient') && /not that of the bytes sent/.test(String(err)),
+    );
+  });
+
   test('a blob uploaded in blocks carries the MD5 of the whole object', async () => {
     const data = randomBytes(2 * MiB + 123);
     const path = `${container}/blocks/md5.bin`;

@@ -161,6 +161,31 @@ describe('s3 store specifics', () => {
     }
   });
 
+  test('a PutObject sends the MD5 its body checks by its end (bodyHashes) as Content-MD5, not hashed again: a wrong one is refused', async () => {
+    const bucket = await newBucket();
+    const store = createS3Store(location('s3', { endpoint: s3rver.endpoint }), ctx, TUNING);
+    try {
+      const data = randomBytes(64 * 1024);
+      const md5 = createHash('md5').update(data).digest('hex');
+      const info = await store.write(`${bucket}/known.bin`, Readable.from([data]), {
+        size: data.length,
+        bodyHashes: { md5 },
+      });
+      assert.equal(info.hashes.md5, md5);
+      assert.deepEqual(info.verified, ['md5']);
+      const other = createHash('md5').update('other bytes').digest('hex');
+      await assert.rejects(
+        store.write(`${bucket}/wrong.bin`, Readable.from([data]), {
+          size: data.length,
+          bodyHashes: { md5: other },
+        }),
+        (err: unknown) => isFerryError(err, 'transient'),
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
   test("closing a store leaves the shared egress agents, and so other stores' connections, alone", async () => {
     const agents = [ctx.egress.httpAgent, ctx.egress.httpsAgent];
     const destroyed: string[] = [];

@@ -112,7 +112,9 @@ export async function uploadBlob(
     parts = !(await reader.atEnd());
     if (!parts) {
       reader.assertComplete();
-      const md5 = await digestOf('md5', first);
+      // The body has ended: the hashes it checked on the way are those of `first`.
+      const known = options.bodyHashes?.md5;
+      const md5 = known === undefined ? await digestOf('md5', first) : Buffer.from(known, 'hex');
       // No MD5 goes with a Put Blob (the SDK's upload() sends no Content-MD5): the service computes
       // the blob's over what it received and answers it, and it must be the one sent.
       const answer = await client.upload(first, first.length, {
@@ -207,15 +209,17 @@ export async function uploadBlocks(
   const { upload, done } = options;
   const before = done.reduce((n, part) => n + part.size, 0);
   // Hashed on the hashing thread, beside the transfer: in the event loop, MD5 alone took a quarter
-  // of a large copy's time.
-  const hash = new ThreadedHash('md5');
+  // of a large copy's time. Not at all when the body checks its own MD5 on the way (bodyHashes): it
+  // is the whole object's once the body has ended, which uploadParts waits for.
+  const known = before === 0 ? options.bodyHashes?.md5 : undefined;
+  const hash = known === undefined ? new ThreadedHash('md5') : undefined;
   const blockIds = done.map((part) => part.tag);
   const kept = new Map((options.kept ?? []).map((part) => [part.index, part]));
   let size: number;
   try {
     if (before > 0) {
       if (options.prefix === undefined) throw invalid('azureblob: a resumed upload needs the bytes it holds');
-      await hashAll(hash, await options.prefix(), before);
+      if (hash !== undefined) await hashAll(hash, await options.prefix(), before);
     }
     ({ size } = await uploadParts({
       reader,
@@ -230,7 +234,7 @@ export async function uploadBlocks(
       onProgress: (bytes) => options.onProgress?.(before + bytes),
       uploadPart: async ({ index, data }) => {
         // Runs in part order: the running hash and the block list stay in object order.
-        const hashed = hash.update(data);
+        const hashed = hash?.update(data);
         const at = done.length + index;
         const id = blockId(upload, at);
         blockIds[at] = id;
@@ -256,10 +260,10 @@ export async function uploadBlocks(
     }));
   } catch (err) {
     options.firstRelease?.(); // failed before uploadParts took it over (it gives it back once)
-    hash.discard();
+    hash?.discard();
     throw err;
   }
-  const md5 = await hash.digest();
+  const md5 = hash === undefined ? Buffer.from(known as string, 'hex') : await hash.digest();
   const headers = {
     blobContentMD5: md5,
     ...(options.mimeType ? { blobContentType: options.mimeType } : {}),

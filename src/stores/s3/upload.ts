@@ -118,7 +118,7 @@ export async function uploadObject(
     const release = await tuning.memory?.acquire(size, options.signal, options.memoryWait);
     try {
       const data = await readExactly(body, size, what);
-      const md5 = await putObject(client, params, data, options.signal, what);
+      const md5 = await putObject(client, params, data, options, what);
       options.onProgress?.(size);
       return { bytes: size, md5 };
     } finally {
@@ -140,7 +140,7 @@ export async function uploadObject(
   let parts = false; // from here on uploadParts() gives the first part's budget back
   try {
     if (size === undefined && (await reader.atEnd())) {
-      const md5 = await putObject(client, params, first, options.signal, what);
+      const md5 = await putObject(client, params, first, options, what);
       options.onProgress?.(first.length);
       return { bytes: first.length, md5 };
     }
@@ -168,15 +168,17 @@ export async function uploadObject(
   }
 }
 
+/** One PutObject of the whole body, which has ended (so its bodyHashes hold). */
 async function putObject(
   client: S3Client,
   params: { Bucket: string; Key: string; ContentType?: string },
   data: Buffer,
-  signal: AbortSignal | undefined,
+  { signal, bodyHashes }: WriteOptions,
   what: string,
 ): Promise<string> {
   const { PutObjectCommand } = awsS3();
-  const md5 = await digestOf('md5', data);
+  const md5 =
+    bodyHashes?.md5 === undefined ? await digestOf('md5', data) : Buffer.from(bodyHashes.md5, 'hex');
   try {
     await client.send(
       new PutObjectCommand({

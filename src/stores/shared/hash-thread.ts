@@ -5,7 +5,10 @@
 //
 // Bytes in a SharedArrayBuffer (the part buffers of uploadParts) reach the thread without a copy; the
 // promise update() returns settles once they are hashed, and the caller must not refill the buffer
-// before that. Other bytes are copied and handed over at once.
+// before that. Other bytes are copied and handed over, but only while the copies of that hash the
+// thread has not hashed yet stay within HASH_BYTES_IN_FLIGHT: past it, update() waits for the thread,
+// and so does the stream that awaits it. A thread that falls behind (it runs at a lower priority, and
+// a busy machine may starve it) slows the uploads it hashes instead of piling up copies.
 //
 // Besides node:crypto's digests, the thread computes the hashes providers report that node:crypto has
 // not: CRC32C (GCS), Dropbox's content hash and OneDrive's QuickXorHash, each the bytes the provider
@@ -19,7 +22,9 @@ export type ThreadHashAlgorithm = HashKind;
 type Request =
   | { op: 'update'; id: number; algorithm: ThreadHashAlgorithm; data: Uint8Array; ack: boolean }
   | { op: 'digest'; id: number; algorithm: ThreadHashAlgorithm }
-  | { op: 'drop'; id: number };
+  | { op: 'sync'; id: number }
+  | { op: 'drop'; id: number }
+  | { op: 'hold'; id: number; gate: Int32Array };
 
 type Reply = { id: number; op: 'ack' } | { id: number; op: 'digest'; digest: Uint8Array };
 
@@ -29,6 +34,21 @@ type Reply = { id: number; op: 'ack' } | { id: number; op: 'digest'; digest: Uin
  * to whatever else runs there) instead of competing with them (docs/performance.md, bench/transfer (c)).
  */
 export const HASH_THREAD_NICE = 10;
+
+/**
+ * The most bytes of copies one hash has handed to the thread and the thread has not hashed yet: enough
+ * that a thread a few scheduler slices behind does not stop the stream, and less than one part of an
+ * upload, so the copies of every running hash stay small beside what the uploads themselves hold
+ * (docs/performance.md, "The hashing thread's bytes in flight"). An update larger than this is handed
+ * over in pieces of at most this size.
+ */
+export const HASH_BYTES_IN_FLIGHT = 4 * 1024 * 1024;
+
+/**
+ * The thread is asked to say how far it has got once this many bytes were handed over since the last
+ * question, not after every chunk: a reply costs the event loop a message.
+ */
+const ASK_EVERY = HASH_BYTES_IN_FLIGHT / 4;
 
 // CommonJS, evaluated by the thread: the state is one hash (update, digest) per stream id. Linux gives each thread its
 // own nice value, set through its thread id (/proc/thread-self names it); its priority is only ever
@@ -142,8 +162,12 @@ parentPort.on('message', (m) => {
     const digest = hashOf(m).digest();
     hashes.delete(m.id);
     parentPort.postMessage({ id: m.id, op: 'digest', digest });
+  } else if (m.op === 'sync') {
+    parentPort.postMessage({ id: m.id, op: 'ack' });
   } else if (m.op === 'drop') {
     hashes.delete(m.id);
+  } else if (m.op === 'hold') {
+    Atomics.wait(m.gate, 0, 0);
   }
 });
 `;
@@ -190,14 +214,14 @@ class HashThread {
   }
 
   /** Posts a request that the thread answers, and waits for the answer. */
-  ask(request: Request & { id: number }): Promise<Reply> {
+  ask(request: Request, transfer: ArrayBuffer[] = []): Promise<Reply> {
     if (this.#failure) return Promise.reject(this.#failure);
     return new Promise<Reply>((resolve, reject) => {
       const queue = this.#waiting.get(request.id) ?? [];
       queue.push({ resolve, reject });
       this.#waiting.set(request.id, queue);
       if (this.#waiters++ === 0) this.#worker.ref();
-      this.#worker.postMessage(request);
+      this.#worker.postMessage(request, transfer);
     });
   }
 
@@ -210,12 +234,29 @@ class HashThread {
 let current: HashThread | undefined;
 let nextId = 0;
 
+/** One update waiting its turn: handed to the thread in call order, when its bytes fit. */
+interface Queued {
+  data: Uint8Array;
+  /** Shared memory: hashed in place, so neither copied nor counted; settled once hashed. */
+  shared: boolean;
+  /** The update's promise, on its last piece (a large update is handed over in pieces). */
+  settle?: { resolve(): void; reject(err: Error): void };
+}
+
 /** One running hash, fed in order, whose work happens on the shared hashing thread. */
 export class ThreadedHash {
   readonly #id = nextId++;
   readonly #algorithm: ThreadHashAlgorithm;
   // A stream stays with the thread it started on: a replacement thread would not have its bytes.
   readonly #thread: HashThread;
+  readonly #queue: Queued[] = [];
+  /** Bytes of copies handed to the thread, in all; of those, the bytes it has said it hashed. */
+  #posted = 0;
+  #hashed = 0;
+  /** #posted when the thread was last asked how far it has got (the answer makes #hashed that). */
+  #asked = 0;
+  #drained: Array<{ resolve(): void; reject(err: Error): void }> = [];
+  #failure: Error | undefined;
 
   constructor(algorithm: ThreadHashAlgorithm) {
     this.#algorithm = algorithm;
@@ -223,41 +264,131 @@ export class ThreadedHash {
     this.#thread = current;
   }
 
+  /** Bytes copied for this hash that the thread has not hashed yet: at most HASH_BYTES_IN_FLIGHT. */
+  get bytesInFlight(): number {
+    return this.#posted - this.#hashed;
+  }
+
   /**
-   * Adds `data`. Shared memory is hashed in place: wait for the promise before changing it. Anything
-   * else is copied before this returns.
+   * Adds `data`, after everything added before. The promise settles once the bytes are with the
+   * thread: shared memory once hashed in place, anything else once copied, which waits while this
+   * hash's copies not yet hashed would exceed HASH_BYTES_IN_FLIGHT. Do not change `data` before then.
    */
   update(data: Uint8Array): Promise<void> {
-    const id = this.#id;
-    const algorithm = this.#algorithm;
-    if (data.buffer instanceof SharedArrayBuffer) {
-      return this.#thread.ask({ op: 'update', id, algorithm, data, ack: true }).then(() => undefined);
-    }
-    const copy = new Uint8Array(data.length);
-    copy.set(data);
-    try {
-      this.#thread.post({ op: 'update', id, algorithm, data: copy, ack: false }, [copy.buffer]);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return Promise.resolve();
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (data.length === 0) return Promise.resolve();
+    const shared = data.buffer instanceof SharedArrayBuffer;
+    return new Promise<void>((resolve, reject) => {
+      const step = shared ? data.length : HASH_BYTES_IN_FLIGHT;
+      for (let at = 0; at < data.length; at += step) {
+        const end = Math.min(at + step, data.length);
+        const piece: Queued = { data: data.subarray(at, end), shared };
+        if (end === data.length) piece.settle = { resolve, reject };
+        this.#queue.push(piece);
+      }
+      this.#pump();
+    });
   }
 
   /** The digest of everything added; the hash cannot be used afterwards. */
   async digest(): Promise<Buffer> {
+    if (this.#queue.length > 0) {
+      await new Promise<void>((resolve, reject) => this.#drained.push({ resolve, reject }));
+    }
+    if (this.#failure) throw this.#failure;
     const reply = await this.#thread.ask({ op: 'digest', id: this.#id, algorithm: this.#algorithm });
     if (reply.op !== 'digest') throw new FerryError('internal', 'the hashing thread answered out of order');
     return Buffer.from(reply.digest.buffer, reply.digest.byteOffset, reply.digest.byteLength);
   }
 
-  /** Forgets the hash (an upload that failed), freeing its state on the thread. */
+  /**
+   * Forgets the hash (an upload that failed), freeing its state on the thread. Updates still waiting
+   * their turn are dropped, their promises rejected; copies already handed over are freed as the
+   * thread reaches them.
+   */
   discard(): void {
+    this.#stop(new FerryError('internal', 'the hash was discarded'));
     try {
       this.#thread.post({ op: 'drop', id: this.#id });
     } catch {
       // The thread is gone, and the state with it.
     }
   }
+
+  /** Hands queued updates to the thread, in order, while their copies fit. */
+  #pump(): void {
+    const id = this.#id;
+    const algorithm = this.#algorithm;
+    while (this.#failure === undefined) {
+      const next = this.#queue[0];
+      if (next === undefined) {
+        for (const waiter of this.#drained.splice(0)) waiter.resolve();
+        return;
+      }
+      const length = next.data.length;
+      if (!next.shared && this.bytesInFlight > 0 && this.bytesInFlight + length > HASH_BYTES_IN_FLIGHT) {
+        // Wait for the thread; ask it how far it has got unless an answer is already coming.
+        if (this.#asked === this.#hashed) this.#askProgress({ op: 'sync', id });
+        return;
+      }
+      this.#queue.shift();
+      if (next.shared) {
+        this.#thread.ask({ op: 'update', id, algorithm, data: next.data, ack: true }).then(
+          () => next.settle?.resolve(),
+          (err: Error) => this.#stop(err, next),
+        );
+        continue;
+      }
+      const copy = new Uint8Array(length);
+      copy.set(next.data);
+      const ask = this.#posted + length - this.#asked >= ASK_EVERY;
+      this.#posted += length;
+      const request: Request = { op: 'update', id, algorithm, data: copy, ack: ask };
+      try {
+        if (ask) this.#askProgress(request, [copy.buffer]);
+        else this.#thread.post(request, [copy.buffer]);
+      } catch (err) {
+        this.#stop(err as Error, next);
+        return;
+      }
+      next.settle?.resolve();
+    }
+  }
+
+  /** Sends `request`, whose answer says the thread has hashed every copy handed over so far. */
+  #askProgress(request: Request, transfer: ArrayBuffer[] = []): void {
+    const upTo = this.#posted;
+    this.#asked = upTo;
+    this.#thread.ask(request, transfer).then(
+      () => {
+        this.#hashed = Math.max(this.#hashed, upTo);
+        this.#pump();
+      },
+      (err: Error) => this.#stop(err),
+    );
+  }
+
+  /** Fails everything waiting (and `also`, an update already taken from the queue). */
+  #stop(err: Error, also?: Queued): void {
+    this.#failure ??= err;
+    also?.settle?.reject(this.#failure);
+    for (const queued of this.#queue.splice(0)) queued.settle?.reject(this.#failure);
+    for (const waiter of this.#drained.splice(0)) waiter.reject(this.#failure);
+  }
+}
+
+/**
+ * Holds the hashing thread until the returned function is called: what a thread starved of the CPU
+ * looks like to the streams it hashes. For tests of the bound on bytes in flight.
+ */
+export function holdHashThread(): () => void {
+  current ??= new HashThread();
+  const gate = new Int32Array(new SharedArrayBuffer(4));
+  current.post({ op: 'hold', id: -1, gate });
+  return () => {
+    Atomics.store(gate, 0, 1);
+    Atomics.notify(gate, 0);
+  };
 }
 
 /**
