@@ -145,19 +145,19 @@ export function override(
 }
 
 /**
- * The outcome of a copy or move without its `checksums` (docs/api.md, "Reports"), which are checked
- * here: when the copy compared a hash kind, both sides name the same kind and value, and an md5 is the
- * data's.
+ * The outcome of a copy or move without its `checksums` (docs/api.md, "Reports") and the destination's
+ * `etag` (kept for an undo, docs/api.md "Undo"), which are checked here: when the copy compared a hash
+ * kind, both sides name the same kind and value, and an md5 is the data's; an ETag is never empty.
  */
-export function withoutChecksums<T extends { checksums?: { source: string; destination: string } }>(
-  outcome: T,
-  data: Buffer,
-): Omit<T, 'checksums'> {
-  const { checksums, ...rest } = outcome;
+export function withoutChecksums<
+  T extends { checksums?: { source: string; destination: string }; etag?: string },
+>(outcome: T, data: Buffer): Omit<T, 'checksums' | 'etag'> {
+  const { checksums, etag, ...rest } = outcome;
   if (checksums !== undefined) {
     assert.equal(checksums.destination, checksums.source);
     const [kind, value] = checksums.source.split(':');
     if (kind === 'md5') assert.equal(value, createHash('md5').update(data).digest('hex'));
   }
+  if (etag !== undefined) assert.ok(etag.length > 0, 'an ETag, when the write reported one, is not empty');
   return rest;
 }
