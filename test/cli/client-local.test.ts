@@ -126,7 +126,7 @@ await eachDatabase('ferry client, local paths', (database) => {
     assert.equal(options.code, 2);
     assert.match(
       options.stderr,
-      /--manifest, --overwrite, --watch and the filters are for copies between locations/,
+      /--manifest, --overwrite, --watch, --backup-to and the filters are for copies between locations/,
     );
     const filtered = await run('cp', file, `${label}:${bucket}/`, '--exclude', '*.tmp');
     assert.equal(filtered.code, 2);
