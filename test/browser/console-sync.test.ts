@@ -158,6 +158,41 @@ for (const database of await testDatabases()) {
       }
     });
 
+    test('Preview and Sync now wait for the locations: pressed while /v1/locations has not answered, the plan names the first location', async () => {
+      const { bucket, tab } = c;
+      const page = await tab(width, '#activity');
+      let answer: () => void = () => {};
+      const answered = new Promise<void>((resolve) => {
+        answer = resolve;
+      });
+      try {
+        // The locations' answer held back until the form is filled and Preview pressed (seen once in CI:
+        // a preview sent before it named no location, and no plan came).
+        await page.route('**/v1/locations', async (route) => {
+          await answered;
+          await route.continue();
+        });
+        await page.goto(`${c.base}/#sync`);
+        await page.getByRole('heading', { name: 'Sync', level: 1 }).waitFor();
+        await page.getByLabel('Source folder').fill(`${bucket}/src/`);
+        await page.getByLabel('Destination folder').fill(`${bucket}/early/`);
+        const preview = page.getByRole('button', { name: 'Preview', exact: true });
+        assert.equal(await preview.isDisabled(), true, 'Preview waits for the locations');
+        assert.equal(
+          await page.getByRole('button', { name: 'Sync now', exact: true }).isDisabled(),
+          true,
+          'Sync now waits for the locations',
+        );
+        const pressed = preview.click();
+        answer();
+        await pressed;
+        await page.getByRole('region', { name: 'The plan' }).getByText('deep/b.txt').waitFor();
+      } finally {
+        answer();
+        await page.close();
+      }
+    });
+
     test('a schedule made in words: its next run, paused and resumed, run now with the run in its history, deleted (a copy)', async () => {
       const { bucket, call, client, tab, shot } = c;
       const name = `nightly ${width}`;

@@ -159,7 +159,16 @@ function ScheduleActions({
 }
 
 /** The form of a new schedule. */
-function ScheduleForm({ locations, onCreated }: { locations: Loc[]; onCreated: (s: Schedule) => void }) {
+function ScheduleForm({
+  locations,
+  loading,
+  onCreated,
+}: {
+  locations: Loc[];
+  /** The locations are still being read: nothing is sent until the form can name one (withLocations). */
+  loading: boolean;
+  onCreated: (s: Schedule) => void;
+}) {
   const zones = timezones();
   const [name, setName] = useState('');
   const [every, setEvery] = useState('');
@@ -231,7 +240,7 @@ function ScheduleForm({ locations, onCreated }: { locations: Loc[]; onCreated: (
           <option value="verify">Verify (compare, change nothing)</option>
         </select>
         <TransferFields id="schedule" kind={kind} locations={locations} values={values} onChange={setTyped} />
-        <button type="submit" disabled={busy}>
+        <button type="submit" disabled={busy || loading}>
           Create schedule
         </button>
       </form>
@@ -388,6 +397,7 @@ export function Schedules() {
       {can('transfer') ? (
         <ScheduleForm
           locations={locations.data ?? []}
+          loading={locations.data === undefined}
           onCreated={(s) => {
             setNotice(
               `Schedule ${visibleName(s.name)} created: ${s.paused ? 'paused' : `next run ${timeIn(s.next_run_at, s.timezone)}`}.`,

@@ -222,11 +222,12 @@ export function Sync({ live }: { live: Live }) {
           onChange={setTyped}
         />
         <div class="buttons">
-          <button type="submit" value="preview" disabled={busy}>
+          {/* Not before the locations have loaded: the form's location is the first one (withLocations). */}
+          <button type="submit" value="preview" disabled={busy || locations.data === undefined}>
             Preview
           </button>
           {can('transfer') && (
-            <button type="submit" value="now" disabled={busy}>
+            <button type="submit" value="now" disabled={busy || locations.data === undefined}>
               Sync now
             </button>
           )}
