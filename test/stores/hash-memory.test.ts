@@ -4,11 +4,17 @@
 // thread instead of queueing copies, no byte is dropped, and every way out lets go of what was held.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { test } from 'node:test';
 import { ByteCounter } from '../../src/objects/verify.js';
-import { HASH_BYTES_IN_FLIGHT, holdHashThread, ThreadedHash } from '../../src/stores/shared/hash-thread.js';
+import {
+  HASH_BYTES_IN_FLIGHT,
+  holdHashThread,
+  SLAB_BYTES,
+  ThreadedHash,
+} from '../../src/stores/shared/hash-thread.js';
 import { waitUntil } from '../support/wait.js';
 
 const KiB = 1024;
@@ -170,4 +176,35 @@ test('a copy that ends early (aborted, or its source failing) while updates wait
   const next = new ThreadedHash('md5');
   await next.update(Buffer.from('hello'));
   assert.equal((await next.digest()).toString('hex'), md5(Buffer.from('hello')));
+});
+
+test('hashing leaves no garbage behind: four 128 MiB streams raise the peak RSS by about their bytes in flight, not by what they hashed', async () => {
+  const chunk = randomBytes(64 * KiB);
+  const streams = 4;
+  const each = 128 * MiB;
+  const expected = createHash('md5');
+  for (let at = 0; at < each; at += chunk.length) expected.update(chunk);
+  const warm = new ThreadedHash('md5');
+  await warm.update(chunk);
+  await warm.digest();
+  // The peak (VmHWM) starts again from the RSS of now.
+  writeFileSync('/proc/self/clear_refs', '5');
+  const before = process.memoryUsage().rss;
+  const digests = await Promise.all(
+    Array.from({ length: streams }, async () => {
+      const hash = new ThreadedHash('md5');
+      // The same chunk each time, as update() copies it: the test itself makes no garbage.
+      for (let at = 0; at < each; at += chunk.length) await hash.update(chunk);
+      return (await hash.digest()).toString('hex');
+    }),
+  );
+  const peak = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) * KiB;
+  assert.deepEqual(digests, Array(streams).fill(expected.digest('hex')));
+  // A fresh copy per chunk handed to the thread was garbage there until its heap was collected: 80 MiB
+  // more here. Slabs reused from one pool hold the bytes in flight and the pool itself.
+  const bound = streams * HASH_BYTES_IN_FLIGHT + 32 * SLAB_BYTES;
+  assert.ok(
+    peak - before <= bound,
+    `peak RSS rose ${((peak - before) / MiB).toFixed(1)} MiB, more than ${bound / MiB} MiB`,
+  );
 });
