@@ -2,7 +2,8 @@
 // reached, is restarting or dropped the connection; SQLite's file is locked by another connection
 // past every retry. The same statement may succeed shortly, so the API answers 503 with Retry-After
 // and the background loops wait and try again, instead of a 500 or a crash counted against the work.
-// This is the one function that reads the drivers' error shapes (pg's and better-sqlite3's).
+// This is the one module that reads the drivers' error shapes (pg's and better-sqlite3's); it also
+// tells a unique constraint refused (isUniqueViolation), for the writes a unique index guards.
 
 /** Why the database cannot answer now: unreachable (PostgreSQL) or busy (SQLite's lock). */
 export type Unavailability = 'unreachable' | 'busy';
@@ -78,4 +79,17 @@ export function unavailableMessage(why: Unavailability): string {
   return why === 'busy'
     ? 'the database is busy; try again shortly'
     : 'the database is not reachable; try again shortly';
+}
+
+/**
+ * A write refused by a unique constraint or index: SQLSTATE 23505 on PostgreSQL,
+ * SQLITE_CONSTRAINT_UNIQUE (or _PRIMARYKEY) from better-sqlite3. Wrapped errors are looked through.
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  for (let e: unknown = err; typeof e === 'object' && e !== null; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+      return true;
+  }
+  return false;
 }

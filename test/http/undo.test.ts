@@ -278,6 +278,39 @@ await eachDatabase('undo', (database) => {
     assert.equal(unknown.statusCode, 404, unknown.body);
   });
 
+  test('one undo of a job at a time: two at once give one job and a 409 naming it; once it has finished, another may run', async () => {
+    const { call, loc } = await setup();
+    const bucket = await seedBucket(client, { 'in/a.txt': 'A', 'in/b.txt': 'B' });
+    const backups = await seedBucket(client, {});
+    const copied = await job(call, '/v1/copy', {
+      from: `${loc}:${bucket}/in/`,
+      to: `${loc}:${bucket}/out/`,
+      backup_to: `${loc}:${backups}/bk`,
+    });
+    assert.equal(copied.status, 'complete', JSON.stringify(copied));
+    const both = await Promise.all([0, 1].map(() => post(call, `/v1/jobs/${copied.job_id}/undo`)));
+    const started = both.filter((r) => r.statusCode === 202);
+    const refused = both.filter((r) => r.statusCode === 409);
+    assert.equal(started.length, 1, both.map((r) => r.body).join('\n'));
+    assert.equal(refused.length, 1, both.map((r) => r.body).join('\n'));
+    const undoId = String(started[0]?.json().job_id);
+    assert.match(
+      String(refused[0]?.json().message),
+      new RegExp(
+        `^job ${copied.job_id} (is being undone by job ${undoId} \\((planning|running)\\)|is being undone by another job, started at the same moment)$`,
+      ),
+    );
+    const undone = await waitFor(call, `/v1/jobs/${undoId}`);
+    assert.equal(undone.status, 'complete', JSON.stringify(undone));
+    assert.equal(
+      await readS3(client, bucket, 'out/a.txt'),
+      undefined,
+      'the undo removed what the copy created',
+    );
+    const again = await undo(call, String(copied.job_id));
+    assert.equal(again.status, 'complete', JSON.stringify(again));
+  });
+
   test('a bulk copy and a move with backup_to keep what they overwrite, and their undo restores it', async () => {
     const { call, loc } = await setup();
     const src = await seedBucket(client, { 'p/a.txt': 'A2', 'p/b.txt': 'B-new' });

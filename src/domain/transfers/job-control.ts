@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Scope } from '../../api/scopes.js';
 import type { Clock } from '../../clock.js';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
+import { isUniqueViolation } from '../../db/unavailable.js';
 import type { Touched } from '../../engine/backup.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
@@ -18,6 +19,9 @@ import type { TransferViews } from './views.js';
 
 /** The states a job ends in: only those can be undone. */
 const FINISHED = ['complete', 'partial', 'failed', 'canceled'] as const;
+
+/** The states of an undo that keep another undo of the same job from starting (jobs_one_undo). */
+const UNDO_HOLDS = ['planning', 'running'] as const;
 
 export class JobControl {
   constructor(
@@ -116,21 +120,39 @@ export class JobControl {
     const entry: AuditEntry = { action: 'job.undo', target: id, status: 202 };
     const now = this.clock.now();
     return this.db.transaction().execute(async (trx) => {
-      const created = await jobs.create(
-        trx,
-        {
-          id: undoId,
-          workspaceId: caller.workspaceId,
-          kind: 'undo',
-          undoOf: job.id,
-          source: job.destination,
-          destination: job.destination,
-          overwrite: 'always',
-          manifest: undefined,
-          touches: (job.location_ids ?? '').split(',').filter((s) => s !== ''),
-        },
-        now,
-      );
+      // One undo of a job at a time: one that is planning or running holds the place (a finished one
+      // leaves it free: undoing again changes nothing that is already back). The unique index
+      // jobs_one_undo keeps two requests at the same moment from both passing this check (migration
+      // 2026-12-03-z-one-undo).
+      const holding = await trx
+        .selectFrom('jobs')
+        .select(['id', 'status'])
+        .where('undo_of', '=', job.id)
+        .where('status', 'in', UNDO_HOLDS)
+        .executeTakeFirst();
+      if (holding !== undefined) {
+        throw conflict(`job ${id} is being undone by job ${holding.id} (${holding.status})`);
+      }
+      const created = await jobs
+        .create(
+          trx,
+          {
+            id: undoId,
+            workspaceId: caller.workspaceId,
+            kind: 'undo',
+            undoOf: job.id,
+            source: job.destination,
+            destination: job.destination,
+            overwrite: 'always',
+            manifest: undefined,
+            touches: (job.location_ids ?? '').split(',').filter((s) => s !== ''),
+          },
+          now,
+        )
+        .catch((err: unknown) => {
+          if (!isUniqueViolation(err)) throw err;
+          throw conflict(`job ${id} is being undone by another job, started at the same moment`, err);
+        });
       await record(trx, audit, entry, now);
       return created;
     });
