@@ -3,11 +3,12 @@
 import { toRfc3339 } from '../clock.js';
 import type { JobRow, TransferRow } from '../db/schema.js';
 import type { Given } from '../display.js';
+import { jobOptions } from '../durable/work.js';
 import type { Counts, FilterSpec, Job, JobOptions, Transfer } from './transfers.js';
 
-/** A jobs row's options (JSON of JobOptions; null: none). */
-export function decodeOptions(text: string | null): JobOptions {
-  return text === null ? {} : (JSON.parse(text) as JobOptions);
+/** A jobs row's options (null: none). */
+function optionsOf(row: JobRow): JobOptions {
+  return row.options === null ? {} : jobOptions.decode(row.options, row.id);
 }
 
 /** A stored filter as the API shows it back (times in RFC 3339). */
@@ -111,7 +112,7 @@ function refOf(text: string): Job['from'] {
 
 /** A job as the API shows it: its counters, and `runningBytes`, the bytes of the objects running now. */
 export function jobView(row: JobRow, runningBytes: number): Job {
-  const options = decodeOptions(row.options);
+  const options = optionsOf(row);
   return {
     job_id: row.id,
     kind: row.kind,
