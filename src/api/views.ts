@@ -3,7 +3,7 @@
 import { toRfc3339 } from '../clock.js';
 import type { JobRow, TransferRow } from '../db/schema.js';
 import type { Given } from '../display.js';
-import { jobOptions } from '../durable/work.js';
+import { jobDestination, jobOptions, jobSource } from '../durable/work.js';
 import type { Counts, FilterSpec, Job, JobOptions, Transfer } from './transfers.js';
 
 /** A jobs row's options (null: none). */
@@ -101,12 +101,8 @@ export function transferView(row: TransferRow, job?: { row: JobRow; runningBytes
   return view;
 }
 
-/**
- * A job's source or destination column: the location's id and the path (the ObjectRef of
- * src/engine/specs.ts, of which the API shows these two fields).
- */
-function refOf(text: string): Job['from'] {
-  const ref = JSON.parse(text) as { location_id: string; path: string };
+/** A job's source or destination (src/durable/work.ts, ObjectRef), of which the API shows the id and path. */
+function refOf(ref: { location_id: string; path: string }): Job['from'] {
   return { id: ref.location_id, path: ref.path };
 }
 
@@ -117,8 +113,8 @@ export function jobView(row: JobRow, runningBytes: number): Job {
     job_id: row.id,
     kind: row.kind,
     status: row.status,
-    from: refOf(row.source),
-    to: refOf(row.destination),
+    from: refOf(jobSource.decode(row.source, row.id)),
+    to: refOf(jobDestination.decode(row.destination, row.id)),
     overwrite: row.overwrite,
     ...(options.filter === undefined ? {} : { filter: filterView(options.filter) }),
     ...(options.compare === undefined ? {} : { compare: options.compare }),
