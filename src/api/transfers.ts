@@ -3,6 +3,7 @@
 // (src/api/views.ts), the webhook events' data, and the types of the CLI and the console, which import
 // them type-only. A field added here is checked by the compiler everywhere one of them is built.
 import { type Static, Type } from 'typebox';
+import type { FilterSpec, JobOptions } from '../durable/work.js';
 import {
   COMPARE_MODES,
   JOB_KINDS,
@@ -70,32 +71,10 @@ export const Filter = Type.Object(
 );
 export type Filter = Static<typeof Filter>;
 
-/** A checked filter, as queued work stores it (src/objects/filter.ts): times as epoch milliseconds. */
-export interface FilterSpec {
-  include?: string[];
-  exclude?: string[];
-  min_size?: number;
-  max_size?: number;
-  modified_after?: number;
-  modified_before?: number;
-}
+// A checked filter and a job's options as queued work stores them: the jobs column's schema
+// (src/durable/work.ts) declares them.
+export type { FilterSpec, JobOptions };
 
-/** What a bulk job was asked besides its prefixes (the jobs row's `options`; docs/api.md, "Sync"). */
-export interface JobOptions {
-  filter?: FilterSpec;
-  /** A sync's: how equal objects are told (default size-modtime). */
-  compare?: (typeof COMPARE_MODES)[number];
-  /** A sync's: remove destination objects the source lacks, at most max_delete of them. */
-  delete?: boolean;
-  /** As given; absent: half the destination's objects, at most 1000 (src/engine/sync-plan.ts). */
-  max_delete?: number;
-  /** A verify's: how objects are compared (docs/api.md, "Verify"; default checksum). */
-  mode?: (typeof VERIFY_MODES)[number];
-  /** `backup_to` as given (docs/api.md, "Undo"). */
-  backup_to?: string;
-  /** Where what the job deletes or overwrites is kept: the backup prefix with the job's id, `<prefix>/<job id>/`. */
-  backup?: { location_id: string; path: string };
-}
 /** The least cap in bytes per second (64 KiB/s): below it a transfer of any size would crawl. */
 export const BANDWIDTH_MIN = 64 * 1024;
 /** The largest cap (10 GiB/s), well past what one process moves. */

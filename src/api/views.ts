@@ -3,11 +3,12 @@
 import { toRfc3339 } from '../clock.js';
 import type { JobRow, TransferRow } from '../db/schema.js';
 import type { Given } from '../display.js';
+import { jobDestination, jobOptions, jobSource } from '../durable/work.js';
 import type { Counts, FilterSpec, Job, JobOptions, Transfer } from './transfers.js';
 
-/** A jobs row's options (JSON of JobOptions; null: none). */
-export function decodeOptions(text: string | null): JobOptions {
-  return text === null ? {} : (JSON.parse(text) as JobOptions);
+/** A jobs row's options (null: none). */
+function optionsOf(row: JobRow): JobOptions {
+  return row.options === null ? {} : jobOptions.decode(row.options, row.id);
 }
 
 /** A stored filter as the API shows it back (times in RFC 3339). */
@@ -100,24 +101,20 @@ export function transferView(row: TransferRow, job?: { row: JobRow; runningBytes
   return view;
 }
 
-/**
- * A job's source or destination column: the location's id and the path (the ObjectRef of
- * src/engine/specs.ts, of which the API shows these two fields).
- */
-function refOf(text: string): Job['from'] {
-  const ref = JSON.parse(text) as { location_id: string; path: string };
+/** A job's source or destination (src/durable/work.ts, ObjectRef), of which the API shows the id and path. */
+function refOf(ref: { location_id: string; path: string }): Job['from'] {
   return { id: ref.location_id, path: ref.path };
 }
 
 /** A job as the API shows it: its counters, and `runningBytes`, the bytes of the objects running now. */
 export function jobView(row: JobRow, runningBytes: number): Job {
-  const options = decodeOptions(row.options);
+  const options = optionsOf(row);
   return {
     job_id: row.id,
     kind: row.kind,
     status: row.status,
-    from: refOf(row.source),
-    to: refOf(row.destination),
+    from: refOf(jobSource.decode(row.source, row.id)),
+    to: refOf(jobDestination.decode(row.destination, row.id)),
     overwrite: row.overwrite,
     ...(options.filter === undefined ? {} : { filter: filterView(options.filter) }),
     ...(options.compare === undefined ? {} : { compare: options.compare }),

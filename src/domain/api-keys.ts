@@ -3,11 +3,13 @@
 // as soon as any process changes it (src/domain/auth-cache.ts), so revocation and expiry take effect
 // on the very next request everywhere. last_used_at is written at most once a minute per key, by a
 // conditional UPDATE that several processes can race on harmlessly.
+
 import { hash, randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { type ApiKey, type CreatedApiKey, SCOPES, type Scope } from '../api/keys.js';
 import { type Clock, toRfc3339 } from '../clock.js';
 import type { ApiKeyRow, Database } from '../db/schema.js';
+import { keyLocations, keyScopes } from '../durable/records.js';
 import { FerryError, invalid, notFound } from '../errors.js';
 import { isUuid, newId } from '../ids.js';
 import { type AuditContext, type AuditEntry, record } from './audit/audit.js';
@@ -40,12 +42,12 @@ export interface KeyLimits {
 /** The operator's keys (bootstrap, `ferry keys create --workspace`) and every key before scopes. */
 export const UNLIMITED: KeyLimits = { scopes: new Set(SCOPES), locations: null };
 
-function limitsOf(row: { scopes: string | null; locations: string | null }): KeyLimits {
+function limitsOf(row: { id: string; scopes: string | null; locations: string | null }): KeyLimits {
   const scopes =
     row.scopes === null
       ? UNLIMITED.scopes
-      : new Set((JSON.parse(row.scopes) as string[]).filter((s): s is Scope => SCOPES.includes(s as Scope)));
-  const locations = row.locations === null ? null : new Set(JSON.parse(row.locations) as string[]);
+      : new Set(keyScopes.decode(row.scopes, row.id).filter((s): s is Scope => SCOPES.includes(s as Scope)));
+  const locations = row.locations === null ? null : new Set(keyLocations.decode(row.locations, row.id));
   return { scopes, locations };
 }
 
@@ -168,8 +170,8 @@ export class ApiKeys {
       scopes:
         limits.scopes.size === SCOPES.length
           ? null
-          : JSON.stringify(SCOPES.filter((x) => limits.scopes.has(x))),
-      locations: limits.locations === null ? null : JSON.stringify([...limits.locations]),
+          : keyScopes.encode(SCOPES.filter((x) => limits.scopes.has(x))),
+      locations: limits.locations === null ? null : keyLocations.encode([...limits.locations]),
     };
     await this.db.transaction().execute(async (trx) => {
       await checkCap(trx, 'api_keys', workspaceId, this.cap, now);

@@ -4,34 +4,18 @@
 // work did at its destination is written with the object (`touched`), for an undo to read
 // (src/engine/undo.ts). A backup that fails fails the object's attempt, so nothing is deleted or
 // overwritten without it.
+import { objectTouched, type Touched } from '../durable/work.js';
 import { FerryError, isFerryError } from '../errors.js';
 import { copyObject } from '../objects/object-copy.js';
 import type { ObjectInfo, Store } from '../stores/contract.js';
 import type { EngineContext } from './run-object.js';
 import type { ObjectRef } from './specs.js';
 
-/**
- * What an object's work did at its destination, as a job object keeps it:
- * - `created`: there was no object; the work wrote one (`etag`/`size`: what it wrote);
- * - `replaced`: it overwrote one, kept at `backup`;
- * - `written`: it wrote one without a backup and without knowing whether one was there (cannot come back);
- * - `deleted`: it removed one, kept at `backup` when the job had one;
- * - `moved`: a move's object: gone from `source`, now at `target`, and what it replaced there at `backup`.
- */
-export interface Touched {
-  did: 'created' | 'replaced' | 'written' | 'deleted' | 'moved';
-  target: ObjectRef;
-  backup?: ObjectRef;
-  /** A move's source, where the object was before. */
-  source?: ObjectRef;
-  /** A move onto an object that was there, without a backup: what it replaced cannot come back. */
-  replacedLost?: true;
-  etag?: string;
-  size?: number;
-}
+// What the work did (src/durable/work.ts, Touched: the column's schema, where the shape is declared).
+export type { Touched };
 
 /** What the planner knows of a sync's copy before it runs: nothing was at the destination. */
-export const PLANNED_CREATED = JSON.stringify({ did: 'created' });
+export const PLANNED_CREATED = objectTouched.encode({ did: 'created' });
 
 /** A job's backup prefix with its id: `<prefix>/<job id>/` (the prefix given, with or without its `/`). */
 export function jobBackup(backup: ObjectRef, jobId: string): ObjectRef {

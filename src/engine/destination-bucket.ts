@@ -10,7 +10,7 @@ import type { Store } from '../stores/contract.js';
 import { splitBucketPath } from '../stores/shared/bucket-paths.js';
 import * as jobs from './lifecycle/jobs.js';
 import type { EngineContext } from './run-object.js';
-import { decodeRef } from './specs.js';
+import { destinationOf } from './specs.js';
 import type { StoreUse } from './store-cache.js';
 
 /** The bucket of `path` when the store has buckets and that bucket does not exist. */
@@ -54,7 +54,7 @@ export async function destinationReady(
         .executeTakeFirst();
       if (owner?.kind === 'remove') return true;
     }
-    const destination = decodeRef(job.destination);
+    const destination = destinationOf(job);
     reason = await ctx.stores.use(destination.location_id, async (use) => {
       const bucket = await missingBucket(use.store, destination.path, signal);
       return bucket === undefined ? undefined : missingMessage(use, bucket);

@@ -5,6 +5,7 @@
 import { setImmediate } from 'node:timers/promises';
 import type { Db } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
+import * as durable from '../durable/work.js';
 import { FerryError, isFerryError } from '../errors.js';
 import { compileFilter, type Filter, listFiltered } from '../objects/filter.js';
 import { expandSources, isPattern } from '../objects/patterns.js';
@@ -22,10 +23,11 @@ import type { EngineContext } from './run-object.js';
 import { destinationPath } from './run-transfer.js';
 import {
   decodeOptions,
-  decodeRef,
   decodeSpec,
+  destinationOf,
   type ObjectRef,
   type ObjectWork,
+  sourceOf,
   type TransferSpec,
 } from './specs.js';
 import { EQUAL_PREFIX, syncObjects } from './sync-plan.js';
@@ -76,7 +78,7 @@ async function* manifestKeys(db: Db, jobId: string): AsyncGenerator<Planned> {
     .where('job_id', '=', jobId)
     .executeTakeFirst();
   if (!row) throw new FerryError('internal', `job ${jobId} lost its manifest`);
-  for (const key of JSON.parse(row.keys) as string[]) yield { key, size: null, etag: null };
+  for (const key of durable.manifestKeys.decode(row.keys, jobId)) yield { key, size: null, etag: null };
 }
 
 /**
@@ -113,7 +115,9 @@ async function* transferObjects(ctx: EngineContext, transferId: string): AsyncGe
     .select('spec')
     .where('id', '=', transferId)
     .executeTakeFirstOrThrow();
-  yield* specObjects(decodeSpec(row.spec), (locationId) => ctx.stores.acquire(locationId));
+  yield* specObjects(decodeSpec({ id: transferId, spec: row.spec }), (locationId) =>
+    ctx.stores.acquire(locationId),
+  );
 }
 
 /**
@@ -132,7 +136,7 @@ export async function* specObjects(
     key,
     size,
     etag,
-    work: JSON.stringify(work),
+    work: durable.objectWork.encode(work),
   });
   switch (spec.kind) {
     case 'copy':
@@ -175,9 +179,9 @@ export async function* specObjects(
 /** A sync's diff (src/engine/sync-plan.ts) as the planner commits it. */
 async function* syncPlanned(ctx: EngineContext, job: JobRow): AsyncGenerator<Planned> {
   const spec = {
-    source: decodeRef(job.source),
-    destination: decodeRef(job.destination),
-    options: decodeOptions(job.options),
+    source: sourceOf(job),
+    destination: destinationOf(job),
+    options: decodeOptions(job),
   };
   for await (const p of syncObjects((id) => ctx.stores.acquire(id), spec)) {
     yield {
@@ -200,7 +204,7 @@ async function* syncPlanned(ctx: EngineContext, job: JobRow): AsyncGenerator<Pla
  */
 async function* planRunObjects(ctx: EngineContext, job: JobRow, planId: string): AsyncGenerator<Planned> {
   let after = -1;
-  const options = decodeOptions(job.options);
+  const options = decodeOptions(job);
   for (;;) {
     const page = await plans.entries(ctx.db.kysely, planId, after, PLAN_BATCH);
     for (const e of page) {
@@ -223,7 +227,7 @@ async function* planRunObjects(ctx: EngineContext, job: JobRow, planId: string):
     if (last === undefined || page.length < PLAN_BATCH) break;
     after = last.seq;
   }
-  const source = decodeRef(job.source);
+  const source = sourceOf(job);
   const now =
     job.transfer_id !== null
       ? transferObjects(ctx, job.transfer_id)
@@ -271,7 +275,7 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
   // A verify writes nothing: a destination bucket that does not exist holds nothing, and each source
   // object is reported missing there (docs/api.md, "Verify"), rather than the job failing to create it.
   if (job.kind !== 'verify' && !(await destinationReady(ctx, job, signal))) return;
-  const source = decodeRef(job.source);
+  const source = sourceOf(job);
   if (job.transfer_id !== null) await transfers.jobStarted(db.kysely, job.transfer_id, clock.now());
   // Already fully planned (a retry of failed objects): straight back to running.
   if (job.planning_done === 1) {
@@ -292,8 +296,8 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
               : job.kind === 'verify'
                 ? verifyObjects((id) => ctx.stores.acquire(id), {
                     source,
-                    destination: decodeRef(job.destination),
-                    options: decodeOptions(job.options),
+                    destination: destinationOf(job),
+                    options: decodeOptions(job),
                   })
                 : job.has_manifest === 1
                   ? manifestKeys(db, job.id)
@@ -301,7 +305,7 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
                       (id) => ctx.stores.acquire(id),
                       source.location_id,
                       source.path,
-                      compileFilter(decodeOptions(job.options).filter),
+                      compileFilter(decodeOptions(job).filter),
                     );
     // After a planner died, keys it committed come round again and are ignored (unique per job); new
     // sequence numbers start past every committed one, so listing order need not be stable.

@@ -25,7 +25,7 @@ import type { ObjectSettlement } from './lifecycle/objects.js';
 import * as objects from './lifecycle/objects.js';
 import { type AttemptArgs, attempt, type Settlement } from './outcome.js';
 import { settleObjects } from './settle-batch.js';
-import { decodeOptions, decodeRef, type ObjectRef, type ObjectWork } from './specs.js';
+import { decodeOptions, destinationOf, type ObjectRef, type ObjectWork, sourceOf, workOf } from './specs.js';
 import type { StoreCache } from './store-cache.js';
 import { undoWork } from './undo.js';
 
@@ -74,13 +74,13 @@ export async function planOf(ctx: EngineContext, jobId: string): Promise<JobPlan
     .where('id', '=', jobId)
     .executeTakeFirstOrThrow();
   const plan = {
-    source: decodeRef(job.source),
-    destination: decodeRef(job.destination),
+    source: sourceOf({ id: jobId, source: job.source }),
+    destination: destinationOf({ id: jobId, destination: job.destination }),
     overwrite: job.overwrite,
     planId: job.plan_id,
     workspaceId: job.workspace_id,
     bandwidthLimit: job.bandwidth_limit,
-    backup: decodeOptions(job.options).backup,
+    backup: decodeOptions({ id: jobId, options: job.options }).backup,
   };
   if (plans.size > 1000) plans.clear();
   plans.set(jobId, plan);
@@ -187,8 +187,9 @@ export async function runObject(
     (await settleObjects(ctx.db, ctx.clock, ctx.owner, [item]))[0] === true,
 ): Promise<void> {
   const { db, clock, owner } = ctx;
-  if (object.work !== null) {
-    await runWork(ctx, object, JSON.parse(object.work) as ObjectWork, signal, settle);
+  const own = workOf(object);
+  if (own !== null) {
+    await runWork(ctx, object, own, signal, settle);
     return;
   }
   const plan = await planOf(ctx, object.job_id);

@@ -199,7 +199,7 @@ export async function runTransfer(
   patienceMs: number,
 ): Promise<void> {
   const { db, clock, owner } = ctx;
-  const spec = decodeSpec(transfer.spec);
+  const spec = decodeSpec(transfer);
   const work: Work = { kind: 'transfer', id: transfer.id };
   const checkpoint = checkpointOf(db.kysely, work, owner, () => clock.now());
   const throttle = ctx.bandwidth?.throttleFor({

@@ -1,81 +1,46 @@
 // What a queued transfer or job holds: the request with every location resolved to its id at accept
 // time. A location deleted afterwards makes the work fail, as any
 // request with it would (docs/api.md, "Operations" under "Locations").
-import type { FilterSpec, JobOptions } from '../api/transfers.js';
-import type { VerifyMode } from '../states.js';
-import type { Touched } from './backup.js';
+import {
+  type DestinationRef,
+  type JobOptions,
+  jobDestination,
+  jobOptions,
+  jobSource,
+  type ObjectRef,
+  type ObjectWork,
+  objectWork,
+  type TransferSpec,
+  transferSpec,
+} from '../durable/work.js';
 
-export type { JobOptions };
+// The shapes are declared once, as the schemas their columns are checked against (src/durable/work.ts).
+export type { DestinationRef, JobOptions, ObjectRef, ObjectWork, TransferSpec };
 
-export interface ObjectRef {
-  location_id: string;
-  path: string;
-  /** The path is exact bytes, never a pattern (docs/api.md, "Exact names"); absent means false. */
-  literal?: true;
+/** A transfer's spec (src/durable/work.ts refuses one this version cannot read). */
+export function decodeSpec(row: { id: string; spec: string }): TransferSpec {
+  return transferSpec.decode(row.spec, row.id);
 }
 
-/** A destination that is a folder ends with "/": each source keeps its own name inside it. */
-export interface DestinationRef extends ObjectRef {
-  folder: boolean;
+/** A job's source prefix. */
+export function sourceOf(row: { id: string; source: string }): ObjectRef {
+  return jobSource.decode(row.source, row.id);
 }
 
-export type TransferSpec =
-  | { kind: 'copy'; source: ObjectRef; destination: ObjectRef }
-  | {
-      kind: 'move';
-      sources: ObjectRef[];
-      destination: DestinationRef;
-      filter?: FilterSpec;
-      /** Where what it overwrites is kept, `<prefix>/<transfer id>/` (docs/api.md, "Undo"). */
-      backup?: ObjectRef;
-      /** `backup_to` as given, for the transfer's view. */
-      backup_to?: string;
-    }
-  | {
-      kind: 'remove';
-      paths: ObjectRef[];
-      filter?: FilterSpec;
-      /** Where what it removes is kept, `<prefix>/<transfer id>/` (docs/api.md, "Undo"). */
-      backup?: ObjectRef;
-      /** `backup_to` as given, for the transfer's view. */
-      backup_to?: string;
-    }
-  | { kind: 'pull'; urls: string[]; destination: DestinationRef };
-
-export function encodeSpec(spec: TransferSpec): string {
-  return JSON.stringify(spec);
+/** A job's destination prefix. */
+export function destinationOf(row: { id: string; destination: string }): ObjectRef {
+  return jobDestination.decode(row.destination, row.id);
 }
 
-export function decodeSpec(text: string): TransferSpec {
-  return JSON.parse(text) as TransferSpec;
+/** A job object's own work; null for a bulk copy's object, which has only its key. */
+export function workOf(row: { job_id: string; seq: number; work: string | null }): ObjectWork | null {
+  return row.work === null ? null : objectWork.decode(row.work, `${row.job_id}/${row.seq}`);
 }
 
-export function decodeRef(text: string): ObjectRef {
-  return JSON.parse(text) as ObjectRef;
+/** A jobs row's options (null: none). */
+export function decodeOptions(row: { id: string; options: string | null }): JobOptions {
+  return row.options === null ? {} : jobOptions.decode(row.options, row.id);
 }
-
-export { decodeOptions } from '../api/views.js';
-
-/**
- * One object of a transfer over several objects (a job object's `work`): moved, removed or pulled,
- * with its full source and destination.
- */
-export type ObjectWork =
-  /** `backup`: where the object it overwrites is kept first (docs/api.md, "Undo"); so for remove and delete. */
-  | { op: 'move'; source: ObjectRef; destination: ObjectRef; backup?: ObjectRef }
-  | { op: 'remove'; source: ObjectRef; backup?: ObjectRef }
-  | { op: 'pull'; url: string; destination: DestinationRef }
-  /** A sync's deletion of a destination object its source lacks (counted as deleted). */
-  | { op: 'delete'; target: ObjectRef; backup?: ObjectRef }
-  /**
-   * A verify's comparison its listings could not decide (docs/api.md, "Verify"): the two objects stat'ed,
-   * and read and hashed where no hash kind is common to both; nothing is written.
-   */
-  | { op: 'verify'; source: ObjectRef; destination: ObjectRef; mode: VerifyMode }
-  /** An undo's object (src/engine/undo.ts): one a job created, removed again. */
-  | { op: 'unwrite'; touched: Touched }
-  /** An undo's object: one a job replaced, deleted or moved, put back. */
-  | { op: 'restore'; touched: Touched };
 
 /**
  * The `location_ids` column of a piece of work (transfers, jobs, plans, schedules): ",id,id,", sorted,

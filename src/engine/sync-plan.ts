@@ -12,6 +12,7 @@
 // Past that a sorted merge of two listings would be needed, which not every store's listing allows.
 // A verify (src/engine/verify-plan.ts) pairs its two prefixes with the same listing merge
 // (listDestination, then pairListings), so both hold the same bound.
+import { objectWork } from '../durable/work.js';
 import { FerryError, isFerryError } from '../errors.js';
 import { compileFilter, listFiltered } from '../objects/filter.js';
 import type { Provider } from '../providers.js';
@@ -191,7 +192,7 @@ export async function* syncObjects(
       size: there.size,
       etag: there.etag ?? null,
       status: 'pending',
-      work: JSON.stringify(work),
+      work: objectWork.encode(work),
       held: 'until-copied',
     };
   }

@@ -3,7 +3,9 @@
 // job created is removed; one it replaced, deleted or moved is put back from the job's backup. An object
 // changed since the job (another ETag, or size, than the job wrote; one that exists again where the job
 // deleted it) is left alone and reported, never overwritten.
+
 import type { Db } from '../db/database.js';
+import { objectTouched, objectWork } from '../durable/work.js';
 import { copyObject } from '../objects/object-copy.js';
 import type { ObjectInfo } from '../stores/contract.js';
 import { changedSince, statIfPresent, stillWritten, type Touched } from './backup.js';
@@ -14,7 +16,9 @@ import type { ObjectRef, ObjectWork } from './specs.js';
 const PAGE = 1000;
 
 /** What an undo can put back of one object, or why not: the 409 of POST /v1/jobs/{id}/undo lists those. */
-export function cannotComeBack(touched: Touched): string | undefined {
+export function cannotComeBack(
+  touched: Pick<Touched, 'did' | 'backup' | 'replacedLost'>,
+): string | undefined {
   switch (touched.did) {
     case 'created':
       return undefined;
@@ -52,14 +56,14 @@ export async function* undoObjects(db: Db, jobId: string): AsyncGenerator<Planne
       .limit(PAGE)
       .execute();
     for (const row of page) {
-      const touched = JSON.parse(row.touched as string) as Touched;
+      const touched = objectTouched.decode(row.touched as string, `${jobId}/${row.seq}`);
       // A planned creation whose copy never wrote (it carries no target) has nothing to undo.
       if (touched.target === undefined) continue;
       yield {
         key: row.key,
         size: row.size,
         etag: touched.etag ?? null,
-        work: JSON.stringify(undoOf(touched)),
+        work: objectWork.encode(undoOf(touched)),
       };
     }
     const last = page.at(-1);

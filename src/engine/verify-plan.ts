@@ -5,6 +5,7 @@
 // size mode, or (checksum mode) a hash both listings report. The rest are planned as work (ObjectWork op
 // verify), which a worker runs by stat'ing, and where no hash is common to both, reading and hashing
 // (src/objects/object-verify.ts). Nothing is ever written.
+import { objectWork } from '../durable/work.js';
 import { compileFilter } from '../objects/filter.js';
 import { checksumKind, checksumsAgree, comparedChecksums } from '../objects/verify.js';
 import type { Entry } from '../stores/contract.js';
@@ -68,7 +69,7 @@ export async function* verifyObjects(
       destination: { location_id: destination.location_id, path: destination.path + key },
       mode,
     };
-    yield { key, size: entry.size, etag: entry.etag ?? null, work: JSON.stringify(work) };
+    yield { key, size: entry.size, etag: entry.etag ?? null, work: objectWork.encode(work) };
   }
   // What is left of the destination's listing, the source lacks.
   for (const [key, there] of existing) {

@@ -24,7 +24,7 @@ import { planJob } from './planner.js';
 import { planOf, runObject } from './run-object.js';
 import { runTransfer, type TransferContext } from './run-transfer.js';
 import { SettleBatcher } from './settle-batch.js';
-import { decodeSpec, locationsOf, type ObjectWork } from './specs.js';
+import { decodeSpec, locationsOf, workOf } from './specs.js';
 
 export interface WorkerOptions {
   /** Objects and transfers running at once in this worker. */
@@ -370,13 +370,14 @@ export class Worker {
 
   private runObject(object: JobObjectRow): void {
     this.track({ object }, async (signal) => {
+      const work = workOf(object);
       const ids =
-        object.work === null
+        work === null
           ? await planOf(this.ctx, object.job_id).then((plan) => [
               plan.source.location_id,
               plan.destination.location_id,
             ])
-          : locationsOf(JSON.parse(object.work) as ObjectWork);
+          : locationsOf(work);
       await this.withLocations(ids, () =>
         runObject(this.ctx, object, signal, (item) => this.#settler.settle(item)),
       );
@@ -386,7 +387,7 @@ export class Worker {
   private runTransfer(transfer: TransferRow): void {
     this.track({ transfer }, async (signal) => {
       // Read inside the tracked work: a spec that cannot be read is a crash of this transfer.
-      const spec = decodeSpec(transfer.spec);
+      const spec = decodeSpec(transfer);
       const ids =
         spec.kind === 'copy'
           ? [spec.source.location_id, spec.destination.location_id]

@@ -1,9 +1,17 @@
 // The layering of src/ (.dependency-cruiser.mjs, README "Layout"): every folder imports only from its
 // own layer and those below it, with no exception.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import {
@@ -92,6 +100,61 @@ test('the rules catch a store SDK loaded at start: a value import of one, and a 
       'gcs-auth-on-first-use: src/stores/gcs/probe.ts → src/stores/gcs/auth.ts',
       'sdks-on-first-use: src/stores/s3/probe.ts → node_modules/@aws-sdk/client-s3/dist-cjs/index.js',
     ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// Durable JSON (src/durable/codec.ts): what ferry keeps as JSON in a column is read through that column's
+// codec, which checks its shape and names the row it refuses, never by a bare JSON.parse in the
+// features. The one parse allowed there reads no column: a caller's service-account key file, given as
+// a string in a request and refused with the request's own 422.
+const PARSE_ALLOWED = new Set(['src/domain/locations/secret-shape.ts']);
+
+/** Each `JSON.parse(` in src/engine and src/domain outside PARSE_ALLOWED, as file:line. */
+function bareParses(base: string): string[] {
+  const found: string[] = [];
+  const visit = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) visit(path);
+      else if (entry.name.endsWith('.ts')) {
+        const file = relative(base, path).split('\\').join('/');
+        if (PARSE_ALLOWED.has(file)) continue;
+        for (const [i, text] of readFileSync(path, 'utf8').split('\n').entries()) {
+          const code = text.trimStart();
+          if (code.startsWith('//') || code.startsWith('*')) continue;
+          if (/\bJSON\.parse\s*\(/.test(code)) found.push(`${file}:${i + 1}`);
+        }
+      }
+    }
+  };
+  for (const folder of ['src/engine', 'src/domain']) visit(join(base, folder));
+  return found.sort();
+}
+
+test('src/engine and src/domain read durable JSON through its codec, never a bare JSON.parse', () => {
+  assert.deepEqual(
+    bareParses(root),
+    [],
+    'JSON.parse outside src/durable (read the column through its codec)',
+  );
+});
+
+test('the rule catches a bare JSON.parse in engine/ and domain/, not in src/durable or a comment', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-layering-'));
+  try {
+    for (const [file, text] of Object.entries({
+      'src/engine/probe.ts': 'export const spec = (t: string) => JSON.parse(t) as { kind: string };\n',
+      'src/domain/deep/probe.ts':
+        '// JSON.parse in a comment is words\nexport const x = (t: string) =>\n  JSON.parse (t);\n',
+      'src/domain/locations/secret-shape.ts': 'export const key = (t: string) => JSON.parse(t);\n',
+      'src/durable/codec.ts': 'export const decode = (t: string) => JSON.parse(t);\n',
+    })) {
+      mkdirSync(join(dir, file, '..'), { recursive: true });
+      writeFileSync(join(dir, file), text);
+    }
+    assert.deepEqual(bareParses(dir), ['src/domain/deep/probe.ts:3', 'src/engine/probe.ts:1']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

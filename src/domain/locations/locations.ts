@@ -1,10 +1,12 @@
 // Locations: stored credentials for a storage backend (docs/api.md, "Locations"). Secrets are sealed
 // before they reach the database and opened only to build a store; no projection carries them.
+
 import type { Kysely, Transaction } from 'kysely';
 import { LABEL_MAX_LENGTH } from '../../api/text.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Database, LocationRow } from '../../db/schema.js';
+import { locationSecret } from '../../durable/records.js';
 import { invalid } from '../../errors.js';
 import { newId } from '../../ids.js';
 import {
@@ -66,7 +68,7 @@ function checkLabel(label: string): string {
 
 export function projection(row: LocationRow): LocationProjection {
   const p: LocationProjection = { id: row.id, provider: row.provider, label: row.label };
-  if (row.metadata !== null) p.metadata = parseMetadata(row.metadata);
+  if (row.metadata !== null) p.metadata = parseMetadata(row);
   return p;
 }
 
@@ -180,7 +182,7 @@ export class Locations {
       provider: input.provider,
       label,
       metadata: serializeMetadata(metadata),
-      secret_envelope: this.keyring.seal(JSON.stringify(secret), id),
+      secret_envelope: this.keyring.seal(locationSecret.encode(secret), id),
       ...health.newHealth(),
       access_token_expires_at: tokenExpiry(input.provider, secret),
       secret_version: 1,
@@ -253,7 +255,7 @@ export class Locations {
     const metadata = input.metadata === undefined ? undefined : checkMetadata(provider, input.metadata);
     const secret = checkSecret(provider, input.secret);
     const update = {
-      secret_envelope: this.keyring.seal(JSON.stringify(secret), row.id),
+      secret_envelope: this.keyring.seal(locationSecret.encode(secret), row.id),
       metadata: metadata === undefined ? row.metadata : serializeMetadata(metadata),
       access_token_expires_at: tokenExpiry(provider, secret),
     };
@@ -331,8 +333,8 @@ export class Locations {
     return {
       id: row.id,
       provider: row.provider,
-      metadata: parseMetadata(row.metadata),
-      secret: new Secret(JSON.parse(opened.reveal()) as ProviderSecret),
+      metadata: parseMetadata(row),
+      secret: new Secret<ProviderSecret>(locationSecret.decode(opened.reveal(), row.id)),
     };
   }
 

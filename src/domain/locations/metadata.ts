@@ -2,6 +2,8 @@
 // most 32 levels. The depth is checked first and without recursion (JSON.stringify itself overflows the
 // stack on a few thousand levels), then the size; the keys a store reads are checked by that store (through the registry),
 // so a typo fails at create time rather than at the first transfer.
+import type { LocationRow } from '../../db/schema.js';
+import { locationMetadata } from '../../durable/records.js';
 import { invalid } from '../../errors.js';
 import type { Provider } from '../../providers.js';
 import { checkStoreMetadata } from '../../stores/index.js';
@@ -39,9 +41,10 @@ export function checkMetadata(provider: Provider, metadata: Metadata): Metadata 
 
 export function serializeMetadata(metadata: Metadata | undefined): string | null {
   if (metadata === undefined || Object.keys(metadata).length === 0) return null;
-  return JSON.stringify(metadata);
+  return locationMetadata.encode(metadata);
 }
 
-export function parseMetadata(text: string | null): Metadata {
-  return text === null ? {} : (JSON.parse(text) as Metadata);
+/** A location's metadata (null: none). */
+export function parseMetadata(row: Pick<LocationRow, 'id' | 'metadata'>): Metadata {
+  return row.metadata === null ? {} : locationMetadata.decode(row.metadata, row.id);
 }

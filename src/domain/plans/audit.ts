@@ -3,9 +3,10 @@
 // acts on. A plan expires and is pruned, so the record must answer "who removed this file" alone: a
 // remove or move plan of a few objects names each, a larger one the paths it was given and how many
 // objects they held; every record counts the plan's entries by action and names the plan.
+import { planEntryWork } from '../../durable/work.js';
 import type { PlanRequest } from '../../engine/lifecycle/plans.js';
 import * as plans from '../../engine/lifecycle/plans.js';
-import type { ObjectRef, ObjectWork } from '../../engine/specs.js';
+import type { ObjectRef } from '../../engine/specs.js';
 import type { Queryable } from '../../queue/moves.js';
 
 /** A remove or move plan of at most this many objects is recorded with the name of each. */
@@ -57,7 +58,8 @@ async function objectNames(
   const entries = await plans.entries(q, planId, -1, AUDIT_NAMES_MAX);
   const names: string[] = [];
   for (const entry of entries) {
-    const work = entry.work === undefined ? undefined : (JSON.parse(entry.work) as ObjectWork);
+    const work =
+      entry.work === undefined ? undefined : planEntryWork.decode(entry.work, `${planId}/${entry.seq}`);
     if (work?.op !== 'remove' && work?.op !== 'move') return undefined;
     names.push(await at(work.source));
   }

@@ -9,14 +9,16 @@
 // (copy, sync, move, remove) has a PlanRequest of its own, an entry generator, and a case in run().
 // The audit log records a dry run that made a plan as plan.create, and its run as the action it
 // performs, each naming what it acts on (./audit.ts).
+
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { LocationRow, PlanRow } from '../../db/schema.js';
+import * as durable from '../../durable/work.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import type { PlanEntry, PlanRequest } from '../../engine/lifecycle/plans.js';
 import * as plans from '../../engine/lifecycle/plans.js';
 import { listedKeys, type OpenStore, specObjects } from '../../engine/planner.js';
-import type { JobOptions, ObjectRef, ObjectWork } from '../../engine/specs.js';
+import type { JobOptions, ObjectRef } from '../../engine/specs.js';
 import { syncObjects } from '../../engine/sync-plan.js';
 import { conflict, gone, invalid, isFerryError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
@@ -296,7 +298,7 @@ export class Plans {
       ? await plans.find(this.db.kysely, caller.workspaceId, id, withinLocations(caller))
       : undefined;
     if (row === undefined) return undefined;
-    const request = JSON.parse(row.request) as PlanRequest;
+    const request = durable.planRequest.decode(row.request, row.id);
     return { kind: row.kind, deletes: request.kind === 'sync' && request.options.delete === true };
   }
 
@@ -317,12 +319,12 @@ export class Plans {
       kind: row.kind,
       created_at: new Date(row.created_at).toISOString(),
       expires_at: new Date(row.expires_at).toISOString(),
-      counts: JSON.parse(row.counts ?? '{}') as Record<string, number>,
+      counts: countsOf(row),
       total: Number(row.total),
       ...(row.ran_at === null ? {} : { ran_at: new Date(row.ran_at).toISOString() }),
       ...(row.job_id === null || row.transfer_id !== null ? {} : { job_id: row.job_id }),
       ...(row.transfer_id === null ? {} : { transfer_id: row.transfer_id }),
-      entries: await Promise.all(page.map((e) => entryView(e, labels))),
+      entries: await Promise.all(page.map((e) => entryView(row.id, e, labels))),
       ...(rows.length > limit && last
         ? { next_cursor: Buffer.from(String(last.seq), 'utf8').toString('base64url') }
         : {}),
@@ -357,8 +359,8 @@ export class Plans {
     if (row.expires_at <= now) {
       throw gone(`plan ${row.id} expired at ${new Date(row.expires_at).toISOString()}; make a new dry run`);
     }
-    const request = JSON.parse(row.request) as PlanRequest;
-    const given = JSON.parse(row.given) as plans.NewPlan['given'];
+    const request = durable.planRequest.decode(row.request, row.id);
+    const given = durable.planGiven.decode(row.given, row.id);
     // The locations as they are now: deleted is 404, not active (or a token about to lapse) is 409.
     for (const locationId of locationsOf(request)) {
       const location = await this.locations.resolve(caller, { id: locationId });
@@ -370,7 +372,7 @@ export class Plans {
     const bucket = request.kind === 'copy' || request.kind === 'sync' ? 'copy' : 'transfer';
     // The request's record, last in the transaction that starts the plan's work: the action the plan
     // performs, on what it names (./audit.ts).
-    const counts = JSON.parse(row.counts ?? '{}') as Record<string, number>;
+    const counts = countsOf(row);
     const facts = { id: row.id, request, counts, total: Number(row.total) };
     const target = await planTarget(this.db.kysely, facts, this.labels(caller));
     const ran: AuditEntry = { action: request.kind, target, status: 202 };
@@ -390,13 +392,13 @@ export class Plans {
             {
               id: jobId,
               workspaceId,
-              source: JSON.stringify(request.source),
-              destination: JSON.stringify(request.destination),
+              source: durable.jobSource.encode(request.source),
+              destination: durable.jobDestination.encode(request.destination),
               overwrite: request.kind === 'copy' ? request.overwrite : 'always',
               manifest: undefined,
               planId: row.id,
               ...(request.kind === 'sync' ? { kind: 'sync' as const } : {}),
-              ...(options === undefined ? {} : { options: JSON.stringify(options) }),
+              ...(options === undefined ? {} : { options: durable.jobOptions.encode(options) }),
               ...(request.bandwidth_limit === undefined ? {} : { bandwidthLimit: request.bandwidth_limit }),
             },
             now,
@@ -448,15 +450,22 @@ async function* actions(
   for await (const p of planned) yield { ...p, action };
 }
 
+/** A plan's entries counted by action (none while its dry run writes them). */
+function countsOf(row: PlanRow): Record<string, number> {
+  return row.counts === null ? {} : durable.planCounts.decode(row.counts, row.id);
+}
+
 async function entryView(
-  entry: PlanEntry,
+  planId: string,
+  entry: plans.StoredEntry,
   label: (locationId: string) => Promise<string>,
 ): Promise<PlanEntryView> {
   const facts = {
     ...(entry.size === null ? {} : { size: entry.size }),
     ...(entry.etag === null ? {} : { etag: entry.etag }),
   };
-  const work = entry.work === undefined ? undefined : (JSON.parse(entry.work) as ObjectWork);
+  const work =
+    entry.work === undefined ? undefined : durable.planEntryWork.decode(entry.work, `${planId}/${entry.seq}`);
   if (work?.op === 'move') {
     return {
       action: entry.action,

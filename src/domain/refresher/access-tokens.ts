@@ -4,8 +4,8 @@
 // usually renewed it by then), and refreshed here, through the same lease as the refresher's, when it
 // has expired or the provider refused it (a 401). Concurrent requests for one location share one
 // renewal; a renewal under way in another process is waited for, never repeated.
+import { oauthSecret } from '../../durable/records.js';
 import { FerryError } from '../../errors.js';
-import type { OAuthSecret } from '../../providers.js';
 import { Secret } from '../../secret.js';
 import type { AccessTokenSource } from '../../stores/context.js';
 import { type RefreshDeps, type RefreshResult, type RefreshTrigger, refreshLocation } from './refresh.js';
@@ -72,7 +72,7 @@ export class AccessTokens {
     if (!row) throw new FerryError('credentials_rejected', `location ${label} (${id}) was deleted`);
     const expiresAt = row.access_token_expires_at;
     if (expiresAt === null || expiresAt - now > EXPIRY_MARGIN_MS) {
-      const secret = JSON.parse(this.deps.keyring.open(row.secret_envelope, id).reveal()) as OAuthSecret;
+      const secret = oauthSecret.decode(this.deps.keyring.open(row.secret_envelope, id).reveal(), id);
       const token = new Secret(secret.access_token);
       this.#remember(key, { token, expiresAt });
       return token;

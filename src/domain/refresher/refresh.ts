@@ -2,6 +2,7 @@ import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
+import { oauthSecret } from '../../durable/records.js';
 import type { Logger } from '../../log.js';
 import {
   isOAuthProvider,
@@ -20,6 +21,7 @@ import {
   refreshTokens,
 } from '../../stores/shared/token-endpoint.js';
 import * as health from '../locations/health.js';
+import { parseMetadata } from '../locations/metadata.js';
 import type { RefreshMetrics } from './metrics.js';
 
 export interface RefreshSettings {
@@ -81,7 +83,7 @@ export type RefreshResult =
 const TOKEN_TIMEOUT_MAX_MS = 30_000;
 
 function openSecret(keyring: Keyring, row: LocationRow): OAuthSecret {
-  return JSON.parse(keyring.open(row.secret_envelope, row.id).reveal()) as OAuthSecret;
+  return oauthSecret.decode(keyring.open(row.secret_envelope, row.id).reveal(), row.id);
 }
 
 function release(deps: RefreshDeps, id: string): Promise<void> {
@@ -215,7 +217,7 @@ async function refreshHeld(
     deps.owner,
     row,
     {
-      secret_envelope: deps.keyring.seal(JSON.stringify(next), id),
+      secret_envelope: deps.keyring.seal(oauthSecret.encode(next), id),
       access_token_expires_at: tokens.expiresAt,
     },
     clock.now(),
@@ -242,7 +244,7 @@ async function refreshHeld(
 /** Microsoft's scopes from metadata `scopes` (a string, or a list), space-separated. */
 function scopeOf(row: LocationRow): string | undefined {
   if (row.provider !== 'onedrive' || row.metadata === null) return undefined;
-  const scopes = (JSON.parse(row.metadata) as { scopes?: unknown }).scopes;
+  const scopes = parseMetadata(row).scopes;
   if (typeof scopes === 'string' && scopes.trim() !== '')
     return scopes
       .trim()

@@ -3,11 +3,21 @@
 // create and patch time and again at each run, by the domain that accepts the route's requests (Copies:
 // copy, sync and verify), never by a copy of its rules;
 // a run starts the kind's job with the schedule's id on it.
+import type { ScheduleRow } from '../../db/schema.js';
+import { scheduleAction } from '../../durable/records.js';
 import type { AuditContext } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
 import type { Copies, CopyRequest, SyncRequest, VerifyRequest } from '../transfers/copy.js';
 
 export type ScheduleAction = { copy: CopyRequest } | { sync: SyncRequest } | { verify: VerifyRequest };
+
+/**
+ * A schedule's action as stored. The codec checks its outline (src/durable/records.ts); the request in
+ * it is checked as its route's is, by check() here at each run, so it is named as the request here.
+ */
+export function actionOf(row: Pick<ScheduleRow, 'id' | 'action'>): ScheduleAction {
+  return scheduleAction.decode(row.action, row.id) as ScheduleAction;
+}
 
 export class ScheduleActions {
   constructor(private readonly copies: Copies) {}

@@ -5,10 +5,13 @@
 // refused (a deleted location, the rate limit) is recorded failed with the reason, and the schedule
 // stays. The next time is computed from the later of the due time and now: runs missed while ferry was
 // down run once, not once per missed time. Every write after the claim checks the lease owner.
+
 import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
+import { DurableJsonError } from '../../durable/codec.js';
+import { scheduleCallerLocations } from '../../durable/records.js';
 import { ACTIVE } from '../../engine/lifecycle/jobs.js';
 import { type FerryError, isFerryError } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -16,7 +19,7 @@ import type { Logger } from '../../log.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import type { AuditContext } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
-import type { ScheduleAction, ScheduleActions } from './actions.js';
+import { actionOf, type ScheduleActions } from './actions.js';
 import { nextRun } from './every.js';
 
 /** Runs kept per schedule (GET /v1/schedules/{id} shows them); older ones are deleted as new ones come. */
@@ -167,7 +170,7 @@ export class ScheduleRunner {
       };
     }
     try {
-      const action = JSON.parse(row.action) as ScheduleAction;
+      const action = actionOf(row);
       const jobId = await actions.start(scheduleCaller(row), action, row.id, audit);
       return { schedule_id: row.id, due_at: dueAt, outcome: 'started', job_id: jobId };
     } catch (err) {
@@ -176,7 +179,9 @@ export class ScheduleRunner {
       if (isFerryError(err) && err.kind !== 'internal')
         return { schedule_id: row.id, due_at: dueAt, outcome: 'failed', reason: err.message, error: err };
       logger.error({ err, schedule: row.id }, 'schedule: a run failed');
-      return { schedule_id: row.id, due_at: dueAt, outcome: 'failed', reason: 'internal error' };
+      // An action this version cannot read says so (its message names the row, never the action).
+      const reason = err instanceof DurableJsonError ? err.message : 'internal error';
+      return { schedule_id: row.id, due_at: dueAt, outcome: 'failed', reason };
     }
   }
 
@@ -254,9 +259,12 @@ export class ScheduleRunner {
  * Who a schedule's run acts as: its workspace, within the locations of the key that gave its action
  * (docs/api.md, "Scopes"), so that a name it resolves again at each run cannot reach beyond them.
  */
-export function scheduleCaller(row: Pick<ScheduleRow, 'workspace_id' | 'caller_locations'>): Caller {
+export function scheduleCaller(row: Pick<ScheduleRow, 'id' | 'workspace_id' | 'caller_locations'>): Caller {
   return {
     workspaceId: row.workspace_id,
-    locations: row.caller_locations === null ? null : new Set(JSON.parse(row.caller_locations) as string[]),
+    locations:
+      row.caller_locations === null
+        ? null
+        : new Set(scheduleCallerLocations.decode(row.caller_locations, row.id)),
   };
 }

@@ -2,12 +2,14 @@
 // read `every` (every.ts), the zone, and check the action as its own route would (actions.ts); a paused
 // schedule has no next run, and resuming computes it from now. Running one now claims it like the
 // scheduler does (runs.ts), so a manual run and a due one never start together.
+
 import type { Kysely } from 'kysely';
 import type { Schedule, ScheduleRun, ScheduleWithRuns } from '../../api/schedules.js';
 import { type CountColumns, countsOf } from '../../api/views.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, JobRow, ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
+import { scheduleAction, scheduleCallerLocations } from '../../durable/records.js';
 import { locationIds } from '../../engine/specs.js';
 import { conflict, isFerryError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
@@ -15,7 +17,7 @@ import { type AuditContext, record } from '../audit/audit.js';
 import { type Caller, withinLocations } from '../caller.js';
 import { checkCap } from '../caps.js';
 import { checkTimezone } from '../sends/schedule.js';
-import type { ScheduleAction, ScheduleActions } from './actions.js';
+import { actionOf, type ScheduleAction, type ScheduleActions } from './actions.js';
 import { nextRun, readEvery } from './every.js';
 import type { ScheduleRunner } from './runs.js';
 
@@ -39,7 +41,7 @@ function view(row: ScheduleRow): Schedule {
     every: row.every,
     cron: row.cron,
     timezone: row.timezone,
-    action: JSON.parse(row.action) as Record<string, unknown>,
+    action: scheduleAction.decode(row.action, row.id),
     paused: row.paused !== 0,
     ...(row.next_run_at === null ? {} : { next_run_at: toRfc3339(Number(row.next_run_at)) }),
     ...(row.last_run_at === null ? {} : { last_run_at: toRfc3339(Number(row.last_run_at)) }),
@@ -92,7 +94,7 @@ export class Schedules {
       every,
       cron,
       timezone,
-      action: JSON.stringify(input.action),
+      action: scheduleAction.encode(input.action),
       location_ids: locationIds(touches),
       caller_locations: callerLocations(caller),
       paused: paused ? 1 : 0,
@@ -138,7 +140,7 @@ export class Schedules {
       if (isFerryError(err, 'not_found')) return false;
       throw err;
     }
-    const action = JSON.parse(row.action) as ScheduleAction;
+    const action = actionOf(row);
     return 'sync' in action && action.sync.delete === true;
   }
 
@@ -219,10 +221,10 @@ export class Schedules {
           every: read.every,
           cron: read.cron,
           timezone,
-          ...(touches === undefined
+          ...(touches === undefined || change.action === undefined
             ? {}
             : {
-                action: JSON.stringify(change.action),
+                action: scheduleAction.encode(change.action),
                 location_ids: locationIds(touches),
                 caller_locations: callerLocations(caller),
               }),
@@ -271,5 +273,5 @@ export class Schedules {
 
 /** A schedule's runs act within the locations of the key that gave its action (./runs.ts). */
 function callerLocations(caller: Caller): string | null {
-  return caller.locations === null ? null : JSON.stringify([...caller.locations]);
+  return caller.locations === null ? null : scheduleCallerLocations.encode([...caller.locations]);
 }

@@ -13,6 +13,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { SendRow } from '../../db/schema.js';
 import { databaseUnavailable } from '../../db/unavailable.js';
+import { sendRecipients } from '../../durable/records.js';
 import { isFerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { MailError, type Mailer } from '../../mail/mailer.js';
@@ -27,7 +28,6 @@ import {
 import { msUntil, WakeLoop } from '../../queue/loop.js';
 import type { Shares } from '../shares/shares.js';
 import * as lifecycle from './lifecycle.js';
-import type { Recipients } from './sends.js';
 
 /** Attempts before a send that keeps failing for a passing reason is failed. */
 export const SEND_MAX_ATTEMPTS = 8;
@@ -184,7 +184,7 @@ export class SendDispatcher {
 
   async #deliver(row: SendRow): Promise<void> {
     const { shares, clock, logger } = this.deps;
-    const recipients = JSON.parse(row.recipients) as Recipients;
+    const recipients = sendRecipients.decode(row.recipients, row.id);
     let shareId: string | undefined;
     try {
       const location = await this.deps.db.kysely

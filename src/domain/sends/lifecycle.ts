@@ -4,9 +4,11 @@
 // lease holder ends it sent or failed, or queues it again after a passing failure or a crash. A claimed
 // send stays `queued` (what the API shows while its mail is being delivered): its lease, not its
 // status, says a dispatcher holds it, and cancel checks that lease in the same statement.
+
 import { sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { SendRow } from '../../db/schema.js';
+import { sendRefused } from '../../durable/records.js';
 import type { CrashPolicy } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { giveUpExpired, type Leased } from '../../queue/leases.js';
@@ -123,7 +125,7 @@ export async function settle(
   outcome: SendOutcome,
   now: number,
 ): Promise<boolean> {
-  const refused = outcome.refused.length > 0 ? JSON.stringify(outcome.refused) : null;
+  const refused = outcome.refused.length > 0 ? sendRefused.encode(outcome.refused) : null;
   const set =
     outcome.kind === 'sent'
       ? { status: SEND_MOVES.sent.to[0], sent_at: now, error: null, refused }

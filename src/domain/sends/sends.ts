@@ -2,12 +2,14 @@
 // file resolved at once (a pattern must match exactly one file), then stored as durable work that a
 // worker delivers (dispatcher.ts). The hourly recipient limit is counted in the database, so it holds
 // across processes.
+
 import { hash } from '@node-rs/argon2';
 import type { Kysely } from 'kysely';
 import { type Clock, parseRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, SendRow } from '../../db/schema.js';
+import { type Recipients, sendRecipients } from '../../durable/records.js';
 import { conflict, FerryError, invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import { type AuditContext, record } from '../audit/audit.js';
@@ -53,12 +55,8 @@ export const SENDER_NAME_MAX = 100;
 /** Control characters (CR and LF among them), format characters and line separators: never in a header. */
 const NOT_IN_A_NAME = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
 
-export interface Recipients {
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  replyTo: string[];
-}
+// A send's recipients as its row keeps them (src/durable/records.ts declares the shape).
+export type { Recipients };
 
 /** RFC 5321's limit on a forward path. */
 export const ADDRESS_MAX = 254;
@@ -174,7 +172,7 @@ export class Sends {
         path: entry.path,
         file_name: entry.name,
         file_size: entry.size,
-        recipients: JSON.stringify(recipients),
+        recipients: sendRecipients.encode(recipients),
         recipient_count: count,
         message: input.text ?? null,
         password_hash: passwordHash,

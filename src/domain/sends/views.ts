@@ -1,9 +1,11 @@
 // What GET /v1/sends and GET /v1/sends/{id} show of a send (docs/api.md, "Send"), and the event
 // stream and webhook events with them.
+
 import type { Kysely } from 'kysely';
 import type { Send, SendItem } from '../../api/sends.js';
 import { toRfc3339 } from '../../clock.js';
 import type { Database, SendRow } from '../../db/schema.js';
+import { sendRefused } from '../../durable/records.js';
 
 /** A send as the answer to POST /v1/send shows it; one schema, src/api/sends.ts. */
 export type SendView = Send;
@@ -17,7 +19,7 @@ export function sendView(row: SendRow): SendView {
   if (row.link_expires_at !== null) v.expires_at = toRfc3339(row.link_expires_at);
   if (row.sent_at !== null) v.sent_at = toRfc3339(row.sent_at);
   if (row.error !== null) v.error = row.error;
-  if (row.refused !== null) v.refused = JSON.parse(row.refused) as string[];
+  if (row.refused !== null) v.refused = sendRefused.decode(row.refused, row.id);
   return v;
 }
 

@@ -1,9 +1,11 @@
 // POST /v1/copy (docs/api.md, "Copy"): validate everything first (an invalid request is 400 and does not count
 // against the limit), then take a place in the workspace's limit and queue a transfer (one object)
 // or a job (a prefix).
+
 import type { Transaction } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { Database, LocationRow } from '../../db/schema.js';
+import { jobDestination, jobOptions, jobSource } from '../../durable/work.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import type { JobOptions } from '../../engine/specs.js';
@@ -232,11 +234,11 @@ export class Copies {
         {
           id,
           workspaceId,
-          source: JSON.stringify({ location_id: source.id, path: from.path }),
-          destination: JSON.stringify({ location_id: destination.id, path: to.path }),
+          source: jobSource.encode({ location_id: source.id, path: from.path }),
+          destination: jobDestination.encode({ location_id: destination.id, path: to.path }),
           overwrite: request.overwrite ?? 'always',
           manifest: request.manifest,
-          ...(Object.keys(options).length === 0 ? {} : { options: JSON.stringify(options) }),
+          ...(Object.keys(options).length === 0 ? {} : { options: jobOptions.encode(options) }),
           ...(backup === undefined ? {} : { touches: [source.id, destination.id, backup.row.id] }),
           ...(bandwidthLimit === undefined ? {} : { bandwidthLimit }),
           ...(scheduleId === undefined ? {} : { scheduleId }),
@@ -345,12 +347,12 @@ export class Copies {
           id,
           workspaceId,
           kind: 'sync',
-          options: JSON.stringify(kept),
+          options: jobOptions.encode(kept),
           ...(backup === undefined ? {} : { touches: [source.id, destination.id, backup.row.id] }),
           ...(bandwidthLimit === undefined ? {} : { bandwidthLimit }),
           ...(scheduleId === undefined ? {} : { scheduleId }),
-          source: JSON.stringify({ location_id: source.id, path: from.path }),
-          destination: JSON.stringify({ location_id: destination.id, path: to.path }),
+          source: jobSource.encode({ location_id: source.id, path: from.path }),
+          destination: jobDestination.encode({ location_id: destination.id, path: to.path }),
           overwrite: 'always',
           manifest: undefined,
         },
@@ -396,10 +398,10 @@ export class Copies {
           id: newId(),
           workspaceId,
           kind: 'verify',
-          options: JSON.stringify(options),
+          options: jobOptions.encode(options),
           ...(scheduleId === undefined ? {} : { scheduleId }),
-          source: JSON.stringify({ location_id: source.id, path: from }),
-          destination: JSON.stringify({ location_id: destination.id, path: to }),
+          source: jobSource.encode({ location_id: source.id, path: from }),
+          destination: jobDestination.encode({ location_id: destination.id, path: to }),
           overwrite: 'always',
           manifest: undefined,
         },

@@ -7,7 +7,7 @@ import type { Scope } from '../../api/scopes.js';
 import type { Clock } from '../../clock.js';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/unavailable.js';
-import type { Touched } from '../../engine/backup.js';
+import { objectTouched } from '../../durable/work.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import { cannotComeBack } from '../../engine/undo.js';
@@ -217,7 +217,7 @@ export class JobControl {
         .limit(1000)
         .execute();
       for (const row of page) {
-        const reason = cannotComeBack(JSON.parse(row.touched as string) as Touched);
+        const reason = cannotComeBack(objectTouched.decode(row.touched as string, `${jobId}/${row.seq}`));
         if (reason === undefined) continue;
         count += 1;
         if (objects.length < 100) objects.push({ key: row.key, reason });

@@ -5,6 +5,7 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
+import { jobDestination, jobSource } from '../../durable/work.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import type { Queued } from '../../engine/lifecycle/transfers.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
@@ -488,8 +489,8 @@ export async function queueWithJob(
     {
       id: newId(),
       workspaceId,
-      source: JSON.stringify(refs.source),
-      destination: JSON.stringify(refs.destination),
+      source: jobSource.encode(refs.source),
+      destination: jobDestination.encode(refs.destination),
       overwrite: 'always',
       manifest: undefined,
       transferId: queued.id,

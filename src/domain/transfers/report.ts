@@ -5,7 +5,7 @@
 
 import type { Kysely } from 'kysely';
 import type { Database, JobObjectRow, JobRow } from '../../db/schema.js';
-import type { ObjectWork } from '../../engine/specs.js';
+import { type ObjectWork, workOf } from '../../engine/specs.js';
 import { VERDICTS } from '../../states.js';
 import { csvRow } from '../../util/csv.js';
 
@@ -74,6 +74,7 @@ const SKIPPED_EXISTING = 'the destination object exists (overwrite: if-missing)'
 
 type ReportRow = Pick<
   JobObjectRow,
+  | 'job_id'
   | 'seq'
   | 'key'
   | 'status'
@@ -101,12 +102,13 @@ const DONE_BY_OP: Record<ObjectWork['op'], ReportOutcome> = {
 };
 
 /** What happened to an object: its status, and for a succeeded one, what its work was. */
-export function outcomeOf(row: Pick<ReportRow, 'status' | 'work' | 'verdict'>): ReportOutcome {
+export function outcomeOf(
+  row: Pick<ReportRow, 'job_id' | 'seq' | 'status' | 'work' | 'verdict'>,
+): ReportOutcome {
   if (row.status !== 'succeeded') return row.status;
   if (row.verdict !== null) return row.verdict;
-  if (row.work === null) return 'copied';
-  const op = (JSON.parse(row.work) as Pick<ObjectWork, 'op'>).op;
-  return DONE_BY_OP[op] ?? 'copied';
+  const work = workOf(row);
+  return work === null ? 'copied' : (DONE_BY_OP[work.op] ?? 'copied');
 }
 
 export function reportLine(row: ReportRow): ReportLine {
@@ -150,6 +152,7 @@ export class JobReports {
       const rows = await this.db
         .selectFrom('job_objects')
         .select([
+          'job_id',
           'seq',
           'key',
           'status',

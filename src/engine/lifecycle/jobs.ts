@@ -4,16 +4,18 @@
 // job ends when planning is done and no object is pending or running: complete when none failed,
 // partial when some failed and some succeeded or were skipped, failed when all failed
 // (docs/api.md, "Copy"). Cancel and retry come from the API.
+
 import { sql } from 'kysely';
 import { jobData, jobEvent } from '../../api/events.js';
 import type { Dialect } from '../../db/database.js';
 import type { JobRow } from '../../db/schema.js';
+import { manifestKeys } from '../../durable/work.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import { renewLeases } from '../../queue/leases.js';
 import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
 import type { JobKind, JobStatus, Overwrite } from '../../states.js';
-import { decodeRef, locationIds } from '../specs.js';
+import { destinationOf, locationIds, sourceOf } from '../specs.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';
 
@@ -72,9 +74,7 @@ export async function create(
       status,
       source: job.source,
       destination: job.destination,
-      location_ids: locationIds(
-        job.touches ?? [decodeRef(job.source).location_id, decodeRef(job.destination).location_id],
-      ),
+      location_ids: locationIds(job.touches ?? [sourceOf(job).location_id, destinationOf(job).location_id]),
       overwrite: job.overwrite,
       has_manifest: job.manifest ? 1 : 0,
       ...(job.transferId === undefined ? {} : { transfer_id: job.transferId }),
@@ -96,7 +96,7 @@ export async function create(
   if (job.manifest) {
     await q
       .insertInto('job_manifests')
-      .values({ job_id: job.id, keys: JSON.stringify(job.manifest) })
+      .values({ job_id: job.id, keys: manifestKeys.encode(job.manifest) })
       .execute();
   }
   return { job_id: job.id, status };

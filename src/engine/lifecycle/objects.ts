@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { sql, type UpdateObject } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database, JobObjectRow } from '../../db/schema.js';
+import { objectTouched } from '../../durable/work.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import {
@@ -363,7 +364,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           ...(item.settlement.verdict === undefined ? {} : { verdict: item.settlement.verdict }),
           ...(item.settlement.touched === undefined
             ? {}
-            : { touched: JSON.stringify(item.settlement.touched) }),
+            : { touched: objectTouched.encode(item.settlement.touched) }),
         });
       }
       const seqs = [...bySeq.keys()];

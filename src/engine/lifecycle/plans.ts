@@ -10,12 +10,12 @@
 // listing and cannot know how many changes are to come, so the order is in the numbers it writes
 // (EntryNumbers): changes from 0 and skips from SKIPPED_FROM, past any plan's entries. Reading, paging
 // and a run's planner then follow `seq` alone, and a page's cursor stays one number.
+
 import { type RawBuilder, sql } from 'kysely';
 import type { PlanRow } from '../../db/schema.js';
-import type { FilterSpec } from '../../objects/filter.js';
+import { type PlanGiven, type PlanRequest, planCounts, planGiven, planRequest } from '../../durable/work.js';
 import { type Queryable, rowsChanged } from '../../queue/moves.js';
-import type { Overwrite } from '../../states.js';
-import { type JobOptions, locationIds, type ObjectRef, specLocations, type TransferSpec } from '../specs.js';
+import { locationIds, specLocations } from '../specs.js';
 
 /** What a plan runs. */
 export const PLAN_KINDS = ['copy', 'sync', 'move', 'remove'] as const;
@@ -24,18 +24,8 @@ export type PlanKind = (typeof PLAN_KINDS)[number];
 /** How long a plan can be run after its dry run (docs/api.md, "Plans"). */
 export const PLAN_TTL_MS = 60 * 60_000;
 
-/** The request a plan runs, resolved to location ids when the dry run accepted it. */
-export type PlanRequest =
-  | {
-      kind: 'copy';
-      source: ObjectRef;
-      destination: ObjectRef;
-      overwrite: Overwrite;
-      filter?: FilterSpec;
-      bandwidth_limit?: number;
-    }
-  | { kind: 'sync'; source: ObjectRef; destination: ObjectRef; options: JobOptions; bandwidth_limit?: number }
-  | { kind: 'move' | 'remove'; spec: TransferSpec };
+// The request a plan runs, resolved to location ids when the dry run accepted it (src/durable/work.ts).
+export type { PlanRequest };
 
 /** One object of a plan, as a dry run's lister yields it. */
 export interface PlanEntry {
@@ -74,7 +64,7 @@ export interface NewPlan {
   workspaceId: string;
   request: PlanRequest;
   /** The request's from and to as given, for the transfer its run queues. */
-  given: { from: unknown; to?: unknown };
+  given: PlanGiven;
 }
 
 /** The locations a plan's run touches. */
@@ -92,8 +82,8 @@ export async function create(q: Queryable, plan: NewPlan, now: number, ttlMs = P
       workspace_id: plan.workspaceId,
       kind: plan.request.kind,
       location_ids: locationIds(planLocations(plan.request)),
-      request: JSON.stringify(plan.request),
-      given: JSON.stringify(plan.given),
+      request: planRequest.encode(plan.request),
+      given: planGiven.encode(plan.given),
       counts: null,
       created_at: now,
       expires_at: expiresAt,
@@ -133,7 +123,7 @@ export async function complete(
 ): Promise<void> {
   await q
     .updateTable('plans')
-    .set({ counts: JSON.stringify(counts), total })
+    .set({ counts: planCounts.encode(counts), total })
     .where('id', '=', planId)
     .execute();
 }

@@ -8,10 +8,12 @@
 // A transfer over several objects (a pattern, several sources or URLs) is never claimed: it owns a
 // job (src/engine/lifecycle/jobs.ts) whose objects carry each one's work, so it is run object by
 // object by the job engine; its job's planner starts it, and whoever finishes its job ends it.
+
 import { sql } from 'kysely';
 import { transferView } from '../../api/views.js';
 import type { Dialect } from '../../db/database.js';
 import type { JobRow, TransferRow } from '../../db/schema.js';
+import { transferSpec } from '../../durable/work.js';
 import { newId } from '../../ids.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
@@ -27,7 +29,7 @@ import { emit } from '../../queue/outbox.js';
 import { deleteFinished } from '../../queue/prune.js';
 import type { TransferStatus } from '../../states.js';
 import { afterCrash, type Settlement } from '../outcome.js';
-import { encodeSpec, locationIds, specLocations, type TransferSpec } from '../specs.js';
+import { locationIds, specLocations, type TransferSpec } from '../specs.js';
 
 export const TRANSFER_MOVES = {
   enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },
@@ -76,7 +78,7 @@ export async function enqueue(
       workspace_id: workspaceId,
       kind: spec.kind,
       status,
-      spec: encodeSpec(spec),
+      spec: transferSpec.encode(spec),
       location_ids: locationIds(specLocations(spec)),
       given_from: given === undefined ? null : JSON.stringify(given.from),
       given_to: given?.to === undefined ? null : JSON.stringify(given.to),
