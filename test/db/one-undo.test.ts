@@ -24,6 +24,7 @@ await eachDatabase('one undo at a time', (database) => {
     await t.close();
   });
 
+  const ref = { location_id: newId(), path: 'bucket/prefix/' };
   const undoOf = (undone: string) =>
     jobs.create(
       t.services.db.kysely,
@@ -32,8 +33,8 @@ await eachDatabase('one undo at a time', (database) => {
         workspaceId,
         kind: 'undo',
         undoOf: undone,
-        source: '{}',
-        destination: '{}',
+        source: JSON.stringify(ref),
+        destination: JSON.stringify(ref),
         overwrite: 'always',
         manifest: undefined,
       },
