@@ -104,6 +104,12 @@ export interface TransfersTable extends LeasedColumns {
   error: string | null;
   /** A single copy's cap in bytes per second (docs/api.md, "Bandwidth"); null for none. */
   bandwidth_limit: Generated<number | null>;
+  /**
+   * How the bytes a single transfer wrote were proven (docs/api.md, "Verification"), as a job object
+   * keeps it: `size`, or the hash kinds that proved them, comma-separated. Null when it wrote none, or
+   * ended before ferry kept it (unknown). A transfer over several objects keeps it on its objects.
+   */
+  verified: Generated<string | null>;
   /** Not claimed before this time (backoff). */
   run_after: Generated<number>;
   created_at: number;

@@ -21,7 +21,7 @@ import {
 } from '../../queue/leases.js';
 import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { ObjectStatus, Verdict } from '../../states.js';
-import { afterCrash, type Settlement } from '../outcome.js';
+import { afterCrash, provenAs, type Settlement } from '../outcome.js';
 
 /** What identifies a job object's key in the index (key_hash): its SHA-1, as hex. */
 export function keyHash(key: string): string {
@@ -355,11 +355,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           skipped: item.settlement.skipped === true,
           deleted: item.settlement.deleted === true,
           ...(item.settlement.checksums === undefined ? {} : { checksums: item.settlement.checksums }),
-          ...(item.settlement.verified === undefined
-            ? {}
-            : {
-                verified: item.settlement.verified.length === 0 ? 'size' : item.settlement.verified.join(','),
-              }),
+          ...(item.settlement.verified === undefined ? {} : { verified: provenAs(item.settlement.verified) }),
           ...(item.settlement.verdict === undefined ? {} : { verdict: item.settlement.verdict }),
           ...(item.settlement.touched === undefined
             ? {}
