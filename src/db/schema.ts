@@ -192,6 +192,12 @@ export interface JobObjectsTable extends LeasedColumns {
   /** The source's ETag as its listing reported it; null for manifest keys and stores without one. */
   source_etag: string | null;
   /**
+   * JSON of the hashes the source's listing reported for the object (kind → lower-case hex), which its
+   * first attempt checks the bytes it reads against (docs/api.md, "Verification"); null when the
+   * listing gave none, for manifest keys, a plan's objects, and rows planned before ferry kept them.
+   */
+  source_hashes: Generated<string | null>;
+  /**
    * JSON of the object's own work (src/engine/specs.ts, ObjectWork) when its job runs a
    * transfer over several objects; null for a bulk copy's object, which copies source prefix + key.
    */

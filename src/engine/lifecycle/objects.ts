@@ -21,6 +21,7 @@ import {
 } from '../../queue/leases.js';
 import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { ObjectStatus, Verdict } from '../../states.js';
+import type { HashKind } from '../../stores/contract.js';
 import { afterCrash, provenAs, type Settlement } from '../outcome.js';
 
 /** What identifies a job object's key in the index (key_hash): its SHA-1, as hex. */
@@ -82,6 +83,8 @@ export interface PlannedObject {
   keyHash: string;
   size: number | null;
   etag: string | null;
+  /** The hashes the source's listing reported (Entry.hashes), for the first attempt to check. */
+  hashes?: Partial<Record<HashKind, string>>;
   /** JSON of the object's own work, for a job that runs a transfer over several objects. */
   work?: string;
   /** Planned straight as skipped, with the reason: a sync's object equal at the destination, or a key a plan's run found that the plan lacks. */
@@ -91,6 +94,12 @@ export interface PlannedObject {
   found?: Found;
   /** What the planner knows of what its work will do (src/engine/backup.ts, PLANNED_CREATED). */
   touched?: string;
+}
+
+/** How a planned object's listed hashes are kept (job_objects.source_hashes): JSON, or null for none. */
+function listedHashes(hashes: Partial<Record<HashKind, string>> | undefined): string | null {
+  const known = Object.entries(hashes ?? {}).filter(([, value]) => value !== undefined);
+  return known.length === 0 ? null : JSON.stringify(Object.fromEntries(known));
 }
 
 /**
@@ -120,6 +129,7 @@ export async function plan(
               : OBJECT_MOVES.plan.to[1],
         size: p.size,
         source_etag: p.etag,
+        source_hashes: listedHashes(p.hashes),
         ...(p.work === undefined ? {} : { work: p.work }),
         touched: p.touched ?? null,
         // Every row names every column: SQLite fills a column one row of a batch lacks with NULL, not its default.
