@@ -141,6 +141,15 @@ export const Transfer = Type.Object({
   counts: Type.Optional(Counts),
   // A move's or remove's, as given (docs/api.md, "Undo").
   backup_to: Type.Optional(Type.String()),
+  // How a single transfer's written bytes were proven, as a report line says it (docs/api.md,
+  // "Verification"); absent when it wrote none or ended before ferry kept it. A transfer over several
+  // objects says it on each object's report line.
+  verified: Type.Optional(oneOf(['checksum', 'size'] as const)),
+  verified_by: Type.Optional(
+    Type.String({
+      description: 'with verified "checksum": the hash kinds that proved the bytes, comma-separated',
+    }),
+  ),
 });
 export type Transfer = Static<typeof Transfer>;
 

@@ -21,6 +21,17 @@ function filterView(spec: FilterSpec): NonNullable<Job['filter']> {
   };
 }
 
+/**
+ * How a row's written bytes were proven, as a report line and a single transfer show it (docs/api.md,
+ * "Reports"): `checksum` with the kinds, or `size`. Nothing for a row that wrote none, or one written
+ * before ferry kept it (null: unknown, never `size`).
+ */
+export function proofView(verified: string | null): Pick<Transfer, 'verified' | 'verified_by'> {
+  if (verified === null) return {};
+  if (verified === 'size') return { verified: 'size' };
+  return { verified: 'checksum', verified_by: verified };
+}
+
 function times(row: {
   created_at: number;
   updated_at: number;
@@ -92,6 +103,7 @@ export function transferView(row: TransferRow, job?: { row: JobRow; runningBytes
     bytes_done: row.bytes_done,
     ...(row.error === null ? {} : { error: row.error }),
     ...(row.bandwidth_limit === null ? {} : { bandwidth_limit: Number(row.bandwidth_limit) }),
+    ...proofView(row.verified),
   };
   const backupTo = backupGiven(row);
   if (backupTo !== undefined) view.backup_to = backupTo;

@@ -104,6 +104,12 @@ export interface TransfersTable extends LeasedColumns {
   error: string | null;
   /** A single copy's cap in bytes per second (docs/api.md, "Bandwidth"); null for none. */
   bandwidth_limit: Generated<number | null>;
+  /**
+   * How the bytes a single transfer wrote were proven (docs/api.md, "Verification"), as a job object
+   * keeps it: `size`, or the hash kinds that proved them, comma-separated. Null when it wrote none, or
+   * ended before ferry kept it (unknown). A transfer over several objects keeps it on its objects.
+   */
+  verified: Generated<string | null>;
   /** Not claimed before this time (backoff). */
   run_after: Generated<number>;
   created_at: number;
@@ -185,6 +191,12 @@ export interface JobObjectsTable extends LeasedColumns {
   size: number | null;
   /** The source's ETag as its listing reported it; null for manifest keys and stores without one. */
   source_etag: string | null;
+  /**
+   * JSON of the hashes the source's listing reported for the object (kind → lower-case hex), which its
+   * first attempt checks the bytes it reads against (docs/api.md, "Verification"); null when the
+   * listing gave none, for manifest keys, a plan's objects, and rows planned before ferry kept them.
+   */
+  source_hashes: Generated<string | null>;
   /**
    * JSON of the object's own work (src/engine/specs.ts, ObjectWork) when its job runs a
    * transfer over several objects; null for a bulk copy's object, which copies source prefix + key.

@@ -177,6 +177,24 @@ export const jobOptions = codec('jobs', 'options', JobOptions);
 export const manifestKeys = codec('job_manifests', 'keys', Type.Array(Type.String()));
 export const objectWork = codec('job_objects', 'work', ObjectWork);
 export const objectTouched = codec('job_objects', 'touched', Type.Union([Touched, PlannedTouched]));
+/**
+ * The hashes a planned object's listing gave for its source, by kind (src/stores/contract.ts, HashKind),
+ * so its first attempt checks the bytes read without a stat (docs/api.md, "Verification").
+ */
+export const objectSourceHashes = codec(
+  'job_objects',
+  'source_hashes',
+  Type.Partial(
+    Type.Object({
+      md5: Type.String(),
+      sha1: Type.String(),
+      sha256: Type.String(),
+      crc32c: Type.String(),
+      dropbox: Type.String(),
+      quickxor: Type.String(),
+    }),
+  ),
+);
 export const planRequest = codec('plans', 'request', PlanRequest);
 export const planGiven = codec('plans', 'given', PlanGiven);
 export const planCounts = codec('plans', 'counts', PlanCounts);

@@ -44,6 +44,15 @@ export type Settlement =
   | { kind: 'again'; error: string; runAfter: number; crashed?: boolean }
   | { kind: 'failed'; error: string };
 
+/**
+ * How a settlement's `verified` is kept in a row (job_objects.verified, transfers.verified): `size`
+ * when no hash could prove the bytes, else the kinds that did, comma-separated. A row that wrote no
+ * bytes keeps null (src/api/views.ts, proofView).
+ */
+export function provenAs(kinds: readonly HashKind[]): string {
+  return kinds.length === 0 ? 'size' : kinds.join(',');
+}
+
 /** The crashes of the work being settled: how many its claims counted (this one included), and the limit. */
 export interface Crashes {
   count: number;

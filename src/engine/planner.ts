@@ -40,6 +40,8 @@ export interface Planned {
   key: string;
   size: number | null;
   etag: string | null;
+  /** The hashes the source's listing reported, which the object's first attempt checks (Entry.hashes). */
+  hashes?: NonNullable<Entry['hashes']>;
   work?: string;
   /**
    * Planned straight as skipped, with the reason: a sync's object equal at the destination, or a plan's
@@ -96,7 +98,12 @@ export async function* listedKeys(
   try {
     const folder = prefix.slice(0, -1);
     for await (const entry of listFiltered(store, folder, { recursive: true, filter, signal })) {
-      yield { key: entry.path.slice(prefix.length), size: entry.size, etag: entry.etag ?? null };
+      yield {
+        key: entry.path.slice(prefix.length),
+        size: entry.size,
+        etag: entry.etag ?? null,
+        ...(entry.hashes === undefined ? {} : { hashes: entry.hashes }),
+      };
     }
   } finally {
     await release();
@@ -132,10 +139,17 @@ export async function* specObjects(
   signal?: AbortSignal,
 ): AsyncGenerator<Planned> {
   const filter = spec.kind === 'move' || spec.kind === 'remove' ? compileFilter(spec.filter) : undefined;
-  const planned = (key: string, size: number | null, etag: string | null, work: ObjectWork): Planned => ({
+  const planned = (
+    key: string,
+    size: number | null,
+    etag: string | null,
+    work: ObjectWork,
+    hashes?: Entry['hashes'],
+  ): Planned => ({
     key,
     size,
     etag,
+    ...(hashes === undefined ? {} : { hashes }),
     work: durable.objectWork.encode(work),
   });
   switch (spec.kind) {
@@ -166,6 +180,8 @@ export async function* specObjects(
               entry.size,
               entry.etag ?? null,
               objectWork(spec, ref, entry),
+              // A move's copy checks its source's own hash on the first attempt, as a bulk copy's object.
+              spec.kind === 'move' ? entry.hashes : undefined,
             );
           }
         } finally {
@@ -188,6 +204,7 @@ async function* syncPlanned(ctx: EngineContext, job: JobRow): AsyncGenerator<Pla
       key: p.key,
       size: p.size,
       etag: p.etag,
+      ...(p.hashes === undefined ? {} : { hashes: p.hashes }),
       ...(p.work === undefined ? {} : { work: p.work }),
       ...(p.status === 'skipped' ? { skipped: p.reason ?? 'equal' } : {}),
       ...(p.held === undefined ? {} : { held: p.held }),

@@ -6,6 +6,7 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
 import type { JobObjectRow } from '../db/schema.js';
+import { objectSourceHashes } from '../durable/work.js';
 import { isFerryError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Egress } from '../net/egress.js';
@@ -98,8 +99,20 @@ async function throttleOf(ctx: EngineContext, jobId: string): Promise<Throttle |
   });
 }
 
-function listedInfo(plan: JobPlan, object: JobObjectRow, size: number): ObjectInfo {
-  const info: ObjectInfo = { path: plan.source.path + object.key, size, hashes: {} };
+/**
+ * The source of an object as its listing gave it: size, ETag and hashes, so that its first attempt
+ * needs no stat and still checks the source's own hash against the bytes it reads (docs/api.md,
+ * "Verification").
+ */
+function listedInfo(path: string, object: JobObjectRow, size: number): ObjectInfo {
+  const info: ObjectInfo = {
+    path,
+    size,
+    hashes:
+      object.source_hashes === null
+        ? {}
+        : objectSourceHashes.decode(object.source_hashes, `${object.job_id}/${object.seq}`),
+  };
   if (object.source_etag !== null) info.etag = object.source_etag;
   return info;
 }
@@ -220,14 +233,14 @@ export async function runObject(
             destination: destination.store,
             destinationPath: target.path,
             overwrite: plan.overwrite,
-            // What the listing reported saves a stat per object. Manifest keys have nothing and are
+            // What the listing reported (size, ETag, hashes) saves a stat per object. Manifest keys have nothing and are
             // stat'ed, and so is a retried object, whose source may have changed since it was listed.
             // A plan's object was just stat'ed against the plan.
             ...(checked !== undefined
               ? { sourceInfo: checked }
               : object.size === null || object.attempts > 1 || plan.planId !== null
                 ? {}
-                : { sourceInfo: listedInfo(plan, object, object.size) }),
+                : { sourceInfo: listedInfo(sourcePath, object, object.size) }),
             signal,
             onProgress: report,
             checkpoint,
@@ -319,21 +332,14 @@ async function doWork(
               sourcePath: work.source.path,
               destination: destination.store,
               destinationPath: work.destination.path,
-              // As a bulk copy's objects (runObject): the listing's size and ETag save a stat on the
+              // As a bulk copy's objects (runObject): the listing's size, ETag and hashes save a stat on the
               // first attempt; a retried object is stat'ed, its source may have changed since. A plan's
               // object was just stat'ed against the plan.
               ...(checked !== undefined
                 ? { sourceInfo: checked }
                 : object.size === null || object.attempts > 1 || planned
                   ? {}
-                  : {
-                      sourceInfo: {
-                        path: work.source.path,
-                        size: object.size,
-                        hashes: {},
-                        ...(object.source_etag === null ? {} : { etag: object.source_etag }),
-                      },
-                    }),
+                  : { sourceInfo: listedInfo(work.source.path, object, object.size) }),
               signal,
               onProgress: report,
               ...(throttle === undefined ? {} : { throttle }),

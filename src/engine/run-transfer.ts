@@ -13,7 +13,7 @@ import { expandSources, isPattern, splitPattern } from '../objects/patterns.js';
 import { type Throttle, throttled } from '../objects/throttle.js';
 import { DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import { whileAway } from '../queue/loop.js';
-import type { Entry, Store } from '../stores/contract.js';
+import type { Entry, HashKind, Store } from '../stores/contract.js';
 import { abandonUpload, checkpointOf, type Work } from './checkpoints.js';
 import { explainNotFound } from './destination-bucket.js';
 import * as transfers from './lifecycle/transfers.js';
@@ -31,6 +31,19 @@ export interface TransferContext extends EngineContext {
 interface Outcome {
   bytesDone: number;
   bytesTotal?: number;
+  /** The hash kinds that proved the bytes written, none when only the size could; absent when none were written. */
+  verified?: HashKind[];
+}
+
+/**
+ * What proved the bytes of every object a run wrote, as one (docs/api.md, "Verification"): the size
+ * alone when any object was proven by no more, else every kind that proved one. Absent while none wrote.
+ */
+function provenTogether(sofar: HashKind[] | undefined, next: HashKind[] | undefined): HashKind[] | undefined {
+  if (next === undefined) return sofar;
+  if (sofar === undefined) return next;
+  if (sofar.length === 0 || next.length === 0) return [];
+  return [...new Set([...sofar, ...next])];
 }
 
 /**
@@ -135,11 +148,16 @@ async function executeWith(ctx: TransferContext, run: Run): Promise<Outcome> {
           signal,
         );
       });
-      return { bytesDone: outcome.bytes, bytesTotal: outcome.bytes };
+      return {
+        bytesDone: outcome.bytes,
+        bytesTotal: outcome.bytes,
+        ...(outcome.verified === undefined ? {} : { verified: outcome.verified }),
+      };
     }
     case 'move': {
       const destination = await acquire(spec.destination.location_id);
       let done = 0;
+      let verified: HashKind[] | undefined;
       await eachSource(run, spec.sources, 'the sources', async (store, ref, entry) => {
         const before = done;
         const outcome = await moveObject({
@@ -152,8 +170,10 @@ async function executeWith(ctx: TransferContext, run: Run): Promise<Outcome> {
           ...throttling,
         });
         done = before + outcome.bytes;
+        // A provider's own move writes nothing to prove (outcome.verified absent).
+        verified = provenTogether(verified, outcome.verified);
       });
-      return { bytesDone: done, bytesTotal: done };
+      return { bytesDone: done, bytesTotal: done, ...(verified === undefined ? {} : { verified }) };
     }
     case 'remove': {
       await eachSource(run, spec.paths, 'the paths', async (store, _ref, entry) => {
@@ -168,6 +188,7 @@ async function executeWith(ctx: TransferContext, run: Run): Promise<Outcome> {
       const { store } = await acquire(spec.destination.location_id);
       let done = 0;
       let total = 0;
+      let verified: HashKind[] | undefined;
       for (const url of spec.urls) {
         const fetched = await openUrl(url, ctx.egress, {
           signal,
@@ -185,8 +206,9 @@ async function executeWith(ctx: TransferContext, run: Run): Promise<Outcome> {
         });
         done = before + info.size;
         total += info.size;
+        verified = provenTogether(verified, info.verified ?? []);
       }
-      return { bytesDone: done, bytesTotal: total };
+      return { bytesDone: done, bytesTotal: total, ...(verified === undefined ? {} : { verified }) };
     }
   }
 }
@@ -229,6 +251,7 @@ export async function runTransfer(
       kind: 'done',
       bytes: outcome.bytesDone,
       ...(outcome.bytesTotal === undefined ? {} : { bytesTotal: outcome.bytesTotal }),
+      ...(outcome.verified === undefined ? {} : { verified: outcome.verified }),
     }),
   });
   // A copy that failed for good leaves no multipart upload behind; one tried again later keeps it.

@@ -85,6 +85,8 @@ export interface SyncPlanned {
   key: string;
   size: number | null;
   etag: string | null;
+  /** A copy's: the hashes the source's listing reported, which its first attempt checks (Entry.hashes). */
+  hashes?: NonNullable<Entry['hashes']>;
   /** pending: to copy (or, with `work`, to delete); skipped: equal already, with `reason`. */
   status: 'pending' | 'skipped';
   reason?: string;
@@ -169,6 +171,7 @@ export async function* syncObjects(
       key,
       size: entry.size,
       etag: entry.etag ?? null,
+      ...(entry.hashes === undefined ? {} : { hashes: entry.hashes }),
       status: reason === undefined ? 'pending' : 'skipped',
       ...(reason === undefined ? hold : { reason }),
       ...(there === undefined ? { created: true as const } : {}),

@@ -7,7 +7,7 @@
 // Backoff grows to seconds: the test that exhausts every attempt runs on a clock it moves forward to
 // each object's retry time, instead of sleeping through the waits.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -290,6 +290,61 @@ await eachDatabase('faults from the stores', (database) => {
     const report = await call({ method: 'GET', url: `/v1/jobs/${id}/report` });
     const line = JSON.parse(report.body.trim());
     assert.deepEqual([line.verified, line.verified_by], ['checksum', 'md5']);
+  });
+
+  test('a prefix copy’s first attempt checks the source’s own MD5, from its listing and without a HEAD: a download damaged on the way once is refused, tried again, and arrives whole (issue 37)', async () => {
+    const { call, src, dst } = await setup();
+    const a = randomBytes(200_000);
+    const c = Buffer.from('beside it');
+    const bucket = await seedBucket(client, { 'r/a.bin': a, 'r/c.txt': c });
+    const pathOf = (url: string) => decodeURIComponent(new URL(url, 'http://x').pathname);
+    const seen = proxy.seen.length;
+    const faulted = proxy.faulted;
+    // One byte of the source's answer to the first GET of a.bin changed: what the destination gets is
+    // what ferry sends, so only the source's own MD5 (the listing's ETag) can tell.
+    proxy.inject(
+      { kind: 'corrupt', side: 'answer' },
+      { match: (r) => r.method === 'GET' && pathOf(r.url) === `/${bucket}/r/a.bin` },
+    );
+    // A prefix, not a manifest: the objects' first attempts have what the listing gave, no stat.
+    const id = await copyJob(call, { from: `${src}:${bucket}/r/`, to: `${dst}:${bucket}/s/` });
+    const job = await waitFor(call, `/v1/jobs/${id}`);
+    assert.equal(job.status, 'complete', JSON.stringify(job));
+    assert.equal(proxy.faulted - faulted, 1, 'the download was damaged');
+    const rows = await objectRows(id);
+    assert.deepEqual(
+      rows.map((r) => [r.key, r.status, r.attempts]),
+      [
+        ['a.bin', 'succeeded', 2],
+        ['c.txt', 'succeeded', 1],
+      ],
+    );
+    assert.deepEqual(await readS3(client, bucket, 's/a.bin'), a);
+    assert.deepEqual(await readS3(client, bucket, 's/c.txt'), c);
+    // The only HEAD is a.bin's retry, which stats its source again: no request per object was added.
+    assert.deepEqual(
+      proxy.seen
+        .slice(seen)
+        .filter((r) => r.method === 'HEAD')
+        .map((r) => pathOf(r.url)),
+      [`/${bucket}/r/a.bin`],
+    );
+    const report = await call({ method: 'GET', url: `/v1/jobs/${id}/report` });
+    assert.deepEqual(
+      report.body
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+        .map((l: { key: string; verified?: string; source_hash?: string }) => [
+          l.key,
+          l.verified,
+          l.source_hash,
+        ]),
+      [
+        ['a.bin', 'checksum', `md5:${createHash('md5').update(a).digest('hex')}`],
+        ['c.txt', 'checksum', `md5:${createHash('md5').update(c).digest('hex')}`],
+      ],
+    );
   });
 
   test('a single copy (a transfer) that is throttled once is retried and completes', async () => {

@@ -130,6 +130,47 @@ await eachDatabase('copy', (database) => {
     void labelA;
   });
 
+  test('a single copy says how its bytes were proven, as a report line does; one completed before ferry kept it says nothing, not size', async () => {
+    const { call, b, labelA } = await setup();
+    // Another account on the same server: the bytes stream through ferry, which sends their MD5.
+    const other = await createLocation(call, {
+      provider: 's3',
+      secret: { access_key_id: 'AKIDOTHER', secret_access_key: 'other-secret' },
+      metadata: { endpoint: s3.endpoint },
+    });
+    const body = randomBytes(10_000);
+    const src = await seedBucket(client, { 'a.bin': body });
+    const dst = await seedBucket(client, {});
+    const proven = async (to: string) => {
+      const res = await copy(call, { from: `${labelA}:${src}/a.bin`, to });
+      assert.equal(res.statusCode, 202, res.body);
+      const done = await waitFor(call, `/v1/transfers/${res.json().id}`);
+      assert.equal(done.status, 'complete', JSON.stringify(done));
+      return done;
+    };
+    // Streamed: s3rver's ETag is the MD5 of what it received, compared with the one ferry sent; server-side
+    // (one account): the copy's ETag is the MD5 of the source version it was pinned to (docs/api.md,
+    // "Verification").
+    for (const to of [`${other.label}:${dst}/streamed.bin`, `${b}:${dst}/server-side.bin`]) {
+      const done = await proven(to);
+      assert.equal(done.verified, 'checksum', `${to}: ${JSON.stringify(done)}`);
+      assert.equal(done.verified_by, 'md5', to);
+    }
+
+    // A transfer completed before ferry kept it (migration 2026-12-04-proof-of-transfers) has none:
+    // unknown, which is not "size".
+    const old = await proven(`${other.label}:${dst}/before.bin`);
+    await t.services.db.kysely
+      .updateTable('transfers')
+      .set({ verified: null })
+      .where('id', '=', String(old.id))
+      .execute();
+    const again = (await call({ method: 'GET', url: `/v1/transfers/${old.id}` })).json();
+    assert.equal(again.status, 'complete');
+    assert.equal('verified' in again, false, JSON.stringify(again));
+    assert.equal('verified_by' in again, false, JSON.stringify(again));
+  });
+
   test('a single copy from s3 to azure streams the bytes across', async () => {
     const { call, a, az } = await setup();
     const body = randomBytes(9 * 1024 * 1024 + 17);

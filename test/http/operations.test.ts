@@ -90,6 +90,8 @@ await eachDatabase('move, remove, pull', (database) => {
     assert.equal(done.kind, 'move');
     assert.equal(done.from, `${label}/${bucket}/in/a.txt`, 'from and to as given');
     assert.equal(done.to, `${label}/${bucket}/out/b.txt`);
+    // Copied (server-side), verified, then deleted: its copy proven as a copy's (docs/api.md, "Polling").
+    assert.deepEqual([done.verified, done.verified_by], ['checksum', 'md5']);
     assert.equal(String(await readS3(client, bucket, 'out/b.txt')), 'A');
     assert.equal(await readS3(client, bucket, 'in/a.txt'), undefined);
   });
@@ -272,13 +274,19 @@ await eachDatabase('move, remove, pull', (database) => {
     assert.equal(done.bytes_total, 50_000);
     assert.equal(done.from, `${origin}/files/report.pdf`);
     assert.equal(done.to, `${label}/${bucket}/in/report.pdf`);
+    // The store's write compared the MD5 it sent with the one s3rver stored (docs/api.md, "Polling").
+    assert.deepEqual([done.verified, done.verified_by], ['checksum', 'md5']);
     assert.deepEqual(await readS3(client, bucket, 'in/report.pdf'), files['/files/report.pdf']);
     const several = await call({
       method: 'POST',
       url: '/pull',
       payload: { from: [`${origin}/files/notes.txt`, `${origin}/redirect`], to: `${label}/${bucket}/many/` },
     });
-    assert.equal((await waitFor(call, `/v1/transfers/${several.json().id}`)).status, 'complete');
+    const many = await waitFor(call, `/v1/transfers/${several.json().id}`);
+    assert.equal(many.status, 'complete');
+    // Over several objects, each object's report line says it; the transfer counts size_only instead.
+    assert.equal(many.verified, undefined, JSON.stringify(many));
+    assert.equal((many.counts as { size_only: number }).size_only, 0);
     assert.equal(String(await readS3(client, bucket, 'many/notes.txt')), 'notes');
     const notFolder = await call({
       method: 'POST',

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
 import * as jobs from '../../src/engine/lifecycle/jobs.js';
-import { keyHash } from '../../src/engine/lifecycle/objects.js';
+import { keyHash, settleMany } from '../../src/engine/lifecycle/objects.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
@@ -238,6 +238,65 @@ await eachDatabase('job reports', (database) => {
     const missing = await t.request({ method: 'GET', url: `/v1/jobs/${theirs}/report`, token: ws.token });
     assert.equal(missing.statusCode, 404, missing.body);
     assert.doesNotMatch(missing.body, /secret-key/);
+  });
+
+  test('an object copied before ferry kept how it was proven says nothing of it (unknown, not size) and is not counted size_only', async () => {
+    const ws = await workspace();
+    const id = await plannedJob(ws.id, ['before', 'by-size', 'by-md5']);
+    // Copied before migration 2026-12-02-verified: succeeded, with its checksums, and verified null.
+    await setObject(id, 'before', {
+      status: 'succeeded',
+      bytes_done: 10,
+      source_hash: 'md5:aa',
+      destination_hash: 'md5:aa',
+      attempts: 1,
+    });
+    // The others settle as a worker settles them now: one proven by its size only, one by its MD5.
+    await t.services.db.kysely
+      .updateTable('job_objects')
+      .set({ status: 'running', lease_owner: 'test', lease_expires_at: Date.now() + 3_600_000, attempts: 1 })
+      .where('job_id', '=', id)
+      .where('key', 'in', ['by-size', 'by-md5'])
+      .execute();
+    const seqs = await t.services.db.kysely
+      .selectFrom('job_objects')
+      .select(['key', 'seq'])
+      .where('job_id', '=', id)
+      .execute();
+    const seq = (key: string) => Number(seqs.find((row) => row.key === key)?.seq);
+    const written = await settleMany(t.services.db.kysely, 'test', [
+      { object: { job_id: id, seq: seq('by-size') }, settlement: { kind: 'done', bytes: 10, verified: [] } },
+      {
+        object: { job_id: id, seq: seq('by-md5') },
+        settlement: { kind: 'done', bytes: 10, verified: ['md5'] },
+      },
+    ]);
+    assert.deepEqual(written, [true, true]);
+
+    const nd = await t.request({ method: 'GET', url: `/v1/jobs/${id}/report`, token: ws.token });
+    assert.equal(nd.statusCode, 200, nd.body);
+    const lines = nd.body
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(
+      lines.map((l) => [l.key, l.outcome, l.verified ?? null, l.verified_by ?? null]),
+      [
+        ['before', 'copied', null, null],
+        ['by-size', 'copied', 'size', null],
+        ['by-md5', 'copied', 'checksum', 'md5'],
+      ],
+    );
+    assert.equal('verified' in (lines[0] ?? {}), false, JSON.stringify(lines[0]));
+    const csv = await t.request({
+      method: 'GET',
+      url: `/v1/jobs/${id}/report`,
+      headers: { accept: 'text/csv' },
+      token: ws.token,
+    });
+    assert.equal(csv.body.split('\r\n')[1], 'before,copied,10,10,1,,,md5:aa,md5:aa,,');
+    const job = await t.request({ method: 'GET', url: `/v1/jobs/${id}`, token: ws.token });
+    assert.equal(job.json().counts.size_only, 1, job.body);
   });
 
   test('the objects of a transfer over several objects report as moved, removed or pulled', async () => {

@@ -32,6 +32,8 @@ import * as verified from './2026-12-02-verified.js';
 import * as undo from './2026-12-03-undo.js';
 import * as verify from './2026-12-03-verify.js';
 import * as oneUndo from './2026-12-03-z-one-undo.js';
+import * as proofOfTransfers from './2026-12-04-proof-of-transfers.js';
+import * as sourceHashes from './2026-12-04-source-hashes.js';
 
 // Kysely applies migrations in the order of their names and refuses one that sorts before a migration a
 // database already ran: a new one must sort after every name here (a later date, not a later word).
@@ -68,4 +70,6 @@ export const migrations: Record<string, Migration> = {
   '2026-12-03-undo': undo,
   '2026-12-03-verify': verify,
   '2026-12-03-z-one-undo': oneUndo,
+  '2026-12-04-proof-of-transfers': proofOfTransfers,
+  '2026-12-04-source-hashes': sourceHashes,
 };

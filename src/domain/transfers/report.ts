@@ -4,6 +4,7 @@
 // (the client went away) reads no further page.
 
 import type { Kysely } from 'kysely';
+import { proofView } from '../../api/views.js';
 import type { Database, JobObjectRow, JobRow } from '../../db/schema.js';
 import { type ObjectWork, workOf } from '../../engine/specs.js';
 import { VERDICTS } from '../../states.js';
@@ -127,12 +128,7 @@ export function reportLine(row: ReportRow): ReportLine {
   } else if (row.error !== null && outcome !== 'running') line.error = row.error;
   if (row.source_hash !== null) line.source_hash = row.source_hash;
   if (row.destination_hash !== null) line.destination_hash = row.destination_hash;
-  if (row.verified === 'size') line.verified = 'size';
-  else if (row.verified !== null) {
-    line.verified = 'checksum';
-    line.verified_by = row.verified;
-  }
-  return line;
+  return { ...line, ...proofView(row.verified) };
 }
 
 export { csvCell, csvRow } from '../../util/csv.js';

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { sql, type UpdateObject } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database, JobObjectRow } from '../../db/schema.js';
-import { objectTouched } from '../../durable/work.js';
+import { objectSourceHashes, objectTouched } from '../../durable/work.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
 import { claimRows, skipLocked } from '../../queue/claim.js';
 import {
@@ -22,7 +22,8 @@ import {
 } from '../../queue/leases.js';
 import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { ObjectStatus, Verdict } from '../../states.js';
-import { afterCrash, type Settlement } from '../outcome.js';
+import type { HashKind } from '../../stores/contract.js';
+import { afterCrash, provenAs, type Settlement } from '../outcome.js';
 
 /** What identifies a job object's key in the index (key_hash): its SHA-1, as hex. */
 export function keyHash(key: string): string {
@@ -83,6 +84,8 @@ export interface PlannedObject {
   keyHash: string;
   size: number | null;
   etag: string | null;
+  /** The hashes the source's listing reported (Entry.hashes), for the first attempt to check. */
+  hashes?: Partial<Record<HashKind, string>>;
   /** JSON of the object's own work, for a job that runs a transfer over several objects. */
   work?: string;
   /** Planned straight as skipped, with the reason: a sync's object equal at the destination, or a key a plan's run found that the plan lacks. */
@@ -92,6 +95,12 @@ export interface PlannedObject {
   found?: Found;
   /** What the planner knows of what its work will do (src/engine/backup.ts, PLANNED_CREATED). */
   touched?: string;
+}
+
+/** How a planned object's listed hashes are kept (job_objects.source_hashes): JSON, or null for none. */
+function listedHashes(hashes: Partial<Record<HashKind, string>> | undefined): string | null {
+  const known = Object.entries(hashes ?? {}).filter(([, value]) => value !== undefined);
+  return known.length === 0 ? null : objectSourceHashes.encode(Object.fromEntries(known));
 }
 
 /**
@@ -121,6 +130,7 @@ export async function plan(
               : OBJECT_MOVES.plan.to[1],
         size: p.size,
         source_etag: p.etag,
+        source_hashes: listedHashes(p.hashes),
         ...(p.work === undefined ? {} : { work: p.work }),
         touched: p.touched ?? null,
         // Every row names every column: SQLite fills a column one row of a batch lacks with NULL, not its default.
@@ -356,11 +366,7 @@ export async function settleMany(q: Queryable, owner: string, items: ObjectSettl
           skipped: item.settlement.skipped === true,
           deleted: item.settlement.deleted === true,
           ...(item.settlement.checksums === undefined ? {} : { checksums: item.settlement.checksums }),
-          ...(item.settlement.verified === undefined
-            ? {}
-            : {
-                verified: item.settlement.verified.length === 0 ? 'size' : item.settlement.verified.join(','),
-              }),
+          ...(item.settlement.verified === undefined ? {} : { verified: provenAs(item.settlement.verified) }),
           ...(item.settlement.verdict === undefined ? {} : { verdict: item.settlement.verdict }),
           ...(item.settlement.touched === undefined
             ? {}

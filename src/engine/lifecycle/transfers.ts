@@ -28,7 +28,7 @@ import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged 
 import { emit } from '../../queue/outbox.js';
 import { deleteFinished } from '../../queue/prune.js';
 import type { TransferStatus } from '../../states.js';
-import { afterCrash, type Settlement } from '../outcome.js';
+import { afterCrash, provenAs, type Settlement } from '../outcome.js';
 import { locationIds, specLocations, type TransferSpec } from '../specs.js';
 
 export const TRANSFER_MOVES = {
@@ -237,6 +237,8 @@ export async function settle(
           status: TRANSFER_MOVES.complete.to[0],
           bytes_done: settlement.bytes,
           bytes_total: settlement.bytesTotal ?? null,
+          // How its written bytes were proven (docs/api.md, "Verification"); null when it wrote none.
+          verified: settlement.verified === undefined ? null : provenAs(settlement.verified),
           error: null,
           finished_at: now,
         };
