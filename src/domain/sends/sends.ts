@@ -2,8 +2,10 @@
 // file resolved at once (a pattern must match exactly one file), then stored as durable work that a
 // worker delivers (dispatcher.ts). The hourly recipient limit is counted in the database, so it holds
 // across processes.
+
 import { hash } from '@node-rs/argon2';
 import type { Kysely } from 'kysely';
+import { ADDRESS_MAX, MESSAGE_MAX, PASSWORD_MAX } from '../../api/input.js';
 import { type Clock, parseRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { newestFirst, type Page } from '../../db/paging.js';
@@ -13,7 +15,7 @@ import { isUuid, newId } from '../../ids.js';
 import { type AuditContext, record } from '../audit/audit.js';
 import { atLocation, type Caller } from '../caller.js';
 import { capReached, countHeld } from '../caps.js';
-import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
+import type { Shares } from '../shares/shares.js';
 import * as lifecycle from './lifecycle.js';
 import { checkTimezone, resolveSchedule } from './schedule.js';
 import { type SendItem, type SendView, sendItem, sendView } from './views.js';
@@ -23,7 +25,6 @@ export { type SendItem, type SendView, sendItem, sendItemOf, sendView } from './
 export const MAX_TO = 50;
 /** cc and bcc each, and reply-to. */
 export const MAX_OTHER = 50;
-export const MESSAGE_MAX = 10_000;
 const HOUR_MS = 3_600_000;
 /**
  * A send's link stops working this long after its mail goes out, unless `expires_at` says otherwise
@@ -59,9 +60,6 @@ export interface Recipients {
   bcc: string[];
   replyTo: string[];
 }
-
-/** RFC 5321's limit on a forward path. */
-export const ADDRESS_MAX = 254;
 
 /**
  * An address as a mail server takes it: local@domain, no spaces, control characters, angle brackets or
