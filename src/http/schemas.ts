@@ -1,8 +1,8 @@
-// Request and response schemas shared by several routes. One TypeBox schema serves validation, the
-// handler's types and /openapi.json. Every request body rejects fields it does not know, so a misspelt
-// option is never ignored (docs/api.md, "Errors").
+// The error answers every route may give (docs/api.md, "Errors"), as /openapi.json names them, and what a
+// failed pattern says. The shapes of requests and of the other answers are in src/api/, one file per
+// area, from which the routes take them.
 import { type Static, type TSchema, Type } from 'typebox';
-import { IdText, Label, MULTI_LINE, NO_NUL, oneOf, Path, SINGLE_LINE } from '../api/text.js';
+import { MULTI_LINE, NO_NUL, SINGLE_LINE } from '../api/text.js';
 
 export const ErrorBody = Type.Object(
   { error: Type.Integer({ description: 'The HTTP status code' }), message: Type.String() },
@@ -38,28 +38,6 @@ export function errors(...codes: number[]): Record<number, TSchema> {
 
 /** 202 and 204 answers carry no body. */
 export const NoContent = Type.Unsafe<undefined>({ description: 'No body' });
-
-export { Timestamp, TimestampText } from '../api/text.js';
-// The strings and fields of requests (Label, Path, IdText, Timestamp, oneOf, INPUT_MAX and the rest) live
-// in src/api/text.ts and src/api/input.ts; re-exported here for the routes.
-export { IdText, Label, oneOf, Path };
-export {
-  Address,
-  IdParam,
-  INPUT_MAX,
-  Literal,
-  LocationRef,
-  locationRefFields,
-  Metadata,
-  Paging,
-  Password,
-  Provider,
-  ScheduleText,
-  Text,
-  Timezone,
-  Url,
-  Word,
-} from '../api/input.js';
 
 /** What a failed `pattern` says (src/http/errors.ts), by pattern. */
 export const PATTERN_RULES: Readonly<Record<string, string>> = {

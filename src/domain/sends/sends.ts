@@ -6,6 +6,7 @@
 import { hash } from '@node-rs/argon2';
 import type { Kysely } from 'kysely';
 import { ADDRESS_MAX, MESSAGE_MAX, PASSWORD_MAX } from '../../api/input.js';
+import { MAX_OTHER, MAX_TO, SENDER_NAME_MAX } from '../../api/sends.js';
 import { type Clock, parseRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { newestFirst, type Page } from '../../db/paging.js';
@@ -22,9 +23,6 @@ import { type SendItem, type SendView, sendItem, sendView } from './views.js';
 
 export { type SendItem, type SendView, sendItem, sendItemOf, sendView } from './views.js';
 
-export const MAX_TO = 50;
-/** cc and bcc each, and reply-to. */
-export const MAX_OTHER = 50;
 const HOUR_MS = 3_600_000;
 /**
  * A send's link stops working this long after its mail goes out, unless `expires_at` says otherwise
@@ -50,7 +48,6 @@ export interface SendInput {
   sender_name?: string;
 }
 
-export const SENDER_NAME_MAX = 100;
 /** Control characters (CR and LF among them), format characters and line separators: never in a header. */
 const NOT_IN_A_NAME = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
 
