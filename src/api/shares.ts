@@ -1,8 +1,9 @@
-// A share link as the API answers it (docs/api.md, "Share links"): the server's view type, the route's
-// response schema (so /openapi.json) and the CLI's type come from these schemas.
+// A share link as the API answers it, and POST /share's body (docs/api.md, "Share links"): the server's
+// view type, the routes' schemas (so /openapi.json) and the CLI's type come from these schemas.
 import { type Static, Type } from 'typebox';
 import { SHARE_STATES } from '../states.js';
-import { oneOf, Timestamp } from './text.js';
+import { Literal, Password } from './input.js';
+import { oneOf, Path, Timestamp } from './text.js';
 
 export const Share = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -44,3 +45,37 @@ export const ShareDownload = Type.Object({
   ended_at: Type.Optional(Timestamp),
 });
 export type ShareDownload = Static<typeof ShareDownload>;
+
+export const SharePage = Type.Object({
+  shares: Type.Array(Share),
+  next_cursor: Type.Optional(Type.String()),
+});
+export type SharePage = Static<typeof SharePage>;
+
+export const ShareDownloadPage = Type.Object({
+  downloads: Type.Array(ShareDownload),
+  next_cursor: Type.Optional(Type.String()),
+});
+export type ShareDownloadPage = Static<typeof ShareDownloadPage>;
+
+/** POST /share. */
+export const CreateShareBody = Type.Object(
+  {
+    file: Path({
+      description: '<location>/<path>; a pattern must match exactly one file',
+    }),
+    literal: Literal(),
+    password: Type.Optional(Password()),
+    expires_at: Type.Optional(Timestamp),
+    max_downloads: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description:
+          'downloads the link serves: a GET answers a landing page whose button POSTs the download; ranges that continue a download count nothing',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateShareBody = Static<typeof CreateShareBody>;

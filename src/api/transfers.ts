@@ -1,4 +1,5 @@
-// The transfer and the job as the API answers them (docs/api.md, "Polling"): one TypeBox schema each,
+// The transfer and the job as the API answers them (docs/api.md, "Polling"), their lists, and the 202
+// answers of the work that starts them (queued, planning, canceled): one TypeBox schema each,
 // from which come the routes' response schemas (so /openapi.json), the server's view types
 // (src/api/views.ts), the webhook events' data, and the types of the CLI and the console, which import
 // them type-only. A field added here is checked by the compiler everywhere one of them is built.
@@ -13,6 +14,7 @@ import {
   TRANSFER_STATES,
   VERIFY_MODES,
 } from '../states.js';
+import { Paging } from './input.js';
 import {
   IdText,
   Label,
@@ -209,3 +211,45 @@ export const Failures = Type.Object({
   next_cursor: Type.Optional(Type.String()),
 });
 export type Failures = Static<typeof Failures>;
+
+/** 202 of work queued as one transfer (a single copy, a move, a remove, a plan's move or remove). */
+export const Queued = Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') });
+export type Queued = Static<typeof Queued>;
+
+/**
+ * 202 of a job that is planning (docs/api.md, "Polling"): a bulk copy, a sync, a verify, a job's retry
+ * and undo, a schedule's run now, a plan's copy or sync.
+ */
+export const Planning = Type.Object({
+  job_id: Type.String({ format: 'uuid' }),
+  status: Type.Literal('planning'),
+});
+export type Planning = Static<typeof Planning>;
+
+/** 202 of what may run as one transfer or as a job: POST /v1/copy, a plan's run. */
+export const Accepted = Type.Union([Queued, Planning]);
+export type Accepted = Static<typeof Accepted>;
+
+/** 202 of a job's cancel. */
+export const Canceled = Type.Object({ job_id: Type.String(), status: Type.Literal('canceled') });
+export type Canceled = Static<typeof Canceled>;
+
+export const TransferPage = Type.Object({
+  transfers: Type.Array(Transfer),
+  next_cursor: Type.Optional(Type.String()),
+});
+export type TransferPage = Static<typeof TransferPage>;
+
+export const JobPage = Type.Object({ jobs: Type.Array(Job), next_cursor: Type.Optional(Type.String()) });
+export type JobPage = Static<typeof JobPage>;
+
+/** `?limit=&cursor=&schedule_id=` of GET /v1/jobs. */
+export const JobsQuery = Type.Object(
+  {
+    ...Paging.properties,
+    schedule_id: Type.Optional(
+      Type.String({ format: 'uuid', maxLength: 36, description: "Only this schedule's runs" }),
+    ),
+  },
+  { additionalProperties: false },
+);

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { mock, test } from 'node:test';
 import { CronDate } from 'croner';
-import { EVERY_MAX, nextRun, readEvery, wordsToCron } from '../../src/domain/schedules/every.js';
+import { EVERY_MAX } from '../../src/api/schedules.js';
+import { nextRun, readEvery, wordsToCron } from '../../src/domain/schedules/every.js';
 import { isFerryError } from '../../src/errors.js';
 
 const GRAMMAR: Array<[string, string]> = [

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { mock, test } from 'node:test';
 import * as chrono from 'chrono-node';
-import { resolveSchedule, SCHEDULED_AT_MAX } from '../../src/domain/sends/schedule.js';
+import { SCHEDULED_AT_MAX } from '../../src/api/input.js';
+import { resolveSchedule } from '../../src/domain/sends/schedule.js';
 import { isFerryError } from '../../src/errors.js';
 
 const NOW = Date.parse('2026-11-24T15:00:00Z');

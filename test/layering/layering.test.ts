@@ -1,5 +1,6 @@
 // The layering of src/ (.dependency-cruiser.mjs, README "Layout"): every folder imports only from its
-// own layer and those below it, with no exception.
+// own layer and those below it, with no exception. And every wire shape is declared once, in src/api/:
+// a route file names the shapes it takes and answers, and declares none.
 import assert from 'node:assert/strict';
 import {
   mkdirSync,
@@ -155,6 +156,83 @@ test('the rule catches a bare JSON.parse in engine/ and domain/, not in src/dura
       writeFileSync(join(dir, file), text);
     }
     assert.deepEqual(bareParses(dir), ['src/domain/deep/probe.ts:3', 'src/engine/probe.ts:1']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * What declares a wire shape in a file: a TypeBox constructor (Type.Object, Type.Union, Type.Array…), a
+ * value imported from TypeBox (types alone are fine: `import type`, or `{ type Static }`), or a JSON
+ * Schema object written by hand.
+ */
+function shapesIn(file: string, text: string): string[] {
+  const found: string[] = [];
+  const at = (index: number, what: string) =>
+    found.push(`${file}:${text.slice(0, index).split('\n').length}: ${what}`);
+  for (const m of text.matchAll(/\bType\s*\.\s*([A-Z]\w*)\s*\(/g)) at(m.index, `Type.${m[1]}(`);
+  for (const m of text.matchAll(
+    /^import\s+(?!type\s)([^;]*?)\s+from\s+['"](typebox|@sinclair\/typebox)['"]/gm,
+  )) {
+    const names = (m[1] ?? '')
+      .replace(/^\{|\}$/g, '')
+      .split(',')
+      .map((name) => name.trim());
+    if (names.some((name) => name !== '' && !name.startsWith('type ')))
+      at(m.index, `a value import of ${m[2]}`);
+  }
+  for (const m of text.matchAll(/\btype\s*:\s*['"]object['"]/g)) at(m.index, 'a JSON Schema object');
+  return found;
+}
+
+/** Every shape declared in the .ts files under `dir`, as `path:line: what`. */
+function shapesDeclared(base: string, dir: string): string[] {
+  return readdirSync(join(base, dir), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts'))
+    .sort()
+    .flatMap((name) => {
+      const path = join(base, dir, name);
+      return shapesIn(relative(base, path), readFileSync(path, 'utf8'));
+    });
+}
+
+test('no file under src/http/routes declares a wire shape: each is declared once, in src/api/', () => {
+  assert.deepEqual(shapesDeclared(root, 'src/http/routes'), [], 'move the shape to its area in src/api/');
+});
+
+test('the shape rule catches a route that declares one: Type.Object, a Type.Union of objects, a TypeBox value import, a hand-written schema', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-layering-'));
+  try {
+    for (const [file, text] of Object.entries({
+      'src/http/routes/body.ts': [
+        "import type { Static } from 'typebox';",
+        "import { Type } from 'typebox';",
+        'export const Body = Type.Object({});',
+        'export type Body = Static<typeof Body>;',
+      ].join('\n'),
+      'src/http/routes/nested/answer.ts': [
+        "import { type Static, Type as T } from 'typebox';",
+        'export const Answer = Type.Union([A, B]);',
+        "export const Raw = { type: 'object', properties: {} };",
+      ].join('\n'),
+      // Naming a shape from src/api/ and a type from TypeBox declares nothing.
+      'src/http/routes/fine.ts': [
+        "import { type Static } from 'typebox';",
+        "import { Planning } from '../../api/transfers.js';",
+        'export const response = { 202: Planning };',
+        'export type Answer = Static<typeof Planning>;',
+      ].join('\n'),
+    })) {
+      mkdirSync(join(dir, file, '..'), { recursive: true });
+      writeFileSync(join(dir, file), text);
+    }
+    assert.deepEqual(shapesDeclared(dir, 'src/http/routes'), [
+      'src/http/routes/body.ts:3: Type.Object(',
+      'src/http/routes/body.ts:2: a value import of typebox',
+      'src/http/routes/nested/answer.ts:2: Type.Union(',
+      'src/http/routes/nested/answer.ts:1: a value import of typebox',
+      'src/http/routes/nested/answer.ts:3: a JSON Schema object',
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,60 +1,15 @@
 // The audit log (docs/api.md, "Audit log"): what was done, by which key, from where. Each change records
 // itself with record() inside the transaction that makes the change, as its last statement, so that a
 // change never commits unrecorded and a record never outlives a change that rolled back. What reaches a
-// row is chosen here: an action name from ACTIONS, a target (an id, or a location label and path), the
-// status answered, the key, the client's address and user agent (cut to USER_AGENT_MAX). Never a
-// secret, a password or a body.
+// row is chosen here: an action name from ACTIONS (src/api/audit.ts, since ?action= is checked against
+// them), a target (an id, or a location label and path), the status answered, the key, the client's
+// address and user agent (cut to USER_AGENT_MAX). Never a secret, a password or a body.
 
+import type { AuditAction } from '../../api/audit.js';
 import { newOrderedId } from '../../ids.js';
 import type { Queryable } from '../../queue/moves.js';
 
-/**
- * Every action the log records. A change through the API records the action of its route; the others
- * are recorded by ferry itself as they happen.
- */
-export const ACTIONS = [
-  'location.create',
-  'location.replace',
-  'location.rename',
-  'location.delete',
-  'location.refresh',
-  'bucket.create',
-  'file.upload',
-  'copy',
-  'sync',
-  'verify',
-  'move',
-  'pull',
-  'remove',
-  // A dry run that made a plan. A plan's run is recorded as the action it performs (copy, sync, move,
-  // remove); plan.run is what such runs were recorded as before, and may still be in the log.
-  'plan.create',
-  'plan.run',
-  'job.retry',
-  'job.cancel',
-  'job.undo',
-  'transfer.retry',
-  'schedule.create',
-  'schedule.update',
-  'schedule.delete',
-  'schedule.run',
-  'share.create',
-  'share.revoke',
-  'send.create',
-  'send.cancel',
-  'webhook.create',
-  'webhook.update',
-  'webhook.delete',
-  'key.create',
-  'key.update',
-  'key.revoke',
-  // Not requests through the API: a share link's download and a wrong password at it, and an API
-  // request whose key was refused (no workspace then).
-  'share.download',
-  'share.password_failed',
-  'auth.refused',
-] as const;
-export type AuditAction = (typeof ACTIONS)[number];
+export { ACTIONS, type AuditAction } from '../../api/audit.js';
 
 /** The longest user agent kept; the rest is cut. */
 export const USER_AGENT_MAX = 256;

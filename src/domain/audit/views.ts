@@ -3,12 +3,12 @@
 // event's time and id). key_name is the key's name now, not when it acted.
 import { sql } from 'kysely';
 import type { AuditEvent } from '../../api/audit.js';
+import { ACTIONS, type AuditAction } from '../../api/audit.js';
 import { parseRfc3339, toRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { decodeCursor, encodeCursor, type Page } from '../../db/paging.js';
 import { invalid } from '../../errors.js';
 import { isUuid } from '../../ids.js';
-import { ACTIONS, type AuditAction } from './audit.js';
 
 export interface AuditFilter {
   action?: string;

@@ -2,14 +2,12 @@
 // most 32 levels. The depth is checked first and without recursion (JSON.stringify itself overflows the
 // stack on a few thousand levels), then the size; the keys a store reads are checked by that store (through the registry),
 // so a typo fails at create time rather than at the first transfer.
+import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH } from '../../api/input.js';
 import type { LocationRow } from '../../db/schema.js';
 import { locationMetadata } from '../../durable/records.js';
 import { invalid } from '../../errors.js';
 import type { Provider } from '../../providers.js';
 import { checkStoreMetadata } from '../../stores/index.js';
-
-export const METADATA_MAX_BYTES = 16 * 1024;
-export const METADATA_MAX_DEPTH = 32;
 
 export type Metadata = Record<string, unknown>;
 

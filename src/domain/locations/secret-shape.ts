@@ -1,6 +1,7 @@
 // docs/api.md, "Secrets by provider": the secret's shape must match the provider's group, else 422.
 // Messages name fields, never values.
 
+import { METADATA_MAX_DEPTH } from '../../api/input.js';
 import { parseRfc3339 } from '../../clock.js';
 import { FerryError } from '../../errors.js';
 import {
@@ -10,7 +11,7 @@ import {
   type ServiceAccountKey,
   secretGroup,
 } from '../../providers.js';
-import { METADATA_MAX_DEPTH, nestedDeeperThan } from './metadata.js';
+import { nestedDeeperThan } from './metadata.js';
 
 /** Longest secret field: OAuth access tokens (JWTs) run to a few KiB, a key file to about 2 KiB. */
 export const SECRET_FIELD_MAX = 16 * 1024;

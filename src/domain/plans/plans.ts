@@ -10,6 +10,7 @@
 // The audit log records a dry run that made a plan as plan.create, and its run as the action it
 // performs, each naming what it acts on (./audit.ts).
 
+import { MANIFEST_MAX_KEYS } from '../../api/copy.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { LocationRow, PlanRow } from '../../db/schema.js';
@@ -30,7 +31,6 @@ import type { RateLimits } from '../rate-limit.js';
 import type { Storage } from '../storage.js';
 import { type Copies, type CopyRequest, checkUsable, type SyncRequest } from '../transfers/copy.js';
 import { type Operations, queueWithJob } from '../transfers/operations.js';
-import { MANIFEST_MAX_KEYS } from '../transfers/targets.js';
 import { planTarget } from './audit.js';
 
 /** The most entries a plan holds: the bulk limit (docs/api.md, "Copy"). */

@@ -7,11 +7,11 @@
 // Times are read in the schedule's IANA zone; across daylight-saving changes croner runs a wall time
 // that does not exist (02:30 on a spring-forward day) at the same time plus the gap (03:30), and a
 // wall time that exists twice (01:30 on a fall-back day) once, at its first occurrence.
+
 import { Cron, CronPattern } from 'croner';
+import { EVERY_MAX } from '../../api/schedules.js';
 import { invalid } from '../../errors.js';
 
-/** The longest `every`: "every monday, wednesday and friday at 11:30pm" is 46 characters. */
-export const EVERY_MAX = 100;
 /** No schedule fires more often than this. */
 export const MIN_INTERVAL_MINUTES = 5;
 

@@ -7,15 +7,15 @@
 // Its English module only: the package's main module loads every locale's parsers (266 files, about
 // 0.3 s of CPU in every process that starts ferry; 1 s under the tests' TypeScript loader) for the same
 // `parse`, which is English's casual parser either way.
+
 import type { ParsedComponents, ParsedResult } from 'chrono-node';
 import * as chrono from 'chrono-node/en';
 import { DateTime, FixedOffsetZone, IANAZone, type Zone } from 'luxon';
+import { SCHEDULED_AT_MAX } from '../../api/input.js';
 import { invalid } from '../../errors.js';
 
 /** A year ahead: 365 days, so "in 366 days" is always too far, leap year or not. */
 export const MAX_AHEAD_MS = 365 * 24 * 3600_000;
-/** Longest `scheduledAt` text: "next friday at 5:30pm" is 21 characters, a full ISO time 35. */
-export const SCHEDULED_AT_MAX = 100;
 
 /** ISO 8601 as ferry reads it: a date, optionally a time and a zone; the year may be expanded (±YYYYYY). */
 const ISO = /^(\d{4}|[+-]\d{6})-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;

@@ -5,6 +5,8 @@
 
 import { hash } from '@node-rs/argon2';
 import type { Kysely } from 'kysely';
+import { ADDRESS_MAX, MESSAGE_MAX, PASSWORD_MAX } from '../../api/input.js';
+import { MAX_OTHER, MAX_TO, SENDER_NAME_MAX } from '../../api/sends.js';
 import { type Clock, parseRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { newestFirst, type Page } from '../../db/paging.js';
@@ -15,17 +17,13 @@ import { isUuid, newId } from '../../ids.js';
 import { type AuditContext, record } from '../audit/audit.js';
 import { atLocation, type Caller } from '../caller.js';
 import { capReached, countHeld } from '../caps.js';
-import { PASSWORD_MAX, type Shares } from '../shares/shares.js';
+import type { Shares } from '../shares/shares.js';
 import * as lifecycle from './lifecycle.js';
 import { checkTimezone, resolveSchedule } from './schedule.js';
 import { type SendItem, type SendView, sendItem, sendView } from './views.js';
 
 export { type SendItem, type SendView, sendItem, sendItemOf, sendView } from './views.js';
 
-export const MAX_TO = 50;
-/** cc and bcc each, and reply-to. */
-export const MAX_OTHER = 50;
-export const MESSAGE_MAX = 10_000;
 const HOUR_MS = 3_600_000;
 /**
  * A send's link stops working this long after its mail goes out, unless `expires_at` says otherwise
@@ -51,15 +49,11 @@ export interface SendInput {
   sender_name?: string;
 }
 
-export const SENDER_NAME_MAX = 100;
 /** Control characters (CR and LF among them), format characters and line separators: never in a header. */
 const NOT_IN_A_NAME = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
 
 // A send's recipients as its row keeps them (src/durable/records.ts declares the shape).
 export type { Recipients };
-
-/** RFC 5321's limit on a forward path. */
-export const ADDRESS_MAX = 254;
 
 /**
  * An address as a mail server takes it: local@domain, no spaces, control characters, angle brackets or

@@ -6,9 +6,11 @@
 // that ranges continuing that download count nothing while anyone else's count. Password
 // attempts are counted in the database, per link and client address and per link, and the count and
 // the record are one step, so the limit is exact across processes.
+
 import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
 import { type Kysely, sql } from 'kysely';
+import { PASSWORD_MAX } from '../../api/input.js';
 import type { CreatedShare, Share, ShareDownload } from '../../api/shares.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
@@ -70,7 +72,6 @@ const GUESS_WINDOW_MS = 60_000;
 export const GRANT_MS = 3_600_000;
 /** How long a client may resume a download of a link with a download limit without counting again. */
 export const RESUME_MS = GRANT_MS;
-export const PASSWORD_MAX = 1024;
 /** Matches counted at most when a pattern names more than one file. */
 const COUNT_MAX = 100_000;
 

@@ -2,6 +2,7 @@
 // take the form <location>/<path>, the first segment being the location's label or UUID. Everything
 // is checked before anything is queued; the work itself runs in the worker (src/engine).
 
+import { MAX_SOURCES } from '../../api/input.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
@@ -33,9 +34,6 @@ import type { Caller } from '../caller.js';
 import type { Locations } from '../locations/locations.js';
 import type { Storage } from '../storage.js';
 import { backupRef, checkBackupTo } from './backup-to.js';
-
-/** At most this many sources (paths or URLs) in one request. */
-export const MAX_SOURCES = 1000;
 
 export interface Resolved {
   row: LocationRow;

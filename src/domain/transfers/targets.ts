@@ -1,10 +1,10 @@
 // Copy targets and their paths (docs/api.md, "Copy"). Paths are used as
 // exact bytes and never normalised: these checks refuse what is ambiguous rather than repair it.
+import { MANIFEST_MAX_KEYS } from '../../api/copy.js';
 import { invalid } from '../../errors.js';
 import { isUuid } from '../../ids.js';
 import type { LocationRef } from '../locations/addressing.js';
 
-export const MANIFEST_MAX_KEYS = 100_000;
 export const MANIFEST_KEY_MAX_BYTES = 4096;
 
 /** A target as the body gives it: `<location>:<path>`, or {name?, id?, path}. */

@@ -2,6 +2,7 @@
 // secret that is answered once and kept sealed like a location secret (src/crypto/envelope.ts, bound
 // to the webhook's id), listed and read without it, changed, re-enabled and deleted; and the log of
 // delivery attempts. A URL must be http(s) and resolve only to addresses the egress guard allows.
+
 import type { Kysely, Transaction } from 'kysely';
 import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from '../../api/events.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
@@ -17,8 +18,6 @@ import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import { checkCap } from '../caps.js';
 import * as lifecycle from './lifecycle.js';
 import { newSigningSecret } from './signing.js';
-
-export const URL_MAX = 2048;
 
 export interface WebhookView {
   id: string;

@@ -2,15 +2,12 @@
 // Reading it needs the admin scope. The events are written by the changes themselves
 // (src/domain/audit/audit.ts); this only reads.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { AuditPage } from '../../api/audit.js';
-import { oneOf } from '../../api/text.js';
+import { AuditPage, AuditQuery } from '../../api/audit.js';
 import type { Db } from '../../db/database.js';
 import { parseLimit } from '../../db/paging.js';
-import { ACTIONS } from '../../domain/audit/audit.js';
 import { listAudit } from '../../domain/audit/views.js';
 import { workspaceOf } from '../auth.js';
-import { errors, Paging, Timestamp } from '../schemas.js';
+import { errors } from '../schemas.js';
 
 export const auditRoutes =
   (db: Db): FastifyPluginAsyncTypebox =>
@@ -24,21 +21,7 @@ export const auditRoutes =
           description:
             'Every request that changed something, every share link download and wrong password, with the key, the status, the address and the user agent; never a secret or a body.',
           tags: ['audit'],
-          querystring: Type.Object(
-            {
-              ...Paging.properties,
-              action: Type.Optional(oneOf(ACTIONS, 'Only this action')),
-              key_id: Type.Optional(
-                Type.String({ format: 'uuid', maxLength: 36, description: "Only this API key's events" }),
-              ),
-              after: Type.Optional({
-                ...Timestamp,
-                description: 'Only events at or after this time (RFC 3339)',
-              }),
-              before: Type.Optional({ ...Timestamp, description: 'Only events before this time (RFC 3339)' }),
-            },
-            { additionalProperties: false },
-          ),
+          querystring: AuditQuery,
           response: { 200: AuditPage, ...errors(400, 401) },
         },
       },

@@ -1,14 +1,10 @@
 // POST /v1/buckets (docs/api.md, "Buckets"): a new bucket or container on a bucket store.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { BucketBody, Entry } from '../../api/listing.js';
 import type { Buckets } from '../../domain/buckets.js';
 import { auditOf } from '../audit.js';
 import { principalOf } from '../auth.js';
-import { errors, Label, locationRefFields } from '../schemas.js';
-import { EntrySchema } from './list.js';
-
-/** Longer than any provider allows (gcs: 222): the store's own rules name what is wrong. */
-const BUCKET_MAX = 255;
+import { errors } from '../schemas.js';
 
 export const bucketRoutes =
   (buckets: Buckets): FastifyPluginAsyncTypebox =>
@@ -20,17 +16,8 @@ export const bucketRoutes =
         schema: {
           summary: 'Create a bucket (a container on azureblob) on a bucket store',
           tags: ['buckets'],
-          body: Type.Object(
-            {
-              ...locationRefFields,
-              bucket: Label({
-                maxLength: BUCKET_MAX,
-                description: "The new bucket's name, checked against the provider's naming rules",
-              }),
-            },
-            { additionalProperties: false, required: ['bucket'] },
-          ),
-          response: { 201: EntrySchema, ...errors(400, 401, 403, 404, 409, 502, 503) },
+          body: BucketBody,
+          response: { 201: Entry, ...errors(400, 401, 403, 404, 409, 502, 503) },
         },
       },
       async (request, reply) => {

@@ -5,7 +5,7 @@
 // end when the server closes, so that a shutdown never waits on them.
 import { PassThrough } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { EventStream, EventsQuery } from '../../api/streams.js';
 import type { Clock } from '../../clock.js';
 import type { Channel, Signals } from '../../db/signals.js';
 import type { Caller } from '../../domain/caller.js';
@@ -14,7 +14,7 @@ import type { ChangeReader } from '../../domain/transfers/changes.js';
 import { FerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { principalOf } from '../auth.js';
-import { errors, TimestampText } from '../schemas.js';
+import { errors } from '../schemas.js';
 
 /** Open streams one workspace may hold in one process. */
 export const STREAMS_PER_WORKSPACE = 8;
@@ -150,17 +150,12 @@ export const eventRoutes =
         schema: {
           summary: 'Stream the changes of your jobs, transfers and sends (Server-Sent Events)',
           tags: ['transfers'],
-          querystring: Type.Object(
-            {
-              since: Type.Optional(TimestampText({ description: 'also send what changed since then' })),
-            },
-            { additionalProperties: false },
-          ),
+          querystring: EventsQuery,
           response: {
             200: {
               description:
                 'text/event-stream: events `job`, `transfer` and `send`, each with the JSON that the GET of that object answers',
-              content: { 'text/event-stream': { schema: Type.Unsafe<PassThrough>({ type: 'string' }) } },
+              content: { 'text/event-stream': { schema: EventStream } },
             },
             ...errors(400, 401, 429, 503),
           },

@@ -26,7 +26,8 @@ import type { IncomingMessage } from 'node:http';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Entry } from '../../api/listing.js';
+import { FileBody } from '../../api/streams.js';
 import { type Files, tooLarge } from '../../domain/files.js';
 import type { KeyWatch } from '../../domain/key-watch.js';
 import { FerryError, invalid } from '../../errors.js';
@@ -39,7 +40,6 @@ import { DEFAULT_RETRY_AFTER_SECONDS } from '../errors.js';
 import { baseName, clearFileHeaders, fileAnswer, readOptions, sendFileBody } from '../file-answer.js';
 import type { FileBytes } from '../metrics.js';
 import { errors } from '../schemas.js';
-import { EntrySchema } from './list.js';
 
 export const FILES_PREFIX = '/v1/files/';
 
@@ -164,12 +164,6 @@ function entryOf(path: string, info: ObjectInfo) {
   };
 }
 
-const FileBody = Type.Unsafe<Readable>({
-  type: 'string',
-  format: 'binary',
-  maxLength: Number.MAX_SAFE_INTEGER,
-});
-
 export const fileRoutes =
   (deps: FileRouteDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -205,7 +199,7 @@ export const fileRoutes =
           summary: 'Upload a file: the request body is stored at the path, streamed',
           tags: ['files'],
           response: {
-            201: EntrySchema,
+            201: Entry,
             ...fileErrors,
             ...errors(408, 413),
           },

@@ -3,22 +3,13 @@
 // answer has started cuts the connection, so a client never mistakes a partial list for a whole one.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { type Listing, listObjects } from '../../domain/listing.js';
+import { ListBody, Listing } from '../../api/listing.js';
+import { type Listing as DomainListing, listObjects } from '../../domain/listing.js';
 import type { Locations } from '../../domain/locations/locations.js';
 import type { Storage } from '../../domain/storage.js';
 import type { Entry } from '../../stores/contract.js';
 import { principalOf } from '../auth.js';
-import { errors, locationRefFields, Path, Timestamp } from '../schemas.js';
-
-export const EntrySchema = Type.Object({
-  name: Type.String(),
-  path: Type.String({ description: 'From the location root; bucket first on bucket stores' }),
-  size: Type.Integer({ description: '-1 for buckets, 0 for folders' }),
-  isDir: Type.Boolean(),
-  mimeType: Type.Optional(Type.String()),
-  modTime: Type.Optional(Timestamp),
-});
+import { errors } from '../schemas.js';
 
 const CHUNK_BYTES = 64 * 1024;
 
@@ -33,7 +24,7 @@ export function entryJson(entry: Entry): string {
   });
 }
 
-export async function* listingJson(listing: Listing): AsyncGenerator<string> {
+export async function* listingJson(listing: DomainListing): AsyncGenerator<string> {
   let chunk =
     listing.hint === undefined ? '{"entries":[' : `{"hint":${JSON.stringify(listing.hint)},"entries":[`;
   let first = true;
@@ -58,18 +49,9 @@ export const listRoutes =
         schema: {
           summary: 'List the objects at a location',
           tags: ['listing'],
-          body: Type.Object(
-            {
-              ...locationRefFields,
-              path: Type.Optional(
-                Path({ minLength: 0, description: 'Folder, or bucket/folder; empty lists buckets' }),
-              ),
-              recurse: Type.Optional(Type.Boolean({ default: false })),
-            },
-            { additionalProperties: false },
-          ),
+          body: ListBody,
           response: {
-            200: Type.Object({ hint: Type.Optional(Type.String()), entries: Type.Array(EntrySchema) }),
+            200: Listing,
             ...errors(400, 401, 403, 404, 409, 502, 503),
           },
         },

@@ -1,61 +1,19 @@
 // The eight location operations (docs/api.md, "Operations" under "Locations").
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import {
+  CreateLocationBody,
+  LocationList,
+  LocationProjection,
+  LocationRef,
+  LocationStatusView,
+  RenameLocationBody,
+  ReplaceSecretBody,
+} from '../../api/locations.js';
 import type { Locations } from '../../domain/locations/locations.js';
-import { LOCATION_STATES } from '../../states.js';
 import { auditOf } from '../audit.js';
 import { principalOf, workspaceOf } from '../auth.js';
-import {
-  errors,
-  Label,
-  locationRefFields,
-  Metadata,
-  NoContent,
-  oneOf,
-  Provider,
-  Timestamp,
-} from '../schemas.js';
-
-const Projection = Type.Object(
-  {
-    id: Type.String({ format: 'uuid' }),
-    provider: Provider,
-    label: Type.String(),
-    metadata: Type.Optional(Metadata),
-  },
-  { description: 'A location without its secret' },
-);
-
-const LocationStatus = oneOf(LOCATION_STATES);
-
-const Summary = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  provider: Provider,
-  label: Type.String(),
-  status: LocationStatus,
-  validation_error: Type.Optional(Type.String()),
-  created_at: Timestamp,
-});
-
-const StatusView = Type.Object({
-  status: LocationStatus,
-  rotation_class: Type.Optional(Type.Union([Type.Literal('oauth-stable'), Type.Literal('oauth-single-use')])),
-  access_token_expires_at: Type.Optional(Timestamp),
-  refresh_requested: Type.Boolean(),
-  consecutive_refresh_failures: Type.Integer(),
-  last_refresh_attempt_at: Type.Optional(Timestamp),
-  failure_reason: Type.Optional(Type.String()),
-  last_refresh_error: Type.Optional(Type.String()),
-});
-
-const SecretInput = Type.Unknown({
-  description:
-    'Provider credentials: {access_key_id, secret_access_key} for s3, r2, wasabi, b2, azureblob; ' +
-    '{access_token, refresh_token, expiry} for dropbox, drive, onedrive, box; {service_account_json} for gcs',
-});
-
-const Ref = Type.Object(locationRefFields, { additionalProperties: false });
+import { errors, NoContent } from '../schemas.js';
 
 export const locationRoutes =
   (locations: Locations, refreshRequested: () => void): FastifyPluginAsyncTypebox =>
@@ -70,7 +28,7 @@ export const locationRoutes =
         schema: {
           summary: 'List locations',
           tags: ['locations'],
-          response: { 200: Type.Array(Summary), ...errors(401) },
+          response: { 200: LocationList, ...errors(401) },
         },
       },
       async (request, reply) => {
@@ -94,30 +52,13 @@ export const locationRoutes =
         schema: {
           summary: 'Create a location',
           tags: ['locations'],
-          body: Type.Object(
-            {
-              provider: Provider,
-              label: Label(),
-              secret: SecretInput,
-              metadata: Type.Optional(Metadata),
-            },
-            { additionalProperties: false, required: ['provider', 'label', 'secret'] },
-          ),
-          response: { 201: Projection, ...errors(400, 401, 422) },
+          body: CreateLocationBody,
+          response: { 201: LocationProjection, ...errors(400, 401, 422) },
         },
       },
       async (request, reply) => {
-        const { provider, label, secret, metadata } = request.body;
-        const created = await locations.create(
-          workspaceOf(request),
-          {
-            provider,
-            label,
-            secret,
-            ...(metadata === undefined ? {} : { metadata }),
-          },
-          auditOf(request),
-        );
+        const body: CreateLocationBody = request.body;
+        const created = await locations.create(workspaceOf(request), body, auditOf(request));
         return reply.code(201).send(created);
       },
     );
@@ -129,8 +70,8 @@ export const locationRoutes =
         schema: {
           summary: 'Get a location',
           tags: ['locations'],
-          body: Ref,
-          response: { 200: Projection, ...errors(400, 401, 404, 409) },
+          body: LocationRef,
+          response: { 200: LocationProjection, ...errors(400, 401, 404, 409) },
         },
       },
       async (request) => locations.get(principalOf(request), request.body),
@@ -143,11 +84,8 @@ export const locationRoutes =
         schema: {
           summary: "Replace a location's secret",
           tags: ['locations'],
-          body: Type.Object(
-            { ...locationRefFields, secret: SecretInput, metadata: Type.Optional(Metadata) },
-            { additionalProperties: false, required: ['secret'] },
-          ),
-          response: { 200: Projection, ...errors(400, 401, 404, 409, 422) },
+          body: ReplaceSecretBody,
+          response: { 200: LocationProjection, ...errors(400, 401, 404, 409, 422) },
         },
       },
       async (request) => {
@@ -168,8 +106,8 @@ export const locationRoutes =
         schema: {
           summary: "Update a location's label",
           tags: ['locations'],
-          body: Type.Object({ ...locationRefFields, label: Label() }, { additionalProperties: false }),
-          response: { 200: Projection, ...errors(400, 401, 404, 409) },
+          body: RenameLocationBody,
+          response: { 200: LocationProjection, ...errors(400, 401, 404, 409) },
         },
       },
       async (request) => {
@@ -185,7 +123,7 @@ export const locationRoutes =
         schema: {
           summary: 'Delete a location',
           tags: ['locations'],
-          body: Ref,
+          body: LocationRef,
           response: { 204: NoContent, ...errors(400, 401, 404, 409) },
         },
       },
@@ -202,7 +140,7 @@ export const locationRoutes =
         schema: {
           summary: 'Queue a credential refresh',
           tags: ['locations'],
-          body: Ref,
+          body: LocationRef,
           response: { 202: NoContent, ...errors(400, 401, 404, 409) },
         },
       },
@@ -220,8 +158,8 @@ export const locationRoutes =
         schema: {
           summary: "Read a location's refresh status",
           tags: ['locations'],
-          body: Ref,
-          response: { 200: StatusView, ...errors(400, 401, 404, 409) },
+          body: LocationRef,
+          response: { 200: LocationStatusView, ...errors(400, 401, 404, 409) },
         },
       },
       async (request) => locations.status(principalOf(request), request.body),

@@ -2,34 +2,26 @@
 // they have no /v1 prefix.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import {
+  MoveBody,
+  MovePreview,
+  MovePreviewBody,
+  PullBody,
+  Pulled,
+  RemoveBody,
+  RemovePreview,
+  RemovePreviewBody,
+} from '../../api/operations.js';
 import { Plan } from '../../api/plans.js';
-import { Filter } from '../../api/transfers.js';
+import { Queued } from '../../api/transfers.js';
 import { PAGE_DEFAULT } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
 import { noBackupInPlans } from '../../domain/transfers/backup-to.js';
 import type { Operations } from '../../domain/transfers/operations.js';
 import { auditOf } from '../audit.js';
 import { principalOf, readWhenDryRun } from '../auth.js';
-import { errors, INPUT_MAX, Literal, Path, Url } from '../schemas.js';
-import { EntrySchema, listingJson } from './list.js';
-
-const Paths = Type.Union([Path(), Type.Array(Path(), { minItems: 1, maxItems: INPUT_MAX.sources })]);
-const Urls = Type.Union([Url(), Type.Array(Url(), { minItems: 1, maxItems: INPUT_MAX.sources })]);
-const Queued = Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') });
-const DryRun = Type.Optional(
-  Type.Boolean({ description: 'answer a plan of what would be done and do nothing (see Plans)' }),
-);
-const RemoveFields = { path: Paths, literal: Literal(), filter: Type.Optional(Filter) };
-const MoveFields = { from: Paths, to: Path(), literal: Literal(), filter: Type.Optional(Filter) };
-const RemoveBody = Type.Object(RemoveFields, { additionalProperties: false });
-const MoveBody = Type.Object(MoveFields, { additionalProperties: false });
-/** Where what the work deletes or overwrites is kept first (docs/api.md, "Undo"); not with dry_run. */
-const BackupToField = Type.Optional(
-  Path({
-    description: '<location>:<bucket>/<prefix> where every object it deletes or overwrites is kept first',
-  }),
-);
+import { errors } from '../schemas.js';
+import { listingJson } from './list.js';
 
 export const operationRoutes =
   (operations: Operations, queued: () => void, plans: Plans): FastifyPluginAsyncTypebox =>
@@ -41,12 +33,9 @@ export const operationRoutes =
         schema: {
           summary: 'Fetch files from http(s) URLs into a location',
           tags: ['transfers'],
-          body: Type.Object({ from: Urls, to: Path() }, { additionalProperties: false }),
+          body: PullBody,
           response: {
-            200: Type.Object({
-              id: Type.String(),
-              status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('complete')]),
-            }),
+            200: Pulled,
             ...errors(400, 401, 404, 409),
           },
         },
@@ -70,10 +59,7 @@ export const operationRoutes =
         schema: {
           summary: 'Move files; afterwards they exist only at the destination',
           tags: ['transfers'],
-          body: Type.Object(
-            { ...MoveFields, backup_to: BackupToField, dry_run: DryRun },
-            { additionalProperties: false },
-          ),
+          body: MoveBody,
           response: { 200: Plan, 202: Queued, ...errors(400, 401, 404, 409) },
         },
       },
@@ -104,10 +90,7 @@ export const operationRoutes =
         schema: {
           summary: 'Remove files (unrecoverable); a dry run first (dry_run: true), then run its plan',
           tags: ['transfers'],
-          body: Type.Object(
-            { ...RemoveFields, backup_to: BackupToField, dry_run: DryRun },
-            { additionalProperties: false },
-          ),
+          body: RemoveBody,
           response: { 200: Plan, 202: Queued, ...errors(400, 401, 404, 409) },
         },
       },
@@ -137,9 +120,9 @@ export const operationRoutes =
         schema: {
           summary: 'What /remove would remove, without removing anything',
           tags: ['transfers'],
-          body: RemoveBody,
+          body: RemovePreviewBody,
           response: {
-            200: Type.Object({ entries: Type.Array(EntrySchema) }),
+            200: RemovePreview,
             ...errors(400, 401, 404, 409, 502, 503),
           },
         },
@@ -163,16 +146,9 @@ export const operationRoutes =
         schema: {
           summary: 'What /move would move and where, without moving anything',
           tags: ['transfers'],
-          body: MoveBody,
+          body: MovePreviewBody,
           response: {
-            200: Type.Object({
-              entries: Type.Array(
-                Type.Object({
-                  from: Type.String({ description: '<location>/<path> of the object as it is now' }),
-                  to: Type.String({ description: '<location>/<path> where /move would put it' }),
-                }),
-              ),
-            }),
+            200: MovePreview,
             ...errors(400, 401, 404, 409, 502, 503),
           },
         },

@@ -2,13 +2,14 @@
 // runs themselves are the copy, move and remove routes with `dry_run: true`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { IdParam, Paging } from '../../api/input.js';
 import { Plan } from '../../api/plans.js';
+import { Accepted } from '../../api/transfers.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
 import { auditOf } from '../audit.js';
 import { deleting, type Needs, principalOf } from '../auth.js';
-import { errors, IdParam, Paging } from '../schemas.js';
+import { errors } from '../schemas.js';
 import { noBody } from './transfers.js';
 
 export const planRoutes =
@@ -53,10 +54,7 @@ export const planRoutes =
           tags: ['plans'],
           params: IdParam,
           response: {
-            202: Type.Union([
-              Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
-              Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') }),
-            ]),
+            202: Accepted,
             ...errors(400, 401, 404, 409, 410, 429),
           },
         },

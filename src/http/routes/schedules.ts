@@ -1,49 +1,20 @@
 // Schedules (docs/api.md, "Schedules"): recurring bulk copies, syncs and verifies of the caller's workspace, their
 // recent runs, and a run now.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { Schedule, ScheduleWithRuns } from '../../api/schedules.js';
-import { SINGLE_LINE, text } from '../../api/text.js';
+import { IdParam, Paging } from '../../api/input.js';
+import {
+  CreateScheduleBody,
+  Schedule,
+  SchedulePage,
+  ScheduleWithRuns,
+  UpdateScheduleBody,
+} from '../../api/schedules.js';
+import { Planning } from '../../api/transfers.js';
 import { parseLimit } from '../../db/paging.js';
-import type { ScheduleAction } from '../../domain/schedules/actions.js';
-import { EVERY_MAX } from '../../domain/schedules/every.js';
 import type { Schedules } from '../../domain/schedules/schedules.js';
 import { auditOf } from '../audit.js';
 import { deleting, principalOf, syncDeletes } from '../auth.js';
-import { errors, IdParam, Label, NoContent, Paging, Timezone } from '../schemas.js';
-import { CopyBody, SyncBody } from './transfers.js';
-import { VerifyBody } from './verify.js';
-
-const Every = text(
-  EVERY_MAX,
-  SINGLE_LINE,
-  1,
-)({
-  description:
-    'A five-field cron expression ("30 2 * * *") or words: "every day at 02:00", "every monday at 9am", "every weekday at 18:30", "every 15 minutes", "every 2 hours", "every month on the 1st at 03:00"; at most every 5 minutes',
-});
-
-const Action = Type.Union(
-  [
-    Type.Object({ copy: CopyBody }, { additionalProperties: false, required: ['copy'] }),
-    Type.Object({ sync: SyncBody }, { additionalProperties: false, required: ['sync'] }),
-    Type.Object({ verify: VerifyBody }, { additionalProperties: false, required: ['verify'] }),
-  ],
-  {
-    description:
-      '{"copy": <body of a bulk POST /v1/copy>}, {"sync": <body of POST /v1/sync>} or {"verify": <body of POST /v1/verify>}',
-  },
-);
-
-const fields = {
-  name: Label(),
-  every: Every,
-  timezone: Type.Optional(Timezone({ description: 'IANA time zone of `every`; default UTC' })),
-  action: Action,
-  paused: Type.Optional(Type.Boolean()),
-};
-
-const Started = Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') });
+import { errors, NoContent } from '../schemas.js';
 
 /** Whether an action given in a body (not yet checked by its schema) is a sync that deletes. */
 function actionDeletes(body: unknown): boolean {
@@ -61,17 +32,13 @@ export const scheduleRoutes =
         schema: {
           summary: 'Create a schedule: a bulk copy or a sync run at the times `every` names',
           tags: ['schedules'],
-          body: Type.Object(fields, { additionalProperties: false }),
+          body: CreateScheduleBody,
           response: { 201: Schedule, ...errors(400, 401, 404, 409) },
         },
       },
       async (request, reply) => {
-        const { action, ...rest } = request.body;
-        const created = await schedules.create(
-          principalOf(request),
-          { ...rest, action: action as ScheduleAction },
-          auditOf(request),
-        );
+        const body: CreateScheduleBody = request.body;
+        const created = await schedules.create(principalOf(request), body, auditOf(request));
         changed();
         return reply.code(201).send(created);
       },
@@ -86,7 +53,7 @@ export const scheduleRoutes =
           tags: ['schedules'],
           querystring: Paging,
           response: {
-            200: Type.Object({ schedules: Type.Array(Schedule), next_cursor: Type.Optional(Type.String()) }),
+            200: SchedulePage,
             ...errors(400, 401),
           },
         },
@@ -124,25 +91,16 @@ export const scheduleRoutes =
           summary: 'Change a schedule, or pause and resume it',
           tags: ['schedules'],
           params: IdParam,
-          body: Type.Object(
-            {
-              name: Type.Optional(fields.name),
-              every: Type.Optional(fields.every),
-              timezone: fields.timezone,
-              action: Type.Optional(fields.action),
-              paused: fields.paused,
-            },
-            { additionalProperties: false, minProperties: 1 },
-          ),
+          body: UpdateScheduleBody,
           response: { 200: Schedule, ...errors(400, 401, 404, 409) },
         },
       },
       async (request) => {
-        const { action, ...rest } = request.body;
+        const change: UpdateScheduleBody = request.body;
         const updated = await schedules.update(
           principalOf(request),
           request.params.id,
-          { ...rest, ...(action === undefined ? {} : { action: action as ScheduleAction }) },
+          change,
           auditOf(request),
         );
         changed();
@@ -180,7 +138,7 @@ export const scheduleRoutes =
           summary: 'Run a schedule now: 202 with its job',
           tags: ['schedules'],
           params: IdParam,
-          response: { 202: Started, ...errors(400, 401, 404, 409, 429) },
+          response: { 202: Planning, ...errors(400, 401, 404, 409, 429) },
         },
       },
       async (request, reply) => {

@@ -2,27 +2,13 @@
 // at GET /v1/sends/{id}.
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { Send, SendItem } from '../../api/sends.js';
+import { IdParam, Paging } from '../../api/input.js';
+import { Send, SendBody, SendItem, SendPage } from '../../api/sends.js';
 import { parseLimit } from '../../db/paging.js';
-import { MAX_OTHER, MAX_TO, SENDER_NAME_MAX, type Sends } from '../../domain/sends/sends.js';
+import type { Sends } from '../../domain/sends/sends.js';
 import { auditOf } from '../audit.js';
 import { principalOf } from '../auth.js';
-import {
-  Address,
-  errors,
-  IdParam,
-  Literal,
-  Paging,
-  Password,
-  Path,
-  ScheduleText,
-  Text,
-  TimestampText,
-  Timezone,
-} from '../schemas.js';
-
-const Addresses = (max: number) => Type.Union([Address(), Type.Array(Address(), { maxItems: max })]);
+import { errors } from '../schemas.js';
 
 /**
  * `added` wakes the send dispatchers of every process: a scheduled send too, since one due before a
@@ -38,40 +24,7 @@ export const sendRoutes =
         schema: {
           summary: 'E-mail a link to one file, now or at a time given in ISO 8601 or plain words',
           tags: ['sends'],
-          body: Type.Object(
-            {
-              source: Path({
-                description: '<location>/<path>; a pattern must match exactly one file',
-              }),
-              literal: Literal(),
-              to: Type.Union([Address(), Type.Array(Address(), { minItems: 1, maxItems: MAX_TO })]),
-              cc: Type.Optional(Addresses(MAX_OTHER)),
-              bcc: Type.Optional(Addresses(MAX_OTHER)),
-              replyTo: Type.Optional(Addresses(MAX_OTHER)),
-              text: Type.Optional(Text()),
-              password: Type.Optional(Password()),
-              scheduledAt: Type.Optional(
-                ScheduleText({ description: 'ISO 8601, or words: "in 2 hours", "tomorrow at 9am"' }),
-              ),
-              timezone: Type.Optional(
-                Timezone({ description: 'IANA zone for words without one; default UTC' }),
-              ),
-              expires_at: Type.Optional(
-                TimestampText({
-                  description: 'when the link stops working; default 7 days after the mail goes out',
-                }),
-              ),
-              sender_name: Type.Optional(
-                Type.String({
-                  minLength: 1,
-                  maxLength: SENDER_NAME_MAX,
-                  description:
-                    'the name the mail comes from ("<name> via ferry") and its subject names; default the workspace\'s name; no line breaks or control characters',
-                }),
-              ),
-            },
-            { additionalProperties: false },
-          ),
+          body: SendBody,
           response: { 202: Send, ...errors(400, 401, 404, 409, 429, 502, 503) },
         },
       },
@@ -91,10 +44,7 @@ export const sendRoutes =
           tags: ['sends'],
           querystring: Paging,
           response: {
-            200: Type.Object({
-              sends: Type.Array(SendItem),
-              next_cursor: Type.Optional(Type.String()),
-            }),
+            200: SendPage,
             ...errors(400, 401),
           },
         },

@@ -2,12 +2,12 @@
 // when, from which address, the bytes that went and whether the answer completed. The same downloads
 // fire the share.downloaded webhook (docs/webhooks.md) and record share.download in the audit log.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { ShareDownload } from '../../api/shares.js';
+import { IdParam, Paging } from '../../api/input.js';
+import { ShareDownloadPage } from '../../api/shares.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Shares } from '../../domain/shares/shares.js';
 import { principalOf } from '../auth.js';
-import { errors, IdParam, Paging } from '../schemas.js';
+import { errors } from '../schemas.js';
 
 export const shareDownloadRoutes =
   (shares: Shares): FastifyPluginAsyncTypebox =>
@@ -22,10 +22,7 @@ export const shareDownloadRoutes =
           params: IdParam,
           querystring: Paging,
           response: {
-            200: Type.Object({
-              downloads: Type.Array(ShareDownload),
-              next_cursor: Type.Optional(Type.String()),
-            }),
+            200: ShareDownloadPage,
             ...errors(400, 401, 404),
           },
         },

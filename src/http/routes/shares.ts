@@ -1,13 +1,13 @@
 // Making, listing and revoking share links (docs/api.md, "Share links"). POST /share has no version
 // prefix, as move and remove; the list and revoke are under /v1. The links themselves: links.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { CreatedShare, Share } from '../../api/shares.js';
+import { IdParam, Paging } from '../../api/input.js';
+import { CreatedShare, CreateShareBody, SharePage } from '../../api/shares.js';
 import { parseLimit } from '../../db/paging.js';
 import type { Shares } from '../../domain/shares/shares.js';
 import { auditOf } from '../audit.js';
 import { principalOf } from '../auth.js';
-import { errors, IdParam, Literal, NoContent, Paging, Password, Path, Timestamp } from '../schemas.js';
+import { errors, NoContent } from '../schemas.js';
 
 export const shareRoutes =
   (shares: Shares): FastifyPluginAsyncTypebox =>
@@ -21,25 +21,7 @@ export const shareRoutes =
           description:
             'The URL is shown only in this answer. A pattern matching several files is 400 (the message says how many); none is 404.',
           tags: ['shares'],
-          body: Type.Object(
-            {
-              file: Path({
-                description: '<location>/<path>; a pattern must match exactly one file',
-              }),
-              literal: Literal(),
-              password: Type.Optional(Password()),
-              expires_at: Type.Optional(Timestamp),
-              max_downloads: Type.Optional(
-                Type.Integer({
-                  minimum: 1,
-                  maximum: 1_000_000,
-                  description:
-                    'downloads the link serves: a GET answers a landing page whose button POSTs the download; ranges that continue a download count nothing',
-                }),
-              ),
-            },
-            { additionalProperties: false },
-          ),
+          body: CreateShareBody,
           response: {
             201: CreatedShare,
             ...errors(400, 401, 404, 409, 502, 503),
@@ -59,7 +41,7 @@ export const shareRoutes =
           tags: ['shares'],
           querystring: Paging,
           response: {
-            200: Type.Object({ shares: Type.Array(Share), next_cursor: Type.Optional(Type.String()) }),
+            200: SharePage,
             ...errors(400, 401),
           },
         },

@@ -1,12 +1,12 @@
 // API keys (docs/api.md, "API keys").
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { ApiKey, CreateApiKeyLimits, CreatedApiKey } from '../../api/keys.js';
+import { IdParam } from '../../api/input.js';
+import { ApiKey, ApiKeyList, CreateApiKeyBody, CreatedApiKey, UpdateApiKeyBody } from '../../api/keys.js';
 import { parseRfc3339 } from '../../clock.js';
 import type { ApiKeys } from '../../domain/api-keys.js';
 import { auditOf } from '../audit.js';
 import { principalOf } from '../auth.js';
-import { errors, IdParam, Label, NoContent, Timestamp } from '../schemas.js';
+import { errors, NoContent } from '../schemas.js';
 
 export const tokenRoutes =
   (apiKeys: ApiKeys): FastifyPluginAsyncTypebox =>
@@ -18,14 +18,7 @@ export const tokenRoutes =
         schema: {
           summary: 'Create an API key',
           tags: ['api keys'],
-          body: Type.Object(
-            {
-              name: Label(),
-              expires_at: Type.Optional(Timestamp),
-              ...CreateApiKeyLimits,
-            },
-            { additionalProperties: false },
-          ),
+          body: CreateApiKeyBody,
           response: { 201: CreatedApiKey, ...errors(400, 401, 403, 404) },
         },
       },
@@ -54,7 +47,7 @@ export const tokenRoutes =
         schema: {
           summary: 'List API keys',
           tags: ['api keys'],
-          response: { 200: Type.Array(ApiKey), ...errors(401) },
+          response: { 200: ApiKeyList, ...errors(401) },
         },
       },
       async (request) => apiKeys.list(principalOf(request)),
@@ -85,13 +78,7 @@ export const tokenRoutes =
           summary: 'Rename an API key or change its expiry',
           tags: ['api keys'],
           params: IdParam,
-          body: Type.Object(
-            {
-              name: Type.Optional(Label()),
-              expires_at: Type.Optional(Timestamp),
-            },
-            { additionalProperties: false },
-          ),
+          body: UpdateApiKeyBody,
           response: { 204: NoContent, ...errors(400, 401, 404) },
         },
       },

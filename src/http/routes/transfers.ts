@@ -4,9 +4,22 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { CopyBody, SyncBody } from '../../api/copy.js';
+import { IdParam, Paging } from '../../api/input.js';
 import { Plan } from '../../api/plans.js';
-import { BandwidthLimit, Failures, Filter, Job, Target, Transfer } from '../../api/transfers.js';
+import { ReportBody } from '../../api/streams.js';
+import {
+  Accepted,
+  Canceled,
+  Failures,
+  Job,
+  JobPage,
+  JobsQuery,
+  Planning,
+  Queued,
+  Transfer,
+  TransferPage,
+} from '../../api/transfers.js';
 import { PAGE_DEFAULT, parseLimit } from '../../db/paging.js';
 import type { KeyWatch } from '../../domain/key-watch.js';
 import type { Plans } from '../../domain/plans/plans.js';
@@ -14,59 +27,15 @@ import { noBackupInPlans } from '../../domain/transfers/backup-to.js';
 import type { Copies } from '../../domain/transfers/copy.js';
 import type { JobControl } from '../../domain/transfers/job-control.js';
 import type { JobReports, ReportFormat } from '../../domain/transfers/report.js';
-import { MANIFEST_MAX_KEYS } from '../../domain/transfers/targets.js';
 import type { TransferViews } from '../../domain/transfers/views.js';
 import { invalid } from '../../errors.js';
-import { COMPARE_MODES, OVERWRITE_MODES } from '../../states.js';
 import { auditOf } from '../audit.js';
 import { deleting, principalOf, readWhenDryRun, syncDeletes } from '../auth.js';
 import { attachment } from '../file-answer.js';
-import { errors, IdParam, oneOf, Paging, Path } from '../schemas.js';
+import { errors } from '../schemas.js';
 
 /** A copy body may be 8 MiB (a 100,000-key manifest; docs/api.md, "Copy"). */
 export const COPY_BODY_LIMIT = 8 * 1024 * 1024;
-
-/** The body of POST /v1/copy; a schedule's copy action is one too (src/http/routes/schedules.ts). */
-const CopyFields = {
-  from: Target,
-  to: Target,
-  manifest: Type.Optional(Type.Array(Path({ minLength: 0 }), { maxItems: MANIFEST_MAX_KEYS })),
-  overwrite: Type.Optional(oneOf(OVERWRITE_MODES)),
-  filter: Type.Optional(Filter),
-  bandwidth_limit: Type.Optional(BandwidthLimit),
-  backup_to: Type.Optional(
-    Path({
-      description: '<location>:<bucket>/<prefix> where every object it deletes or overwrites is kept first',
-    }),
-  ),
-};
-/** The body of POST /v1/copy without dry_run: a schedule's copy action (docs/api.md, "Schedules"). */
-export const CopyBody = Type.Object(CopyFields, { additionalProperties: false, required: ['from', 'to'] });
-
-const SyncFields = {
-  from: Target,
-  to: Target,
-  compare: Type.Optional(oneOf(COMPARE_MODES)),
-  delete: Type.Optional(Type.Boolean()),
-  max_delete: Type.Optional(
-    Type.Integer({
-      minimum: 0,
-      description: "most objects removed; default: half the destination's objects, at most 1000",
-    }),
-  ),
-  filter: Type.Optional(Filter),
-  bandwidth_limit: Type.Optional(BandwidthLimit),
-  backup_to: Type.Optional(
-    Path({
-      description: '<location>:<bucket>/<prefix> where every object it deletes or overwrites is kept first',
-    }),
-  ),
-};
-/** The body of POST /v1/sync without dry_run: a schedule's sync action. */
-export const SyncBody = Type.Object(SyncFields, { additionalProperties: false, required: ['from', 'to'] });
-
-const DryRun = (what: string) =>
-  Type.Optional(Type.Boolean({ description: `answer a plan of ${what} and change nothing (see Plans)` }));
 
 /** Job retry and cancel take no body: nothing, or {} (docs/api.md, "Polling"). */
 export function noBody(request: FastifyRequest): void {
@@ -96,7 +65,6 @@ function reportFormat(request: FastifyRequest): ReportFormat {
 }
 
 /** Both forms of a report in /openapi.json: a body that streams, line by line. */
-const ReportBody = Type.Unsafe<Readable>({ type: 'string' });
 const reportResponses = {
   200: {
     description:
@@ -154,32 +122,17 @@ export const transferRoutes =
         schema: {
           summary: 'Copy an object, or every object under a prefix',
           tags: ['transfers'],
-          body: Type.Object(
-            { ...CopyFields, dry_run: DryRun('a bulk copy') },
-            { additionalProperties: false, required: ['from', 'to'] },
-          ),
+          body: CopyBody,
           response: {
             200: Plan,
-            202: Type.Union([
-              Type.Object({ id: Type.String({ format: 'uuid' }), status: Type.Literal('queued') }),
-              Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
-            ]),
+            202: Accepted,
             ...errors(400, 401, 404, 409, 413, 429),
           },
         },
       },
       async (request, reply) => {
-        const { from, to, manifest, overwrite, filter, dry_run, bandwidth_limit, backup_to } = request.body;
-        const body = {
-          from,
-          to,
-          ...(manifest === undefined ? {} : { manifest }),
-          ...(overwrite === undefined ? {} : { overwrite }),
-          ...(filter === undefined ? {} : { filter }),
-          ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
-          ...(backup_to === undefined ? {} : { backup_to }),
-        };
-        if (dry_run === true && backup_to !== undefined) throw noBackupInPlans();
+        const { dry_run, ...body }: CopyBody = request.body;
+        if (dry_run === true && body.backup_to !== undefined) throw noBackupInPlans();
         if (dry_run === true)
           return reply
             .code(200)
@@ -199,40 +152,17 @@ export const transferRoutes =
           summary:
             'Make a prefix hold what another holds: copy what is missing or different, optionally delete the rest',
           tags: ['transfers'],
-          body: Type.Object(
-            { ...SyncFields, dry_run: DryRun('the sync') },
-            { additionalProperties: false, required: ['from', 'to'] },
-          ),
+          body: SyncBody,
           response: {
             200: Plan,
-            202: Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
+            202: Planning,
             ...errors(400, 401, 404, 409, 429),
           },
         },
       },
       async (request, reply) => {
-        const {
-          from,
-          to,
-          compare,
-          delete: remove,
-          max_delete,
-          filter,
-          dry_run,
-          bandwidth_limit,
-          backup_to,
-        } = request.body;
-        const body = {
-          from,
-          to,
-          ...(compare === undefined ? {} : { compare }),
-          ...(remove === undefined ? {} : { delete: remove }),
-          ...(max_delete === undefined ? {} : { max_delete }),
-          ...(filter === undefined ? {} : { filter }),
-          ...(bandwidth_limit === undefined ? {} : { bandwidth_limit }),
-          ...(backup_to === undefined ? {} : { backup_to }),
-        };
-        if (dry_run === true && backup_to !== undefined) throw noBackupInPlans();
+        const { dry_run, ...body }: SyncBody = request.body;
+        if (dry_run === true && body.backup_to !== undefined) throw noBackupInPlans();
         if (dry_run === true)
           return reply
             .code(200)
@@ -266,10 +196,7 @@ export const transferRoutes =
           tags: ['transfers'],
           querystring: Paging,
           response: {
-            200: Type.Object({
-              transfers: Type.Array(Transfer),
-              next_cursor: Type.Optional(Type.String()),
-            }),
+            200: TransferPage,
             ...errors(400, 401),
           },
         },
@@ -333,7 +260,7 @@ export const transferRoutes =
           tags: ['transfers'],
           params: IdParam,
           response: {
-            202: Type.Object({ id: Type.String(), status: Type.Literal('queued') }),
+            202: Queued,
             ...errors(400, 401, 404, 409),
           },
         },
@@ -367,17 +294,9 @@ export const transferRoutes =
         schema: {
           summary: "List the workspace's bulk jobs, newest first",
           tags: ['jobs'],
-          querystring: Type.Object(
-            {
-              ...Paging.properties,
-              schedule_id: Type.Optional(
-                Type.String({ format: 'uuid', maxLength: 36, description: "Only this schedule's runs" }),
-              ),
-            },
-            { additionalProperties: false },
-          ),
+          querystring: JobsQuery,
           response: {
-            200: Type.Object({ jobs: Type.Array(Job), next_cursor: Type.Optional(Type.String()) }),
+            200: JobPage,
             ...errors(400, 401),
           },
         },
@@ -443,7 +362,7 @@ export const transferRoutes =
           tags: ['jobs'],
           params: IdParam,
           response: {
-            202: Type.Object({ job_id: Type.String(), status: Type.Literal('planning') }),
+            202: Planning,
             ...errors(400, 401, 404, 409),
           },
         },
@@ -469,7 +388,7 @@ export const transferRoutes =
           tags: ['jobs'],
           params: IdParam,
           response: {
-            202: Type.Object({ job_id: Type.String({ format: 'uuid' }), status: Type.Literal('planning') }),
+            202: Planning,
             ...errors(400, 401, 404, 409),
           },
         },
@@ -491,7 +410,7 @@ export const transferRoutes =
           tags: ['jobs'],
           params: IdParam,
           response: {
-            202: Type.Object({ job_id: Type.String(), status: Type.Literal('canceled') }),
+            202: Canceled,
             ...errors(400, 401, 404, 409),
           },
         },

@@ -1,52 +1,19 @@
 // Webhooks (docs/webhooks.md): endpoints of the caller's workspace, and each one's delivery log.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { WEBHOOK_EVENTS } from '../../api/events.js';
+import { IdParam, Paging } from '../../api/input.js';
+import {
+  CreatedWebhook,
+  CreateWebhookBody,
+  DeliveryPage,
+  UpdateWebhookBody,
+  Webhook,
+  WebhookList,
+} from '../../api/webhooks.js';
 import { parseLimit } from '../../db/paging.js';
-import { URL_MAX, type Webhooks } from '../../domain/webhooks/webhooks.js';
-import { WEBHOOK_STATES } from '../../states.js';
+import type { Webhooks } from '../../domain/webhooks/webhooks.js';
 import { auditOf } from '../audit.js';
 import { workspaceOf } from '../auth.js';
-import { errors, IdParam, NoContent, oneOf, Paging, Timestamp, Url as UrlText, Word } from '../schemas.js';
-
-const Url = UrlText({ maxLength: URL_MAX, description: 'http or https' });
-const Events = Type.Array(Word(), {
-  minItems: 1,
-  maxItems: WEBHOOK_EVENTS.length,
-  description: `Event types: ${WEBHOOK_EVENTS.join(', ')}`,
-});
-
-const fields = {
-  id: Type.String({ format: 'uuid' }),
-  url: Type.String(),
-  events: Type.Array(oneOf(WEBHOOK_EVENTS)),
-  status: oneOf(WEBHOOK_STATES),
-  disabled_reason: Type.Optional(Type.String()),
-  disabled_at: Type.Optional(Timestamp),
-  failing_since: Type.Optional(Timestamp),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-};
-
-const WebhookSchema = Type.Object(fields);
-
-const Created = Type.Object({
-  ...fields,
-  secret: Type.String({ description: 'The signing secret (whsec_…), shown only in this response' }),
-});
-
-const Delivery = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  event_id: Type.String({ description: 'The webhook-id header of the attempt' }),
-  type: Type.String(),
-  attempt: Type.Integer({ minimum: 1 }),
-  status_code: Type.Optional(Type.Integer({ description: "The receiver's HTTP status" })),
-  error: Type.Optional(
-    Type.String({ description: 'Without an answer: timeout, connection, dns or blocked (egress guard)' }),
-  ),
-  duration_ms: Type.Integer({ minimum: 0 }),
-  at: Timestamp,
-});
+import { errors, NoContent } from '../schemas.js';
 
 export const webhookRoutes =
   (webhooks: Webhooks): FastifyPluginAsyncTypebox =>
@@ -58,8 +25,8 @@ export const webhookRoutes =
         schema: {
           summary: 'Register a webhook endpoint; the answer holds its signing secret, once',
           tags: ['webhooks'],
-          body: Type.Object({ url: Url, events: Events }, { additionalProperties: false }),
-          response: { 201: Created, ...errors(400, 401, 409) },
+          body: CreateWebhookBody,
+          response: { 201: CreatedWebhook, ...errors(400, 401, 409) },
         },
       },
       async (request, reply) =>
@@ -73,7 +40,7 @@ export const webhookRoutes =
         schema: {
           summary: "List the workspace's webhook endpoints",
           tags: ['webhooks'],
-          response: { 200: Type.Object({ webhooks: Type.Array(WebhookSchema) }), ...errors(401) },
+          response: { 200: WebhookList, ...errors(401) },
         },
       },
       async (request) => ({ webhooks: await webhooks.list(workspaceOf(request)) }),
@@ -87,7 +54,7 @@ export const webhookRoutes =
           summary: 'Read a webhook endpoint',
           tags: ['webhooks'],
           params: IdParam,
-          response: { 200: WebhookSchema, ...errors(401, 404) },
+          response: { 200: Webhook, ...errors(401, 404) },
         },
       },
       async (request) => webhooks.get(workspaceOf(request), request.params.id),
@@ -101,15 +68,8 @@ export const webhookRoutes =
           summary: 'Change the URL or events of a webhook endpoint, or enable or disable it',
           tags: ['webhooks'],
           params: IdParam,
-          body: Type.Object(
-            {
-              url: Type.Optional(Url),
-              events: Type.Optional(Events),
-              status: Type.Optional(oneOf(WEBHOOK_STATES, 'enabled re-enables a disabled endpoint')),
-            },
-            { additionalProperties: false, minProperties: 1 },
-          ),
-          response: { 200: WebhookSchema, ...errors(400, 401, 404) },
+          body: UpdateWebhookBody,
+          response: { 200: Webhook, ...errors(400, 401, 404) },
         },
       },
       async (request) =>
@@ -143,7 +103,7 @@ export const webhookRoutes =
           params: IdParam,
           querystring: Paging,
           response: {
-            200: Type.Object({ deliveries: Type.Array(Delivery), next_cursor: Type.Optional(Type.String()) }),
+            200: DeliveryPage,
             ...errors(400, 401, 404),
           },
         },
