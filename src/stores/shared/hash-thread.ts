@@ -194,6 +194,8 @@ interface Waiter {
 
 class HashThread {
   readonly #worker: Worker;
+  /** Settles once the thread runs (for tests: hashThreadOnline). */
+  readonly online: Promise<void>;
   /** Per stream id, the replies awaited, in the order they will come. */
   readonly #waiting = new Map<number, Waiter[]>();
   #waiters = 0;
@@ -203,6 +205,14 @@ class HashThread {
     // No inherited flags (a TypeScript loader, say): the thread needs nothing but node:crypto.
     this.#worker = new Worker(THREAD_SOURCE, { eval: true, execArgv: [] });
     this.#worker.unref();
+    // Node 20 forgets an unref() made before the thread is online: a thread started and never asked
+    // anything (a stream canceled before its first byte) then kept the process alive for good.
+    this.online = new Promise((resolve) =>
+      this.#worker.once('online', () => {
+        if (this.#waiters === 0) this.#worker.unref();
+        resolve();
+      }),
+    );
     this.#worker.on('message', (reply: Reply) => {
       const queue = this.#waiting.get(reply.id);
       const waiter = queue?.shift();
@@ -416,6 +426,12 @@ export function holdHashThread(): () => void {
     Atomics.store(gate, 0, 1);
     Atomics.notify(gate, 0);
   };
+}
+
+/** Settles once the current hashing thread runs: for tests of what an idle thread holds. */
+export function hashThreadOnline(): Promise<void> {
+  current ??= new HashThread();
+  return current.online;
 }
 
 /**
