@@ -103,4 +103,11 @@ test("a location's metadata and opened secret: read as saved; a damaged one refu
   );
   assert.doesNotMatch(refusal(locationSecret, '{"password":"hunter2"}'), /hunter2/);
   assert.doesNotMatch(refusal(locationSecret, '{"access_key_id":"hunter2"'), /hunter2/);
+  // Nor through a cause: V8's SyntaxError quotes the text, and a logger prints an error's causes.
+  try {
+    locationSecret.decode('hunter2-not-json', ROW);
+  } catch (err) {
+    assert.ok(err instanceof DurableJsonError);
+    assert.doesNotMatch(String((err as Error & { cause?: unknown }).cause), /hunter2/);
+  }
 });
