@@ -163,7 +163,7 @@ async function runStatic() {
   console.log(
     `\n=== static: type-checks and the linter, ${failedStep ? 'FAILED' : 'passed'} ===\n${output.trimEnd()}`,
   );
-  tierTimes.unshift({ tier: 'static', files: 0, ms: Date.now() - t0, fileMs: 0 });
+  tierTimes.unshift({ tier: 'static', files: 0, ms: Date.now() - t0, fileMs: 0, cpuMs: 0 });
   return failedStep;
 }
 
@@ -246,6 +246,7 @@ async function runFiles() {
         files: mine.length,
         ms: Date.now() - t0,
         fileMs: mine.reduce((sum, r) => sum + r.ms, 0),
+        cpuMs: mine.reduce((sum, r) => sum + r.cpuMs, 0),
         ...count(mine),
       });
     }
@@ -265,6 +266,8 @@ function runFile(file, tier, limitS, reportFile, tree) {
     '--enable-source-maps',
     '--import',
     join(root, 'scripts/test-guard.mjs'),
+    '--import',
+    join(root, 'scripts/test-cpu.mjs'),
     '--test',
     // Not --test-force-exit: it ends a file once the tests it knows of have ended, and the suites a file
     // registers after a top-level await (eachDatabase) are not known yet, so they never ran.
@@ -369,6 +372,7 @@ function signalGroup(pid, signal) {
 
 function readReport(path) {
   const counts = { pass: 0, fail: 0, skip: 0, todo: 0 };
+  let cpuMs = 0;
   const failures = [];
   const open = [];
   let text = '';
@@ -392,8 +396,9 @@ function readReport(path) {
     }
     if (record.test) counts[record.test] = (counts[record.test] ?? 0) + 1;
     if (record.failure) failures.push(record.failure);
+    if (record.cpu !== undefined) cpuMs = Math.max(cpuMs, record.cpu);
   }
-  return { counts, failures, open };
+  return { counts, failures, open, cpuMs };
 }
 
 function failed(result) {
@@ -434,10 +439,12 @@ function print(result) {
   if (failed(result)) {
     const problem = fileProblem(result);
     console.log(
-      `✖ ${result.file}  ${seconds(result.ms)}  ${summary}${strays}${problem ? `: ${problem}` : ''}`,
+      `✖ ${result.file}  ${seconds(result.ms)} (CPU ${seconds(result.cpuMs)})  ${summary}${strays}${problem ? `: ${problem}` : ''}`,
     );
   } else {
-    console.log(`✔ ${result.file}  ${seconds(result.ms)}  ${summary}${strays}`);
+    console.log(
+      `✔ ${result.file}  ${seconds(result.ms)} (CPU ${seconds(result.cpuMs)})  ${summary}${strays}`,
+    );
   }
 }
 
@@ -476,6 +483,14 @@ async function finish(results = []) {
     for (const r of [...results].sort((a, b) => b.ms - a.ms).slice(0, 20)) {
       lines.push(`${seconds(r.ms).padStart(9)}  ${r.tier.padEnd(8)}  ${r.file}`);
     }
+    // On two cores a file's CPU time, not its wall time, is what it takes from the files beside it.
+    lines.push(
+      '',
+      `The ${Math.min(20, results.length)} files that used the most CPU (theirs and their processes'):`,
+    );
+    for (const r of [...results].sort((a, b) => b.cpuMs - a.cpuMs).slice(0, 20)) {
+      lines.push(`${seconds(r.cpuMs).padStart(9)}  ${r.tier.padEnd(8)}  ${r.file}`);
+    }
   }
   if (tierTimes.length > 0) {
     lines.push('', "Time per tier (wall; the files' own times added up):");
@@ -483,7 +498,7 @@ async function finish(results = []) {
       const what =
         t.tier === 'static'
           ? ''
-          : `  ${t.files} files, ${t.pass} passed, ${t.fail} failed, ${t.skip} skipped; files' time ${seconds(t.fileMs)}`;
+          : `  ${t.files} files, ${t.pass} passed, ${t.fail} failed, ${t.skip} skipped; files' time ${seconds(t.fileMs)}, CPU ${seconds(t.cpuMs)}`;
       lines.push(`  ${t.tier.padEnd(9)} ${seconds(t.ms).padStart(9)}${what}`);
     }
     lines.push(`  ${'all'.padEnd(9)} ${seconds(Date.now() - started).padStart(9)}`);
@@ -515,7 +530,7 @@ async function finish(results = []) {
   if (process.env.FERRY_TEST_TIMES_FILE && results.length > 0) {
     appendFileSync(
       process.env.FERRY_TEST_TIMES_FILE,
-      `${results.map((r) => `${r.ms}\t${r.tier}\t${r.file}`).join('\n')}\n`,
+      `${results.map((r) => `${r.ms}\t${r.tier}\t${r.file}\t${r.cpuMs}`).join('\n')}\n`,
     );
   }
   process.exit(failures.length > 0 ? 1 : 0);
