@@ -78,10 +78,17 @@ await eachDatabase('ferry client', (database) => {
       ),
     );
     assert.equal(json(await run('jobs', 'show', String(job.job_id), '--json')).overwrite, 'if-missing');
+    // How its bytes were proven (docs/api.md, "Verification"): s3rver answers MD5s.
+    assert.match(
+      ok(await run('jobs', 'show', String(job.job_id))).stdout,
+      /^proven:\s+every object written proven by checksum$/m,
+    );
     const transfers = json<{ transfers: Array<{ id: string; kind: string }> }>(
       await run('transfers', '--json'),
     );
     assert.ok(transfers.transfers.some((x) => x.id === single.id && x.kind === 'copy'));
-    assert.match(ok(await run('transfers', 'show', String(single.id))).stdout, /^status:\s+complete$/m);
+    const shown = ok(await run('transfers', 'show', String(single.id))).stdout;
+    assert.match(shown, /^status:\s+complete$/m);
+    assert.match(shown, /^proven:\s+checksum \(md5\)$/m);
   });
 });

@@ -3,8 +3,8 @@
 // Content-Type an upload takes from its name.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Job } from '../../src/api/transfers.js';
-import { counts, showJob } from '../../src/cli/commands/jobs.js';
+import type { Job, Transfer } from '../../src/api/transfers.js';
+import { counts, showJob, showTransfer } from '../../src/cli/commands/jobs.js';
 import { contentTypeOf } from '../../src/cli/content-type.js';
 import { count, table, zonedTime } from '../../src/cli/format.js';
 import { barLine, jobProgress } from '../../src/cli/watch.js';
@@ -79,6 +79,47 @@ test('a sync that deleted counts its deletions everywhere, and a complete job is
     showJob(none),
     /^objects:\s+250 total, 250 copied, 0 skipped, 0 deleted, 0 failed, 0 pending$/m,
   );
+});
+
+test('a job and a transfer say how their bytes were proven, and how many by size alone', () => {
+  const job = {
+    job_id: '6f1c4a52-8f0e-4e53-9d43-3c2b8e1c0a11',
+    kind: 'copy',
+    status: 'complete',
+    from: { id: 'a', path: 'b/' },
+    to: { id: 'c', path: 'd/' },
+    overwrite: 'always',
+    created_at: '2026-12-02T10:00:00Z',
+    updated_at: '2026-12-02T10:01:00Z',
+    counts: { total: 6, pending: 0, succeeded: 6, skipped: 0, failed: 0, deleted: 0, size_only: 0 },
+    bytes_done: 2048,
+  } as Job;
+  assert.match(showJob(job), /^proven:\s+every object written proven by checksum$/m);
+  const some = { ...job, counts: { ...job.counts, size_only: 2 } } as Job;
+  assert.match(
+    showJob(some),
+    /^proven:\s+2 of 6 written proven by size only \(no hash both sides report\)$/m,
+  );
+  // Nothing written, nothing to prove; a verify says what it found instead.
+  assert.doesNotMatch(
+    showJob({ ...job, counts: { ...job.counts, succeeded: 0, skipped: 6 } } as Job),
+    /^proven:/m,
+  );
+  assert.doesNotMatch(showJob({ ...job, kind: 'verify' } as Job), /^proven:/m);
+  const transfer = {
+    id: '0d1c4a52-8f0e-4e53-9d43-3c2b8e1c0a11',
+    kind: 'copy',
+    status: 'complete',
+    bytes_done: 3,
+    created_at: '2026-12-02T10:00:00Z',
+    updated_at: '2026-12-02T10:01:00Z',
+  } as Transfer;
+  assert.match(
+    showTransfer({ ...transfer, verified: 'checksum', verified_by: 'md5,crc32c' }),
+    /^proven:\s+checksum \(md5,crc32c\)$/m,
+  );
+  assert.match(showTransfer({ ...transfer, verified: 'size' }), /^proven:\s+size only/m);
+  assert.doesNotMatch(showTransfer(transfer), /^proven:/m, 'a transfer still running is not proven yet');
 });
 
 test("an upload's Content-Type comes from the file name's extension, in any case; unknown or none is octet-stream", () => {

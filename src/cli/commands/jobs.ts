@@ -149,6 +149,26 @@ function foundLine(c: Counts): string {
   ].join(', ');
 }
 
+/**
+ * How a copy's or sync's written objects were proven (docs/api.md, "Verification"): by a hash each, or
+ * how many by their size alone. Nothing for a job that wrote nothing, or whose objects are not copies.
+ */
+function proofLine(j: Pick<Job, 'kind' | 'counts'>): string | undefined {
+  const sizeOnly = j.counts.size_only ?? 0;
+  if (sizeOnly > 0)
+    return `${sizeOnly} of ${j.counts.succeeded} written proven by size only (no hash both sides report)`;
+  if ((j.kind === 'copy' || j.kind === 'sync') && j.counts.succeeded > 0)
+    return 'every object written proven by checksum';
+  return undefined;
+}
+
+/** How a transfer's bytes were proven: by checksum, with the kinds, or by size only. */
+function transferProof(t: Pick<Transfer, 'verified' | 'verified_by'>): string | undefined {
+  if (t.verified === 'checksum') return `checksum${t.verified_by ? ` (${t.verified_by})` : ''}`;
+  if (t.verified === 'size') return 'size only (no hash both sides report)';
+  return undefined;
+}
+
 export function showJob(j: Job, labels = new Map<string, string>()): string {
   const side = (s: { id: string; path: string }) => `${labels.get(s.id) ?? s.id}:${s.path}`;
   const verify = j.kind === 'verify';
@@ -163,6 +183,7 @@ export function showJob(j: Job, labels = new Map<string, string>()): string {
     ['undo of', j.undo_of],
     ['objects', objectsLine(j.counts, verify ? 'compared' : 'copied', j.delete === true)],
     ['found', verify ? foundLine(j.counts) : undefined],
+    ['proven', verify ? undefined : proofLine(j)],
     ['bytes', size(j.bytes_done)],
     ['created', time(j.created_at)],
     ['finished', j.finished_at ? time(j.finished_at) : undefined],
@@ -179,6 +200,7 @@ export function showTransfer(t: Transfer): string {
     ['to', t.to === undefined ? undefined : givenText(t.to)],
     ['backup to', t.backup_to],
     ['objects', t.counts === undefined ? undefined : objectsLine(t.counts, 'done')],
+    ['proven', transferProof(t)],
     ['bytes', transferBytes(t)],
     ['created', time(t.created_at)],
     ['finished', t.finished_at ? time(t.finished_at) : undefined],

@@ -44,6 +44,22 @@ export function countsWords(c: Counts, copied = 'copied'): string {
 }
 
 /**
+ * How a copy's written objects were proven (docs/api.md, "Verification"): " · 2 of 6 by size only", or
+ * " · proven by checksum" once a copy or sync wrote any; nothing for other kinds.
+ */
+export function proofWords(kind: string, c: Counts): string {
+  const sizeOnly = c.size_only ?? 0;
+  if (sizeOnly > 0) return ` · ${sizeOnly} of ${c.succeeded} proven by size only`;
+  return (kind === 'copy' || kind === 'sync') && c.succeeded > 0 ? ' · proven by checksum' : '';
+}
+
+/** A transfer's proof: " · proven by checksum (md5)" or " · proven by size only". */
+function transferProofWords(t: Pick<Transfer, 'verified' | 'verified_by'>): string {
+  if (t.verified === 'checksum') return ` · proven by checksum${t.verified_by ? ` (${t.verified_by})` : ''}`;
+  return t.verified === 'size' ? ' · proven by size only' : '';
+}
+
+/**
  * Progress as a bar and a percentage; work that is complete is 100 %. Work that ended with failures is
  * not shown as a plain full bar: `failed` (red) or `partial` (amber), and the words say how many
  * objects failed.
@@ -167,8 +183,10 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
         failed={c.failed}
       />
       <div class="small">
-        {countsWords(c)} · {bytes(job.bytes_done)} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} · ETA{' '}
-        {job.status === 'running' || job.status === 'planning' ? eta : '—'} · started {time(job.created_at)}
+        {countsWords(c)}
+        {proofWords(job.kind, c)} · {bytes(job.bytes_done)} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'}{' '}
+        · ETA {job.status === 'running' || job.status === 'planning' ? eta : '—'} · started{' '}
+        {time(job.created_at)}
       </div>
       {job.error && <p class="alert">{job.error}</p>}
       {c.failed > 0 && (
@@ -256,6 +274,7 @@ function TransferRow({ t, live, named }: { t: Transfer; live: Live; named: (text
         {bytes(t.bytes_done)}
         {c ? '' : ` of ${bytes(t.bytes_total)}`} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'} · ETA{' '}
         {t.status === 'running' ? left : '—'} · {time(t.created_at)}
+        {transferProofWords(t)}
       </div>
       {t.error && <p class="alert">{t.error}</p>}
       {c && c.failed > 0 && (
