@@ -3,7 +3,8 @@
 // time and that of every process it started and waited for (ferry serve, the CLI, chromium, the local
 // servers: Linux adds a child's time to its parent's when the parent reaps it), read from /proc/self/stat.
 // node --test runs the file in a child of its own, which loads this too: the runner keeps the largest
-// figure, the parent's, which holds the child's. On two cores, CPU time rather than wall time is what a
+// figure, the parent's, which holds the child's, and the child's own (the test file's process without the
+// processes it started) as `own`, the largest such figure too. On two cores, CPU time rather than wall time is what a
 // file costs the run beside it (docs/testing.md, "Where the time goes").
 import { appendFileSync, readFileSync } from 'node:fs';
 
@@ -17,8 +18,10 @@ if (out) {
       const stat = readFileSync('/proc/self/stat', 'utf8');
       // pid (comm) state ...: the fields after the last ')', from the third on; utime is the 14th.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0);
-      appendFileSync(out, `${JSON.stringify({ cpu: ticks * TICK_MS })}\n`);
+      const ticks = (from, to) => fields.slice(from, to + 1).reduce((sum, f) => sum + Number(f), 0);
+      // Its own (utime, stime) and with its waited-for children (cutime, cstime) added.
+      const own = ticks(11, 12) * TICK_MS;
+      appendFileSync(out, `${JSON.stringify({ cpu: own + ticks(13, 14) * TICK_MS, own })}\n`);
     } catch {
       // no /proc: not Linux, no figure
     }

@@ -373,6 +373,7 @@ function signalGroup(pid, signal) {
 function readReport(path) {
   const counts = { pass: 0, fail: 0, skip: 0, todo: 0 };
   let cpuMs = 0;
+  let ownCpuMs = 0;
   const failures = [];
   const open = [];
   let text = '';
@@ -397,8 +398,10 @@ function readReport(path) {
     if (record.test) counts[record.test] = (counts[record.test] ?? 0) + 1;
     if (record.failure) failures.push(record.failure);
     if (record.cpu !== undefined) cpuMs = Math.max(cpuMs, record.cpu);
+    // The parent (node --test) uses little of its own: the largest is the test file's process.
+    if (record.own !== undefined) ownCpuMs = Math.max(ownCpuMs, record.own);
   }
-  return { counts, failures, open, cpuMs };
+  return { counts, failures, open, cpuMs, ownCpuMs };
 }
 
 function failed(result) {
@@ -489,7 +492,9 @@ async function finish(results = []) {
       `The ${Math.min(20, results.length)} files that used the most CPU (theirs and their processes'):`,
     );
     for (const r of [...results].sort((a, b) => b.cpuMs - a.cpuMs).slice(0, 20)) {
-      lines.push(`${seconds(r.cpuMs).padStart(9)}  ${r.tier.padEnd(8)}  ${r.file}`);
+      lines.push(
+        `${seconds(r.cpuMs).padStart(9)}  ${r.tier.padEnd(8)}  ${r.file}  (${seconds(r.ownCpuMs)} in the test's own process)`,
+      );
     }
   }
   if (tierTimes.length > 0) {

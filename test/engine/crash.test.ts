@@ -203,7 +203,17 @@ describe('crash test [postgres]', { skip: postgres?.skip ?? false }, () => {
 
     const done = await watch(jobId, (job) => job.status !== 'running' && job.status !== 'planning', 50_000, [
       survivor,
-    ]);
+    ]).catch(async (err: Error) => {
+      // Where the job's objects stand, for a run that did not end: what the survivor holds or waits for.
+      const rows = await db.query(
+        `select status, coalesce(split_part(lease_owner, ':', 2), '-') as pid, attempts,
+                count(*) as n, min(run_after) - $2 as first_run_after_ms, max(error) as error
+           from job_objects where job_id = $1 group by 1, 2, 3 order by 1, 2, 3`,
+        [jobId, Date.now()],
+      );
+      err.message += `\njob objects (victim pid ${victim.pid}, survivor pid ${survivor.pid}):\n${rows.rows.map((r) => JSON.stringify(r)).join('\n')}`;
+      throw err;
+    });
     assert.equal(done.status, 'complete', `${JSON.stringify(done)}\n${survivor.log()}`);
     assert.deepEqual(done.counts, {
       total: OBJECTS,
