@@ -12,12 +12,14 @@ import { hostname } from 'node:os';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
 import { databaseUnavailable } from '../db/unavailable.js';
 import { type CrashPolicy, crashMessage, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
+import { handBackAll, renewAll, takeBack } from '../queue/leases.js';
 import { msUntil, type RoundContext, WakeLoop } from '../queue/loop.js';
 import type { Lease } from '../queue/moves.js';
 import { Semaphore } from '../util/semaphore.js';
 import { JOB_CANCELED } from './checkpoints.js';
 import { FairShare } from './fair-share.js';
 import * as jobs from './lifecycle/jobs.js';
+import { WORKER_LEASES } from './lifecycle/leases.js';
 import * as objects from './lifecycle/objects.js';
 import * as transfers from './lifecycle/transfers.js';
 import { planJob } from './planner.js';
@@ -213,25 +215,16 @@ export class Worker {
     const now = this.ctx.clock.now();
     if (now - this.#lastHeartbeat >= this.#options.leaseMs / 3) {
       this.#lastHeartbeat = now;
-      const q = this.ctx.db.kysely;
-      const until = now + this.#options.leaseMs;
-      await objects.renew(q, this.ctx.owner, until);
-      await transfers.renew(q, this.ctx.owner, until);
-      await jobs.renew(q, this.ctx.owner, until);
+      await renewAll(this.ctx.db.kysely, WORKER_LEASES, this.ctx.owner, now + this.#options.leaseMs);
       await this.abortCanceled();
       await this.recordCrashes();
     }
     if (now - this.#lastMaintenance >= MAINTENANCE_MS) {
       this.#lastMaintenance = now;
-      const q = this.ctx.db.kysely;
-      const policy = this.#crashPolicy;
-      // Work on which every process died or froze, as many times as allowed, first: it is failed,
-      // not taken back (docs/api.md, "Background work that keeps failing").
-      const failedJobs = await objects.giveUp(q, now, policy);
-      for (const jobId of failedJobs) await jobs.finishIfDone(q, jobId, now);
-      const failed = failedJobs.length + (await transfers.giveUp(q, now, policy));
+      // Work on which every process died or froze, as many times as allowed, is failed, not taken
+      // back (docs/api.md, "Background work that keeps failing"); the rest is taken back.
+      const { failed, reclaimed } = await takeBack(this.ctx.db.kysely, WORKER_LEASES, now, this.#crashPolicy);
       if (failed > 0) this.ctx.logger.warn({ failed }, 'failed work that kept crashing the worker');
-      const reclaimed = (await objects.reclaim(q, now, policy)) + (await transfers.reclaim(q, now, policy));
       if (reclaimed > 0) this.ctx.logger.info({ reclaimed }, 'took back work whose lease ran out');
     }
   }
@@ -419,10 +412,7 @@ export class Worker {
       for (const r of all()) r.controller.abort();
       await Promise.all(all().map((r) => r.done));
     }
-    const q = this.ctx.db.kysely;
-    await objects.handBack(q, this.ctx.owner);
-    await transfers.handBack(q, this.ctx.owner, this.ctx.clock.now());
-    await jobs.handBack(q, this.ctx.owner);
+    await handBackAll(this.ctx.db.kysely, WORKER_LEASES, this.ctx.owner, this.ctx.clock.now());
     await this.ctx.stores.close();
   }
 }

@@ -6,6 +6,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { crashReasonAround, LEASE_RAN_OUT } from './backoff.js';
+import type { Housekept } from './leased.js';
 
 export interface Move<S extends string> {
   /** The states a row may be in for the move to apply (empty: the move creates the row). */
@@ -19,15 +20,14 @@ export interface Move<S extends string> {
 export type Moves<S extends string> = Readonly<Record<string, Move<S>>>;
 
 /**
- * The moves of a leased row between its claim and its end, the same in every lifecycle that leases
- * (src/queue/leases.ts writes the last three): `running` while leased, `waiting` to be claimed again,
- * `failed` for good. A lifecycle's table of moves spreads them among its own.
+ * The moves of a leased row between its claim and its end, for a table whose rows housekeeping takes
+ * back (src/queue/leased.ts, whose declaration names the states): `held` while leased, `waiting` to be
+ * claimed again, `failed` for good. src/queue/leases.ts writes the last three. A lifecycle's table of
+ * moves spreads them among its own.
  */
-export function leaseMoves<R extends string, W extends string, F extends string>(
-  running: R,
-  waiting: W,
-  failed: F,
-) {
+export function leaseMoves<R extends string, W extends string, F extends string>(leased: Housekept<R, W, F>) {
+  const [running] = leased.held;
+  const { waiting, failed } = leased.expired;
   return {
     retryLater: { from: [running], to: [waiting], by: 'the lease holder, after a passing failure' },
     fail: {
@@ -42,7 +42,7 @@ export function leaseMoves<R extends string, W extends string, F extends string>
       to: [failed],
       by: 'any worker, when the lease ran out on the last crash allowed',
     },
-  } as const;
+  } as const satisfies Moves<R | W | F>;
 }
 
 /** The database, or a transaction on it: lifecycle writes take either. */

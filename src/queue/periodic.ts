@@ -5,7 +5,9 @@
 // (it froze) cannot reschedule over the one that took the task from it.
 import { sql } from 'kysely';
 import type { Dialect } from '../db/database.js';
-import { claimRows, skipLocked } from './claim.js';
+import { skipLocked } from './claim.js';
+import { PERIODIC_TASKS } from './leased.js';
+import { claimLeased, leaseFree, renewLeases, unleased } from './leases.js';
 import type { Queryable } from './moves.js';
 
 export interface PeriodicTask {
@@ -20,7 +22,7 @@ export interface PeriodicTask {
 export async function ensureTask(q: Queryable, name: string, runAfter: number): Promise<void> {
   await q
     .insertInto('periodic_tasks')
-    .values({ name, run_after: runAfter, lease_owner: null, lease_expires_at: null, last_run_at: null })
+    .values({ name, run_after: runAfter, ...unleased(PERIODIC_TASKS), last_run_at: null })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();
 }
@@ -34,27 +36,22 @@ export async function claimTask(
   now: number,
   leaseMs: number,
 ): Promise<boolean> {
-  const rows = await claimRows<PeriodicTask>(q, {
-    table: 'periodic_tasks',
-    keys: ['name'],
-    pick: sql`select name from periodic_tasks
-      where name = ${name} and run_after <= ${now}
-        and (lease_owner is null or lease_expires_at < ${now})
+  const rows = await claimLeased<PeriodicTask>(
+    q,
+    PERIODIC_TASKS,
+    { owner, now, until: now + leaseMs },
+    {
+      pick: sql`select name from periodic_tasks
+      where name = ${name} and run_after <= ${now} and ${leaseFree(PERIODIC_TASKS, now)}
       ${skipLocked(dialect)}`,
-    set: sql`lease_owner = ${owner}, lease_expires_at = ${now + leaseMs}`,
-  });
+    },
+  );
   return rows.length === 1;
 }
 
 /** Extends the owner's lease; false when the lease was lost (another process took the task). */
 export async function renewTask(q: Queryable, name: string, owner: string, until: number): Promise<boolean> {
-  const result = await q
-    .updateTable('periodic_tasks')
-    .set({ lease_expires_at: until })
-    .where('name', '=', name)
-    .where('lease_owner', '=', owner)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return (await renewLeases(q, PERIODIC_TASKS, owner, until, { name })) === 1;
 }
 
 /** Ends the owner's run: free, and not due again before `next`. */
@@ -67,7 +64,7 @@ export async function finishTask(
 ): Promise<void> {
   await q
     .updateTable('periodic_tasks')
-    .set({ lease_owner: null, lease_expires_at: null, last_run_at: now, run_after: next })
+    .set({ ...unleased(PERIODIC_TASKS), last_run_at: now, run_after: next })
     .where('name', '=', name)
     .where('lease_owner', '=', owner)
     .execute();

@@ -8,6 +8,9 @@ import type { Db } from '../../src/db/database.js';
 import { abandonUpload, checkpointOf, type Work } from '../../src/engine/checkpoints.js';
 import * as objects from '../../src/engine/lifecycle/objects.js';
 import { keyHash } from '../../src/engine/lifecycle/objects.js';
+import { DEFAULT_CRASH_POLICY } from '../../src/queue/backoff.js';
+import { JOB_OBJECTS } from '../../src/queue/leased.js';
+import { reclaimExpired } from '../../src/queue/leases.js';
 import type { Lease } from '../../src/queue/moves.js';
 import type { ResumableUpload, Store } from '../../src/stores/contract.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
@@ -71,7 +74,7 @@ await eachDatabase('copy checkpoints', (database) => {
     await stale.start(record);
     await stale.part({ index: 0, tag: 'a', size: 10 });
     clock.advance(20_000);
-    assert.ok((await objects.reclaim(db.kysely, clock.now())) >= 1);
+    assert.ok((await reclaimExpired(db.kysely, JOB_OBJECTS, clock.now(), DEFAULT_CRASH_POLICY)) >= 1);
     const [again] = await objects.claim(db.kysely, db.dialect, lease('w2'), work.jobId, 1);
     assert.equal(again?.seq, work.seq);
     const fresh = checkpointOf(db.kysely, work, 'w2', () => clock.now());

@@ -10,6 +10,9 @@ import type { Db } from '../../src/db/database.js';
 import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import * as objects from '../../src/engine/lifecycle/objects.js';
 import { keyHash } from '../../src/engine/lifecycle/objects.js';
+import { DEFAULT_CRASH_POLICY } from '../../src/queue/backoff.js';
+import { JOB_OBJECTS } from '../../src/queue/leased.js';
+import { handBackLeases, reclaimExpired } from '../../src/queue/leases.js';
 import type { Lease } from '../../src/queue/moves.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
@@ -99,7 +102,7 @@ await eachDatabase('job counters', (database) => {
 
     // worker-b stalls past its lease; its objects are reclaimed and taken by worker-c.
     clock.advance(20_000);
-    assert.equal(await objects.reclaim(db.kysely, clock.now()), 10);
+    assert.equal(await reclaimExpired(db.kysely, JOB_OBJECTS, clock.now(), DEFAULT_CRASH_POLICY), 10);
     const c = await objects.claim(db.kysely, db.dialect, lease('worker-c'), id, 40);
     assert.ok(c.length >= 10);
     // The stale worker-b finishes now: nothing it says is written or counted.
@@ -109,7 +112,7 @@ await eachDatabase('job counters', (database) => {
     await assertCounted(id, 'a lost lease and a stale worker');
 
     // worker-c stops: what it holds goes back; then another worker finishes everything.
-    await objects.handBack(db.kysely, 'worker-c');
+    await handBackLeases(db.kysely, JOB_OBJECTS, 'worker-c');
     await assertCounted(id, 'a shutdown');
     for (;;) {
       const rows = await objects.claim(db.kysely, db.dialect, lease('worker-d'), id, 16);

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
 import { FairShare } from '../../src/engine/fair-share.js';
 import * as jobs from '../../src/engine/lifecycle/jobs.js';
+import { WORKER_LEASES } from '../../src/engine/lifecycle/leases.js';
 import * as objectLifecycle from '../../src/engine/lifecycle/objects.js';
 import { keyHash } from '../../src/engine/lifecycle/objects.js';
 import * as transfers from '../../src/engine/lifecycle/transfers.js';
@@ -18,7 +19,9 @@ import { type EngineContext, runObject } from '../../src/engine/run-object.js';
 import type { StoreCache } from '../../src/engine/store-cache.js';
 import { FerryError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { backoffMs, MAX_ATTEMPTS, retryable } from '../../src/queue/backoff.js';
+import { backoffMs, DEFAULT_CRASH_POLICY, MAX_ATTEMPTS, retryable } from '../../src/queue/backoff.js';
+import { JOB_OBJECTS, TRANSFERS } from '../../src/queue/leased.js';
+import * as leases from '../../src/queue/leases.js';
 import type { Lease } from '../../src/queue/moves.js';
 import type { JobStatus, ObjectStatus } from '../../src/states.js';
 import type { ObjectInfo, Store } from '../../src/stores/contract.js';
@@ -32,17 +35,17 @@ async function claimObjects(db: Db, lease: Lease, limit: number) {
 }
 const claimPlanning = (db: Db, lease: Lease) => jobs.claimPlanning(db.kysely, db.dialect, lease);
 async function reclaimExpired(db: Db, now: number): Promise<number> {
-  return (await objectLifecycle.reclaim(db.kysely, now)) + (await transfers.reclaim(db.kysely, now));
+  const policy = DEFAULT_CRASH_POLICY;
+  return (
+    (await leases.reclaimExpired(db.kysely, JOB_OBJECTS, now, policy)) +
+    (await leases.reclaimExpired(db.kysely, TRANSFERS, now, policy))
+  );
 }
 async function renewLeases(db: Db, owner: string, until: number): Promise<void> {
-  await objectLifecycle.renew(db.kysely, owner, until);
-  await transfers.renew(db.kysely, owner, until);
-  await jobs.renew(db.kysely, owner, until);
+  await leases.renewAll(db.kysely, WORKER_LEASES, owner, until);
 }
 async function releaseLeases(db: Db, owner: string, now: number): Promise<void> {
-  await objectLifecycle.handBack(db.kysely, owner);
-  await transfers.handBack(db.kysely, owner, now);
-  await jobs.handBack(db.kysely, owner);
+  await leases.handBackAll(db.kysely, WORKER_LEASES, owner, now);
 }
 
 const LEASE_MS = 30_000;

@@ -1,6 +1,7 @@
 // The layering of src/ (.dependency-cruiser.mjs, README "Layout"): every folder imports only from its
 // own layer and those below it, with no exception. And every wire shape is declared once, in src/api/:
-// a route file names the shapes it takes and answers, and declares none.
+// a route file names the shapes it takes and answers, and declares none. And every lease is written in
+// src/queue: no other file writes a lease column.
 import assert from 'node:assert/strict';
 import {
   mkdirSync,
@@ -22,6 +23,7 @@ import {
   type IForbiddenRuleType,
   type IViolation,
 } from 'dependency-cruiser';
+import { LEASED } from '../../src/queue/leased.js';
 import { ROOT } from '../support/root.js';
 
 // The checkout's src/, not the compiled tree the runner may run this file from.
@@ -232,6 +234,99 @@ test('the shape rule catches a route that declares one: Type.Object, a Type.Unio
       'src/http/routes/nested/answer.ts:2: Type.Union(',
       'src/http/routes/nested/answer.ts:1: a value import of typebox',
       'src/http/routes/nested/answer.ts:3: a JSON Schema object',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// One lease model (src/queue/leased.ts, src/queue/README.md): every leased table takes, renews, takes
+// back, hands back and frees its leases through src/queue/leases.ts, so no file outside src/queue
+// writes a lease column. src/db declares the columns (schema.ts) and creates them (migrations, frozen
+// in time), and writes none at run time. One column of another table shares a lease column's name:
+// copy_checkpoints.lease_owner names which holder of the work's lease wrote a checkpoint
+// (src/engine/checkpoints.ts); it ends nothing and nobody renews or takes it back.
+const LEASE_COLUMNS = [...new Set(LEASED.flatMap((leased) => [leased.owner, leased.until]))];
+const LEASE_WRITE_ALLOWED: Record<string, readonly string[]> = {
+  'src/engine/checkpoints.ts': ['lease_owner'],
+};
+
+/**
+ * Each write of a lease column in the .ts files of src/ outside src/queue and src/db, as `file:line:
+ * column`: a key of an object (Kysely's set and values), an assignment in an SQL SET list, Kysely's
+ * set('column', …) or an insert's select `as('column')`. A read (where, is null, <) is none of these.
+ */
+function leaseWrites(base: string): string[] {
+  const names = LEASE_COLUMNS.join('|');
+  const writes = [
+    new RegExp(`(?<![\\w.$])['"]?(${names})['"]?\\s*:(?!:)`, 'g'),
+    new RegExp(`(?:\\bset\\b|,)\\s*(?:\\w+\\.)?(${names})\\s*=(?!=)`, 'gi'),
+    new RegExp(`\\.(?:set|as)\\(\\s*['"](${names})['"]`, 'g'),
+  ];
+  const found: string[] = [];
+  for (const name of readdirSync(join(base, 'src'), { recursive: true, encoding: 'utf8' }).sort()) {
+    const file = `src/${name.split('\\').join('/')}`;
+    if (!file.endsWith('.ts') || file.startsWith('src/queue/') || file.startsWith('src/db/')) continue;
+    // Comments are words: their lines are blanked, so that line numbers stay.
+    const text = readFileSync(join(base, file), 'utf8')
+      .split('\n')
+      .map((line) => (/^\s*(\/\/|\*|\/\*)/.test(line) ? '' : line))
+      .join('\n');
+    for (const write of writes) {
+      for (const m of text.matchAll(write)) {
+        const column = m[1] ?? '';
+        if (LEASE_WRITE_ALLOWED[file]?.includes(column)) continue;
+        const at = m.index + m[0].lastIndexOf(column);
+        found.push(`${file}:${text.slice(0, at).split('\n').length}: ${column}`);
+      }
+    }
+  }
+  return found.sort();
+}
+
+test('no file outside src/queue writes a lease column: every lease is taken, renewed, taken back and freed there', () => {
+  assert.deepEqual(leaseWrites(root), [], 'write the lease through src/queue/leases.ts');
+});
+
+test('the lease rule catches a write of a lease column outside src/queue: an object key, an SQL SET, set(), as(); not a read, a comment, src/queue or the checkpoint holder', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-layering-'));
+  try {
+    for (const [file, text] of Object.entries({
+      'src/engine/lifecycle/probe.ts': [
+        "export const a = (q) => q.updateTable('jobs').set({ status: 'failed', lease_owner: null,",
+        "  lease_expires_at: null }).where('lease_owner', '=', owner);",
+      ].join('\n'),
+      'src/domain/sends/probe.ts': [
+        'export const b = sql`update sends set status = $1,',
+        '  lease_owner = $2, lease_expires_at = $3',
+        '  where lease_owner = $4 and (lease_owner is null or lease_expires_at < $5)`;',
+        '// a comment: lease_owner: null, set lease_expires_at = 0',
+        'export const c = sql`select min(case when lease_owner is not null and lease_expires_at > run_after',
+        '  then lease_expires_at else run_after end) from sends`;',
+      ].join('\n'),
+      'src/domain/locations/probe.ts': [
+        "export const d = (q) => q.updateTable('locations').set('refresh_lease_expires_at', 0);",
+        "export const e = (eb) => eb.val(owner).as('refresh_lease_owner');",
+        "export const f = (eb) => eb('refresh_lease_owner', 'is', null);",
+      ].join('\n'),
+      'src/queue/probe.ts': 'export const g = { lease_owner: null, lease_expires_at: null };\n',
+      'src/db/schema.ts': 'export interface T { lease_owner: string | null }\n',
+      'src/engine/checkpoints.ts': [
+        "export const h = (q) => q.updateTable('copy_checkpoints').set({ lease_owner: owner });",
+        'export const i = { lease_expires_at: 0 };',
+      ].join('\n'),
+    })) {
+      mkdirSync(join(dir, file, '..'), { recursive: true });
+      writeFileSync(join(dir, file), text);
+    }
+    assert.deepEqual(leaseWrites(dir), [
+      'src/domain/locations/probe.ts:1: refresh_lease_expires_at',
+      'src/domain/locations/probe.ts:2: refresh_lease_owner',
+      'src/domain/sends/probe.ts:2: lease_expires_at',
+      'src/domain/sends/probe.ts:2: lease_owner',
+      'src/engine/checkpoints.ts:2: lease_expires_at',
+      'src/engine/lifecycle/probe.ts:1: lease_owner',
+      'src/engine/lifecycle/probe.ts:2: lease_expires_at',
     ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

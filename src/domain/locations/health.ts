@@ -7,9 +7,13 @@
 // move that changes the status reports it to webhooks (location.status_changed) in its transaction.
 import { sql } from 'kysely';
 import { locationData } from '../../api/events.js';
+import type { Dialect } from '../../db/database.js';
 import type { LocationRow, LocationsTable } from '../../db/schema.js';
 import { OAUTH_PROVIDERS } from '../../providers.js';
-import { type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
+import { skipLocked } from '../../queue/claim.js';
+import { LOCATION_REFRESH } from '../../queue/leased.js';
+import { claimLeased, leaseFree, releaseLease, unleased } from '../../queue/leases.js';
+import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
 import type { LocationStatus } from '../../states.js';
 
@@ -68,8 +72,7 @@ export function newHealth(): Health {
     last_refresh_attempt_at: null,
     failure_reason: null,
     last_refresh_error: null,
-    refresh_lease_owner: null,
-    refresh_lease_expires_at: null,
+    ...unleased(LOCATION_REFRESH),
     refresh_after: 0,
   };
 }
@@ -110,8 +113,7 @@ export async function replaceSecret(
     consecutive_refresh_failures: 0,
     refresh_requested: 0,
     refresh_after: 0,
-    refresh_lease_owner: null,
-    refresh_lease_expires_at: null,
+    ...unleased(LOCATION_REFRESH),
     updated_at: now,
   };
   await q
@@ -152,20 +154,24 @@ export async function markFailed(q: Queryable, id: string, reason: string, now: 
 
 // ---- the refresh lease: one refresh of a location at a time, across every process
 
-/** Takes the refresh lease of an OAuth location: its row, or undefined when another process holds it. */
+/**
+ * Takes the refresh lease of an OAuth location (src/queue/leases.ts, claimLeased): its row, or
+ * undefined when another process holds it.
+ */
 export async function takeLease(
   q: Queryable,
+  dialect: Dialect,
   id: string,
-  lease: { owner: string; now: number; until: number },
+  lease: Lease,
 ): Promise<LocationRow | undefined> {
-  const result = await sql<LocationRow>`
-    update locations
-    set refresh_lease_owner = ${lease.owner}, refresh_lease_expires_at = ${lease.until}
-    where id = ${id}
-      and provider in (${sql.join([...OAUTH_PROVIDERS])})
-      and (refresh_lease_owner is null or refresh_lease_expires_at < ${lease.now})
-    returning *`.execute(q);
-  return result.rows[0];
+  const [row] = await claimLeased<LocationRow>(q, LOCATION_REFRESH, lease, {
+    pick: sql`select id from locations
+      where id = ${id}
+        and provider in (${sql.join([...OAUTH_PROVIDERS])})
+        and ${leaseFree(LOCATION_REFRESH, lease.now)}
+      ${skipLocked(dialect)}`,
+  });
+  return row;
 }
 
 /** A write that counts only while `owner` still holds the lease. */
@@ -175,7 +181,7 @@ function held(q: Queryable, owner: string, id: string) {
 
 /** Frees the lease, nothing else written (nothing was due, or the refresh could not run). */
 export async function release(q: Queryable, owner: string, id: string): Promise<void> {
-  await held(q, owner, id).set({ refresh_lease_owner: null, refresh_lease_expires_at: null }).execute();
+  await releaseLease(q, LOCATION_REFRESH, owner, { id });
 }
 
 /**
@@ -186,8 +192,7 @@ export async function refuseFailed(q: Queryable, owner: string, row: LocationRow
   await held(q, owner, row.id)
     .set({
       ...(row.refresh_requested === 1 ? { refresh_requested: 0, last_refresh_error: message } : {}),
-      refresh_lease_owner: null,
-      refresh_lease_expires_at: null,
+      ...unleased(LOCATION_REFRESH),
     })
     .execute();
 }
@@ -221,8 +226,7 @@ export async function refreshed(
           last_refresh_attempt_at: now,
           refresh_requested: 0,
           refresh_after: 0,
-          refresh_lease_owner: null,
-          refresh_lease_expires_at: null,
+          ...unleased(LOCATION_REFRESH),
         })
         .executeTakeFirst(),
     ) > 0;
@@ -265,8 +269,7 @@ export async function refreshFailed(
         last_refresh_attempt_at: now,
         refresh_requested: 0,
         refresh_after: failed.refreshAfter,
-        refresh_lease_owner: null,
-        refresh_lease_expires_at: null,
+        ...unleased(LOCATION_REFRESH),
       })
       .executeTakeFirst();
     if (status !== row.status && rowsChanged(result) > 0)

@@ -12,6 +12,8 @@ import {
   rotationClass,
 } from '../../providers.js';
 import { type BackoffPolicy, backoffMs } from '../../queue/backoff.js';
+import { LOCATION_REFRESH } from '../../queue/leased.js';
+import { leaseFree } from '../../queue/leases.js';
 import { Secret } from '../../secret.js';
 import type { LocationStatus } from '../../states.js';
 import type { OAuthApp } from '../../stores/context.js';
@@ -116,7 +118,7 @@ export async function refreshLocation(
 ): Promise<RefreshResult> {
   const { clock } = deps;
   const now = clock.now();
-  const row = await health.takeLease(deps.db.kysely, id, {
+  const row = await health.takeLease(deps.db.kysely, deps.db.dialect, id, {
     owner: deps.owner,
     now,
     until: now + deps.settings.leaseMs,
@@ -368,7 +370,7 @@ export async function dueLocations(deps: RefreshDeps, limit: number): Promise<st
         ]),
       ]),
     )
-    .where((eb) => eb.or([eb('refresh_lease_owner', 'is', null), eb('refresh_lease_expires_at', '<', now)]))
+    .where(leaseFree(LOCATION_REFRESH, now))
     .orderBy('refresh_requested', 'desc')
     .orderBy('access_token_expires_at', 'asc')
     .limit(limit)

@@ -16,7 +16,9 @@ import { ACTIVE } from '../../engine/lifecycle/jobs.js';
 import { type FerryError, isFerryError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Logger } from '../../log.js';
-import { claimRows, skipLocked } from '../../queue/claim.js';
+import { skipLocked } from '../../queue/claim.js';
+import { SCHEDULES } from '../../queue/leased.js';
+import { claimLeased, leaseFree, unleased } from '../../queue/leases.js';
 import type { AuditContext } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
 import { actionOf, type ScheduleActions } from './actions.js';
@@ -52,17 +54,19 @@ export class ScheduleRunner {
   async claimDue(owner: string, leaseMs: number, limit: number): Promise<ScheduleRow[]> {
     const { db, clock } = this.deps;
     const now = clock.now();
-    return claimRows<ScheduleRow>(db.kysely, {
-      table: 'schedules',
-      keys: ['id'],
-      pick: sql`select id from schedules
+    return claimLeased<ScheduleRow>(
+      db.kysely,
+      SCHEDULES,
+      { owner, now, until: now + leaseMs },
+      {
+        pick: sql`select id from schedules
         where paused = 0 and next_run_at <= ${now}
-          and (lease_owner is null or lease_expires_at < ${now})
+          and ${leaseFree(SCHEDULES, now)}
         order by next_run_at
         limit ${limit}
         ${skipLocked(db.dialect)}`,
-      set: sql`lease_owner = ${owner}, lease_expires_at = ${now + leaseMs}`,
-    });
+      },
+    );
   }
 
   /** Claims one schedule of the workspace now, due or not; undefined while someone holds it. */
@@ -74,15 +78,17 @@ export class ScheduleRunner {
   ): Promise<ScheduleRow | undefined> {
     const { db, clock } = this.deps;
     const now = clock.now();
-    const [row] = await claimRows<ScheduleRow>(db.kysely, {
-      table: 'schedules',
-      keys: ['id'],
-      pick: sql`select id from schedules
+    const [row] = await claimLeased<ScheduleRow>(
+      db.kysely,
+      SCHEDULES,
+      { owner, now, until: now + leaseMs },
+      {
+        pick: sql`select id from schedules
         where id = ${id} and workspace_id = ${workspaceId}
-          and (lease_owner is null or lease_expires_at < ${now})
+          and ${leaseFree(SCHEDULES, now)}
         ${skipLocked(db.dialect)}`,
-      set: sql`lease_owner = ${owner}, lease_expires_at = ${now + leaseMs}`,
-    });
+      },
+    );
     return row;
   }
 
@@ -215,8 +221,7 @@ export class ScheduleRunner {
           next_run_at: next,
           last_run_at: now,
           ...(jobId === undefined ? {} : { last_job_id: jobId }),
-          lease_owner: null,
-          lease_expires_at: null,
+          ...unleased(SCHEDULES),
         })
         .where('id', '=', id)
         .where('lease_owner', '=', owner)

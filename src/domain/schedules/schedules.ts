@@ -13,6 +13,8 @@ import { scheduleAction, scheduleCallerLocations } from '../../durable/records.j
 import { locationIds } from '../../engine/specs.js';
 import { conflict, isFerryError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
+import { SCHEDULES } from '../../queue/leased.js';
+import { unleased } from '../../queue/leases.js';
 import { type AuditContext, record } from '../audit/audit.js';
 import { type Caller, withinLocations } from '../caller.js';
 import { checkCap } from '../caps.js';
@@ -101,8 +103,7 @@ export class Schedules {
       next_run_at: paused ? null : (nextRun(cron, timezone, now) ?? null),
       last_run_at: null,
       last_job_id: null,
-      lease_owner: null,
-      lease_expires_at: null,
+      ...unleased(SCHEDULES),
       created_at: now,
       updated_at: now,
     } satisfies ScheduleRow;

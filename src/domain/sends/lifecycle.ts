@@ -10,8 +10,9 @@ import type { Dialect } from '../../db/database.js';
 import type { SendRow } from '../../db/schema.js';
 import { sendRefused } from '../../durable/records.js';
 import type { CrashPolicy } from '../../queue/backoff.js';
-import { claimRows, skipLocked } from '../../queue/claim.js';
-import { giveUpExpired, type Leased } from '../../queue/leases.js';
+import { skipLocked } from '../../queue/claim.js';
+import { SENDS } from '../../queue/leased.js';
+import { claimLeased, giveUp as giveUpLeased, leaseFree, unleased } from '../../queue/leases.js';
 import type { Lease, Moves, Queryable } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
 import { deleteFinished } from '../../queue/prune.js';
@@ -41,15 +42,12 @@ export const SEND_MOVES = {
     by: 'the lease holder, after a lasting failure, the last attempt or the last crash',
   },
   giveUp: {
-    from: ['queued'],
-    to: ['failed'],
+    from: SENDS.held,
+    to: [SENDS.expired.failed],
     by: 'any dispatcher, when the lease ran out on the last crash allowed',
   },
   cancel: { from: ['scheduled', 'queued'], to: ['canceled'], by: 'the API, while no dispatcher holds it' },
 } as const satisfies Moves<SendStatus>;
-
-/** A send holds its lease while queued (a claim leaves it queued); src/queue/leases.ts writes it. */
-const LEASED: Leased = { table: 'sends', held: SEND_MOVES.claim.to, touched: ['updated_at'] };
 
 /** accept: the one way a row enters the sends table; scheduled when it has a time, else queued. */
 export async function accept(q: Queryable, send: Omit<SendRow, 'status'>): Promise<SendRow> {
@@ -86,18 +84,15 @@ export async function cancel(
 
 /** claim: up to `limit` due sends (or sends whose lease ran out), oldest first, in one statement. */
 export function claim(q: Queryable, dialect: Dialect, lease: Lease, limit: number): Promise<SendRow[]> {
-  return claimRows<SendRow>(q, {
-    table: 'sends',
-    keys: ['id'],
+  return claimLeased<SendRow>(q, SENDS, lease, {
     pick: sql`
       select id from sends
       where status in (${sql.join([...SEND_MOVES.claim.from])}) and run_after <= ${lease.now}
-        and (lease_owner is null or lease_expires_at < ${lease.now})
+        and ${leaseFree(SENDS, lease.now)}
       order by run_after
       limit ${limit}
       ${skipLocked(dialect)}`,
-    set: sql`status = ${SEND_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
-        attempts = attempts + 1, crashes = crashes + 1, updated_at = ${lease.now}`,
+    set: sql`status = ${SEND_MOVES.claim.to[0]}, updated_at = ${lease.now}`,
   });
 }
 
@@ -140,7 +135,7 @@ export async function settle(
   return q.transaction().execute(async (trx) => {
     const updated = await trx
       .updateTable('sends')
-      .set({ ...set, lease_owner: null, lease_expires_at: null, updated_at: now })
+      .set({ ...set, ...unleased(SENDS), updated_at: now })
       .where('id', '=', id)
       .where('lease_owner', '=', owner)
       .where('status', 'in', SEND_MOVES.sent.from)
@@ -165,18 +160,24 @@ export async function settle(
  * webhook events.
  */
 export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Promise<SendRow[]> {
-  return q.transaction().execute(async (trx) => {
-    const rows = await giveUpExpired<SendRow>(trx, LEASED, SEND_MOVES.giveUp, now, policy);
-    for (const row of rows) {
-      await emit(trx, {
-        workspaceId: row.workspace_id,
-        type: 'send.failed',
-        data: await sendItemOf(trx, row),
-        at: now,
-      });
-    }
-    return rows;
-  });
+  return giveUpLeased<SendRow>(
+    q,
+    {
+      leased: SENDS,
+      async givenUp(trx, rows) {
+        for (const row of rows) {
+          await emit(trx, {
+            workspaceId: row.workspace_id,
+            type: 'send.failed',
+            data: await sendItemOf(trx, row),
+            at: now,
+          });
+        }
+      },
+    },
+    now,
+    policy,
+  );
 }
 
 /**

@@ -14,6 +14,8 @@ import type { Database, SendRow } from '../../db/schema.js';
 import { type Recipients, sendRecipients } from '../../durable/records.js';
 import { conflict, FerryError, invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
+import { SENDS } from '../../queue/leased.js';
+import { unleased } from '../../queue/leases.js';
 import { type AuditContext, record } from '../audit/audit.js';
 import { atLocation, type Caller } from '../caller.js';
 import { capReached, countHeld } from '../caps.js';
@@ -178,8 +180,7 @@ export class Sends {
         attempts: 0,
         crashes: 0,
         run_after: scheduledAt ?? now,
-        lease_owner: null,
-        lease_expires_at: null,
+        ...unleased(SENDS),
         created_at: now,
         updated_at: now,
       }),

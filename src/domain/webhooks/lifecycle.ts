@@ -9,7 +9,9 @@ import { type RawBuilder, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { WebhookMessageRow, WebhookRow } from '../../db/schema.js';
 import { newId } from '../../ids.js';
-import { claimRows, skipLocked } from '../../queue/claim.js';
+import { skipLocked } from '../../queue/claim.js';
+import { WEBHOOK_MESSAGES } from '../../queue/leased.js';
+import { claimLeased, handBackLeases, leaseFree, unleased } from '../../queue/leases.js';
 import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { WebhookMessageStatus, WebhookStatus } from '../../states.js';
 
@@ -147,13 +149,8 @@ export function claim(
   limits: { room: number; perEndpoint: number; full: readonly string[] },
 ): Promise<WebhookMessageRow[]> {
   const { room, perEndpoint, full } = limits;
-  return claimRows<WebhookMessageRow>(q, {
-    table: 'webhook_messages',
-    keys: ['webhook_id', 'event_id'],
-    set: sql`lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
-        attempts = attempts + 1,
-        crashes = crashes + case when lease_owner is null then 0 else 1 end,
-        updated_at = ${lease.now}`,
+  return claimLeased<WebhookMessageRow>(q, WEBHOOK_MESSAGES, lease, {
+    set: sql`updated_at = ${lease.now}`,
     pick: sql`
       select r.webhook_id, r.event_id from (
         select c.webhook_id, c.event_id, c.run_after,
@@ -163,7 +160,7 @@ export function claim(
           join webhooks w on w.id = m.webhook_id
           where m.status = ${WEBHOOK_MESSAGE_MOVES.claim.from[0]} and m.run_after <= ${lease.now}
             and w.status = ${WEBHOOK_MOVES.create.to[0]}
-            and (m.lease_owner is null or m.lease_expires_at < ${lease.now})
+            and ${leaseFree(WEBHOOK_MESSAGES, lease.now, 'm')}
             ${notOf(full)}
           order by m.run_after
           limit ${room * perEndpoint}
@@ -207,14 +204,10 @@ function held(q: Queryable, owner: string, message: WebhookMessageRow) {
 
 /** handBack: back to the queue at once, its claim's attempt not counted. */
 export async function handBack(q: Queryable, owner: string, message: WebhookMessageRow): Promise<void> {
-  await held(q, owner, message)
-    .set((eb) => ({
-      status: WEBHOOK_MESSAGE_MOVES.handBack.to[0],
-      lease_owner: null,
-      lease_expires_at: null,
-      attempts: eb('attempts', '-', 1),
-    }))
-    .execute();
+  await handBackLeases(q, WEBHOOK_MESSAGES, owner, undefined, {
+    webhook_id: message.webhook_id,
+    event_id: message.event_id,
+  });
 }
 
 /** What one attempt was, for the deliveries log (GET /v1/webhooks/{id}/deliveries). */
@@ -269,8 +262,7 @@ export async function settle(
         status,
         ...(end.kind === 'again' ? { run_after: end.runAfter } : {}),
         ...(crashes === undefined ? {} : { crashes }),
-        lease_owner: null,
-        lease_expires_at: null,
+        ...unleased(WEBHOOK_MESSAGES),
         updated_at: now,
       })
       .executeTakeFirst();

@@ -10,8 +10,9 @@ import { jobData, jobEvent } from '../../api/events.js';
 import type { Dialect } from '../../db/database.js';
 import type { JobRow } from '../../db/schema.js';
 import { manifestKeys } from '../../durable/work.js';
-import { claimRows, skipLocked } from '../../queue/claim.js';
-import { renewLeases } from '../../queue/leases.js';
+import { skipLocked } from '../../queue/claim.js';
+import { JOBS } from '../../queue/leased.js';
+import { claimLeased, heldOff, leaseFree, unleased } from '../../queue/leases.js';
 import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
 import type { JobKind, JobStatus, Overwrite } from '../../states.js';
@@ -85,8 +86,7 @@ export async function create(
       ...(job.scheduleId === undefined ? {} : { schedule_id: job.scheduleId }),
       ...(job.undoOf === undefined ? {} : { undo_of: job.undoOf }),
       error: null,
-      lease_owner: null,
-      lease_expires_at: null,
+      ...unleased(JOBS),
       created_at: now,
       updated_at: now,
       started_at: null,
@@ -112,19 +112,15 @@ export async function claimPlanning(
   dialect: Dialect,
   lease: Lease,
 ): Promise<JobRow | undefined> {
-  const [job] = await claimRows<JobRow>(q, {
-    table: 'jobs',
-    keys: ['id'],
+  const [job] = await claimLeased<JobRow>(q, JOBS, lease, {
     pick: sql`
       select id from jobs
       where (status = 'planning' or (status = 'running' and planning_done = 0))
-        and (lease_expires_at is null or lease_expires_at < ${lease.now})
+        and ${leaseFree(JOBS, lease.now)}
       order by created_at
       limit 1
       ${skipLocked(dialect)}`,
-    set: sql`lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
-        planning_attempts = planning_attempts + 1, started_at = coalesce(started_at, ${lease.now}),
-        updated_at = ${lease.now}`,
+    set: sql`started_at = coalesce(started_at, ${lease.now}), updated_at = ${lease.now}`,
   });
   return job;
 }
@@ -165,8 +161,7 @@ export async function planningDone(q: Queryable, owner: string, jobId: string, n
     .set({
       planning_done: 1,
       status: JOB_MOVES.plan.to[0],
-      lease_owner: null,
-      lease_expires_at: null,
+      ...unleased(JOBS),
       updated_at: now,
     })
     .executeTakeFirst();
@@ -183,7 +178,7 @@ export async function planningBackoff(
   now: number,
 ): Promise<void> {
   await planning(q, owner, jobId)
-    .set({ lease_owner: null, lease_expires_at: runAfter, error, updated_at: now })
+    .set({ ...heldOff(JOBS, runAfter), error, updated_at: now })
     .execute();
 }
 
@@ -196,8 +191,7 @@ export async function planningFailed(q: Queryable, owner: string, jobId: string,
         error,
         finished_at: now,
         updated_at: now,
-        lease_owner: null,
-        lease_expires_at: null,
+        ...unleased(JOBS),
       })
       .returningAll()
       .executeTakeFirst();
@@ -272,7 +266,7 @@ export async function finishIfDone(q: Queryable, jobId: string, now: number): Pr
   return q.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('jobs')
-      .set({ status, finished_at: now, updated_at: now, lease_owner: null, lease_expires_at: null })
+      .set({ status, finished_at: now, updated_at: now, ...unleased(JOBS) })
       .where('id', '=', jobId)
       .where('status', 'in', JOB_MOVES.finish.from)
       .where('planning_done', '=', 1)
@@ -302,8 +296,7 @@ export async function cancelWithin(trx: Queryable, jobId: string, now: number): 
       status: JOB_MOVES.cancel.to[0],
       finished_at: now,
       updated_at: now,
-      lease_owner: null,
-      lease_expires_at: null,
+      ...unleased(JOBS),
     })
     .where('id', '=', jobId)
     .where('status', 'in', JOB_MOVES.cancel.from)
@@ -330,8 +323,7 @@ export async function retryWithin(trx: Queryable, jobId: string, now: number): P
       finished_at: null,
       updated_at: now,
       planning_attempts: 0,
-      lease_owner: null,
-      lease_expires_at: null,
+      ...unleased(JOBS),
     })
     .where('id', '=', jobId)
     .where('status', 'in', JOB_MOVES.retry.from)
@@ -374,24 +366,6 @@ export async function nextPlanningDue(q: Queryable, now: number): Promise<number
     .where('lease_expires_at', '>', now)
     .executeTakeFirst();
   return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
-}
-
-/** Extends the planning leases this worker holds. */
-export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
-  await renewLeases(q, { table: 'jobs', held: ACTIVE }, owner, until);
-}
-
-/** A stopping planner gives its lease back, without counting the interrupted attempt. */
-export async function handBack(q: Queryable, owner: string): Promise<void> {
-  await q
-    .updateTable('jobs')
-    .set((eb) => ({
-      lease_owner: null,
-      lease_expires_at: null,
-      planning_attempts: eb('planning_attempts', '-', 1),
-    }))
-    .where('lease_owner', '=', owner)
-    .execute();
 }
 
 /** The states a job ends in: only these are pruned (docs/api.md, "Retention"). */

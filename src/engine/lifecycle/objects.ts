@@ -11,15 +11,10 @@ import { sql, type UpdateObject } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database, JobObjectRow } from '../../db/schema.js';
 import { objectSourceHashes, objectTouched } from '../../durable/work.js';
-import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
-import { claimRows, skipLocked } from '../../queue/claim.js';
-import {
-  giveUpExpired,
-  handBackLeases,
-  type Leased,
-  reclaimExpired,
-  renewLeases,
-} from '../../queue/leases.js';
+import type { CrashPolicy } from '../../queue/backoff.js';
+import { skipLocked } from '../../queue/claim.js';
+import { JOB_OBJECTS } from '../../queue/leased.js';
+import { claimLeased, unleased } from '../../queue/leases.js';
 import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import type { ObjectStatus, Verdict } from '../../states.js';
 import type { HashKind } from '../../stores/contract.js';
@@ -38,7 +33,7 @@ export const OBJECT_MOVES = {
   },
   claim: { from: ['pending'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
   succeed: { from: ['running'], to: ['succeeded', 'skipped'], by: 'the lease holder' },
-  ...leaseMoves('running', 'pending', 'failed'),
+  ...leaseMoves(JOB_OBJECTS),
   park: { from: ['pending', 'running'], to: ['pending'], by: 'cancel: never claimed again' },
   retry: { from: ['failed'], to: ['pending'], by: 'retrying the job (attempts start again)' },
   release: {
@@ -140,8 +135,7 @@ export async function plan(
         source_hash: p.found?.checksums?.source ?? null,
         destination_hash: p.found?.checksums?.destination ?? null,
         last_attempt_at: null,
-        lease_owner: null,
-        lease_expires_at: null,
+        ...unleased(JOB_OBJECTS),
       })),
     )
     .onConflict((oc) => oc.columns(['job_id', 'key_hash']).doNothing())
@@ -257,8 +251,7 @@ export async function claim(
   limit: number,
 ): Promise<JobObjectRow[]> {
   if (limit <= 0) return [];
-  return claimRows<JobObjectRow>(q, {
-    table: 'job_objects',
+  return claimLeased<JobObjectRow>(q, JOB_OBJECTS, lease, {
     keys: ['seq'],
     within: sql`job_id = ${jobId}`,
     pick: sql`
@@ -267,8 +260,7 @@ export async function claim(
       order by run_after
       limit ${limit}
       ${skipLocked(dialect)}`,
-    set: sql`status = ${OBJECT_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
-        attempts = attempts + 1, crashes = crashes + 1, last_attempt_at = ${lease.now}`,
+    set: sql`status = ${OBJECT_MOVES.claim.to[0]}, last_attempt_at = ${lease.now}`,
   });
 }
 
@@ -304,7 +296,7 @@ export interface ObjectSettlement {
  */
 export async function settleMany(q: Queryable, owner: string, items: ObjectSettlement[]): Promise<boolean[]> {
   if (items.length === 0) return [];
-  const released = { lease_owner: null, lease_expires_at: null };
+  const released = unleased(JOB_OBJECTS);
   return q.transaction().execute(async (trx) => {
     const written: boolean[] = items.map(() => false);
     const deltas = new Map<string, Partial<Record<Counter, number>>>();
@@ -516,43 +508,17 @@ export async function crashed(
   return row ? afterCrash(message, { count: row.crashes, policy }, clock) : undefined;
 }
 
-/** The objects' leases: held while running. */
-const LEASED: Leased = { table: 'job_objects', held: OBJECT_MOVES.claim.to };
-
-/** Extends the leases of every object this worker holds. */
-export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
-  await renewLeases(q, LEASED, owner, until);
-}
-
-/** reclaim: objects whose lease ran out (their worker died, froze or stalled) go back to pending. */
-export async function reclaim(
-  q: Queryable,
-  now: number,
-  policy: CrashPolicy = DEFAULT_CRASH_POLICY,
-): Promise<number> {
-  return reclaimExpired(q, LEASED, OBJECT_MOVES.reclaim, now, policy);
-}
-
 /**
- * giveUp: objects whose lease ran out on the last crash allowed (every claim of them but the ones
- * that settled crashed, or its process died or froze) are failed rather than reclaimed, so that an
- * object that kills or freezes every process that takes it is not taken again; counted on their jobs
- * in the same transaction. Returns the jobs that had objects failed, which the caller finishes if
- * nothing else is left of them.
+ * giveUp, for housekeeping (src/queue/leases.ts, takeBack): objects whose lease ran out on the last
+ * crash allowed (every claim of them but the ones that settled crashed, or its process died or froze)
+ * were failed rather than reclaimed, so that an object that kills or freezes every process that takes
+ * it is not taken again; they are counted on their jobs in the same transaction. The caller finishes
+ * their jobs if nothing else is left of them.
  */
-export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Promise<string[]> {
-  return q.transaction().execute(async (trx) => {
-    const given = await giveUpExpired<JobObjectRow>(trx, LEASED, OBJECT_MOVES.giveUp, now, policy);
-    const perJob = new Map<string, number>();
-    for (const { job_id } of given) perJob.set(job_id, (perJob.get(job_id) ?? 0) + 1);
-    for (const [jobId, n] of perJob) await count(trx, jobId, { objects_pending: -n, objects_failed: n });
-    return [...perJob.keys()];
-  });
-}
-
-/** handBack: a stopping worker returns what it holds, without counting the interrupted attempt. */
-export async function handBack(q: Queryable, owner: string): Promise<void> {
-  await handBackLeases(q, LEASED, OBJECT_MOVES.handBack, owner);
+export async function givenUp(trx: Queryable, given: JobObjectRow[]): Promise<void> {
+  const perJob = new Map<string, number>();
+  for (const { job_id } of given) perJob.set(job_id, (perJob.get(job_id) ?? 0) + 1);
+  for (const [jobId, n] of perJob) await count(trx, jobId, { objects_pending: -n, objects_failed: n });
 }
 
 /**
@@ -571,7 +537,7 @@ export async function park(q: Queryable, jobIds: string[], owner?: string): Prom
   if (owner === undefined) return;
   await q
     .updateTable('job_objects')
-    .set({ status: OBJECT_MOVES.park.to[0], run_after: NEVER, lease_owner: null, lease_expires_at: null })
+    .set({ status: OBJECT_MOVES.park.to[0], run_after: NEVER, ...unleased(JOB_OBJECTS) })
     .where('job_id', 'in', jobIds)
     .where('lease_owner', '=', owner)
     .where('status', '=', 'running')
@@ -591,8 +557,7 @@ export async function retry(q: Queryable, jobId: string, planned = false): Promi
       ...(planned ? {} : { size: null, source_etag: null }),
       error: null,
       run_after: 0,
-      lease_owner: null,
-      lease_expires_at: null,
+      ...unleased(JOB_OBJECTS),
     })
     .where('job_id', '=', jobId)
     .where('status', 'in', OBJECT_MOVES.retry.from)

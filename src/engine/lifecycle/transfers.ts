@@ -15,15 +15,10 @@ import type { Dialect } from '../../db/database.js';
 import type { JobRow, TransferRow } from '../../db/schema.js';
 import { transferSpec } from '../../durable/work.js';
 import { newId } from '../../ids.js';
-import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../queue/backoff.js';
-import { claimRows, skipLocked } from '../../queue/claim.js';
-import {
-  giveUpExpired,
-  handBackLeases,
-  type Leased,
-  reclaimExpired,
-  renewLeases,
-} from '../../queue/leases.js';
+import type { CrashPolicy } from '../../queue/backoff.js';
+import { skipLocked } from '../../queue/claim.js';
+import { TRANSFERS } from '../../queue/leased.js';
+import { claimLeased, unleased } from '../../queue/leases.js';
 import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
 import { deleteFinished } from '../../queue/prune.js';
@@ -35,7 +30,7 @@ export const TRANSFER_MOVES = {
   enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },
   claim: { from: ['queued'], to: ['running'], by: 'a worker, with a lease (attempts + 1)' },
   complete: { from: ['running'], to: ['complete'], by: 'the lease holder' },
-  ...leaseMoves('running', 'queued', 'failed'),
+  ...leaseMoves(TRANSFERS),
   jobStarted: { from: ['queued'], to: ['running'], by: 'the planner of its job (several objects)' },
   jobEnded: {
     from: ['queued', 'running'],
@@ -84,8 +79,7 @@ export async function enqueue(
       given_to: given?.to === undefined ? null : JSON.stringify(given.to),
       bytes_total: null,
       error: null,
-      lease_owner: null,
-      lease_expires_at: null,
+      ...unleased(TRANSFERS),
       ...(byJob ? { run_after: NEVER } : {}),
       ...(bandwidthLimit === undefined ? {} : { bandwidth_limit: bandwidthLimit }),
       created_at: now,
@@ -106,9 +100,7 @@ export async function claim(
   limit: number,
 ): Promise<TransferRow[]> {
   if (limit <= 0) return [];
-  return claimRows<TransferRow>(q, {
-    table: 'transfers',
-    keys: ['id'],
+  return claimLeased<TransferRow>(q, TRANSFERS, lease, {
     pick: sql`
       select id from transfers
       where workspace_id = ${workspaceId} and status = ${TRANSFER_MOVES.claim.from[0]}
@@ -116,8 +108,7 @@ export async function claim(
       order by run_after, created_at
       limit ${limit}
       ${skipLocked(dialect)}`,
-    set: sql`status = ${TRANSFER_MOVES.claim.to[0]}, lease_owner = ${lease.owner}, lease_expires_at = ${lease.until},
-        attempts = attempts + 1, crashes = crashes + 1, started_at = coalesce(started_at, ${lease.now}), updated_at = ${lease.now}`,
+    set: sql`status = ${TRANSFER_MOVES.claim.to[0]}, started_at = coalesce(started_at, ${lease.now}), updated_at = ${lease.now}`,
   });
 }
 
@@ -229,7 +220,7 @@ export async function settle(
   settlement: Settlement,
   now: number,
 ): Promise<boolean> {
-  const released = { lease_owner: null, lease_expires_at: null, updated_at: now };
+  const released = { ...unleased(TRANSFERS), updated_at: now };
   const set = (() => {
     switch (settlement.kind) {
       case 'done':
@@ -298,52 +289,22 @@ export async function crashed(
   return settle(q, owner, id, settlement, clock.now());
 }
 
-/** The transfers' leases: held while running; every lease write stamps updated_at, an end finished_at. */
-const LEASED: Leased = {
-  table: 'transfers',
-  held: TRANSFER_MOVES.claim.to,
-  touched: ['updated_at'],
-  ended: ['finished_at'],
-};
-
-/** Extends the leases of every transfer this worker holds. */
-export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
-  await renewLeases(q, LEASED, owner, until);
-}
-
-/** reclaim: transfers whose lease ran out (their worker died, froze or stalled) are queued again. */
-export async function reclaim(
-  q: Queryable,
-  now: number,
-  policy: CrashPolicy = DEFAULT_CRASH_POLICY,
-): Promise<number> {
-  return reclaimExpired(q, LEASED, TRANSFER_MOVES.reclaim, now, policy);
-}
-
 /**
- * giveUp: transfers whose lease ran out on the last crash allowed (every claim of them but the ones
- * that settled crashed, or its process died or froze) are failed rather than reclaimed, so that work
- * that kills or freezes every process that takes it is not taken again. How many.
+ * giveUp, for housekeeping (src/queue/leases.ts, takeBack): transfers whose lease ran out on the last
+ * crash allowed (every claim of them but the ones that settled crashed, or its process died or froze)
+ * were failed rather than reclaimed, so that work that kills or freezes every process that takes it is
+ * not taken again; as every end of a transfer, each with its webhook event (docs/webhooks.md), in the
+ * same transaction.
  */
-export async function giveUp(q: Queryable, now: number, policy: CrashPolicy): Promise<number> {
-  return q.transaction().execute(async (trx) => {
-    const given = await giveUpExpired<TransferRow>(trx, LEASED, TRANSFER_MOVES.giveUp, now, policy);
-    // As every end of a transfer, with its webhook event (docs/webhooks.md).
-    for (const row of given) {
-      await emit(trx, {
-        workspaceId: row.workspace_id,
-        type: 'transfer.failed',
-        data: transferView(row),
-        at: now,
-      });
-    }
-    return given.length;
-  });
-}
-
-/** handBack: a stopping worker returns what it holds, without counting the interrupted attempt. */
-export async function handBack(q: Queryable, owner: string, now: number): Promise<void> {
-  await handBackLeases(q, LEASED, TRANSFER_MOVES.handBack, owner, now);
+export async function givenUp(trx: Queryable, given: TransferRow[], now: number): Promise<void> {
+  for (const row of given) {
+    await emit(trx, {
+      workspaceId: row.workspace_id,
+      type: 'transfer.failed',
+      data: transferView(row),
+      at: now,
+    });
+  }
 }
 
 /** Transfers running now, per workspace (for fair share); the claim index finds them alone. */
