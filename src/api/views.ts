@@ -3,7 +3,8 @@
 import { toRfc3339 } from '../clock.js';
 import type { JobRow, TransferRow } from '../db/schema.js';
 import type { Given } from '../display.js';
-import { jobDestination, jobOptions, jobSource } from '../durable/work.js';
+import { transferGivenFrom, transferGivenTo } from '../durable/records.js';
+import { jobDestination, jobOptions, jobSource, transferSpec } from '../durable/work.js';
 import type { Counts, FilterSpec, Job, JobOptions, Transfer } from './transfers.js';
 
 /** A jobs row's options (null: none). */
@@ -84,8 +85,23 @@ export function countsOf(row: Pick<JobRow, CountColumns>): Counts {
 function backupGiven(row: TransferRow): string | undefined {
   if ((row.kind !== 'move' && row.kind !== 'remove') || !row.spec.includes('"backup_to"')) return undefined;
   try {
-    const given = (JSON.parse(row.spec) as { backup_to?: unknown }).backup_to;
-    return typeof given === 'string' ? given : undefined;
+    const spec = transferSpec.decode(row.spec, row.id);
+    return (spec.kind === 'move' || spec.kind === 'remove') && typeof spec.backup_to === 'string'
+      ? spec.backup_to
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A transfer's from or to as given. One that cannot be read (written by a version that kept another
+ * shape) is left out, as for transfers accepted before ferry kept them: the view shows the rest.
+ */
+function givenOf(codec: typeof transferGivenFrom, text: string | null, row: TransferRow): Given | undefined {
+  if (text === null) return undefined;
+  try {
+    return codec.decode(text, row.id);
   } catch {
     return undefined;
   }
@@ -96,8 +112,8 @@ export function transferView(row: TransferRow, job?: { row: JobRow; runningBytes
     id: row.id,
     kind: row.kind,
     status: row.status,
-    ...(row.given_from === null ? {} : { from: JSON.parse(row.given_from) as Given }),
-    ...(row.given_to === null ? {} : { to: JSON.parse(row.given_to) as Given }),
+    ...optional('from', givenOf(transferGivenFrom, row.given_from, row)),
+    ...optional('to', givenOf(transferGivenTo, row.given_to, row)),
     ...times(row),
     ...(row.bytes_total === null ? {} : { bytes_total: row.bytes_total }),
     bytes_done: row.bytes_done,
@@ -159,3 +175,8 @@ export type CountColumns =
   | 'objects_differ'
   | 'objects_missing_in_destination'
   | 'objects_missing_in_source';
+
+/** `{ [name]: value }`, or nothing when the value is absent. */
+function optional<K extends string, V>(name: K, value: V | undefined): { [P in K]?: V } {
+  return value === undefined ? {} : ({ [name]: value } as { [P in K]?: V });
+}

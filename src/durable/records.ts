@@ -58,6 +58,19 @@ const ProviderSecret = Type.Union([
   }),
 ]);
 
+/**
+ * A transfer's `from` or `to` as its request gave it (display.ts, Given; docs/api.md, "What a transfer
+ * is"): a path, a list of paths or URLs, or a copy's target by location name or id and path.
+ */
+export const GivenTarget = Type.Union([
+  Type.String(),
+  Type.Array(Type.String()),
+  Type.Object({ name: Type.Optional(Type.String()), id: Type.Optional(Type.String()), path: Type.String() }),
+]);
+
+/** The owners a worker slot's holders recorded, newest last (src/queue/predecessor.ts). */
+export const SlotOwners = Type.Array(Type.String());
+
 export const scheduleAction = codec('schedules', 'action', StoredAction);
 export const scheduleCallerLocations = codec('schedules', 'caller_locations', Names);
 export const keyScopes = codec('api_keys', 'scopes', Names);
@@ -68,3 +81,7 @@ export const locationMetadata = codec('locations', 'metadata', Metadata);
 /** Read once opened by the keyring: the message names the row, never a field of the secret. */
 export const locationSecret = codec('locations', 'secret_envelope', ProviderSecret);
 export const oauthSecret = codec('locations', 'secret_envelope', OAuthSecret);
+export const transferGivenFrom = codec('transfers', 'given_from', GivenTarget);
+export const transferGivenTo = codec('transfers', 'given_to', GivenTarget);
+/** Not a table of the database: the `holder` table of a worker slot's own file in the data dir. */
+export const slotOwners = codec('holder', 'owners', SlotOwners);

@@ -21,6 +21,7 @@
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { ensureDataDir, privateFile } from '../data-dir.js';
+import { slotOwners } from '../durable/records.js';
 
 /** Slots tried in a data dir: processes sharing one data dir beyond this get none. */
 export const WORKER_SLOTS = 64;
@@ -69,7 +70,7 @@ export function takeWorkerSlot(dataDir: string, slots = WORKER_SLOTS): WorkerSlo
       db.exec('create table if not exists holder (owners text not null)');
       const row = db.prepare('select owners from holder').get() as { owners: string } | undefined;
       db.exec('commit');
-      return slotOf(db, index, row === undefined ? [] : (JSON.parse(row.owners) as string[]));
+      return slotOf(db, index, row === undefined ? [] : slotOwners.decode(row.owners, `${index}`));
     } catch (err) {
       db.close();
       if (busy(err)) continue;
@@ -85,7 +86,7 @@ function slotOf(db: SQLite.Database, index: number, predecessors: string[]): Wor
     index,
     predecessors,
     record(owners) {
-      const kept = JSON.stringify([...new Set(owners)].slice(0, MAX_RECORDED));
+      const kept = slotOwners.encode([...new Set(owners)].slice(0, MAX_RECORDED));
       db.transaction(() => {
         db.prepare('delete from holder').run();
         db.prepare('insert into holder (owners) values (?)').run(kept);

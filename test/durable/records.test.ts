@@ -14,6 +14,9 @@ import {
   scheduleCallerLocations,
   sendRecipients,
   sendRefused,
+  slotOwners,
+  transferGivenFrom,
+  transferGivenTo,
 } from '../../src/durable/records.js';
 
 const ROW = '0193a8f0-0000-7000-8000-000000000002';
@@ -110,4 +113,23 @@ test("a location's metadata and opened secret: read as saved; a damaged one refu
     assert.ok(err instanceof DurableJsonError);
     assert.doesNotMatch(String((err as Error & { cause?: unknown }).cause), /hunter2/);
   }
+});
+
+test("a transfer's from and to as given, and a worker slot's owners, read back what was written and refuse another shape", () => {
+  for (const given of [
+    'a:b/c.txt',
+    ['s3:x/1', 's3:x/2'],
+    { name: 'photos', path: 'in/' },
+    { id: ROW, path: '' },
+  ]) {
+    assert.deepEqual(transferGivenFrom.decode(transferGivenFrom.encode(given), ROW), given);
+    assert.deepEqual(transferGivenTo.decode(transferGivenTo.encode(given), ROW), given);
+  }
+  assert.match(
+    refusal(transferGivenFrom, '42'),
+    /^transfers\.given_from of row \S+ is not JSON this version of ferry reads: /,
+  );
+  assert.match(refusal(transferGivenTo, '{"name":"photos"}'), /^transfers\.given_to of row /);
+  assert.deepEqual(slotOwners.decode(slotOwners.encode(['vm:1:ab', 'vm:2:cd']), '0'), ['vm:1:ab', 'vm:2:cd']);
+  assert.match(refusal(slotOwners, '{"owners":[]}'), /^holder\.owners of row /);
 });

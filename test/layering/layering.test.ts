@@ -114,7 +114,7 @@ test('the rules catch a store SDK loaded at start: a value import of one, and a 
 // a string in a request and refused with the request's own 422.
 const PARSE_ALLOWED = new Set(['src/domain/locations/secret-shape.ts']);
 
-/** Each `JSON.parse(` in src/engine and src/domain outside PARSE_ALLOWED, as file:line. */
+/** Each `JSON.parse(` in src/engine, src/domain, src/api and src/queue outside PARSE_ALLOWED, as file:line. */
 function bareParses(base: string): string[] {
   const found: string[] = [];
   const visit = (dir: string) => {
@@ -132,11 +132,11 @@ function bareParses(base: string): string[] {
       }
     }
   };
-  for (const folder of ['src/engine', 'src/domain']) visit(join(base, folder));
+  for (const folder of ['src/engine', 'src/domain', 'src/api', 'src/queue']) visit(join(base, folder));
   return found.sort();
 }
 
-test('src/engine and src/domain read durable JSON through its codec, never a bare JSON.parse', () => {
+test('src/engine, src/domain, src/api and src/queue read durable JSON through its codec, never a bare JSON.parse', () => {
   assert.deepEqual(
     bareParses(root),
     [],
@@ -144,7 +144,7 @@ test('src/engine and src/domain read durable JSON through its codec, never a bar
   );
 });
 
-test('the rule catches a bare JSON.parse in engine/ and domain/, not in src/durable or a comment', () => {
+test('the rule catches a bare JSON.parse in engine/, domain/, api/ and queue/, not in src/durable or a comment', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-layering-'));
   try {
     for (const [file, text] of Object.entries({
@@ -153,11 +153,18 @@ test('the rule catches a bare JSON.parse in engine/ and domain/, not in src/dura
         '// JSON.parse in a comment is words\nexport const x = (t: string) =>\n  JSON.parse (t);\n',
       'src/domain/locations/secret-shape.ts': 'export const key = (t: string) => JSON.parse(t);\n',
       'src/durable/codec.ts': 'export const decode = (t: string) => JSON.parse(t);\n',
+      'src/api/probe.ts': 'export const from = (t: string) => JSON.parse(t) as string;\n',
+      'src/queue/probe.ts': 'export const owners = (t: string) => JSON.parse(t) as string[];\n',
     })) {
       mkdirSync(join(dir, file, '..'), { recursive: true });
       writeFileSync(join(dir, file), text);
     }
-    assert.deepEqual(bareParses(dir), ['src/domain/deep/probe.ts:3', 'src/engine/probe.ts:1']);
+    assert.deepEqual(bareParses(dir), [
+      'src/api/probe.ts:1',
+      'src/domain/deep/probe.ts:3',
+      'src/engine/probe.ts:1',
+      'src/queue/probe.ts:1',
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

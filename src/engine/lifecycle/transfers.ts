@@ -13,6 +13,8 @@ import { sql } from 'kysely';
 import { transferView } from '../../api/views.js';
 import type { Dialect } from '../../db/database.js';
 import type { JobRow, TransferRow } from '../../db/schema.js';
+import type { Given as DisplayGiven } from '../../display.js';
+import { transferGivenFrom, transferGivenTo } from '../../durable/records.js';
 import { transferSpec } from '../../durable/work.js';
 import { newId } from '../../ids.js';
 import type { CrashPolicy } from '../../queue/backoff.js';
@@ -75,8 +77,8 @@ export async function enqueue(
       status,
       spec: transferSpec.encode(spec),
       location_ids: locationIds(specLocations(spec)),
-      given_from: given === undefined ? null : JSON.stringify(given.from),
-      given_to: given?.to === undefined ? null : JSON.stringify(given.to),
+      given_from: given === undefined ? null : transferGivenFrom.encode(given.from as DisplayGiven),
+      given_to: given?.to === undefined ? null : transferGivenTo.encode(given.to as DisplayGiven),
       bytes_total: null,
       error: null,
       ...unleased(TRANSFERS),
