@@ -337,20 +337,20 @@ export function describeConformance(name: string, makeHarness: () => Promise<Con
       }
     });
 
-    test('a listing reports exactly the hash kinds its provider declares for listings, and they match the stat', async () => {
+    test('a listing reports every hash kind its provider declares for listings, equal to the stat', async () => {
       const path = at('listed-hashes', 'hashed.txt');
       const data = Buffer.from('content whose hashes the listing reports\n');
       await store.write(path, bodyOf(data), { size: data.length });
       const entry = byPath(await collect(store.list(at('listed-hashes')))).get(path);
       assert.ok(entry, 'the object is listed');
-      // A sync compares by these with no request per object (src/engine/sync-plan.ts).
-      assert.deepEqual(
-        Object.keys(entry.hashes ?? {}).sort(),
-        [...declarationOf(store.provider).listingHashes].sort(),
-      );
+      // A sync compares by these with no request per object (src/engine/sync-plan.ts). A listing may
+      // report more than is declared (b2's ETag, which the S3 store reads as an MD5, is not trusted for
+      // a checksum sync: docs/api.md, "Sync"), never less.
       const { hashes } = await store.stat(path);
-      for (const [kind, value] of Object.entries(entry.hashes ?? {}))
-        assert.equal(value, hashes[kind as keyof typeof hashes], `${kind} listed and stat'ed`);
+      for (const kind of declarationOf(store.provider).listingHashes) {
+        assert.ok(entry.hashes?.[kind], `${kind} listed`);
+        assert.equal(entry.hashes?.[kind], hashes[kind], `${kind} listed and stat'ed`);
+      }
     });
 
     // --- large objects -----------------------------------------------------------------------------
