@@ -7,16 +7,16 @@
 //   parts     api/ (the wire shapes: TypeBox schemas, the views built from rows, webhook events),
 //             durable/ (the JSON kept in the database's columns: one checked codec per column), queue/ (what every durable queue shares, the webhook outbox), objects/, mail/, crypto/,
 //             config.ts, metrics.ts
-//   storage   stores/, net/, db/
-//   kernel    errors, log, secrets, providers, display, the data dir, states, clock, ids, util/
+//   storage   stores/, net/, db/, providers.ts (the provider list, read from the stores' declarations)
+//   kernel    errors, log, secrets, display, the data dir, states, clock, ids, util/
 // The console (ui/src) shares one module with the server, src/display.ts, and takes the wire shapes'
 // types from src/api/ (type-only: the bundle holds no TypeBox).
 const ENTRY = '^src/(cli[.]ts|server[.]ts|background[.]ts|bootstrap[.]ts|services[.]ts|cli/)';
 const HTTP = '^src/http/';
 const FEATURES = '^src/(domain|engine)/';
 const PARTS = '^src/(api|durable|queue|objects|mail|crypto)/|^src/(config|metrics)[.]ts$';
-const STORAGE = '^src/(stores|net|db)/';
-const KERNEL = '^src/(errors|log|secret|providers|display|data-dir|heap|states|clock|ids)[.]ts$|^src/util/';
+const STORAGE = '^src/(stores|net|db)/|^src/providers[.]ts$';
+const KERNEL = '^src/(errors|log|secret|display|data-dir|heap|states|clock|ids)[.]ts$|^src/util/';
 
 const above = (...layers) => ({ path: layers.join('|') });
 

@@ -1,71 +1,73 @@
-// The ten storage providers and what ferry knows about each before it talks to one: the shape of its
-// secret (docs/api.md, "Secrets by provider") and how its credentials rotate ("Location health").
+// The storage providers and what ferry knows about each before it talks to one, all read from the
+// stores' own declarations (src/stores/declarations.ts): the provider list, how each one's credentials
+// rotate (docs/api.md, "Location health"), whether it has buckets. The shape of each secret is checked
+// against the same declarations (src/domain/locations/secret-shape.ts).
+import type { HashKind, ProviderDeclaration } from './stores/declaration.js';
+import { DECLARATIONS, S3_FAMILY_DECLARATIONS } from './stores/declarations.js';
 
-export const PROVIDERS = [
-  's3',
-  'r2',
-  'wasabi',
-  'b2',
-  'gcs',
-  'azureblob',
-  'dropbox',
-  'drive',
-  'onedrive',
-  'box',
-] as const;
+type Declarations = typeof DECLARATIONS;
 
-export type Provider = (typeof PROVIDERS)[number];
+export type Provider = keyof Declarations;
 
-export type SecretGroup = 'access-key' | 'oauth' | 'service-account';
+/** Every provider, in the order the stores are registered. */
+export const PROVIDERS = Object.keys(DECLARATIONS) as readonly Provider[];
 
-export type RotationClass = 'oauth-stable' | 'oauth-single-use';
+export type SecretGroup = ProviderDeclaration['credentials']['kind'];
 
-export const S3_FAMILY = ['s3', 'r2', 'wasabi', 'b2'] as const;
-export type S3FamilyProvider = (typeof S3_FAMILY)[number];
+export type RotationClass = Extract<ProviderDeclaration['credentials'], { kind: 'oauth' }>['rotation'];
 
-export const OAUTH_PROVIDERS = ['dropbox', 'drive', 'onedrive', 'box'] as const;
-export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
+export type S3FamilyProvider = keyof typeof S3_FAMILY_DECLARATIONS;
+/** The providers the s3 store opens. */
+export const S3_FAMILY = Object.keys(S3_FAMILY_DECLARATIONS) as readonly S3FamilyProvider[];
+
+export type OAuthProvider = {
+  [P in Provider]: Declarations[P]['credentials'] extends { kind: 'oauth' } ? P : never;
+}[Provider];
+/** The providers whose OAuth tokens the refresher renews. */
+export const OAUTH_PROVIDERS = PROVIDERS.filter(
+  (p) => DECLARATIONS[p].credentials.kind === 'oauth',
+) as readonly OAuthProvider[];
 
 export function isProvider(value: string): value is Provider {
-  return (PROVIDERS as readonly string[]).includes(value);
+  return Object.hasOwn(DECLARATIONS, value);
+}
+
+/** What the provider's store declares: its secret and metadata fields, hash kinds and features. */
+export function declarationOf(provider: Provider): ProviderDeclaration {
+  return DECLARATIONS[provider];
 }
 
 export function isOAuthProvider(provider: Provider): provider is OAuthProvider {
-  return (OAUTH_PROVIDERS as readonly string[]).includes(provider);
+  return declarationOf(provider).credentials.kind === 'oauth';
 }
 
 export function isS3Family(provider: Provider): provider is S3FamilyProvider {
-  return (S3_FAMILY as readonly string[]).includes(provider);
+  return Object.hasOwn(S3_FAMILY_DECLARATIONS, provider);
 }
 
 export function secretGroup(provider: Provider): SecretGroup {
-  if (isOAuthProvider(provider)) return 'oauth';
-  if (provider === 'gcs') return 'service-account';
-  return 'access-key';
+  return declarationOf(provider).credentials.kind;
 }
 
-/** Dropbox and Drive keep their refresh token; OneDrive and Box replace it on every refresh. */
+/** oauth-stable keeps the refresh token (dropbox, drive); oauth-single-use replaces it at every refresh. */
 export function rotationClass(provider: Provider): RotationClass | undefined {
-  switch (provider) {
-    case 'dropbox':
-    case 'drive':
-      return 'oauth-stable';
-    case 'onedrive':
-    case 'box':
-      return 'oauth-single-use';
-    default:
-      return undefined;
-  }
+  const { credentials } = declarationOf(provider);
+  return credentials.kind === 'oauth' ? credentials.rotation : undefined;
 }
 
 /** Buckets or containers at the root: an empty listing path lists them (docs/api.md, "Listing objects"). */
 export function hasBuckets(provider: Provider): boolean {
-  return !isOAuthProvider(provider);
+  return declarationOf(provider).features.bucketListing;
 }
 
 /** What a top-level entry of a bucket store is called: a container on azureblob, a bucket elsewhere. */
 export function bucketWord(provider: Provider): 'bucket' | 'container' {
-  return provider === 'azureblob' ? 'container' : 'bucket';
+  return declarationOf(provider).features.bucketWord ?? 'bucket';
+}
+
+/** Hash kinds the provider's listing reports for an object, with no request per object. */
+export function listingHashes(provider: Provider): readonly HashKind[] {
+  return declarationOf(provider).listingHashes;
 }
 
 // Secret shapes, after validation (src/domain/locations/secret-shape.ts).

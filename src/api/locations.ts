@@ -1,6 +1,7 @@
 // A location as the API answers it and the bodies of its operations (docs/api.md, "Locations"). The
 // secret goes in and never comes out: no answer here has a field for it.
 import { type Static, Type } from 'typebox';
+import { declarationOf, PROVIDERS } from '../providers.js';
 import { LOCATION_STATES } from '../states.js';
 import { LocationRef, locationRefFields, Metadata, Provider } from './input.js';
 import { Label, oneOf, Timestamp } from './text.js';
@@ -47,11 +48,27 @@ export const LocationStatusView = Type.Object({
 });
 export type LocationStatusView = Static<typeof LocationStatusView>;
 
-const SecretInput = Type.Unknown({
-  description:
-    'Provider credentials: {access_key_id, secret_access_key} for s3, r2, wasabi, b2, azureblob; ' +
-    '{access_token, refresh_token, expiry} for dropbox, drive, onedrive, box; {service_account_json} for gcs',
-});
+/**
+ * "{fields} for providers; …" from the stores' declarations: providers with the same secret fields
+ * together, in the order of their credentials' kinds (access-key, oauth, service-account).
+ */
+function secretShapes(): string {
+  const groups = new Map<string, { kind: number; providers: string[] }>();
+  for (const provider of PROVIDERS) {
+    const declared = declarationOf(provider);
+    const fields = `{${declared.secret.map((f) => f.key).join(', ')}}`;
+    const kind = ['access-key', 'oauth', 'service-account'].indexOf(declared.credentials.kind);
+    const group = groups.get(fields) ?? { kind, providers: [] };
+    group.providers.push(provider);
+    groups.set(fields, group);
+  }
+  return [...groups]
+    .sort(([, a], [, b]) => a.kind - b.kind)
+    .map(([fields, { providers }]) => `${fields} for ${providers.join(', ')}`)
+    .join('; ');
+}
+
+const SecretInput = Type.Unknown({ description: `Provider credentials: ${secretShapes()}` });
 
 /** POST /v1/locations. */
 export const CreateLocationBody = Type.Object(

@@ -15,7 +15,7 @@
 import { objectWork } from '../durable/work.js';
 import { FerryError, isFerryError } from '../errors.js';
 import { compileFilter, listFiltered } from '../objects/filter.js';
-import type { Provider } from '../providers.js';
+import { listingHashes, type Provider } from '../providers.js';
 import type { CompareMode } from '../states.js';
 import type { Entry, HashKind } from '../stores/contract.js';
 import { backupOf } from './backup.js';
@@ -61,22 +61,13 @@ export function overMaxDelete(
 }
 
 /**
- * Hash kinds each provider's listing reports for an object (src/stores/*\/list.ts), so that a sync
- * compares by checksum with no request per object. A provider absent here reports none: a checksum
- * compare with it is refused when the sync is accepted (docs/api.md, "Sync", its table).
+ * The hash kinds both providers' listings report (each store's declaration, src/stores/*\/declaration.ts),
+ * so that a sync compares by checksum with no request per object; empty when a checksum compare is
+ * impossible, and refused when the sync is accepted (docs/api.md, "Sync", its table).
  */
-export const LISTING_HASHES: Partial<Record<Provider, readonly HashKind[]>> = {
-  s3: ['md5'],
-  r2: ['md5'],
-  wasabi: ['md5'],
-  azureblob: ['md5'],
-  gcs: ['md5', 'crc32c'],
-};
-
-/** The hash kinds both providers' listings report; empty when a checksum compare is impossible. */
 export function commonListingHashes(a: Provider, b: Provider): HashKind[] {
-  const theirs = LISTING_HASHES[b] ?? [];
-  return (LISTING_HASHES[a] ?? []).filter((kind) => theirs.includes(kind));
+  const theirs = listingHashes(b);
+  return listingHashes(a).filter((kind) => theirs.includes(kind));
 }
 
 /** One object of a sync's plan. */

@@ -31,6 +31,7 @@ import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
 import { operationRoutes } from './routes/operations.js';
 import { planRoutes } from './routes/plans.js';
+import { providerRoutes } from './routes/providers.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { sendRoutes } from './routes/sends.js';
 import { serviceRoutes } from './routes/service.js';
@@ -141,6 +142,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   if (options.defaultMetrics) addProcessMetrics(services.metrics);
   serviceRoutes(app, { db: services.db, registry: services.metrics });
   await app.register(locationRoutes(services.locations, () => services.refreshRequested()));
+  await app.register(providerRoutes());
   await app.register(tokenRoutes(services.apiKeys));
   await app.register(auditRoutes(services.db));
   await app.register(listRoutes(services.locations, services.storage));

@@ -21,9 +21,10 @@
 // - Folders are created as needed by write() on folder stores.
 import type { Readable } from 'node:stream';
 import type { Provider } from '../providers.js';
+import type { HashKind } from './declaration.js';
 import type { MemoryWait } from './shared/memory.js';
 
-export type HashKind = 'md5' | 'sha1' | 'sha256' | 'crc32c' | 'dropbox' | 'quickxor';
+export type { HashKind };
 
 /** One listing entry (docs/api.md, "Listing objects"); the HTTP layer formats modTime as RFC 3339. */
 export interface Entry {

@@ -108,6 +108,7 @@ eachDatabase('scopes on every route', (database) => {
     const secret = { access_key_id: 'AKIDSAME', secret_access_key: 'same-secret' };
     return {
       'GET /v1/locations': { scope: 'read', sample: async () => json('GET', '/v1/locations') },
+      'GET /v1/providers': { scope: 'read', sample: async () => json('GET', '/v1/providers') },
       'POST /v1/locations': {
         scope: 'admin',
         sample: async () =>
@@ -500,6 +501,8 @@ eachDatabase('scopes on every route', (database) => {
       'GET /v1/tokens',
       'GET /v1/key',
       'GET /v1/events',
+      // The same for every key: it names no location.
+      'GET /v1/providers',
     ]);
 
     /** A key of w's workspace limited to `locations`, with every scope. */

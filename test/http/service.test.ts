@@ -107,6 +107,7 @@ await eachDatabase('service rules', (database) => {
       'POST /v1/locations/get',
       'POST /v1/locations/refresh',
       'POST /v1/locations/status',
+      'GET /v1/providers',
       'GET /v1/tokens',
       'POST /v1/tokens',
       'PATCH /v1/tokens/{id}',

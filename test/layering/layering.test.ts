@@ -1,7 +1,8 @@
 // The layering of src/ (.dependency-cruiser.mjs, README "Layout"): every folder imports only from its
 // own layer and those below it, with no exception. And every wire shape is declared once, in src/api/:
 // a route file names the shapes it takes and answers, and declares none. And every lease is written in
-// src/queue: no other file writes a lease column.
+// src/queue: no other file writes a lease column. And the console names no provider's field: each store
+// declares its own, and the console reads them from GET /v1/providers.
 import assert from 'node:assert/strict';
 import {
   mkdirSync,
@@ -24,6 +25,8 @@ import {
   type IViolation,
 } from 'dependency-cruiser';
 import { LEASED } from '../../src/queue/leased.js';
+import type { ProviderDeclaration } from '../../src/stores/declaration.js';
+import { DECLARATIONS } from '../../src/stores/declarations.js';
 import { ROOT } from '../support/root.js';
 
 // The checkout's src/, not the compiled tree the runner may run this file from.
@@ -334,6 +337,96 @@ test('the lease rule catches a write of a lease column outside src/queue: an obj
       'src/engine/checkpoints.ts:2: lease_expires_at',
       'src/engine/lifecycle/probe.ts:1: lease_owner',
       'src/engine/lifecycle/probe.ts:2: lease_expires_at',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// Provider knowledge lives with the provider (src/stores/*/declaration.ts, docs/api.md "Providers"): the
+// console builds its location forms from GET /v1/providers, so no file under ui/src names a field of a
+// provider's secret or metadata, and a field added to one store's declaration reaches the forms with no
+// change to the console. A key of two words or more (access_key_id) is named wherever it appears in
+// code; a one-word key (region, endpoint, scopes) only as a string literal ('region'), not a JSX
+// attribute's (class="scopes"), or a member of metadata or a secret (metadata.region), since the same
+// word is ordinary elsewhere (an API key's `scopes`, a webhook's endpoint). Comments may name any field.
+const PROVIDER_FIELDS = [
+  ...new Set(
+    Object.values(DECLARATIONS).flatMap((d: ProviderDeclaration) =>
+      [...d.secret, ...d.metadata].map((f) => f.key),
+    ),
+  ),
+].sort();
+
+const escapeRegExp = (word: string) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Each provider field named in a .ts or .tsx file under `dir`, as `path:line: key`. */
+function providerFieldsNamed(base: string, dir: string, keys: readonly string[]): string[] {
+  const patterns = keys.map((key) => {
+    const k = escapeRegExp(key);
+    return {
+      key,
+      pattern: key.includes('_')
+        ? new RegExp(`\\b${k}\\b`)
+        : new RegExp(`(?<!=)(['"\`])${k}\\1|\\b(metadata|secret)\\s*\\??\\.\\s*${k}\\b`),
+    };
+  });
+  const found: string[] = [];
+  for (const name of readdirSync(join(base, dir), { recursive: true, encoding: 'utf8' }).sort()) {
+    if (!/\.tsx?$/.test(name)) continue;
+    const path = join(base, dir, name);
+    const file = relative(base, path).split('\\').join('/');
+    const text = readFileSync(path, 'utf8').replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' '));
+    for (const [i, line] of text.split('\n').entries()) {
+      const code = line.replace(/(^|\s)\/\/.*$/, '');
+      for (const { key, pattern } of patterns) if (pattern.test(code)) found.push(`${file}:${i + 1}: ${key}`);
+    }
+  }
+  return found;
+}
+
+test('no file under ui/src names a provider field: the location forms come from GET /v1/providers', () => {
+  assert.ok(PROVIDER_FIELDS.includes('access_key_id') && PROVIDER_FIELDS.includes('region'));
+  assert.deepEqual(
+    providerFieldsNamed(root, 'ui/src', PROVIDER_FIELDS),
+    [],
+    "declare the field in its store's declaration.ts (src/stores/), which GET /v1/providers serves",
+  );
+});
+
+test('the provider-field rule catches a console file that names one, not words in comments or other names', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-layering-'));
+  try {
+    for (const [file, text] of Object.entries({
+      'ui/src/pages/form.tsx': [
+        "const fields = [{ key: 'region', label: 'Region' }];",
+        'const id = values.access_key_id;',
+        'if (metadata?.endpoint) send(location.metadata.scopes);',
+        '/* force_path_style in a comment */ const ok = 1;',
+      ].join('\n'),
+      'ui/src/deep/token.ts': [
+        '// access_token in a comment is words',
+        'const body = { refresh_token: t };',
+      ].join('\n'),
+      // An API key's scopes, a webhook's endpoint, an expiry in words: not provider fields.
+      'ui/src/fine.tsx': [
+        'const granted = key.scopes; const body = { scopes: granted };',
+        'const list = <details class="scopes">{granted}</details>;',
+        "const hint = 'Check the endpoint'; // 'region' in a comment",
+        '/**',
+        " * 'service_account_json' in a block comment",
+        ' */',
+      ].join('\n'),
+    })) {
+      mkdirSync(join(dir, file, '..'), { recursive: true });
+      writeFileSync(join(dir, file), text);
+    }
+    assert.deepEqual(providerFieldsNamed(dir, 'ui/src', PROVIDER_FIELDS), [
+      'ui/src/deep/token.ts:2: refresh_token',
+      'ui/src/pages/form.tsx:1: region',
+      'ui/src/pages/form.tsx:2: access_key_id',
+      'ui/src/pages/form.tsx:3: endpoint',
+      'ui/src/pages/form.tsx:3: scopes',
     ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -11,6 +11,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { type ErrorKind, isFerryError } from '../../src/errors.js';
+import { declarationOf } from '../../src/providers.js';
 import type { Entry, ObjectInfo, Store } from '../../src/stores/contract.js';
 
 /** Groups of cases a harness may skip, each with the reason it states. */
@@ -250,6 +251,32 @@ export function describeConformance(name: string, makeHarness: () => Promise<Con
       await h?.close();
     });
 
+    // --- what the provider declares ------------------------------------------------------------
+
+    // GET /v1/providers serves the declaration (src/stores/*/declaration.ts); the store must be it.
+    test('the store has the features and hash kinds its provider declares', () => {
+      const declared = declarationOf(store.provider);
+      const f = store.features;
+      assert.deepEqual(
+        {
+          bucketListing: f.bucketListing,
+          hashes: [...f.hashes],
+          copy: f.copy !== undefined,
+          move: f.move !== undefined,
+          resumable: f.resumable !== undefined,
+          createBucket: f.createBucket !== undefined,
+        },
+        {
+          bucketListing: declared.features.bucketListing,
+          hashes: [...declared.hashes],
+          copy: declared.features.copy,
+          move: declared.features.move,
+          resumable: declared.features.resumable,
+          createBucket: declared.features.createBucket,
+        },
+      );
+    });
+
     // --- round trips ---------------------------------------------------------------------------
 
     // First, while the base is still fresh.
@@ -307,6 +334,22 @@ export function describeConformance(name: string, makeHarness: () => Promise<Con
       for (const kind of ['md5', 'sha1', 'sha256'] as const) {
         if (!store.features.hashes.includes(kind)) continue;
         assert.equal(hashes[kind], createHash(kind).update(data).digest('hex'), `${kind} of a small object`);
+      }
+    });
+
+    test('a listing reports every hash kind its provider declares for listings, equal to the stat', async () => {
+      const path = at('listed-hashes', 'hashed.txt');
+      const data = Buffer.from('content whose hashes the listing reports\n');
+      await store.write(path, bodyOf(data), { size: data.length });
+      const entry = byPath(await collect(store.list(at('listed-hashes')))).get(path);
+      assert.ok(entry, 'the object is listed');
+      // A sync compares by these with no request per object (src/engine/sync-plan.ts). A listing may
+      // report more than is declared (b2's ETag, which the S3 store reads as an MD5, is not trusted for
+      // a checksum sync: docs/api.md, "Sync"), never less.
+      const { hashes } = await store.stat(path);
+      for (const kind of declarationOf(store.provider).listingHashes) {
+        assert.ok(entry.hashes?.[kind], `${kind} listed`);
+        assert.equal(entry.hashes?.[kind], hashes[kind], `${kind} listed and stat'ed`);
       }
     });
 

@@ -9,12 +9,12 @@ import { jobDestination, jobOptions, jobSource } from '../../durable/work.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
 import * as transfers from '../../engine/lifecycle/transfers.js';
 import type { JobOptions } from '../../engine/specs.js';
-import { commonListingHashes, LISTING_HASHES } from '../../engine/sync-plan.js';
+import { commonListingHashes } from '../../engine/sync-plan.js';
 import { conflict, invalid } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { type FilterInput, type FilterSpec, parseFilter } from '../../objects/filter.js';
 import { DEFAULT_PATTERN_LIMITS, type PatternLimits } from '../../objects/glob.js';
-import { hasBuckets, rotationClass } from '../../providers.js';
+import { hasBuckets, listingHashes, type Provider, rotationClass } from '../../providers.js';
 import {
   COMPARE_MODES,
   type CompareMode,
@@ -286,7 +286,7 @@ export class Copies {
     const filter = request.filter === undefined ? undefined : parseFilter(request.filter, this.patternLimits);
     const { source, destination } = await this.targets(caller, from, to, true, undefined);
     if (compare === 'checksum' && commonListingHashes(source.provider, destination.provider).length === 0) {
-      const said = (p: string) => LISTING_HASHES[p as keyof typeof LISTING_HASHES]?.join(', ') || 'none';
+      const said = (p: Provider) => listingHashes(p).join(', ') || 'none';
       throw invalid(
         `compare checksum: the listings of ${source.provider} (${said(source.provider)}) and ${destination.provider} (${said(destination.provider)}) report no checksum in common; use size-modtime or size`,
       );

@@ -23,6 +23,7 @@ import { largestPart, type MemoryBudget } from '../shared/memory.js';
 import { checkEndpoint } from '../shared/metadata.js';
 import { type AzureClient, abortable, createClient } from './client.js';
 import { containerCreation } from './containers.js';
+import { declarations } from './declaration.js';
 import { toFerryError } from './errors.js';
 import { listContainers, listFolder } from './list.js';
 import { objectPath } from './paths.js';
@@ -81,8 +82,8 @@ class AzureBlobStore implements Store {
     // Copy Blob authorizes the source with the destination's key: one account on one endpoint.
     this.account = `azureblob:${accountName}@${serviceUrl}`;
     this.features = {
-      bucketListing: true,
-      hashes: ['md5'],
+      bucketListing: declarations.azureblob.features.bucketListing,
+      hashes: declarations.azureblob.hashes,
       upload: uploadLimits(this.#tuning),
       copy: (from, to, options) => this.#copy(from, to, options),
       resumable: this.#resumable(),

@@ -20,6 +20,7 @@ import { parentAndName } from '../shared/paths.js';
 import { SentHashes } from '../shared/proof.js';
 import { rangeHeader, sliceToRange } from '../shared/range.js';
 import { BoxClient, type BoxItem, ITEM_FIELDS } from './client.js';
+import { declarations } from './declaration.js';
 import { conflictOf } from './errors.js';
 import { listBox } from './list.js';
 import { BoxResolver } from './resolve.js';
@@ -83,8 +84,8 @@ class BoxStore implements Store {
     this.account =
       typeof userId === 'string' && userId !== '' ? `box:${userId}` : `box:location:${location.id}`;
     this.features = {
-      bucketListing: false,
-      hashes: ['sha1'],
+      bucketListing: declarations.box.features.bucketListing,
+      hashes: declarations.box.hashes,
       upload: {
         minPartSize: tuning.partSize,
         maxPartSize: 128 * MiB,

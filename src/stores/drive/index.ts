@@ -17,7 +17,6 @@ import type { StoreContext, StoreLocation } from '../context.js';
 import type {
   CallOptions,
   Entry,
-  HashKind,
   ListOptions,
   ObjectInfo,
   ReadOptions,
@@ -30,6 +29,7 @@ import { joinPath, parentAndName } from '../shared/paths.js';
 import { SentHashes } from '../shared/proof.js';
 import { parseTime } from '../shared/times.js';
 import { DriveApi, type DriveFile, isFolder, isGoogleNative } from './client.js';
+import { declarations } from './declaration.js';
 import { readDriveError } from './errors.js';
 import { DriveResolver, newest, type ResolvedFile } from './resolve.js';
 import { CHUNK_GRANULE, SINGLE_REQUEST_MAX, uploadFile } from './upload.js';
@@ -95,10 +95,9 @@ class DriveStore implements Store {
     });
     this.#api = new DriveApi(this.#http, apiUrl);
     this.#resolver = new DriveResolver(this.#api);
-    const hashes: HashKind[] = ['md5', 'sha1', 'sha256'];
     this.features = {
-      bucketListing: false,
-      hashes,
+      bucketListing: declarations.drive.features.bucketListing,
+      hashes: declarations.drive.hashes,
       upload: {
         minPartSize: CHUNK_GRANULE,
         maxPartSize: 5 * 1024 ** 4,

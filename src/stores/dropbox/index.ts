@@ -19,6 +19,7 @@ import { parentAndName, splitPath } from '../shared/paths.js';
 import { SentHashes } from '../shared/proof.js';
 import { rangeHeader, sliceToRange } from '../shared/range.js';
 import { DropboxClient, type FileMetadata, type Metadata } from './client.js';
+import { declarations } from './declaration.js';
 import { listDropbox } from './list.js';
 import { uploadDropbox } from './upload.js';
 
@@ -75,8 +76,8 @@ class DropboxStore implements Store {
         ? `dropbox:${accountId}`
         : `dropbox:location:${location.id}`;
     this.features = {
-      bucketListing: false,
-      hashes: ['dropbox'],
+      bucketListing: declarations.dropbox.features.bucketListing,
+      hashes: declarations.dropbox.hashes,
       upload: {
         minPartSize: tuning.partSize,
         maxPartSize: MAX_REQUEST,

@@ -21,6 +21,7 @@ import type {
 import { checkEndpoint } from '../shared/metadata.js';
 import { gcsBucketCreation } from './buckets.js';
 import { createClient, DEFAULT_ENDPOINT, type GcsClient, type GcsSettings, readSettings } from './client.js';
+import { declarations } from './declaration.js';
 import { toFerryError } from './errors.js';
 import { listBuckets, listFolder } from './list.js';
 import { objectPath } from './paths.js';
@@ -71,8 +72,8 @@ class GcsStore implements Store {
     // One service account on one endpoint: its rewrites can reach every bucket it can read.
     this.account = `gcs:${settings.key.reveal().client_email}@${settings.endpoint ?? DEFAULT_ENDPOINT}`;
     this.features = {
-      bucketListing: true,
-      hashes: ['md5', 'crc32c'],
+      bucketListing: declarations.gcs.features.bucketListing,
+      hashes: declarations.gcs.hashes,
       upload: uploadLimits(tuning),
       copy: (from, to, options) => this.#copy(from, to, options),
       createBucket: gcsBucketCreation(() => this.#storage(), settings.projectId),

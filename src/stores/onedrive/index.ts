@@ -19,7 +19,6 @@ import type { StoreContext, StoreLocation } from '../context.js';
 import type {
   CallOptions,
   Entry,
-  HashKind,
   ListOptions,
   ObjectInfo,
   ReadOptions,
@@ -32,6 +31,7 @@ import { joinPath, parentAndName, splitPath } from '../shared/paths.js';
 import { SentHashes } from '../shared/proof.js';
 import { parseTime } from '../shared/times.js';
 import { type DriveItem, GraphApi, isFolderItem } from './client.js';
+import { declarations } from './declaration.js';
 import { readGraphError, readJobFailure } from './errors.js';
 import { FRAGMENT_GRANULE, FRAGMENT_MAX, SIMPLE_UPLOAD_MAX, uploadFile } from './upload.js';
 
@@ -108,10 +108,9 @@ class OneDriveStore implements Store {
       origins: [apiUrl],
     });
     this.#api = new GraphApi(this.#http, apiUrl, driveId);
-    const hashes: HashKind[] = ['quickxor', 'sha1'];
     this.features = {
-      bucketListing: false,
-      hashes,
+      bucketListing: declarations.onedrive.features.bucketListing,
+      hashes: declarations.onedrive.hashes,
       upload: {
         minPartSize: FRAGMENT_GRANULE,
         maxPartSize: FRAGMENT_MAX,

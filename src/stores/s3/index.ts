@@ -25,6 +25,7 @@ import { awsS3 } from '../shared/sdk.js';
 import { s3BucketCreation } from './buckets.js';
 import { abortable, createClient, type S3Handle } from './client.js';
 import { COPY_OBJECT_MAX, type CopyAnswer, copyObject } from './copy.js';
+import { declarations } from './declaration.js';
 import { isBodilessAuthError, isPreconditionFailed, s3Error } from './errors.js';
 import { listS3 } from './list.js';
 import { type S3Path, splitPath } from './paths.js';
@@ -111,8 +112,8 @@ class S3Store implements Store {
       ...(memory ? { memory } : {}),
     };
     this.features = {
-      bucketListing: true,
-      hashes: ['md5'],
+      bucketListing: declarations[handle.provider].features.bucketListing,
+      hashes: declarations[handle.provider].hashes,
       upload: limits,
       copy: (from, to, options) => this.#copy(from, to, options),
       resumable: this.#resumable(),

@@ -1,7 +1,9 @@
 // Locations with their status and refresh health (docs/api.md, "Locations" and "Location health"):
-// create one with a form per provider naming each secret and metadata field ("Secrets by provider",
-// "Metadata"), and for each: its health in full, rename, replace the secret, delete after typing its label.
+// create one with a form per provider, and for each: its health in full, rename, replace the secret,
+// delete after typing its label. The forms are built from GET /v1/providers ("Providers"): each field
+// is as the provider's store declares it, and this file names none of them (test/layering/ checks).
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ProviderField, ProviderList, ProviderView } from '../../../src/api/providers.js';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
 import { can, canWhole, limitedToLocations } from '../scopes.js';
@@ -37,122 +39,25 @@ async function load(): Promise<Located[]> {
   );
 }
 
-/** One field of a provider's secret or metadata, as the form asks for it. */
-interface Field {
-  key: string;
-  label: string;
-  help?: string;
-  /** password (the default for secrets), text, boolean (metadata: default, yes, no), json (a key file). */
-  kind?: 'password' | 'text' | 'boolean' | 'json';
+/** Every provider with its secret and metadata fields, as its store declares them (GET /v1/providers). */
+async function loadProviders(): Promise<ProviderView[]> {
+  return (await api<ProviderList>('GET', '/v1/providers')).providers;
 }
-interface ProviderForm {
-  name: string;
-  secret: Field[];
-  metadata: Field[];
-}
-
-// docs/api.md, "Secrets by provider" and "Metadata" (src/domain/locations/secret-shape.ts).
-const ACCESS_KEY: Field[] = [
-  { key: 'access_key_id', label: 'Access key ID' },
-  { key: 'secret_access_key', label: 'Secret access key' },
-];
-const OAUTH_SECRET: Field[] = [
-  { key: 'access_token', label: 'Access token' },
-  { key: 'refresh_token', label: 'Refresh token' },
-  {
-    key: 'expiry',
-    label: 'Access token expires',
-    help: 'An RFC 3339 time, e.g. 2030-01-31T12:00:00Z',
-    kind: 'text',
-  },
-];
-const ENDPOINT: Field = {
-  key: 'endpoint',
-  label: 'Endpoint (optional)',
-  help: 'Another server (self-hosted, an emulator): an http(s) URL',
-  kind: 'text',
-};
-const S3_METADATA: Field[] = [
-  ENDPOINT,
-  { key: 'region', label: 'Region (optional)', kind: 'text' },
-  {
-    key: 'force_path_style',
-    label: 'Path-style addressing',
-    help: 'Default: yes, except on s3 without an endpoint',
-    kind: 'boolean',
-  },
-];
-
-const FORMS: Record<string, ProviderForm> = {
-  s3: { name: 'Amazon S3 (or S3-compatible)', secret: ACCESS_KEY, metadata: S3_METADATA },
-  r2: {
-    name: 'Cloudflare R2',
-    secret: ACCESS_KEY,
-    metadata: [{ key: 'account_id', label: 'Cloudflare account ID', kind: 'text' }, ...S3_METADATA],
-  },
-  wasabi: { name: 'Wasabi', secret: ACCESS_KEY, metadata: S3_METADATA },
-  b2: {
-    name: 'Backblaze B2',
-    secret: ACCESS_KEY,
-    metadata: S3_METADATA.map((f) =>
-      f.key === 'region' ? { ...f, label: 'Region', help: 'Needed unless an endpoint is given' } : f,
-    ),
-  },
-  gcs: {
-    name: 'Google Cloud Storage',
-    secret: [
-      {
-        key: 'service_account_json',
-        label: 'Service-account key (JSON)',
-        help: 'The key file Google gives: type "service_account", client_email, private_key',
-        kind: 'json',
-      },
-    ],
-    metadata: [ENDPOINT],
-  },
-  azureblob: {
-    name: 'Azure Blob Storage',
-    secret: [
-      // The account's name is no secret (it is in every blob's URL): shown as typed; only the key is masked.
-      { key: 'access_key_id', label: 'Storage account name', kind: 'text' },
-      { key: 'secret_access_key', label: 'Account key' },
-    ],
-    metadata: [ENDPOINT],
-  },
-  dropbox: { name: 'Dropbox', secret: OAUTH_SECRET, metadata: [] },
-  drive: { name: 'Google Drive', secret: OAUTH_SECRET, metadata: [] },
-  onedrive: {
-    name: 'Microsoft OneDrive',
-    secret: OAUTH_SECRET,
-    metadata: [
-      {
-        key: 'scopes',
-        label: 'Scopes (optional)',
-        help: 'Space-separated; default offline_access Files.ReadWrite.All',
-        kind: 'text',
-      },
-    ],
-  },
-  box: { name: 'Box', secret: OAUTH_SECRET, metadata: [] },
-};
-
-/** The providers whose credentials are OAuth tokens the refresher renews; the others are static keys. */
-const OAUTH = new Set(['dropbox', 'drive', 'onedrive', 'box']);
 
 type Values = Record<string, string>;
 
 /** The secret as the API takes it: every field as typed (a key file as its JSON text). */
-function secretOf(form: ProviderForm, values: Values): Record<string, string> {
+function secretOf(form: ProviderView, values: Values): Record<string, string> {
   return Object.fromEntries(form.secret.map((f) => [f.key, values[f.key] ?? '']));
 }
 
 /** The metadata fields given (empty ones left out), or undefined when none is. */
-function metadataOf(form: ProviderForm, values: Values): Record<string, unknown> | undefined {
+function metadataOf(form: ProviderView, values: Values): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   for (const f of form.metadata) {
     const v = (values[f.key] ?? '').trim();
     if (!v) continue;
-    out[f.key] = f.kind === 'boolean' ? v === 'yes' : v;
+    out[f.key] = f.type === 'boolean' ? v === 'yes' : v;
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }
@@ -164,7 +69,7 @@ function Fields({
   set,
   prefix,
 }: {
-  fields: Field[];
+  fields: readonly ProviderField[];
   values: Values;
   set: (key: string, value: string) => void;
   prefix: string;
@@ -179,7 +84,7 @@ function Fields({
           </span>
         ) : null;
         const described = f.help ? `${id}-help` : undefined;
-        if (f.kind === 'boolean')
+        if (f.type === 'boolean')
           return (
             <div class="field" key={f.key}>
               <label for={id}>{f.label}</label>
@@ -196,7 +101,7 @@ function Fields({
               {help}
             </div>
           );
-        if (f.kind === 'json')
+        if (f.type === 'service-account-key')
           return (
             <div class="field" key={f.key}>
               <label for={`${id}-file`}>{f.label}: key file</label>
@@ -230,7 +135,7 @@ function Fields({
             <label for={id}>{f.label}</label>
             <input
               id={id}
-              type={f.kind === 'text' ? 'text' : 'password'}
+              type={f.sensitive ? 'password' : 'text'}
               autocomplete="off"
               spellcheck={false}
               aria-describedby={described}
@@ -254,8 +159,17 @@ function useValues(): [Values, (key: string, value: string) => void, (keep?: str
   return [values, set, clear];
 }
 
-function CreateForm({ onDone, onCancel }: { onDone: (label: string) => void; onCancel: () => void }) {
-  const [provider, setProvider] = useState('s3');
+function CreateForm({
+  providers,
+  onDone,
+  onCancel,
+}: {
+  providers: readonly ProviderView[];
+  onDone: (label: string) => void;
+  onCancel: () => void;
+}) {
+  // The first provider the server lists is the one chosen at first.
+  const [provider, setProvider] = useState(providers[0]?.id ?? '');
   const [label, setLabel] = useState('');
   const [values, set, clear] = useValues();
   const [error, setError] = useState<string | undefined>(undefined);
@@ -264,8 +178,9 @@ function CreateForm({ onDone, onCancel }: { onDone: (label: string) => void; onC
   const first = useRef<HTMLSelectElement>(null);
   // The form takes the place of the button that opened it: focus goes to its first field.
   useEffect(() => first.current?.focus(), []);
-  const form = FORMS[provider] ?? (FORMS.s3 as ProviderForm);
+  const form = providers.find((p) => p.id === provider);
   const submit = async () => {
+    if (!form) return;
     setBusy(true);
     const metadata = metadataOf(form, values);
     const secret = secretOf(form, values);
@@ -306,9 +221,9 @@ function CreateForm({ onDone, onCancel }: { onDone: (label: string) => void; onC
               clear();
             }}
           >
-            {Object.entries(FORMS).map(([id, f]) => (
-              <option key={id} value={id}>
-                {f.name} ({id})
+            {providers.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name} ({p.id})
               </option>
             ))}
           </select>
@@ -331,13 +246,13 @@ function CreateForm({ onDone, onCancel }: { onDone: (label: string) => void; onC
           <legend>Secret ({provider})</legend>
           <Fields
             key={`${provider}-${fileKey.current}`}
-            fields={form.secret}
+            fields={form?.secret ?? []}
             values={values}
             set={set}
             prefix="new"
           />
         </fieldset>
-        {form.metadata.length > 0 ? (
+        {form && form.metadata.length > 0 ? (
           <fieldset>
             <legend>Settings</legend>
             <Fields fields={form.metadata} values={values} set={set} prefix="new" />
@@ -359,7 +274,8 @@ function CreateForm({ onDone, onCancel }: { onDone: (label: string) => void; onC
 /** The refresher's view of one location, as words (docs/api.md, "Location health"). */
 function Health({ l }: { l: Located }) {
   const h = l.health;
-  const oauth = OAUTH.has(l.provider);
+  // Only OAuth credentials rotate (docs/api.md, "Location health": rotation_class).
+  const oauth = h.rotation_class !== undefined;
   return (
     <dl class="health">
       <dt>Status</dt>
@@ -417,11 +333,13 @@ function Health({ l }: { l: Located }) {
 
 function Manage({
   l,
+  providers,
   act,
   onDeleted,
   onClose,
 }: {
   l: Located;
+  providers: readonly ProviderView[] | undefined;
   act: (work: () => Promise<unknown>, done: string) => Promise<boolean>;
   onDeleted: (label: string) => void;
   onClose: () => void;
@@ -444,7 +362,7 @@ function Manage({
           </button>
         </>
       ) : (
-        <ManageActions l={l} act={act} onDeleted={onDeleted} onClose={onClose} />
+        <ManageActions l={l} providers={providers} act={act} onDeleted={onDeleted} onClose={onClose} />
       )}
     </section>
   );
@@ -453,11 +371,14 @@ function Manage({
 /** What an admin key may do to a location: refresh, rename, replace the secret, delete. */
 function ManageActions({
   l,
+  providers,
   act,
   onDeleted,
   onClose,
 }: {
   l: Located;
+  /** Undefined while GET /v1/providers is answered: the secret's form waits for it. */
+  providers: readonly ProviderView[] | undefined;
   act: (work: () => Promise<unknown>, done: string) => Promise<boolean>;
   onDeleted: (label: string) => void;
   onClose: () => void;
@@ -466,10 +387,10 @@ function ManageActions({
   const [label, setLabel] = useState(l.label);
   const [values, set, clear] = useValues();
   const [typed, setTyped] = useState('');
-  const form = FORMS[l.provider];
+  const form = providers?.find((p) => p.id === l.provider);
   return (
     <>
-      {OAUTH.has(l.provider) ? (
+      {l.health.rotation_class !== undefined ? (
         <button
           type="button"
           onClick={() =>
@@ -574,6 +495,7 @@ function ManageActions({
 
 export function Locations() {
   const { data, error, loading, reload } = useLoad(load, []);
+  const providers = useLoad(loadProviders, []);
   const [notice, setNotice] = useState<string | undefined>(undefined);
   const [failed, setFailed] = useState<string | undefined>(undefined);
   const [creating, setCreating] = useState(false);
@@ -603,10 +525,18 @@ export function Locations() {
   return (
     <section aria-labelledby="h-locations">
       <h1 id="h-locations">Locations</h1>
-      <Alert error={error ?? failed} />
+      <Alert error={error ?? providers.error ?? failed} />
       {notice && <Notice>{notice}</Notice>}
-      {creating ? (
+      {creating && !providers.data ? (
+        <div class="row">
+          <p>{providers.error ? 'The providers could not be read.' : 'Loading the providers…'}</p>
+          <button type="button" onClick={() => setCreating(false)}>
+            Cancel
+          </button>
+        </div>
+      ) : creating && providers.data ? (
         <CreateForm
+          providers={providers.data}
           onDone={(label) => {
             setCreating(false);
             setFailed(undefined);
@@ -683,7 +613,7 @@ export function Locations() {
                     {can('admin') ? 'Manage' : 'Health'}
                   </button>
                   {/* Only OAuth credentials have a token to refresh (docs/api.md, "Location health"). */}
-                  {OAUTH.has(l.provider) && can('admin') ? (
+                  {l.health.rotation_class !== undefined && can('admin') ? (
                     <button
                       type="button"
                       onClick={() =>
@@ -707,6 +637,7 @@ export function Locations() {
         <Manage
           key={opened.id}
           l={opened}
+          providers={providers.data}
           act={act}
           onDeleted={() => {
             setOpen(undefined);
