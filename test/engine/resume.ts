@@ -199,7 +199,7 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
         size: number,
         between: () => Promise<void> = async () => {},
         { untilRecorded = false }: { untilRecorded?: boolean } = {},
-      ): Promise<{ resent: number; recorded: number; status: string }> {
+      ): Promise<{ resent: number; acceptedAgain: number; recorded: number; status: string }> {
         const accepted = await call('POST', '/v1/copy', body);
         assert.equal(accepted.status, 202, JSON.stringify(accepted.json));
         const kind = accepted.json.job_id === undefined ? 'transfer' : 'job';
@@ -227,9 +227,15 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
         const recorded = await recordedBytes();
         await between();
         const atRestart = proxy.requestBytes;
+        const acceptedAtRestart = proxy.acceptedBytes;
         await serve('restarted');
         const done = await finished(kind, id, 120_000);
-        return { resent: proxy.requestBytes - atRestart, recorded, status: done };
+        return {
+          resent: proxy.requestBytes - atRestart,
+          acceptedAgain: proxy.acceptedBytes - acceptedAtRestart,
+          recorded,
+          status: done,
+        };
       }
 
       /** The bytes of the parts the running copy has recorded as acknowledged by the destination. */
@@ -241,14 +247,17 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
       }
 
       /**
-       * What a resumed copy may send again: the parts not recorded when the worker died, and the
-       * requests that list and complete the upload (a few KiB).
+       * What a resumed copy may have the destination take again: the parts not recorded when the worker
+       * died, and the requests that list and complete the upload (a few KiB). Counted as the bytes the
+       * destination accepted (2xx): a part that failed on its way under load (s3rver answered one 500
+       * after 41 s in a loaded run) and was sent once more is a retry, not a part sent again; all that
+       * was sent, retries included, stays under 60 %.
        */
-      function assertResumed(resent: number, recorded: number, size: number): void {
+      function assertResumed(resent: number, acceptedAgain: number, recorded: number, size: number): void {
         assert.ok(recorded >= size / 2, `${recorded} bytes recorded at the kill`);
         assert.ok(
-          resent <= size - recorded + 64 * 1024,
-          `${resent} bytes sent again after the restart, with ${recorded} of ${size} recorded before it`,
+          acceptedAgain <= size - recorded + 64 * 1024,
+          `${acceptedAgain} bytes taken again by the destination after the restart (${resent} sent), with ${recorded} of ${size} recorded before it`,
         );
         assert.ok(resent < 0.6 * size, `${resent} bytes of ${size} sent again after the restart`);
       }
@@ -262,6 +271,7 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
         test('S3 → S3, worker killed halfway: the next one sends less than 60% again, and the copy verifies', async () => {
           const {
             resent,
+            acceptedAgain,
             recorded,
             status: done,
           } = await killedHalfway(
@@ -275,7 +285,7 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
             { untilRecorded: true },
           );
           assert.equal(done, 'complete', server.log());
-          assertResumed(resent, recorded, BIG);
+          assertResumed(resent, acceptedAgain, recorded, BIG);
           const got = await readS3(client, bucket, copyKey('a.bin'));
           assert.equal(got?.length, BIG);
           assert.equal(md5(got ?? Buffer.alloc(0)), sources.get('big/a.bin')?.md5);
@@ -287,6 +297,7 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
         test('S3 → Azure (a job), worker killed halfway: less than 60% sent again; the blob has the source MD5', async () => {
           const {
             resent,
+            acceptedAgain,
             recorded,
             status: done,
           } = await killedHalfway(
@@ -300,7 +311,7 @@ export async function resumeTests(destination: 's3' | 'azure', on: 'sqlite' | 'p
             { untilRecorded: true },
           );
           assert.equal(done, 'complete', server.log());
-          assertResumed(resent, recorded, BIG);
+          assertResumed(resent, acceptedAgain, recorded, BIG);
           const want = sources.get('big/b.bin')?.md5;
           const got = await readAzure(azureService(azurite), container, 'copy/b.bin');
           assert.equal(got?.length, BIG);
