@@ -13,6 +13,7 @@
 
 import { type RawBuilder, sql } from 'kysely';
 import type { PlanRow } from '../../db/schema.js';
+import { workspaceRow } from '../../db/workspace-row.js';
 import { type PlanGiven, type PlanRequest, planCounts, planGiven, planRequest } from '../../durable/work.js';
 import { type Queryable, rowsChanged } from '../../queue/moves.js';
 import { locationIds, specLocations } from '../specs.js';
@@ -142,14 +143,7 @@ export async function find(
   /** A further condition: the locations of the key asking (src/domain/caller.ts). */
   within: RawBuilder<boolean> = sql<boolean>`1 = 1`,
 ): Promise<PlanRow | undefined> {
-  return q
-    .selectFrom('plans')
-    .selectAll()
-    .where('id', '=', planId)
-    .where('workspace_id', '=', workspaceId)
-    .where(within)
-    .where('counts', 'is not', null)
-    .executeTakeFirst();
+  return workspaceRow(q, 'plans', workspaceId, planId, sql<boolean>`counts is not null and ${within}`);
 }
 
 export interface StoredEntry extends PlanEntry {
