@@ -14,7 +14,7 @@ import { claimRows, skipLocked } from '../../queue/claim.js';
 import { renewLeases } from '../../queue/leases.js';
 import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
-import type { JobKind, JobStatus, Overwrite } from '../../states.js';
+import { JOB_ACTIVE, JOB_FINISHED, type JobKind, type JobStatus, type Overwrite } from '../../states.js';
 import { destinationOf, locationIds, sourceOf } from '../specs.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';
@@ -31,9 +31,6 @@ export const JOB_MOVES = {
   cancel: { from: ['planning', 'running'], to: ['canceled'], by: 'the API' },
   retry: { from: ['partial', 'failed'], to: ['planning'], by: 'the API (its failed objects become pending)' },
 } as const satisfies Moves<JobStatus>;
-
-/** The states in which a job's objects are claimed. */
-export const ACTIVE: readonly JobStatus[] = JOB_MOVES.cancel.from;
 
 export interface NewJob {
   id: string;
@@ -359,7 +356,7 @@ export async function active(q: Queryable): Promise<Array<{ id: string; workspac
   return q
     .selectFrom('jobs')
     .select(['id', 'workspace_id'])
-    .where('status', 'in', ACTIVE)
+    .where('status', 'in', JOB_ACTIVE)
     .orderBy('created_at')
     .execute();
 }
@@ -369,7 +366,7 @@ export async function nextPlanningDue(q: Queryable, now: number): Promise<number
   const row = await q
     .selectFrom('jobs')
     .select((eb) => eb.fn.min('lease_expires_at').as('next'))
-    .where('status', 'in', ACTIVE)
+    .where('status', 'in', JOB_ACTIVE)
     .where('lease_owner', 'is', null)
     .where('lease_expires_at', '>', now)
     .executeTakeFirst();
@@ -378,7 +375,7 @@ export async function nextPlanningDue(q: Queryable, now: number): Promise<number
 
 /** Extends the planning leases this worker holds. */
 export async function renew(q: Queryable, owner: string, until: number): Promise<void> {
-  await renewLeases(q, { table: 'jobs', held: ACTIVE }, owner, until);
+  await renewLeases(q, { table: 'jobs', held: JOB_ACTIVE }, owner, until);
 }
 
 /** A stopping planner gives its lease back, without counting the interrupted attempt. */
@@ -393,9 +390,6 @@ export async function handBack(q: Queryable, owner: string): Promise<void> {
     .where('lease_owner', '=', owner)
     .execute();
 }
-
-/** The states a job ends in: only these are pruned (docs/api.md, "Retention"). */
-export const FINISHED: readonly JobStatus[] = ['complete', 'partial', 'failed', 'canceled'];
 
 export interface PrunedJobs {
   jobs: number;
@@ -417,7 +411,7 @@ export async function prune(
 ): Promise<PrunedJobs> {
   const picked = await sql<{ id: string }>`
     select id from jobs
-    where status in (${sql.join(FINISHED)}) and finished_at < ${cutoff}
+    where status in (${sql.join(JOB_FINISHED)}) and finished_at < ${cutoff}
     order by finished_at
     limit ${limit}
     ${skipLocked(dialect)}`.execute(q);
@@ -446,7 +440,7 @@ export async function prune(
     await q
       .deleteFrom('jobs')
       .where('id', 'in', ids)
-      .where('status', 'in', FINISHED)
+      .where('status', 'in', JOB_FINISHED)
       .where('finished_at', '<', cutoff)
       .executeTakeFirst(),
   );
