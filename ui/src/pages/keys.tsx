@@ -6,7 +6,7 @@ import { api } from '../api.js';
 import { time } from '../format.js';
 import { can, keyInfo, limitedToLocations, SCOPE_WORDS, type Scope } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad } from './common.js';
-import { Table } from './table.js';
+import { actions, Table } from './table.js';
 import type { Loc } from './transfer-fields.js';
 
 interface Key {
@@ -237,12 +237,8 @@ function KeyList() {
                   ? `expires ${time(k.expires_at)}`
                   : 'active',
           },
-          {
-            name: 'Actions',
-            unnamed: true,
-            label: '',
-            class: 'actions',
-            cell: (k) => (
+          actions<Key>(
+            (k) => (
               <>
                 <button
                   type="button"
@@ -269,7 +265,8 @@ function KeyList() {
                 )}
               </>
             ),
-          },
+            '',
+          ),
         ]}
         rows={data ?? []}
         rowKey={(k) => k.id}

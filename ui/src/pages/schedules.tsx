@@ -13,7 +13,7 @@ import { can } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad } from './common.js';
 import { ConfirmButton } from './confirm.js';
 import { withLocations } from './sync.js';
-import { Table } from './table.js';
+import { actions, Table } from './table.js';
 import {
   type ActionKind,
   EMPTY_TRANSFER,
@@ -376,14 +376,9 @@ export function Schedules() {
             ),
           },
           { name: 'Paused', cell: (s) => (s.paused ? 'paused' : 'no') },
-          {
-            name: 'Actions',
-            unnamed: true,
-            class: 'actions',
-            cell: (s) => (
-              <ScheduleActions s={s} onChanged={listed.reload} onError={setError} onRun={setNotice} />
-            ),
-          },
+          actions<Schedule>((s) => (
+            <ScheduleActions s={s} onChanged={listed.reload} onError={setError} onRun={setNotice} />
+          )),
         ]}
         rows={listed.data?.schedules ?? []}
         rowKey={(s) => s.id}

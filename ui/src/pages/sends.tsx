@@ -9,7 +9,7 @@ import type { Live, Send } from '../live.js';
 import { can } from '../scopes.js';
 import { Alert, message, Needs, Notice } from './common.js';
 import { ConfirmButton } from './confirm.js';
-import { More, Table, usePages } from './table.js';
+import { actions, More, Table, usePages } from './table.js';
 
 /** "a@x, b@y" as a list of addresses; empty text is no list. */
 const addresses = (text: string) =>
@@ -182,11 +182,8 @@ export function Sends({ live }: { live: Live }) {
             name: 'Error',
             cell: (s) => `${s.error ?? ''}${s.refused?.length ? ` refused: ${s.refused.join(', ')}` : ''}`,
           },
-          {
-            name: 'Actions',
-            unnamed: true,
-            class: 'actions',
-            cell: (s) =>
+          actions<Send>(
+            (s) =>
               (s.status === 'scheduled' || s.status === 'queued') &&
               can('share') && (
                 <ConfirmButton
@@ -199,7 +196,7 @@ export function Sends({ live }: { live: Live }) {
                   Cancel
                 </ConfirmButton>
               ),
-          },
+          ),
         ]}
         rows={[...fresh, ...rows]}
         rowKey={(s) => s.id}

@@ -7,7 +7,7 @@ import { api } from '../api.js';
 import { bytes, time, visibleName } from '../format.js';
 import { can } from '../scopes.js';
 import { Alert, message, Needs } from './common.js';
-import { type Column, More, Table, usePages } from './table.js';
+import { actions, type Column, More, Table, usePages } from './table.js';
 
 interface Share {
   id: string;
@@ -106,12 +106,8 @@ export function Shares() {
       cell: (s) =>
         `${s.state.replace('_', ' ')}${s.state === 'active' && s.has_password ? ', password' : ''}`,
     },
-    {
-      name: 'Actions',
-      unnamed: true,
-      label: '',
-      class: 'actions',
-      cell: (s) => (
+    actions(
+      (s) => (
         <>
           <button
             type="button"
@@ -134,7 +130,8 @@ export function Shares() {
           )}
         </>
       ),
-    },
+      '',
+    ),
   ];
   return (
     <section aria-labelledby="h-shares">

@@ -21,6 +21,20 @@ export interface Column<T> {
   title?: (row: T) => string | undefined;
 }
 
+/**
+ * The column of a row's buttons: its header for screen readers only. `label: ''` leaves the narrow
+ * screen's "Actions" out.
+ */
+export function actions<T>(cell: (row: T) => ComponentChildren, label?: ''): Column<T> {
+  return {
+    name: 'Actions',
+    unnamed: true,
+    class: 'actions',
+    cell,
+    ...(label === undefined ? {} : { label }),
+  };
+}
+
 export function Table<T>({
   caption,
   captionShown = false,

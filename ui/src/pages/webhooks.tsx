@@ -7,7 +7,7 @@ import { api } from '../api.js';
 import { time } from '../format.js';
 import { can, canWhole } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad, WholeWorkspace } from './common.js';
-import { type Column, More, Table, usePages } from './table.js';
+import { actions, type Column, More, Table, usePages } from './table.js';
 
 interface Webhook {
   id: string;
@@ -262,55 +262,50 @@ function WebhookList() {
               ),
             },
             { name: 'Created', cell: (h) => time(h.created_at) },
-            {
-              name: 'Actions',
-              unnamed: true,
-              class: 'actions',
-              cell: (h) => (
-                <>
+            actions<Webhook>((h) => (
+              <>
+                <button
+                  type="button"
+                  aria-label={`Deliveries to ${h.url}`}
+                  aria-expanded={open === h.id}
+                  onClick={() => setOpen(open === h.id ? undefined : h.id)}
+                >
+                  Deliveries
+                </button>
+                {h.status === 'disabled' ? (
                   <button
                     type="button"
-                    aria-label={`Deliveries to ${h.url}`}
-                    aria-expanded={open === h.id}
-                    onClick={() => setOpen(open === h.id ? undefined : h.id)}
-                  >
-                    Deliveries
-                  </button>
-                  {h.status === 'disabled' ? (
-                    <button
-                      type="button"
-                      aria-label={`Re-enable ${h.url}`}
-                      onClick={() =>
-                        void act(
-                          () => api('PATCH', `/v1/webhooks/${h.id}`, { status: 'enabled' }),
-                          `${h.url} is enabled again.`,
-                        )
-                      }
-                    >
-                      Re-enable
-                    </button>
-                  ) : null}
-                  <button
-                    type="button"
-                    class="danger"
-                    aria-label={`Delete ${h.url}`}
-                    onClick={() => {
-                      if (
-                        confirm(
-                          `Delete the webhook ${h.url}? Its queued events and its delivery log go with it.`,
-                        )
+                    aria-label={`Re-enable ${h.url}`}
+                    onClick={() =>
+                      void act(
+                        () => api('PATCH', `/v1/webhooks/${h.id}`, { status: 'enabled' }),
+                        `${h.url} is enabled again.`,
                       )
-                        void act(async () => {
-                          await api('DELETE', `/v1/webhooks/${h.id}`);
-                          if (open === h.id) setOpen(undefined);
-                        }, `${h.url} deleted.`);
-                    }}
+                    }
                   >
-                    Delete
+                    Re-enable
                   </button>
-                </>
-              ),
-            },
+                ) : null}
+                <button
+                  type="button"
+                  class="danger"
+                  aria-label={`Delete ${h.url}`}
+                  onClick={() => {
+                    if (
+                      confirm(
+                        `Delete the webhook ${h.url}? Its queued events and its delivery log go with it.`,
+                      )
+                    )
+                      void act(async () => {
+                        await api('DELETE', `/v1/webhooks/${h.id}`);
+                        if (open === h.id) setOpen(undefined);
+                      }, `${h.url} deleted.`);
+                  }}
+                >
+                  Delete
+                </button>
+              </>
+            )),
           ]}
           rows={data}
           rowKey={(h) => h.id}
