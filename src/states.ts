@@ -32,6 +32,11 @@ export const JOB_ACTIVE = JOB_STATES.filter(
   (s): s is Exclude<JobStatus, FinishedJobStatus> => !(JOB_FINISHED as readonly JobStatus[]).includes(s),
 );
 
+/** Whether a job in `status` has ended. */
+export function isFinishedJob(status: JobStatus): status is FinishedJobStatus {
+  return (JOB_FINISHED as readonly JobStatus[]).includes(status);
+}
+
 /** Whether a job or a transfer in `status` has ended: the one test the CLI and the console make. */
 export function hasFinished(kind: 'job' | 'transfer', status: string): boolean {
   const finished: readonly string[] = kind === 'job' ? JOB_FINISHED : TRANSFER_FINISHED;

@@ -1,5 +1,7 @@
-// Paging of every list (docs/api.md, "Polling"): `?limit=` read once, and lists newest first (created_at
-// descending, then id) paged by an opaque cursor that holds the last row's time and id.
+// Paging of every list (docs/api.md, "Polling"): `?limit=` read once; lists newest first (a time
+// descending, then id) paged by an opaque cursor that holds the last row's time and id, lists in order
+// of a sequence number (a plan's entries, a job's failures) by one that holds the last one's; and the
+// page cut from limit + 1 rows. Every list's cursor is made and read here.
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { invalid } from '../errors.js';
 import { isUuid } from '../ids.js';

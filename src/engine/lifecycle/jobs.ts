@@ -14,7 +14,14 @@ import { claimRows, skipLocked } from '../../queue/claim.js';
 import { renewLeases } from '../../queue/leases.js';
 import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
-import { JOB_ACTIVE, JOB_FINISHED, type JobKind, type JobStatus, type Overwrite } from '../../states.js';
+import {
+  isFinishedJob,
+  JOB_ACTIVE,
+  JOB_FINISHED,
+  type JobKind,
+  type JobStatus,
+  type Overwrite,
+} from '../../states.js';
 import { destinationOf, locationIds, sourceOf } from '../specs.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';
@@ -208,7 +215,7 @@ export async function planningFailed(q: Queryable, owner: string, jobId: string,
  */
 async function ended(trx: Queryable, row: JobRow, now: number): Promise<void> {
   const status = row.status;
-  if (status === 'planning' || status === 'running') return;
+  if (!isFinishedJob(status)) return;
   if (row.transfer_id !== null) {
     const end = {
       failed: Number(row.objects_failed),
