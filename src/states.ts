@@ -12,8 +12,36 @@ export type TransferKind = (typeof TRANSFER_KINDS)[number];
 export const TRANSFER_STATES = ['queued', 'running', 'complete', 'failed'] as const;
 export type TransferStatus = (typeof TRANSFER_STATES)[number];
 
+/** The states a transfer ends in (a retry of a failed one queues it again). */
+export const TRANSFER_FINISHED = ['complete', 'failed'] as const satisfies readonly TransferStatus[];
+
 export const JOB_STATES = ['planning', 'running', 'complete', 'partial', 'failed', 'canceled'] as const;
 export type JobStatus = (typeof JOB_STATES)[number];
+
+/** The states a job ends in (a retry of a partial or failed one plans it again). */
+export const JOB_FINISHED = [
+  'complete',
+  'partial',
+  'failed',
+  'canceled',
+] as const satisfies readonly JobStatus[];
+export type FinishedJobStatus = (typeof JOB_FINISHED)[number];
+
+/** The states of a job still at work: every state but those it ends in. */
+export const JOB_ACTIVE = JOB_STATES.filter(
+  (s): s is Exclude<JobStatus, FinishedJobStatus> => !(JOB_FINISHED as readonly JobStatus[]).includes(s),
+);
+
+/** Whether a job in `status` has ended. */
+export function isFinishedJob(status: JobStatus): status is FinishedJobStatus {
+  return (JOB_FINISHED as readonly JobStatus[]).includes(status);
+}
+
+/** Whether a job or a transfer in `status` has ended: the one test the CLI and the console make. */
+export function hasFinished(kind: 'job' | 'transfer', status: string): boolean {
+  const finished: readonly string[] = kind === 'job' ? JOB_FINISHED : TRANSFER_FINISHED;
+  return finished.includes(status);
+}
 
 /**
  * A bulk job copies a prefix, syncs one to another (docs/api.md, "Sync"), verifies that two hold the

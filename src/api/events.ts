@@ -1,7 +1,7 @@
 // The events a webhook can subscribe to (docs/webhooks.md, "Events") and the `data` each carries: the
 // same shape the API answers for the resource, as it stands after the move that caused the event.
 import type { JobRow, LocationRow } from '../db/schema.js';
-import type { JobStatus, LocationStatus } from '../states.js';
+import type { FinishedJobStatus, LocationStatus } from '../states.js';
 import type { JobEventData } from './transfers.js';
 import { jobView } from './views.js';
 
@@ -25,7 +25,7 @@ export function isWebhookEvent(value: string): value is WebhookEvent {
 }
 
 /** The event of a job that ended in `status`. */
-export function jobEvent(status: Extract<JobStatus, 'complete' | 'partial' | 'failed' | 'canceled'>) {
+export function jobEvent(status: FinishedJobStatus) {
   return `job.${status}` as const;
 }
 

@@ -30,7 +30,10 @@ export interface RawInit {
    * request made again (a stream given as such is read once, and its 429 is the answer).
    */
   body?: ReadableStream<Uint8Array> | (() => ReadableStream<Uint8Array>);
-  /** Statuses outside 2xx that the caller handles itself (416 for a resumed download). */
+  /**
+   * Statuses outside 2xx that the caller handles itself (416 for a resumed download); a 429 among them
+   * is answered at once, not waited out.
+   */
   pass?: readonly number[];
   signal?: AbortSignal;
 }
@@ -138,6 +141,11 @@ async function refusalText(res: Response): Promise<string> {
   return message.replace(/;?\s*(retry|try again) in \d+ s\.?$/i, '');
 }
 
+/** Whether the caller handles `status` itself (RawInit.pass). */
+function passes(init: RawInit | RequestInit, status: number): boolean {
+  return 'pass' in init && init.pass?.includes(status) === true;
+}
+
 export function createApi(settings: Settings, options: ApiOptions = {}): Api {
   const { fetcher = fetch, notice = (line: string) => process.stderr.write(`${line}\n`) } = options;
   const key = settings.key;
@@ -175,8 +183,9 @@ export function createApi(settings: Settings, options: ApiOptions = {}): Api {
       await held();
       const body = makeBody ? { body: makeBody(), duplex: 'half' } : {};
       const res = await send({ ...(init as RequestInit), ...body, method, headers } as RequestInit);
-      // A body given as a stream has been read: its request cannot be made again.
-      const again = typeof init.body !== 'object' || init.body === null;
+      // A body given as a stream has been read: its request cannot be made again. A caller that
+      // handles a 429 itself (an event stream refused: src/cli/follow.ts) has its answer at once.
+      const again = (typeof init.body !== 'object' || init.body === null) && !passes(init, 429);
       const seconds = res.status === 429 ? retryAfterSeconds(res.headers.get('retry-after')) : undefined;
       if (seconds === undefined || seconds > MAX_RETRY_AFTER_S || waits >= MAX_WAITS || !again) return res;
       await hold(res, Math.max(1, seconds));
@@ -243,6 +252,7 @@ export function createApi(settings: Settings, options: ApiOptions = {}): Api {
               ? { body: init.body, duplex: 'half' }
               : {}),
           ...(init.signal ? { signal: init.signal } : {}),
+          ...(init.pass ? { pass: init.pass } : {}),
         } as RawInit,
         '*/*',
       );

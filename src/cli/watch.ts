@@ -1,4 +1,4 @@
-// Following a job or a transfer to its end (docs/api.md, "Polling"): a progress bar on a terminal
+// Showing a job or a transfer followed to its end (src/cli/follow.ts): a progress bar on a terminal
 // (objects, bytes, rate, ETA), one plain line per change otherwise, then the final state. The exit code
 // says how the work ended: 0 complete, 6 failed, partial or canceled.
 import type { Counts, Job, Transfer } from '../api/transfers.js';
@@ -6,9 +6,7 @@ import type { Context } from './context.js';
 import { CliError, EXIT } from './exit.js';
 import { duration, size } from './format.js';
 
-const END = new Set(['complete', 'failed', 'partial', 'canceled']);
-
-/** What one poll shows, in numbers both kinds share. */
+/** What one state shows, in numbers both kinds share. */
 interface Progress {
   status: string;
   done: number;
@@ -57,7 +55,7 @@ function plainLine(p: Progress): string {
   return `${p.status}: ${counted}${p.failed > 0 ? `, ${p.failed} failed` : ''}`;
 }
 
-/** The bar a terminal shows while a watch polls; exported to test its wording. */
+/** The bar a terminal shows while a watch follows; exported to test its wording. */
 export function barLine(p: Progress, bytesPerSecond: number, etaSeconds: number, width: number): string {
   // Complete is whole, whatever the counts say (docs/api.md, "Sync": a complete job is 100 %).
   const fraction = p.status === 'complete' ? 1 : p.total ? Math.min(1, p.done / p.total) : 0;
@@ -70,27 +68,29 @@ export function barLine(p: Progress, bytesPerSecond: number, etaSeconds: number,
 }
 
 export interface WatchOptions {
-  /** Milliseconds between polls. */
-  intervalMs: number;
   /** Draw a bar (a terminal) or print plain lines. */
   tty: boolean;
   /** What to do next when the work did not complete, added to the error. */
   hint?: string;
 }
 
-/** Polls until the work ends; prints progress on stderr and the final state with `show`. */
+/**
+ * Shows each state of `states` (src/cli/follow.ts) until the work ends: progress on stderr, then the
+ * final state with `show`, which it answers when the work completed.
+ */
 export async function watch<T extends { status: string; error?: string }>(
   ctx: Context,
-  fetchState: () => Promise<T>,
+  states: AsyncIterable<T>,
   progress: (state: T) => Progress,
   show: (state: T) => string,
   options: WatchOptions,
-): Promise<void> {
+): Promise<T> {
   const started = Date.now();
   let first: Progress | undefined;
   let lastPlain = '';
-  let state = await fetchState();
-  for (;;) {
+  let final: T | undefined;
+  for await (const state of states) {
+    final = state;
     const p = progress(state);
     first ??= p;
     if (options.tty) {
@@ -105,17 +105,18 @@ export async function watch<T extends { status: string; error?: string }>(
       if (line !== lastPlain) process.stderr.write(`${line}\n`);
       lastPlain = line;
     }
-    if (END.has(state.status)) break;
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
-    state = await fetchState();
   }
+  // follow answers one state at least, or throws.
+  if (final === undefined) throw new CliError('the server answered no state', EXIT.failure);
+  const last = final;
   if (options.tty) process.stderr.write('\n');
-  ctx.print(state, () => show(state));
-  if (state.status !== 'complete') {
-    const why = state.error ? `: ${state.error}` : '';
+  ctx.print(last, () => show(last));
+  if (last.status !== 'complete') {
+    const why = last.error ? `: ${last.error}` : '';
     throw new CliError(
-      `ended ${state.status}${why}${options.hint ? `; ${options.hint}` : ''}`,
+      `ended ${last.status}${why}${options.hint ? `; ${options.hint}` : ''}`,
       EXIT.workFailed,
     );
   }
+  return last;
 }

@@ -9,9 +9,10 @@ import type { Kysely, Transaction } from 'kysely';
 import { type ApiKey, type CreatedApiKey, SCOPES, type Scope } from '../api/keys.js';
 import { type Clock, toRfc3339 } from '../clock.js';
 import type { ApiKeyRow, Database } from '../db/schema.js';
+import { workspaceRow } from '../db/workspace-row.js';
 import { keyLocations, keyScopes } from '../durable/records.js';
 import { FerryError, invalid, notFound } from '../errors.js';
-import { isUuid, newId } from '../ids.js';
+import { newId } from '../ids.js';
 import { type AuditContext, type AuditEntry, record } from './audit/audit.js';
 import type { AuthCache, CachedKey } from './auth-cache.js';
 import { type Caller, mayAddress } from './caller.js';
@@ -213,14 +214,7 @@ export class ApiKeys {
 
   /** A key the caller may see (the operator's door passes the workspace's caller). */
   private async find(caller: Caller, id: string): Promise<ApiKeyRow> {
-    const row = isUuid(id)
-      ? await this.db
-          .selectFrom('api_keys')
-          .selectAll()
-          .where('id', '=', id)
-          .where('workspace_id', '=', caller.workspaceId)
-          .executeTakeFirst()
-      : undefined;
+    const row = await workspaceRow(this.db, 'api_keys', caller.workspaceId, id);
     if (!row || !manages(caller, limitsOf(row))) throw notFound(`API key ${id} was not found`);
     return row;
   }

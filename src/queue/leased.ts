@@ -5,7 +5,13 @@
 // lifecycle tables of moves (src/engine/lifecycle/, src/domain/sends/lifecycle.ts) take their lease moves
 // from them (moves.ts, leaseMoves). No file outside src/queue writes a lease column
 // (test/layering/layering.test.ts).
-import type { ObjectStatus, SendStatus, TransferStatus, WebhookMessageStatus } from '../states.js';
+import {
+  JOB_ACTIVE,
+  type ObjectStatus,
+  type SendStatus,
+  type TransferStatus,
+  type WebhookMessageStatus,
+} from '../states.js';
 
 /** What becomes of a row whose lease ran out (its holder died, froze or stalled past it). */
 export type Expiry<S extends string = string> =
@@ -103,7 +109,7 @@ export const JOBS = {
   table: 'jobs',
   keys: ['id'],
   ...LEASE,
-  held: ['planning', 'running'],
+  held: JOB_ACTIVE,
   attempts: 'planning_attempts',
   expired: { by: 'claim' },
   heldOff: true,

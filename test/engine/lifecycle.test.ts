@@ -13,6 +13,14 @@ import { JOB_MOVES } from '../../src/engine/lifecycle/jobs.js';
 import { OBJECT_MOVES } from '../../src/engine/lifecycle/objects.js';
 import { TRANSFER_MOVES } from '../../src/engine/lifecycle/transfers.js';
 import type { Move } from '../../src/queue/moves.js';
+import {
+  hasFinished,
+  JOB_ACTIVE,
+  JOB_FINISHED,
+  JOB_STATES,
+  TRANSFER_FINISHED,
+  TRANSFER_STATES,
+} from '../../src/states.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const doc = readFileSync(join(root, 'docs/engine.md'), 'utf8');
@@ -72,6 +80,35 @@ describe('docs/engine.md draws the moves the lifecycle modules have', () => {
       assert.deepEqual(edges, expected);
     });
   }
+});
+
+/** The states no move leaves but a retry, which starts the work again: those it ends in. */
+function endStates(states: readonly string[], moves: Record<string, Move<string>>): string[] {
+  return states.filter((state) =>
+    Object.entries(moves).every(([name, move]) => name === 'retry' || !move.from.includes(state)),
+  );
+}
+
+describe('src/states.ts says which states a job or transfer ends in, as the moves have them', () => {
+  test('JOB_FINISHED: the states no move but retry leaves; JOB_ACTIVE: the rest', () => {
+    assert.deepEqual([...JOB_FINISHED], endStates(JOB_STATES, JOB_MOVES));
+    assert.deepEqual(
+      [...JOB_ACTIVE],
+      JOB_STATES.filter((s) => !endStates(JOB_STATES, JOB_MOVES).includes(s)),
+    );
+  });
+
+  test('TRANSFER_FINISHED: the states no move but retry leaves', () => {
+    assert.deepEqual([...TRANSFER_FINISHED], endStates(TRANSFER_STATES, TRANSFER_MOVES));
+  });
+
+  test('hasFinished answers by kind: a job that is partial has, a transfer that is queued has not', () => {
+    assert.equal(hasFinished('job', 'partial'), true);
+    assert.equal(hasFinished('job', 'running'), false);
+    assert.equal(hasFinished('transfer', 'failed'), true);
+    assert.equal(hasFinished('transfer', 'queued'), false);
+    assert.equal(hasFinished('transfer', 'partial'), false, 'no transfer state');
+  });
 });
 
 describe('only src/engine/lifecycle/ writes transfers, jobs and job objects', () => {

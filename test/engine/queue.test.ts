@@ -13,7 +13,6 @@ import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import { WORKER_LEASES } from '../../src/engine/lifecycle/leases.js';
 import * as objectLifecycle from '../../src/engine/lifecycle/objects.js';
 import { keyHash } from '../../src/engine/lifecycle/objects.js';
-import * as transfers from '../../src/engine/lifecycle/transfers.js';
 import { PLAN_BATCH, planJob } from '../../src/engine/planner.js';
 import { type EngineContext, runObject } from '../../src/engine/run-object.js';
 import type { StoreCache } from '../../src/engine/store-cache.js';

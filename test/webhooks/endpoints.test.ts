@@ -117,6 +117,40 @@ await eachDatabase('webhook endpoints', (database) => {
     assert.match(cursor.json().message, /cursor is not valid/);
   });
 
+  test('deliveries page by next_cursor newest first, attempts at one time by id, none twice or missed', async () => {
+    const call = await newWorkspace(t);
+    const id = (await create(call, { url: URL, events: ['job.complete'] })).json().id as string;
+    // Five attempts, three of them in one millisecond: ties are ordered by id.
+    const times = [5000, 7000, 7000, 7000, 9000];
+    const rows = times.map((at, i) => ({
+      id: `00000000-0000-4000-8000-00000000000${i}`,
+      webhook_id: id,
+      event_id: `00000000-0000-4000-8000-0000000000e${i}`,
+      type: 'job.complete',
+      attempt: 1,
+      status_code: 200,
+      error: null,
+      duration_ms: 3,
+      created_at: at,
+    }));
+    await t.services.db.kysely.insertInto('webhook_attempts').values(rows).execute();
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 5; page++) {
+      const res = await call({
+        method: 'GET',
+        url: `/v1/webhooks/${id}/deliveries?limit=2${cursor === undefined ? '' : `&cursor=${cursor}`}`,
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json() as { deliveries: { id: string }[]; next_cursor?: string };
+      seen.push(...body.deliveries.map((d) => d.id));
+      cursor = body.next_cursor;
+      if (cursor === undefined) break;
+    }
+    const expected = [4, 1, 2, 3, 0].map((i) => rows[i]?.id);
+    assert.deepEqual(seen, expected);
+  });
+
   test(`a workspace may have ${WEBHOOKS_PER_WORKSPACE} endpoints; the next is 409`, async () => {
     const call = await newWorkspace(t);
     for (let i = 0; i < WEBHOOKS_PER_WORKSPACE; i++) {

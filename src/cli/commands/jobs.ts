@@ -8,6 +8,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Counts, Failures, Job, Transfer } from '../../api/transfers.js';
 import { givenFromTo, givenText } from '../../display.js';
 import { type Cli, type Context, contextFor } from '../context.js';
+import { follow } from '../follow.js';
 import { fields, size, table, time } from '../format.js';
 import { doneOf, jobProgress, transferProgress, watch } from '../watch.js';
 
@@ -99,7 +100,11 @@ const pageOptions = {
 } as const;
 
 const watchOptions = {
-  interval: { type: 'number', default: 1, describe: 'seconds between polls' },
+  interval: {
+    type: 'number',
+    default: 1,
+    describe: 'seconds between polls when the server has no event stream free',
+  },
 } as const;
 
 function query(argv: { limit: number; cursor?: string | undefined }): string {
@@ -208,27 +213,18 @@ export function showTransfer(t: Transfer): string {
   ]);
 }
 
-export function watchJob(ctx: Context, id: string, intervalSeconds: number): Promise<void> {
-  const api = ctx.api();
-  return watch(ctx, () => api.get<Job>(`/v1/jobs/${encodeURIComponent(id)}`), jobProgress, showJob, {
-    intervalMs: intervalSeconds * 1000,
-    tty: process.stderr.isTTY === true,
-    hint: `ferry jobs show ${id} lists the failures; ferry jobs retry ${id} tries them again`,
-  });
+/** What to do next about a job that did not complete. */
+export const jobHint = (id: string) =>
+  `ferry jobs show ${id} lists the failures; ferry jobs retry ${id} tries them again`;
+
+export async function watchJob(ctx: Context, id: string, intervalSeconds: number): Promise<void> {
+  const states = follow<Job>(ctx.api(), 'job', id, intervalSeconds * 1000);
+  await watch(ctx, states, jobProgress, showJob, { tty: process.stderr.isTTY === true, hint: jobHint(id) });
 }
 
-export function watchTransfer(ctx: Context, id: string, intervalSeconds: number): Promise<void> {
-  const api = ctx.api();
-  return watch(
-    ctx,
-    () => api.get<Transfer>(`/v1/transfers/${encodeURIComponent(id)}`),
-    transferProgress,
-    showTransfer,
-    {
-      intervalMs: intervalSeconds * 1000,
-      tty: process.stderr.isTTY === true,
-    },
-  );
+export async function watchTransfer(ctx: Context, id: string, intervalSeconds: number): Promise<void> {
+  const states = follow<Transfer>(ctx.api(), 'transfer', id, intervalSeconds * 1000);
+  await watch(ctx, states, transferProgress, showTransfer, { tty: process.stderr.isTTY === true });
 }
 
 export function jobCommands(cli: Cli): Cli {

@@ -8,10 +8,11 @@ import type { Job } from '../../api/transfers.js';
 import { VERIFY_MODES } from '../../states.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { CliError, EXIT } from '../exit.js';
+import { follow } from '../follow.js';
 import { count, table } from '../format.js';
 import { colonForm } from '../targets.js';
 import { jobProgress, watch } from '../watch.js';
-import { showJob } from './jobs.js';
+import { jobHint, showJob } from './jobs.js';
 import { filterOf, filterOptions } from './sync.js';
 
 /** The objects a verify found not equal that are printed after it; the report has every one. */
@@ -94,23 +95,12 @@ export function verifyCommand(cli: Cli): Cli {
           () => `verify job ${id} ${accepted.status}\nferry jobs watch ${id} follows it`,
         );
       }
-      const api = ctx.api();
-      let last: Job | undefined;
-      await watch(
-        ctx,
-        async () => {
-          last = await api.get<Job>(`/v1/jobs/${encodeURIComponent(id)}`);
-          return last;
-        },
-        jobProgress,
-        (j) => showJob(j),
-        {
-          intervalMs: 1000,
-          tty: process.stderr.isTTY === true,
-          hint: `ferry jobs show ${id} lists the failures; ferry jobs retry ${id} tries them again`,
-        },
-      );
-      const n = last === undefined ? 0 : differences(last);
+      const states = follow<Job>(ctx.api(), 'job', id, 1000);
+      const last = await watch(ctx, states, jobProgress, (j) => showJob(j), {
+        tty: process.stderr.isTTY === true,
+        hint: jobHint(id),
+      });
+      const n = differences(last);
       if (n === 0) return;
       if (!ctx.json) {
         const found = await firstDifferences(ctx, id, SHOWN);

@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import type { Transfer } from '../../api/transfers.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit.js';
+import { ended, follow } from '../follow.js';
 import { count, duration, size, table } from '../format.js';
 import { isLocalPath, parsePlace } from '../targets.js';
 import { download, upload } from './files.js';
@@ -149,12 +150,7 @@ async function removeRemote(ctx: Context, done: Task[], failures: Failure[]): Pr
         path: paths.length === 1 ? paths[0] : paths,
         literal: true,
       });
-      let state = await api.get<Transfer>(`/v1/transfers/${encodeURIComponent(accepted.id)}`);
-      for (let wait = 50; !['complete', 'failed', 'partial', 'canceled'].includes(state.status); ) {
-        await new Promise((r) => setTimeout(r, wait));
-        wait = Math.min(1000, wait * 2);
-        state = await api.get<Transfer>(`/v1/transfers/${encodeURIComponent(accepted.id)}`);
-      }
+      const state = await ended(follow<Transfer>(api, 'transfer', accepted.id, 1000));
       if (state.status !== 'complete') throw new CliError(state.error ?? state.status, EXIT.workFailed);
       removed += batch.length;
     } catch (err) {

@@ -1,12 +1,8 @@
-// Reading the audit log (docs/api.md, "Audit log"): a workspace's events newest first (at, then id,
-// both descending), filtered by action, key and time, paged by the cursor every list uses (its last
-// event's time and id). key_name is the key's name now, not when it acted.
-import { sql } from 'kysely';
 import type { AuditEvent } from '../../api/audit.js';
 import { ACTIONS, type AuditAction } from '../../api/audit.js';
 import { parseRfc3339, toRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { decodeCursor, encodeCursor, type Page } from '../../db/paging.js';
+import { afterCursor, encodeCursor, type Page, pageOf } from '../../db/paging.js';
 import { invalid } from '../../errors.js';
 import { isUuid } from '../../ids.js';
 
@@ -36,7 +32,6 @@ export async function listAudit(
   if (filter.keyId !== undefined && !isUuid(filter.keyId)) throw invalid('key_id must be an API key id');
   const after = filter.after === undefined ? undefined : parseRfc3339(filter.after, 'after');
   const before = filter.before === undefined ? undefined : parseRfc3339(filter.before, 'before');
-  const from = cursor === undefined ? undefined : decodeCursor(cursor);
   let query = db.kysely
     .selectFrom('audit_events as e')
     .leftJoin('api_keys as k', 'k.id', 'e.key_id')
@@ -56,20 +51,15 @@ export async function listAudit(
   if (filter.keyId !== undefined) query = query.where('e.key_id', '=', filter.keyId);
   if (after !== undefined) query = query.where('e.at', '>=', after);
   if (before !== undefined) query = query.where('e.at', '<', before);
-  if (from !== undefined) {
-    query = query.where(
-      sql<boolean>`(e.at < ${from.createdAt} or (e.at = ${from.createdAt} and e.id < ${from.id}))`,
-    );
-  }
   const rows = await query
+    .where(afterCursor(cursor, { time: 'e.at', id: 'e.id', ties: 'desc' }))
     .orderBy('e.at', 'desc')
     .orderBy('e.id', 'desc')
     .limit(limit + 1)
     .execute();
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
+  const page = pageOf(rows, limit, (last) => encodeCursor(Number(last.at), last.id));
   return {
-    items: page.map((row) => {
+    items: page.rows.map((row) => {
       const event: AuditEvent = {
         id: row.id,
         at: toRfc3339(Number(row.at)),
@@ -83,6 +73,6 @@ export async function listAudit(
       if (row.user_agent !== null) event.user_agent = row.user_agent;
       return event;
     }),
-    ...(rows.length > limit && last ? { next_cursor: encodeCursor(Number(last.at), last.id) } : {}),
+    ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
   };
 }

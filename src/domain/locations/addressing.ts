@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import { toRfc3339 } from '../../clock.js';
 import type { Database, LocationRow } from '../../db/schema.js';
+import { workspaceRow } from '../../db/workspace-row.js';
 import { FerryError, invalid, notFound } from '../../errors.js';
 import { isUuid } from '../../ids.js';
 import { atLocation, type Caller } from '../caller.js';
@@ -25,13 +26,7 @@ export async function resolveLocation(
   if (id === undefined && name === undefined) throw invalid('send the location name or id');
   if (id !== undefined) {
     if (!isUuid(id)) throw invalid('id must be a UUID');
-    const row = await db
-      .selectFrom('locations')
-      .selectAll()
-      .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
-      .where(atLocation(caller, 'id'))
-      .executeTakeFirst();
+    const row = await workspaceRow(db, 'locations', workspaceId, id, atLocation(caller, 'id'));
     if (!row) throw notFound(`location ${id} was not found`);
     if (name !== undefined && row.label !== name) {
       throw notFound(`no location named "${name}" has the id ${id}`);

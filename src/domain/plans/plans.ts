@@ -13,6 +13,7 @@
 import { MANIFEST_MAX_KEYS } from '../../api/copy.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
+import { decodeSeqCursor, encodeSeqCursor, pageOf } from '../../db/paging.js';
 import type { LocationRow, PlanRow } from '../../db/schema.js';
 import * as durable from '../../durable/work.js';
 import * as jobs from '../../engine/lifecycle/jobs.js';
@@ -22,7 +23,7 @@ import { listedKeys, type OpenStore, specObjects } from '../../engine/planner.js
 import type { JobOptions, ObjectRef } from '../../engine/specs.js';
 import { syncObjects } from '../../engine/sync-plan.js';
 import { conflict, gone, invalid, isFerryError, notFound } from '../../errors.js';
-import { isUuid, newId } from '../../ids.js';
+import { newId } from '../../ids.js';
 import { compileFilter, type FilterInput } from '../../objects/filter.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import { type Caller, withinLocations } from '../caller.js';
@@ -281,9 +282,7 @@ export class Plans {
   }
 
   private async find(caller: Caller, id: string): Promise<PlanRow> {
-    const row = isUuid(id)
-      ? await plans.find(this.db.kysely, caller.workspaceId, id, withinLocations(caller))
-      : undefined;
+    const row = await plans.find(this.db.kysely, caller.workspaceId, id, withinLocations(caller));
     if (!row) throw notFound(`plan ${id} was not found`);
     return row;
   }
@@ -294,9 +293,7 @@ export class Plans {
    * needs of the key (docs/api.md, "Scopes").
    */
   async runOf(caller: Caller, id: string): Promise<{ kind: string; deletes: boolean } | undefined> {
-    const row = isUuid(id)
-      ? await plans.find(this.db.kysely, caller.workspaceId, id, withinLocations(caller))
-      : undefined;
+    const row = await plans.find(this.db.kysely, caller.workspaceId, id, withinLocations(caller));
     if (row === undefined) return undefined;
     const request = durable.planRequest.decode(row.request, row.id);
     return { kind: row.kind, deletes: request.kind === 'sync' && request.options.delete === true };
@@ -305,14 +302,8 @@ export class Plans {
   /** The plan with a page of its entries: what changes first, then what is skipped, in listing order. */
   async get(caller: Caller, id: string, limit: number, cursor?: string): Promise<PlanView> {
     const row = await this.find(caller, id);
-    let after = -1;
-    if (cursor !== undefined) {
-      after = Number(Buffer.from(cursor, 'base64url').toString('utf8'));
-      if (!Number.isInteger(after) || after < 0) throw invalid('cursor is not valid');
-    }
-    const rows = await plans.entries(this.db.kysely, row.id, after, limit + 1);
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
+    const rows = await plans.entries(this.db.kysely, row.id, decodeSeqCursor(cursor), limit + 1);
+    const page = pageOf(rows, limit, (last) => encodeSeqCursor(last.seq));
     const labels = await this.labels(caller);
     return {
       plan_id: row.id,
@@ -324,10 +315,8 @@ export class Plans {
       ...(row.ran_at === null ? {} : { ran_at: new Date(row.ran_at).toISOString() }),
       ...(row.job_id === null || row.transfer_id !== null ? {} : { job_id: row.job_id }),
       ...(row.transfer_id === null ? {} : { transfer_id: row.transfer_id }),
-      entries: await Promise.all(page.map((e) => entryView(row.id, e, labels))),
-      ...(rows.length > limit && last
-        ? { next_cursor: Buffer.from(String(last.seq), 'utf8').toString('base64url') }
-        : {}),
+      entries: await Promise.all(page.rows.map((e) => entryView(row.id, e, labels))),
+      ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
     };
   }
 

@@ -12,13 +12,13 @@ import type { Db } from '../../db/database.js';
 import type { ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
 import { DurableJsonError } from '../../durable/codec.js';
 import { scheduleCallerLocations } from '../../durable/records.js';
-import { ACTIVE } from '../../engine/lifecycle/jobs.js';
 import { type FerryError, isFerryError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Logger } from '../../log.js';
 import { skipLocked } from '../../queue/claim.js';
 import { SCHEDULES } from '../../queue/leased.js';
 import { claimLeased, leaseFree, unleased } from '../../queue/leases.js';
+import { JOB_ACTIVE } from '../../states.js';
 import type { AuditContext } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
 import { actionOf, type ScheduleActions } from './actions.js';
@@ -164,7 +164,7 @@ export class ScheduleRunner {
       .selectFrom('jobs')
       .select('id')
       .where('schedule_id', '=', row.id)
-      .where('status', 'in', ACTIVE)
+      .where('status', 'in', JOB_ACTIVE)
       .limit(1)
       .executeTakeFirst();
     if (previous !== undefined) {

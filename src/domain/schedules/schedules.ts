@@ -9,10 +9,11 @@ import { type CountColumns, countsOf } from '../../api/views.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, JobRow, ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
+import { workspaceRow } from '../../db/workspace-row.js';
 import { scheduleAction, scheduleCallerLocations } from '../../durable/records.js';
 import { locationIds } from '../../engine/specs.js';
 import { conflict, isFerryError, notFound } from '../../errors.js';
-import { isUuid, newId } from '../../ids.js';
+import { newId } from '../../ids.js';
 import { SCHEDULES } from '../../queue/leased.js';
 import { unleased } from '../../queue/leases.js';
 import { type AuditContext, record } from '../audit/audit.js';
@@ -116,15 +117,7 @@ export class Schedules {
   }
 
   async #find(caller: Caller, id: string): Promise<ScheduleRow> {
-    const row = isUuid(id)
-      ? await this.db
-          .selectFrom('schedules')
-          .selectAll()
-          .where('id', '=', id)
-          .where('workspace_id', '=', caller.workspaceId)
-          .where(withinLocations(caller))
-          .executeTakeFirst()
-      : undefined;
+    const row = await workspaceRow(this.db, 'schedules', caller.workspaceId, id, withinLocations(caller));
     if (!row) throw notFound(`schedule ${id} was not found`);
     return row;
   }

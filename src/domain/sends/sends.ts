@@ -11,9 +11,10 @@ import { type Clock, parseRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, SendRow } from '../../db/schema.js';
+import { workspaceRow } from '../../db/workspace-row.js';
 import { type Recipients, sendRecipients } from '../../durable/records.js';
 import { conflict, FerryError, invalid, notFound } from '../../errors.js';
-import { isUuid, newId } from '../../ids.js';
+import { newId } from '../../ids.js';
 import { SENDS } from '../../queue/leased.js';
 import { unleased } from '../../queue/leases.js';
 import { type AuditContext, record } from '../audit/audit.js';
@@ -275,14 +276,7 @@ export class Sends {
   }
 
   private async row(caller: Caller, id: string): Promise<SendRow> {
-    if (!isUuid(id)) throw notFound(`send ${id} not found`);
-    const row = await this.db.kysely
-      .selectFrom('sends')
-      .selectAll()
-      .where('id', '=', id)
-      .where('workspace_id', '=', caller.workspaceId)
-      .where(atLocation(caller))
-      .executeTakeFirst();
+    const row = await workspaceRow(this.db.kysely, 'sends', caller.workspaceId, id, atLocation(caller));
     if (!row) throw notFound(`send ${id} not found`);
     return row;
   }

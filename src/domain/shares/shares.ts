@@ -14,8 +14,9 @@ import { PASSWORD_MAX } from '../../api/input.js';
 import type { CreatedShare, Share, ShareDownload } from '../../api/shares.js';
 import { type Clock, parseRfc3339, toRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { decodeCursor, encodeCursor, newestFirst, type Page } from '../../db/paging.js';
+import { afterCursor, encodeCursor, newestFirst, type Page, pageOf } from '../../db/paging.js';
 import type { Database, LocationRow, ShareRow } from '../../db/schema.js';
+import { workspaceRow } from '../../db/workspace-row.js';
 import { invalid, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../ids.js';
 import { expandSources, isPattern } from '../../objects/patterns.js';
@@ -353,31 +354,20 @@ export class Shares {
     limit: number,
     cursor: string | undefined,
   ): Promise<Page<ShareDownload>> {
-    if (!isUuid(id)) throw notFound(`share ${id} not found`);
-    const share = await this.db.kysely
-      .selectFrom('shares')
-      .select('id')
-      .where('id', '=', id)
-      .where('workspace_id', '=', caller.workspaceId)
-      .where(atLocation(caller))
-      .executeTakeFirst();
+    const share = await workspaceRow(this.db.kysely, 'shares', caller.workspaceId, id, atLocation(caller));
     if (!share) throw notFound(`share ${id} not found`);
-    const from = cursor === undefined ? undefined : decodeCursor(cursor);
-    let query = this.db.kysely.selectFrom('share_accesses').selectAll().where('share_id', '=', id);
-    if (from !== undefined) {
-      query = query.where(
-        sql<boolean>`(at < ${from.createdAt} or (at = ${from.createdAt} and id < ${from.id}))`,
-      );
-    }
-    const rows = await query
+    const rows = await this.db.kysely
+      .selectFrom('share_accesses')
+      .selectAll()
+      .where('share_id', '=', id)
+      .where(afterCursor(cursor, { time: 'at', id: 'id', ties: 'desc' }))
       .orderBy('at', 'desc')
       .orderBy('id', 'desc')
       .limit(limit + 1)
       .execute();
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
+    const page = pageOf(rows, limit, (last) => encodeCursor(Number(last.at), last.id));
     return {
-      items: page.map((r) => ({
+      items: page.rows.map((r) => ({
         at: toRfc3339(Number(r.at)),
         ip: r.ip,
         status: Number(r.status),
@@ -385,7 +375,7 @@ export class Shares {
         completed: Number(r.completed) === 1,
         ...(r.ended_at === null ? {} : { ended_at: toRfc3339(Number(r.ended_at)) }),
       })),
-      ...(rows.length > limit && last ? { next_cursor: encodeCursor(Number(last.at), last.id) } : {}),
+      ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
     };
   }
 

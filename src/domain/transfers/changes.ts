@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { Job, Transfer } from '../../api/transfers.js';
 import type { Database } from '../../db/schema.js';
+import { JOB_ACTIVE } from '../../states.js';
 import { atLocation, type Caller, withinLocations } from '../caller.js';
 import { type SendView, sendView } from '../sends/sends.js';
 import type { TransferViews } from './views.js';
@@ -36,7 +37,7 @@ export class ChangeReader {
       .where(withinLocations(caller))
       // A transfer's job shows as the transfer (its counts are on it).
       .where('transfer_id', 'is', null)
-      .where((eb) => eb.or([eb('updated_at', '>=', since), eb('status', 'in', ['planning', 'running'])]))
+      .where((eb) => eb.or([eb('updated_at', '>=', since), eb('status', 'in', JOB_ACTIVE)]))
       .orderBy('updated_at', 'desc')
       .limit(CHANGES_PER_READ)
       .execute();

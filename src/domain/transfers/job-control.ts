@@ -13,15 +13,16 @@ import * as transfers from '../../engine/lifecycle/transfers.js';
 import { cannotComeBack } from '../../engine/undo.js';
 import { conflict, isFerryError } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { hasFinished, JOB_ACTIVE } from '../../states.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
 import type { TransferViews } from './views.js';
 
-/** The states a job ends in: only those can be undone. */
-const FINISHED = ['complete', 'partial', 'failed', 'canceled'] as const;
-
-/** The states of an undo that keep another undo of the same job from starting (jobs_one_undo). */
-const UNDO_HOLDS = ['planning', 'running'] as const;
+/**
+ * The states of an undo that keep another undo of the same job from starting: those of a job still at
+ * work, as the unique index jobs_one_undo has them (migration 2026-12-03-z-one-undo).
+ */
+const UNDO_HOLDS = JOB_ACTIVE;
 
 export class JobControl {
   constructor(
@@ -104,7 +105,7 @@ export class JobControl {
     audit: AuditContext,
   ): Promise<{ job_id: string; status: 'planning' }> {
     const job = await this.undoable(caller, id);
-    if (!(FINISHED as readonly string[]).includes(job.status)) {
+    if (!hasFinished('job', job.status)) {
       throw conflict(`job ${id} is ${job.status}; only a finished job can be undone`);
     }
     if (job.kind === 'undo') throw conflict(`job ${id} is an undo; it cannot be undone`);

@@ -5,11 +5,12 @@ import { type Kysely, sql } from 'kysely';
 import type { Failures, Job, Transfer } from '../../api/transfers.js';
 import { jobView, transferView } from '../../api/views.js';
 import { toRfc3339 } from '../../clock.js';
-import { newestFirst, type Page } from '../../db/paging.js';
+import { decodeSeqCursor, encodeSeqCursor, newestFirst, type Page, pageOf } from '../../db/paging.js';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
+import { workspaceRow } from '../../db/workspace-row.js';
 import * as objects from '../../engine/lifecycle/objects.js';
 import { EQUAL_PREFIX } from '../../engine/sync-plan.js';
-import { invalid, notFound } from '../../errors.js';
+import { notFound } from '../../errors.js';
 import { isUuid } from '../../ids.js';
 import { type Caller, withinLocations } from '../caller.js';
 
@@ -22,15 +23,7 @@ export class TransferViews {
 
   /** The row of a workspace's transfer: 404 when it is not one. */
   async findTransfer(caller: Caller, id: string): Promise<TransferRow> {
-    const row = isUuid(id)
-      ? await this.db
-          .selectFrom('transfers')
-          .selectAll()
-          .where('id', '=', id)
-          .where('workspace_id', '=', caller.workspaceId)
-          .where(withinLocations(caller))
-          .executeTakeFirst()
-      : undefined;
+    const row = await workspaceRow(this.db, 'transfers', caller.workspaceId, id, withinLocations(caller));
     if (!row) throw notFound(`transfer ${id} was not found`);
     return row;
   }
@@ -73,17 +66,9 @@ export class TransferViews {
   }
 
   async findJob(caller: Caller, id: string): Promise<JobRow> {
-    const row = isUuid(id)
-      ? await this.db
-          .selectFrom('jobs')
-          .selectAll()
-          .where('id', '=', id)
-          .where('workspace_id', '=', caller.workspaceId)
-          .where(withinLocations(caller))
-          // A transfer's job is the transfer's business (GET /v1/transfers/{id}).
-          .where('transfer_id', 'is', null)
-          .executeTakeFirst()
-      : undefined;
+    // A transfer's job is the transfer's business (GET /v1/transfers/{id}).
+    const notTransfers = sql<boolean>`transfer_id is null and ${withinLocations(caller)}`;
+    const row = await workspaceRow(this.db, 'jobs', caller.workspaceId, id, notTransfers);
     if (!row) throw notFound(`job ${id} was not found`);
     return row;
   }
@@ -139,16 +124,10 @@ export class TransferViews {
   }
 
   private async failuresOf(jobId: string, limit: number, cursor?: string): Promise<Failures> {
-    const job = { id: jobId };
-    let after = -1;
-    if (cursor !== undefined) {
-      after = Number(Buffer.from(cursor, 'base64url').toString('utf8'));
-      if (!Number.isInteger(after) || after < 0) throw invalid('cursor is not valid');
-    }
     const rows = await this.db
       .selectFrom('job_objects')
       .select(['seq', 'key', 'status', 'error', 'attempts', 'last_attempt_at'])
-      .where('job_id', '=', job.id)
+      .where('job_id', '=', jobId)
       // With the failed ones, the objects left alone with a reason (a plan's run, docs/api.md "Plans"; a
       // sync's deletion not done): not a sync's objects skipped as equal, which were what was asked.
       .where((eb) =>
@@ -161,23 +140,20 @@ export class TransferViews {
           ]),
         ]),
       )
-      .where('seq', '>', after)
+      .where('seq', '>', decodeSeqCursor(cursor))
       .orderBy('seq', 'asc')
       .limit(limit + 1)
       .execute();
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
+    const page = pageOf(rows, limit, (last) => encodeSeqCursor(last.seq));
     return {
-      failures: page.map((r) => ({
+      failures: page.rows.map((r) => ({
         key: r.key,
         error: r.error ?? 'unknown error',
         attempts: r.attempts,
         ...(r.last_attempt_at === null ? {} : { last_attempt_at: toRfc3339(r.last_attempt_at) }),
         ...(r.status === 'skipped' ? { outcome: 'skipped' as const } : {}),
       })),
-      ...(rows.length > limit && last
-        ? { next_cursor: Buffer.from(String(last.seq), 'utf8').toString('base64url') }
-        : {}),
+      ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
     };
   }
 }

@@ -7,9 +7,11 @@ import type { Kysely, Transaction } from 'kysely';
 import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from '../../api/events.js';
 import { type Clock, toRfc3339 } from '../../clock.js';
 import type { Keyring } from '../../crypto/envelope.js';
+import { afterCursor, encodeCursor, pageOf } from '../../db/paging.js';
 import type { Database, WebhookAttemptRow, WebhookRow } from '../../db/schema.js';
+import { workspaceRow } from '../../db/workspace-row.js';
 import { FerryError, invalid, notFound } from '../../errors.js';
-import { isUuid, newId } from '../../ids.js';
+import { newId } from '../../ids.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost } from '../../objects/fetch-url.js';
 import type { Secret } from '../../secret.js';
@@ -95,20 +97,6 @@ function checkEvents(events: readonly string[]): WebhookEvent[] {
   return [...new Set(events as WebhookEvent[])];
 }
 
-/** The cursor of the deliveries log (newest first): the last item's time and id. */
-function encodeCursor(row: WebhookAttemptRow): string {
-  return Buffer.from(`${row.created_at}:${row.id}`, 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): { at: number; id: string } {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const colon = text.indexOf(':');
-  const at = Number(text.slice(0, colon));
-  const id = text.slice(colon + 1);
-  if (colon < 1 || !Number.isInteger(at) || !isUuid(id)) throw invalid('cursor is not valid');
-  return { at, id };
-}
-
 export class Webhooks {
   constructor(
     private readonly db: Kysely<Database>,
@@ -189,14 +177,7 @@ export class Webhooks {
   }
 
   async #find(workspaceId: string, id: string): Promise<WebhookRow> {
-    const row = isUuid(id)
-      ? await this.db
-          .selectFrom('webhooks')
-          .selectAll()
-          .where('id', '=', id)
-          .where('workspace_id', '=', workspaceId)
-          .executeTakeFirst()
-      : undefined;
+    const row = await workspaceRow(this.db, 'webhooks', workspaceId, id);
     if (!row) throw notFound(`webhook ${id} was not found`);
     return row;
   }
@@ -264,28 +245,19 @@ export class Webhooks {
     cursor: string | undefined,
   ): Promise<{ deliveries: DeliveryView[]; next_cursor?: string }> {
     const row = await this.#find(workspaceId, id);
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
     const rows = await this.db
       .selectFrom('webhook_attempts')
       .selectAll()
       .where('webhook_id', '=', row.id)
-      .$if(after !== undefined, (qb) =>
-        qb.where((eb) =>
-          eb.or([
-            eb('created_at', '<', after?.at ?? 0),
-            eb.and([eb('created_at', '=', after?.at ?? 0), eb('id', '>', after?.id ?? '')]),
-          ]),
-        ),
-      )
+      .where(afterCursor(cursor))
       .orderBy('created_at', 'desc')
       .orderBy('id', 'asc')
       .limit(limit + 1)
       .execute();
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
+    const page = pageOf(rows, limit, (last) => encodeCursor(last.created_at, last.id));
     return {
-      deliveries: page.map(deliveryView),
-      ...(rows.length > limit && last ? { next_cursor: encodeCursor(last) } : {}),
+      deliveries: page.rows.map(deliveryView),
+      ...(page.next_cursor === undefined ? {} : { next_cursor: page.next_cursor }),
     };
   }
 }

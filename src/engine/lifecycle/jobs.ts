@@ -15,7 +15,14 @@ import { JOBS } from '../../queue/leased.js';
 import { claimLeased, heldOff, leaseFree, unleased } from '../../queue/leases.js';
 import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
-import type { JobKind, JobStatus, Overwrite } from '../../states.js';
+import {
+  isFinishedJob,
+  JOB_ACTIVE,
+  JOB_FINISHED,
+  type JobKind,
+  type JobStatus,
+  type Overwrite,
+} from '../../states.js';
 import { destinationOf, locationIds, sourceOf } from '../specs.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';
@@ -32,9 +39,6 @@ export const JOB_MOVES = {
   cancel: { from: ['planning', 'running'], to: ['canceled'], by: 'the API' },
   retry: { from: ['partial', 'failed'], to: ['planning'], by: 'the API (its failed objects become pending)' },
 } as const satisfies Moves<JobStatus>;
-
-/** The states in which a job's objects are claimed. */
-export const ACTIVE: readonly JobStatus[] = JOB_MOVES.cancel.from;
 
 export interface NewJob {
   id: string;
@@ -205,7 +209,7 @@ export async function planningFailed(q: Queryable, owner: string, jobId: string,
  */
 async function ended(trx: Queryable, row: JobRow, now: number): Promise<void> {
   const status = row.status;
-  if (status === 'planning' || status === 'running') return;
+  if (!isFinishedJob(status)) return;
   if (row.transfer_id !== null) {
     const end = {
       failed: Number(row.objects_failed),
@@ -351,7 +355,7 @@ export async function active(q: Queryable): Promise<Array<{ id: string; workspac
   return q
     .selectFrom('jobs')
     .select(['id', 'workspace_id'])
-    .where('status', 'in', ACTIVE)
+    .where('status', 'in', JOB_ACTIVE)
     .orderBy('created_at')
     .execute();
 }
@@ -361,15 +365,12 @@ export async function nextPlanningDue(q: Queryable, now: number): Promise<number
   const row = await q
     .selectFrom('jobs')
     .select((eb) => eb.fn.min('lease_expires_at').as('next'))
-    .where('status', 'in', ACTIVE)
+    .where('status', 'in', JOB_ACTIVE)
     .where('lease_owner', 'is', null)
     .where('lease_expires_at', '>', now)
     .executeTakeFirst();
   return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
 }
-
-/** The states a job ends in: only these are pruned (docs/api.md, "Retention"). */
-export const FINISHED: readonly JobStatus[] = ['complete', 'partial', 'failed', 'canceled'];
 
 export interface PrunedJobs {
   jobs: number;
@@ -391,7 +392,7 @@ export async function prune(
 ): Promise<PrunedJobs> {
   const picked = await sql<{ id: string }>`
     select id from jobs
-    where status in (${sql.join(FINISHED)}) and finished_at < ${cutoff}
+    where status in (${sql.join(JOB_FINISHED)}) and finished_at < ${cutoff}
     order by finished_at
     limit ${limit}
     ${skipLocked(dialect)}`.execute(q);
@@ -420,7 +421,7 @@ export async function prune(
     await q
       .deleteFrom('jobs')
       .where('id', 'in', ids)
-      .where('status', 'in', FINISHED)
+      .where('status', 'in', JOB_FINISHED)
       .where('finished_at', '<', cutoff)
       .executeTakeFirst(),
   );

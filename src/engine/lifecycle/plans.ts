@@ -13,8 +13,10 @@
 
 import { type RawBuilder, sql } from 'kysely';
 import type { PlanRow } from '../../db/schema.js';
+import { workspaceRow } from '../../db/workspace-row.js';
 import { type PlanGiven, type PlanRequest, planCounts, planGiven, planRequest } from '../../durable/work.js';
 import { type Queryable, rowsChanged } from '../../queue/moves.js';
+import { JOB_ACTIVE } from '../../states.js';
 import { locationIds, specLocations } from '../specs.js';
 
 /** What a plan runs. */
@@ -142,14 +144,7 @@ export async function find(
   /** A further condition: the locations of the key asking (src/domain/caller.ts). */
   within: RawBuilder<boolean> = sql<boolean>`1 = 1`,
 ): Promise<PlanRow | undefined> {
-  return q
-    .selectFrom('plans')
-    .selectAll()
-    .where('id', '=', planId)
-    .where('workspace_id', '=', workspaceId)
-    .where(within)
-    .where('counts', 'is not', null)
-    .executeTakeFirst();
+  return workspaceRow(q, 'plans', workspaceId, planId, sql<boolean>`counts is not null and ${within}`);
 }
 
 export interface StoredEntry extends PlanEntry {
@@ -211,7 +206,7 @@ export async function prune(q: Queryable, now: number, limit: number): Promise<n
     select p.id from plans p
     where p.expires_at < ${now}
       and not exists (select 1 from jobs j where j.plan_id = p.id and j.planning_done = 0
-                      and j.status in ('planning', 'running'))
+                      and j.status in (${sql.join(JOB_ACTIVE)}))
     order by p.expires_at
     limit ${limit}`.execute(q);
   const ids = picked.rows.map((r) => r.id);

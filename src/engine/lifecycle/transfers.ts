@@ -24,7 +24,7 @@ import { claimLeased, unleased } from '../../queue/leases.js';
 import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
 import { emit } from '../../queue/outbox.js';
 import { deleteFinished } from '../../queue/prune.js';
-import type { TransferStatus } from '../../states.js';
+import { TRANSFER_FINISHED, type TransferStatus } from '../../states.js';
 import { afterCrash, provenAs, type Settlement } from '../outcome.js';
 import { locationIds, specLocations, type TransferSpec } from '../specs.js';
 
@@ -347,9 +347,6 @@ export async function dueByWorkspace(q: Queryable, now: number): Promise<Map<str
   return new Map(rows.map((r) => [r.workspace_id, Number(r.n)]));
 }
 
-/** The states a transfer ends in: only these are pruned (docs/api.md, "Retention"). */
-export const FINISHED: readonly TransferStatus[] = ['complete', 'failed'];
-
 /**
  * prune: up to `limit` transfers that finished before `cutoff` leave the table (docs/api.md,
  * "Retention"); call it again until it answers 0. A transfer that runs a job goes only once its job
@@ -359,7 +356,7 @@ export const FINISHED: readonly TransferStatus[] = ['complete', 'failed'];
 export async function prune(q: Queryable, cutoff: number, limit: number): Promise<number> {
   return deleteFinished(
     q,
-    { table: 'transfers', finished: FINISHED, endedAt: 'finished_at' },
+    { table: 'transfers', finished: TRANSFER_FINISHED, endedAt: 'finished_at' },
     cutoff,
     limit,
     sql`not exists (select 1 from jobs where jobs.transfer_id = transfers.id)`,

@@ -5,6 +5,7 @@
 // named by their labels (../labels.ts).
 import { useEffect, useState } from 'preact/hooks';
 import { givenFromTo } from '../../../src/display.js';
+import { hasFinished } from '../../../src/states.js';
 import { api } from '../api.js';
 import { getReport } from '../files.js';
 import { bytes, duration, time, visibleName } from '../format.js';
@@ -13,6 +14,7 @@ import type { Job, Live, Transfer } from '../live.js';
 import { can } from '../scopes.js';
 import { Alert, message, ProgressBar } from './common.js';
 import { ConfirmButton } from './confirm.js';
+import { Table } from './table.js';
 
 interface Failure {
   key: string;
@@ -114,25 +116,17 @@ function Failures({
   return (
     <div class="failures">
       <Alert error={error} />
-      <table>
-        <caption>Failed objects of this {what}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Key</th>
-            <th scope="col">Error</th>
-            <th scope="col">Attempts</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(failures ?? []).map((f) => (
-            <tr key={f.key}>
-              <th scope="row">{f.key}</th>
-              <td data-label="Error">{f.error}</td>
-              <td data-label="Attempts">{f.attempts}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        caption={`Failed objects of this ${what}`}
+        captionShown
+        columns={[
+          { name: 'Key', cell: (f) => f.key },
+          { name: 'Error', cell: (f) => f.error },
+          { name: 'Attempts', cell: (f) => f.attempts },
+        ]}
+        rows={failures ?? []}
+        rowKey={(f) => f.key}
+      />
       {retryable && can('transfer') && (
         <button type="button" onClick={retry}>
           Retry failed objects
@@ -154,12 +148,7 @@ const UNDO_QUESTION =
   'Undo this? What it created is removed and what it deleted or overwrote comes back from its backup; an object changed since is left alone.';
 
 const undoable = (job: Job) =>
-  job.kind !== 'undo' &&
-  job.backup_to !== undefined &&
-  (job.status === 'complete' ||
-    job.status === 'partial' ||
-    job.status === 'failed' ||
-    job.status === 'canceled');
+  job.kind !== 'undo' && job.backup_to !== undefined && hasFinished('job', job.status);
 
 function JobRow({ job, live }: { job: Job; live: Live }) {
   const [open, setOpen] = useState(false);
@@ -185,8 +174,7 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
       <div class="small">
         {countsWords(c)}
         {proofWords(job.kind, c)} · {bytes(job.bytes_done)} · {rate ? `${bytes(rate.bytesPerSecond)}/s` : '—'}{' '}
-        · ETA {job.status === 'running' || job.status === 'planning' ? eta : '—'} · started{' '}
-        {time(job.created_at)}
+        · ETA {hasFinished('job', job.status) ? '—' : eta} · started {time(job.created_at)}
       </div>
       {job.error && <p class="alert">{job.error}</p>}
       {c.failed > 0 && (
@@ -225,7 +213,7 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
           Undo
         </ConfirmButton>
       )}
-      {(job.status === 'running' || job.status === 'planning') && can('transfer') && (
+      {!hasFinished('job', job.status) && can('transfer') && (
         <ConfirmButton
           label={`Cancel ${name}`}
           question="Cancel this job? Objects already copied stay."
@@ -292,7 +280,7 @@ function TransferRow({ t, live, named }: { t: Transfer; live: Live; named: (text
       )}
       <Alert error={error} />
       {t.backup_to !== undefined &&
-        (t.status === 'complete' || t.status === 'failed') &&
+        hasFinished('transfer', t.status) &&
         can('remove') &&
         (t.kind === 'remove' || can('transfer')) && (
           <ConfirmButton

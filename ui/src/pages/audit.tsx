@@ -8,7 +8,8 @@ import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
 import { useLocationLabels } from '../labels.js';
 import { can, canWhole } from '../scopes.js';
-import { Alert, message, Needs, useLoad, WholeWorkspace } from './common.js';
+import { Alert, Needs, useLoad, WholeWorkspace } from './common.js';
+import { More, Table, usePages } from './table.js';
 
 interface AuditEvent {
   id: string;
@@ -69,37 +70,15 @@ function AuditLog() {
   const [keyId, setKeyId] = useState('');
   const actions = useLoad(auditActions, []);
   const keys = useLoad(() => api<ApiKey[]>('GET', '/v1/tokens'), []);
-  // The first page for the filters chosen, and the older pages Show more added under it: those are kept
-  // with the filters they were read for, so an answer for filters changed since is never shown.
-  const filters = `${action}\n${keyId}`;
-  const { data, error, loading, reload, setError } = useLoad(
-    () => api<AuditPage>('GET', query(action, keyId)),
+  // The first page for the filters chosen, and the older pages Show more added under it.
+  const pages = usePages(
+    async (cursor) => {
+      const page = await api<AuditPage>('GET', query(action, keyId, cursor));
+      return { items: page.events, next_cursor: page.next_cursor };
+    },
     [action, keyId],
   );
-  const [older, setOlder] = useState<{ for: string; events: AuditEvent[]; cursor?: string | undefined }>({
-    for: '',
-    events: [],
-  });
-  const mine = older.for === filters && data !== undefined;
-  const cursor = mine ? older.cursor : data?.next_cursor;
-  const [more, setMore] = useState(false);
-  const showMore = async () => {
-    if (!cursor) return;
-    setMore(true);
-    try {
-      const page = await api<AuditPage>('GET', query(action, keyId, cursor));
-      setOlder((o) => ({
-        for: filters,
-        events: [...(o.for === filters ? o.events : []), ...page.events],
-        cursor: page.next_cursor,
-      }));
-    } catch (err) {
-      setError(message(err));
-    } finally {
-      setMore(false);
-    }
-  };
-  const rows = [...(data?.events ?? []), ...(mine ? older.events : [])];
+  const { data, error, loading, reload, rows } = pages;
   const keyNames = new Map((keys.data ?? []).map((k) => [k.id, k.name]));
   /** The target in words: a key by its name, a location by its label (the id in the tooltip). */
   const target = (e: AuditEvent) =>
@@ -115,14 +94,7 @@ function AuditLog() {
       <form class="fields filters" onSubmit={(e) => e.preventDefault()}>
         <div class="field">
           <label for="audit-action">Action</label>
-          <select
-            id="audit-action"
-            value={action}
-            onChange={(e) => {
-              setOlder({ for: '', events: [] });
-              setAction(e.currentTarget.value);
-            }}
-          >
+          <select id="audit-action" value={action} onChange={(e) => setAction(e.currentTarget.value)}>
             <option value="">Any action</option>
             {(actions.data ?? []).map((a) => (
               <option key={a} value={a}>
@@ -133,14 +105,7 @@ function AuditLog() {
         </div>
         <div class="field">
           <label for="audit-key">Key</label>
-          <select
-            id="audit-key"
-            value={keyId}
-            onChange={(e) => {
-              setOlder({ for: '', events: [] });
-              setKeyId(e.currentTarget.value);
-            }}
-          >
+          <select id="audit-key" value={keyId} onChange={(e) => setKeyId(e.currentTarget.value)}>
             <option value="">Any key</option>
             {(keys.data ?? []).map((k) => (
               <option key={k.id} value={k.id}>
@@ -151,13 +116,7 @@ function AuditLog() {
           </select>
         </div>
         <div class="row">
-          <button
-            type="button"
-            onClick={() => {
-              setOlder({ for: '', events: [] });
-              reload();
-            }}
-          >
+          <button type="button" onClick={reload}>
             Reload
           </button>
         </div>
@@ -168,41 +127,23 @@ function AuditLog() {
         <p>{filtered ? 'No events match these filters.' : 'No events yet.'}</p>
       ) : null}
       {rows.length > 0 ? (
-        <table class="audit">
-          <caption class="sr-only">Audit events, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Action</th>
-              <th scope="col">Target</th>
-              <th scope="col">Status</th>
-              <th scope="col">Key</th>
-              <th scope="col">Address</th>
-              <th scope="col">User agent</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((e) => (
-              <tr key={e.id}>
-                <th scope="row">{time(e.at)}</th>
-                <td data-label="Action">{e.action}</td>
-                <td data-label="Target" title={e.target}>
-                  {target(e)}
-                </td>
-                <td data-label="Status">{e.status}</td>
-                <td data-label="Key">{e.key_name ?? e.key_id ?? '—'}</td>
-                <td data-label="Address">{e.ip}</td>
-                <td data-label="User agent">{e.user_agent ? visibleName(e.user_agent) : '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          caption="Audit events, newest first"
+          class="audit"
+          columns={[
+            { name: 'Time', cell: (e) => time(e.at) },
+            { name: 'Action', cell: (e) => e.action },
+            { name: 'Target', cell: target, title: (e) => e.target },
+            { name: 'Status', cell: (e) => e.status },
+            { name: 'Key', cell: (e) => e.key_name ?? e.key_id ?? '—' },
+            { name: 'Address', cell: (e) => e.ip },
+            { name: 'User agent', cell: (e) => (e.user_agent ? visibleName(e.user_agent) : '—') },
+          ]}
+          rows={rows}
+          rowKey={(e) => e.id}
+        />
       ) : null}
-      {cursor ? (
-        <button type="button" disabled={more} onClick={() => void showMore()}>
-          Show more
-        </button>
-      ) : null}
+      <More pages={pages}>Show more</More>
     </section>
   );
 }

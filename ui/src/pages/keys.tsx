@@ -6,6 +6,7 @@ import { api } from '../api.js';
 import { time } from '../format.js';
 import { can, keyInfo, limitedToLocations, SCOPE_WORDS, type Scope } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad } from './common.js';
+import { actions, Table } from './table.js';
 import type { Loc } from './transfer-fields.js';
 
 interface Key {
@@ -215,38 +216,30 @@ function KeyList() {
           </button>
         </Notice>
       )}
-      <table class="keys">
-        <caption class="sr-only">API keys of this workspace</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">State</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {(data ?? []).map((k) => (
-            <tr key={k.id}>
-              <th scope="row">{k.name}</th>
-              <td data-label="Scopes">
-                {(k.scopes ?? []).join(', ')}
-                {k.locations === undefined ? '' : `; at ${at(k.locations)} only`}
-              </td>
-              <td data-label="Created">{time(k.created_at)}</td>
-              <td data-label="Last used">{time(k.last_used_at)}</td>
-              <td data-label="State">
-                {k.revoked_at
-                  ? `revoked ${time(k.revoked_at)}`
-                  : k.expires_at
-                    ? `expires ${time(k.expires_at)}`
-                    : 'active'}
-              </td>
-              <td class="actions" data-label="">
+      <Table
+        caption="API keys of this workspace"
+        class="keys"
+        columns={[
+          { name: 'Name', cell: (k) => k.name },
+          {
+            name: 'Scopes',
+            cell: (k) =>
+              `${(k.scopes ?? []).join(', ')}${k.locations === undefined ? '' : `; at ${at(k.locations)} only`}`,
+          },
+          { name: 'Created', cell: (k) => time(k.created_at) },
+          { name: 'Last used', cell: (k) => time(k.last_used_at) },
+          {
+            name: 'State',
+            cell: (k) =>
+              k.revoked_at
+                ? `revoked ${time(k.revoked_at)}`
+                : k.expires_at
+                  ? `expires ${time(k.expires_at)}`
+                  : 'active',
+          },
+          actions<Key>(
+            (k) => (
+              <>
                 <button
                   type="button"
                   aria-label={`Rename ${k.name}`}
@@ -270,11 +263,14 @@ function KeyList() {
                     Revoke
                   </button>
                 )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              </>
+            ),
+            '',
+          ),
+        ]}
+        rows={data ?? []}
+        rowKey={(k) => k.id}
+      />
     </section>
   );
 }

@@ -13,6 +13,7 @@ import { can } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad } from './common.js';
 import { ConfirmButton } from './confirm.js';
 import { withLocations } from './sync.js';
+import { actions, Table } from './table.js';
 import {
   type ActionKind,
   EMPTY_TRANSFER,
@@ -303,34 +304,29 @@ export function ScheduleDetail({ id }: { id: string }) {
             </dd>
           </dl>
           <ScheduleActions s={s} onChanged={reload} onError={setError} onRun={setStarted} />
-          <table>
-            <caption>Recent runs</caption>
-            <thead>
-              <tr>
-                <th scope="col">Ran</th>
-                <th scope="col">Due</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Job</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((r) => {
-                const job = r.job_id ? s.jobs.get(r.job_id) : undefined;
-                const shown = scheduleRunText(r.outcome, job);
-                return (
-                  <tr key={`${r.due_at} ${r.ran_at}`}>
-                    <th scope="row">{time(r.ran_at)}</th>
-                    <td data-label="Due">{time(r.due_at)}</td>
-                    <td data-label="Outcome">
+          <Table
+            caption="Recent runs"
+            captionShown
+            columns={[
+              { name: 'Ran', cell: (r) => time(r.ran_at) },
+              { name: 'Due', cell: (r) => time(r.due_at) },
+              {
+                name: 'Outcome',
+                cell: (r) => {
+                  const shown = scheduleRunText(r.outcome, r.job_id ? s.jobs.get(r.job_id) : undefined);
+                  return (
+                    <>
                       <span class={`badge ${shown.tone}`}>{shown.words}</span>
                       {r.reason ? ` ${r.reason}` : ''}
-                    </td>
-                    <td data-label="Job">{jobLink(r.job_id)}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+                    </>
+                  );
+                },
+              },
+              { name: 'Job', cell: (r) => jobLink(r.job_id) },
+            ]}
+            rows={runs}
+            rowKey={(r) => `${r.due_at} ${r.ran_at}`}
+          />
           {runs.length === 0 && <p>No runs yet.</p>}
         </>
       )}
@@ -353,45 +349,40 @@ export function Schedules() {
       <Alert error={listed.error} />
       <Alert error={error} />
       {notice && <Notice>{notice}</Notice>}
-      <table>
-        <caption class="sr-only">The workspace's schedules</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name, from → to</th>
-            <th scope="col">Every</th>
-            <th scope="col">Time zone</th>
-            <th scope="col">Next run</th>
-            <th scope="col">Last run</th>
-            <th scope="col">Paused</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {(listed.data?.schedules ?? []).map((s) => (
-            <tr key={s.id}>
-              <th scope="row">
+      <Table
+        caption="The workspace's schedules"
+        columns={[
+          {
+            name: 'Name, from → to',
+            cell: (s) => (
+              <>
                 <a href={`#schedules/${s.id}`}>{visibleName(s.name)}</a>
                 <div class="small from-to">
                   {actionOf(s)} {fromTo(s, named).from} → {fromTo(s, named).to}
                   {deletes(s) ? `; ${deletes(s)}` : ''}
                 </div>
-              </th>
-              <td data-label="Every">{s.every}</td>
-              <td data-label="Time zone">{s.timezone}</td>
-              <td data-label="Next run">{s.paused ? '—' : timeIn(s.next_run_at, s.timezone)}</td>
-              <td data-label="Last run">
+              </>
+            ),
+          },
+          { name: 'Every', cell: (s) => s.every },
+          { name: 'Time zone', cell: (s) => s.timezone },
+          { name: 'Next run', cell: (s) => (s.paused ? '—' : timeIn(s.next_run_at, s.timezone)) },
+          {
+            name: 'Last run',
+            cell: (s) => (
+              <>
                 {s.last_run_at ? time(s.last_run_at) : '—'} {jobLink(s.last_job_id)}
-              </td>
-              <td data-label="Paused">{s.paused ? 'paused' : 'no'}</td>
-              <td data-label="Actions" class="actions">
-                <ScheduleActions s={s} onChanged={listed.reload} onError={setError} onRun={setNotice} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              </>
+            ),
+          },
+          { name: 'Paused', cell: (s) => (s.paused ? 'paused' : 'no') },
+          actions<Schedule>((s) => (
+            <ScheduleActions s={s} onChanged={listed.reload} onError={setError} onRun={setNotice} />
+          )),
+        ]}
+        rows={listed.data?.schedules ?? []}
+        rowKey={(s) => s.id}
+      />
       {listed.data && listed.data.schedules.length === 0 && <p>No schedules yet.</p>}
       <Alert error={locations.error} />
       {can('transfer') ? (

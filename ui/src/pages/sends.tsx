@@ -7,8 +7,9 @@ import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
 import type { Live, Send } from '../live.js';
 import { can } from '../scopes.js';
-import { Alert, message, Needs, Notice, useLoad } from './common.js';
+import { Alert, message, Needs, Notice } from './common.js';
 import { ConfirmButton } from './confirm.js';
+import { actions, More, Table, usePages } from './table.js';
 
 /** "a@x, b@y" as a list of addresses; empty text is no list. */
 const addresses = (text: string) =>
@@ -126,15 +127,13 @@ export function SendForm({ file, onSent }: { file?: string; onSent?: (s: Send) =
 }
 
 export function Sends({ live }: { live: Live }) {
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const listed = useLoad(
-    () =>
-      api<{ sends: Send[]; next_cursor?: string }>(
-        'GET',
-        `/v1/sends?limit=50${cursor ? `&cursor=${cursor}` : ''}`,
-      ),
-    [cursor],
-  );
+  const listed = usePages(async (cursor) => {
+    const page = await api<{ sends: Send[]; next_cursor?: string }>(
+      'GET',
+      `/v1/sends?limit=50${cursor ? `&cursor=${cursor}` : ''}`,
+    );
+    return { items: page.sends, next_cursor: page.next_cursor };
+  }, []);
   const [error, setError] = useState<string | undefined>(undefined);
   const [, setTick] = useState(0);
   const keep = (s: Send) => {
@@ -150,9 +149,10 @@ export function Sends({ live }: { live: Live }) {
       setError(message(err));
     }
   };
-  // The page's rows, each in its latest state: what the stream brought wins over what was listed
-  // (the stream's answers lack the file and recipients, which the list's keep).
-  const rows = listed.data?.sends.map((s) => ({ ...s, ...live.sends.get(s.id) })) ?? [];
+  // The rows, each in its latest state: what the stream brought wins over what was listed (the
+  // stream's answers lack the file and recipients, which the list's keep); a send the stream brought
+  // that no page lists yet comes first.
+  const rows = listed.rows.map((s) => ({ ...s, ...live.sends.get(s.id) }));
   const fresh = [...live.sends.values()].filter((s) => !rows.some((r) => r.id === s.id));
   return (
     <section aria-labelledby="h-sends">
@@ -169,59 +169,39 @@ export function Sends({ live }: { live: Live }) {
       )}
       <Alert error={error} />
       <Alert error={listed.error} />
-      <table>
-        <caption class="sr-only">The workspace's sends, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Id</th>
-            <th scope="col">Status</th>
-            <th scope="col">File</th>
-            <th scope="col">Recipients</th>
-            <th scope="col">Scheduled</th>
-            <th scope="col">Sent</th>
-            <th scope="col">Error</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {[...(cursor ? [] : fresh), ...rows].map((s) => (
-            <tr key={s.id}>
-              <th scope="row">{s.id}</th>
-              <td data-label="Status">
-                <span class={`badge ${s.status}`}>{s.status}</span>
-              </td>
-              <td data-label="File">{s.source === undefined ? '' : visibleName(s.source)}</td>
-              <td data-label="Recipients">{s.recipients ?? ''}</td>
-              <td data-label="Scheduled">{time(s.scheduled_at)}</td>
-              <td data-label="Sent">{time(s.sent_at)}</td>
-              <td data-label="Error">
-                {s.error ?? ''}
-                {s.refused?.length ? ` refused: ${s.refused.join(', ')}` : ''}
-              </td>
-              <td data-label="Actions" class="actions">
-                {(s.status === 'scheduled' || s.status === 'queued') && can('share') && (
-                  <ConfirmButton
-                    label={`Cancel send ${s.id}`}
-                    question="Cancel this send? Its mail will not go out."
-                    confirm={{ text: 'Yes, cancel send', label: `Yes, cancel send ${s.id}` }}
-                    keep={{ text: 'Keep send', label: `Keep send ${s.id}` }}
-                    onConfirm={() => void cancel(s)}
-                  >
-                    Cancel
-                  </ConfirmButton>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {listed.data?.next_cursor && (
-        <button type="button" onClick={() => setCursor(listed.data?.next_cursor)}>
-          Older sends
-        </button>
-      )}
+      <Table
+        caption="The workspace's sends, newest first"
+        columns={[
+          { name: 'Id', cell: (s) => s.id },
+          { name: 'Status', cell: (s) => <span class={`badge ${s.status}`}>{s.status}</span> },
+          { name: 'File', cell: (s) => (s.source === undefined ? '' : visibleName(s.source)) },
+          { name: 'Recipients', cell: (s) => s.recipients ?? '' },
+          { name: 'Scheduled', cell: (s) => time(s.scheduled_at) },
+          { name: 'Sent', cell: (s) => time(s.sent_at) },
+          {
+            name: 'Error',
+            cell: (s) => `${s.error ?? ''}${s.refused?.length ? ` refused: ${s.refused.join(', ')}` : ''}`,
+          },
+          actions<Send>(
+            (s) =>
+              (s.status === 'scheduled' || s.status === 'queued') &&
+              can('share') && (
+                <ConfirmButton
+                  label={`Cancel send ${s.id}`}
+                  question="Cancel this send? Its mail will not go out."
+                  confirm={{ text: 'Yes, cancel send', label: `Yes, cancel send ${s.id}` }}
+                  keep={{ text: 'Keep send', label: `Keep send ${s.id}` }}
+                  onConfirm={() => void cancel(s)}
+                >
+                  Cancel
+                </ConfirmButton>
+              ),
+          ),
+        ]}
+        rows={[...fresh, ...rows]}
+        rowKey={(s) => s.id}
+      />
+      <More pages={listed}>Older sends</More>
     </section>
   );
 }

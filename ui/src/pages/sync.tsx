@@ -1,12 +1,14 @@
 // The Sync page (docs/console.md, "Sync"): a sync's form (TransferFields), previewed as a plan that
 // binds (docs/api.md, "Plans") and run as it was shown, or run at once; the job's progress after.
 import { useEffect, useState } from 'preact/hooks';
+import { hasFinished } from '../../../src/states.js';
 import { api } from '../api.js';
 import { bytes, time, visibleName } from '../format.js';
 import type { Job, Live } from '../live.js';
 import { can } from '../scopes.js';
 import { Bar, countsWords, settled } from './activity.js';
 import { Alert, message, Needs, useLoad } from './common.js';
+import { More, Table, usePages } from './table.js';
 import {
   EMPTY_TRANSFER,
   type Loc,
@@ -25,8 +27,6 @@ export interface Plan {
   next_cursor?: string;
 }
 
-const ENDED = new Set(['complete', 'partial', 'failed', 'canceled']);
-
 /** The form's values with the first location where none was picked yet (the select shows it). */
 export function withLocations(v: TransferValues, locations: Loc[]): TransferValues {
   const first = locations[0]?.id ?? '';
@@ -42,7 +42,7 @@ export function JobProgress({ jobId, live }: { jobId: string; live: Live }) {
   const [error, setError] = useState<string | undefined>(undefined);
   const streamed = live.jobs.get(jobId);
   const job = streamed && (!polled || streamed.updated_at >= polled.updated_at) ? streamed : polled;
-  const ended = job !== undefined && ENDED.has(job.status);
+  const ended = job !== undefined && hasFinished('job', job.status);
   useEffect(() => {
     if (ended) return;
     let stop = false;
@@ -90,8 +90,17 @@ const entryAction = (e: PlanEntry) => String(e.action ?? e.op ?? e.outcome ?? ''
 
 /** A plan: its counts, its expiry, its entries page by page, and Run this plan. */
 export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) => void }) {
-  const [entries, setEntries] = useState(plan.entries);
-  const [cursor, setCursor] = useState(plan.next_cursor);
+  // The first page came with the plan; the next ones are read from it.
+  const pages = usePages(
+    async (cursor) => {
+      const page =
+        cursor === undefined
+          ? plan
+          : await api<Plan>('GET', `/v1/plans/${plan.plan_id}?cursor=${encodeURIComponent(cursor)}`);
+      return { items: page.entries, next_cursor: page.next_cursor };
+    },
+    [plan],
+  );
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
   const work = async (fn: () => Promise<void>) => {
@@ -106,15 +115,6 @@ export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) =
       setBusy(false);
     }
   };
-  const more = () =>
-    work(async () => {
-      const page = await api<Plan>(
-        'GET',
-        `/v1/plans/${plan.plan_id}?cursor=${encodeURIComponent(cursor ?? '')}`,
-      );
-      setEntries((list) => [...list, ...page.entries]);
-      setCursor(page.next_cursor);
-    });
   const run = () =>
     work(async () => {
       const r = await api<{ job_id: string }>('POST', `/v1/plans/${plan.plan_id}/run`);
@@ -137,34 +137,22 @@ export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) =
           </div>
         ))}
       </dl>
-      <table>
-        <caption>Objects in the plan</caption>
-        <thead>
-          <tr>
-            <th scope="col">Key</th>
-            <th scope="col">Action</th>
-            <th scope="col">Size</th>
-          </tr>
-        </thead>
-        <tbody>
-          {entries.map((e, i) => (
-            <tr key={`${entryKey(e)} ${i}`}>
-              <th scope="row">{visibleName(entryKey(e))}</th>
-              <td data-label="Action">{entryAction(e)}</td>
-              <td data-label="Size">{typeof e.size === 'number' ? bytes(e.size) : ''}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <Alert error={error} />
-      {cursor && (
-        <button type="button" disabled={busy} onClick={more}>
-          Show more
-        </button>
-      )}
+      <Table
+        caption="Objects in the plan"
+        captionShown
+        columns={[
+          { name: 'Key', cell: (e) => visibleName(entryKey(e)) },
+          { name: 'Action', cell: entryAction },
+          { name: 'Size', cell: (e) => (typeof e.size === 'number' ? bytes(e.size) : '') },
+        ]}
+        rows={pages.rows}
+        rowKey={(e, i) => `${entryKey(e)} ${i}`}
+      />
+      <Alert error={error ?? pages.error} />
+      <More pages={{ ...pages, busy: busy || pages.busy }}>Show more</More>
       {/* A sync's plan runs with the transfer scope (docs/api.md, "Scopes"). */}
       {can('transfer') ? (
-        <button type="button" disabled={busy} onClick={run}>
+        <button type="button" disabled={busy || pages.busy} onClick={run}>
           Run this plan
         </button>
       ) : (

@@ -7,6 +7,7 @@ import { api } from '../api.js';
 import { time } from '../format.js';
 import { can, canWhole } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad, WholeWorkspace } from './common.js';
+import { actions, type Column, More, Table, usePages } from './table.js';
 
 interface Webhook {
   id: string;
@@ -57,29 +58,27 @@ const ATTEMPT_ERRORS: Record<string, string> = {
   crashed: "crashed: ferry failed while making the attempt (not the endpoint's doing)",
 };
 
+const DELIVERY_COLUMNS: Column<Delivery>[] = [
+  { name: 'Time', cell: (d) => time(d.at) },
+  { name: 'Event', cell: (d) => d.type },
+  { name: 'Status code', cell: (d) => d.status_code ?? '—' },
+  { name: 'Attempt', cell: (d) => d.attempt },
+  { name: 'Took', cell: (d) => `${d.duration_ms} ms` },
+  { name: 'Error', cell: (d) => (d.error ? (ATTEMPT_ERRORS[d.error] ?? d.error) : '—') },
+];
+
 function DeliveryLog({ hook, onClose }: { hook: Webhook; onClose: () => void }) {
-  const [older, setOlder] = useState<Delivery[]>([]);
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const { data, error, loading, reload, setError } = useLoad(async () => {
-    const page = await api<Deliveries>('GET', `/v1/webhooks/${hook.id}/deliveries?limit=50`);
-    setOlder([]);
-    setCursor(page.next_cursor);
-    return page.deliveries;
-  }, [hook.id]);
-  const more = async () => {
-    if (!cursor) return;
-    try {
+  const pages = usePages(
+    async (cursor) => {
       const page = await api<Deliveries>(
         'GET',
-        `/v1/webhooks/${hook.id}/deliveries?limit=50&cursor=${encodeURIComponent(cursor)}`,
+        `/v1/webhooks/${hook.id}/deliveries?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
       );
-      setOlder((o) => [...o, ...page.deliveries]);
-      setCursor(page.next_cursor);
-    } catch (err) {
-      setError(message(err));
-    }
-  };
-  const rows = [...(data ?? []), ...older];
+      return { items: page.deliveries, next_cursor: page.next_cursor };
+    },
+    [hook.id],
+  );
+  const { data, error, loading, reload, rows } = pages;
   return (
     <section class="panel" aria-labelledby="h-deliveries">
       <h2 id="h-deliveries">Deliveries to {hook.url}</h2>
@@ -95,37 +94,14 @@ function DeliveryLog({ hook, onClose }: { hook: Webhook; onClose: () => void }) 
       {loading && !data ? <p>Loading…</p> : null}
       {data && rows.length === 0 ? <p>No delivery attempts yet.</p> : null}
       {rows.length > 0 ? (
-        <table>
-          <caption class="sr-only">Delivery attempts, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Event</th>
-              <th scope="col">Status code</th>
-              <th scope="col">Attempt</th>
-              <th scope="col">Took</th>
-              <th scope="col">Error</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((d) => (
-              <tr key={d.id}>
-                <th scope="row">{time(d.at)}</th>
-                <td data-label="Event">{d.type}</td>
-                <td data-label="Status code">{d.status_code ?? '—'}</td>
-                <td data-label="Attempt">{d.attempt}</td>
-                <td data-label="Took">{d.duration_ms} ms</td>
-                <td data-label="Error">{d.error ? (ATTEMPT_ERRORS[d.error] ?? d.error) : '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          caption="Delivery attempts, newest first"
+          columns={DELIVERY_COLUMNS}
+          rows={rows}
+          rowKey={(d) => d.id}
+        />
       ) : null}
-      {cursor ? (
-        <button type="button" onClick={() => void more()}>
-          Older attempts
-        </button>
-      ) : null}
+      <More pages={pages}>Older attempts</More>
     </section>
   );
 }
@@ -264,27 +240,15 @@ function WebhookList() {
       {loading && !data ? <p>Loading…</p> : null}
       {data && data.length === 0 ? <p>No webhooks yet.</p> : null}
       {data && data.length > 0 ? (
-        <table>
-          <caption class="sr-only">Webhook endpoints of this workspace</caption>
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Events</th>
-              <th scope="col">State</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.map((h) => (
-              <tr key={h.id}>
-                <th scope="row" class="url">
-                  {h.url}
-                </th>
-                <td data-label="Events">{h.events.join(', ')}</td>
-                <td data-label="State">
+        <Table
+          caption="Webhook endpoints of this workspace"
+          columns={[
+            { name: 'URL', class: 'url', cell: (h) => h.url },
+            { name: 'Events', cell: (h) => h.events.join(', ') },
+            {
+              name: 'State',
+              cell: (h) => (
+                <>
                   <span class={`badge ${h.status}`}>{h.status}</span>
                   {h.status === 'disabled' ? (
                     <div class="small">
@@ -294,54 +258,58 @@ function WebhookList() {
                   ) : h.failing_since ? (
                     <div class="small">failing since {time(h.failing_since)}</div>
                   ) : null}
-                </td>
-                <td data-label="Created">{time(h.created_at)}</td>
-                <td data-label="Actions" class="actions">
+                </>
+              ),
+            },
+            { name: 'Created', cell: (h) => time(h.created_at) },
+            actions<Webhook>((h) => (
+              <>
+                <button
+                  type="button"
+                  aria-label={`Deliveries to ${h.url}`}
+                  aria-expanded={open === h.id}
+                  onClick={() => setOpen(open === h.id ? undefined : h.id)}
+                >
+                  Deliveries
+                </button>
+                {h.status === 'disabled' ? (
                   <button
                     type="button"
-                    aria-label={`Deliveries to ${h.url}`}
-                    aria-expanded={open === h.id}
-                    onClick={() => setOpen(open === h.id ? undefined : h.id)}
-                  >
-                    Deliveries
-                  </button>
-                  {h.status === 'disabled' ? (
-                    <button
-                      type="button"
-                      aria-label={`Re-enable ${h.url}`}
-                      onClick={() =>
-                        void act(
-                          () => api('PATCH', `/v1/webhooks/${h.id}`, { status: 'enabled' }),
-                          `${h.url} is enabled again.`,
-                        )
-                      }
-                    >
-                      Re-enable
-                    </button>
-                  ) : null}
-                  <button
-                    type="button"
-                    class="danger"
-                    aria-label={`Delete ${h.url}`}
-                    onClick={() => {
-                      if (
-                        confirm(
-                          `Delete the webhook ${h.url}? Its queued events and its delivery log go with it.`,
-                        )
+                    aria-label={`Re-enable ${h.url}`}
+                    onClick={() =>
+                      void act(
+                        () => api('PATCH', `/v1/webhooks/${h.id}`, { status: 'enabled' }),
+                        `${h.url} is enabled again.`,
                       )
-                        void act(async () => {
-                          await api('DELETE', `/v1/webhooks/${h.id}`);
-                          if (open === h.id) setOpen(undefined);
-                        }, `${h.url} deleted.`);
-                    }}
+                    }
                   >
-                    Delete
+                    Re-enable
                   </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                ) : null}
+                <button
+                  type="button"
+                  class="danger"
+                  aria-label={`Delete ${h.url}`}
+                  onClick={() => {
+                    if (
+                      confirm(
+                        `Delete the webhook ${h.url}? Its queued events and its delivery log go with it.`,
+                      )
+                    )
+                      void act(async () => {
+                        await api('DELETE', `/v1/webhooks/${h.id}`);
+                        if (open === h.id) setOpen(undefined);
+                      }, `${h.url} deleted.`);
+                  }}
+                >
+                  Delete
+                </button>
+              </>
+            )),
+          ]}
+          rows={data}
+          rowKey={(h) => h.id}
+        />
       ) : null}
       {opened ? <DeliveryLog key={opened.id} hook={opened} onClose={() => setOpen(undefined)} /> : null}
     </section>
