@@ -24,7 +24,7 @@ export function corruptedUploadCases(
       const { call, from, to } = await route.setup(objects);
       const before = server().corrupted;
       server().corruptWhen((r) => {
-        const seen = { ...r, copySource: false, answered: false };
+        const seen = { ...r, copySource: false, answered: false, acceptedBytes: 0 };
         return route.data(seen) && (route.pathOf(seen)?.endsWith(`/${CORRUPTED}`) ?? false);
       });
       const keys = Object.keys(objects);

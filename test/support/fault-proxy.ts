@@ -122,6 +122,8 @@ export interface SeenRequest {
   headers: http.IncomingHttpHeaders;
   /** Whether the proxy has sent the whole answer (the server's, or a fault's) to the client. */
   answered: boolean;
+  /** The bytes of its body the server answered with a 2xx: 0 until then, and for any other answer. */
+  acceptedBytes: number;
 }
 
 export async function startFaultProxy(target: string | URL): Promise<FaultProxy> {
@@ -151,6 +153,7 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
       copySource: req.headers['x-amz-copy-source'] !== undefined,
       headers: req.headers,
       answered: false,
+      acceptedBytes: 0,
     };
     seen.push(request);
     res.once('finish', () => {
@@ -194,7 +197,10 @@ export async function startFaultProxy(target: string | URL): Promise<FaultProxy>
       },
       (answer) => {
         const status = answer.statusCode ?? 502;
-        if (status >= 200 && status < 300) acceptedBytes += bodyBytes;
+        if (status >= 200 && status < 300) {
+          acceptedBytes += bodyBytes;
+          request.acceptedBytes = bodyBytes;
+        }
         switch (fault?.kind) {
           case 'drop':
             drop(req, res, answer, fault.cutWhen);
