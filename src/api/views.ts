@@ -108,12 +108,14 @@ function givenOf(codec: typeof transferGivenFrom, text: string | null, row: Tran
 }
 
 export function transferView(row: TransferRow, job?: { row: JobRow; runningBytes: number }): Transfer {
+  const from = givenOf(transferGivenFrom, row.given_from, row);
+  const to = givenOf(transferGivenTo, row.given_to, row);
   const view: Transfer = {
     id: row.id,
     kind: row.kind,
     status: row.status,
-    ...optional('from', givenOf(transferGivenFrom, row.given_from, row)),
-    ...optional('to', givenOf(transferGivenTo, row.given_to, row)),
+    ...(from === undefined ? {} : { from }),
+    ...(to === undefined ? {} : { to }),
     ...times(row),
     ...(row.bytes_total === null ? {} : { bytes_total: row.bytes_total }),
     bytes_done: row.bytes_done,
@@ -175,8 +177,3 @@ export type CountColumns =
   | 'objects_differ'
   | 'objects_missing_in_destination'
   | 'objects_missing_in_source';
-
-/** `{ [name]: value }`, or nothing when the value is absent. */
-function optional<K extends string, V>(name: K, value: V | undefined): { [P in K]?: V } {
-  return value === undefined ? {} : ({ [name]: value } as { [P in K]?: V });
-}

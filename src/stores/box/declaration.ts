@@ -1,7 +1,7 @@
 // box as this store declares it (src/stores/declaration.ts): OAuth tokens the refresher renews
 // (oauth-single-use), and Box's SHA-1.
 import type { ProviderDeclaration } from '../declaration.js';
-import { OAUTH_SECRET } from '../shared/fields.js';
+import { FOLDER_FEATURES, OAUTH_SECRET } from '../shared/fields.js';
 
 export const declarations = {
   box: {
@@ -12,12 +12,6 @@ export const declarations = {
     hashes: ['sha1'],
     // A listing gives no hash a sync could compare.
     listingHashes: [],
-    features: {
-      bucketListing: false,
-      copy: true,
-      move: true,
-      resumable: false,
-      createBucket: false,
-    },
+    features: FOLDER_FEATURES,
   },
 } as const satisfies Record<string, ProviderDeclaration>;

@@ -2,7 +2,7 @@
 // (oauth-single-use), QuickXorHash (and SHA-1 where Graph still reports it), and metadata `scopes`,
 // which each refresh asks for (src/domain/refresher/refresh.ts reads it).
 import type { ProviderDeclaration } from '../declaration.js';
-import { OAUTH_SECRET } from '../shared/fields.js';
+import { FOLDER_FEATURES, OAUTH_SECRET } from '../shared/fields.js';
 
 export const declarations = {
   onedrive: {
@@ -22,12 +22,6 @@ export const declarations = {
     hashes: ['quickxor', 'sha1'],
     // A listing gives no hash a sync could compare.
     listingHashes: [],
-    features: {
-      bucketListing: false,
-      copy: true,
-      move: true,
-      resumable: false,
-      createBucket: false,
-    },
+    features: FOLDER_FEATURES,
   },
 } as const satisfies Record<string, ProviderDeclaration>;

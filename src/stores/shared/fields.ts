@@ -1,7 +1,8 @@
-// Secret and metadata fields that several providers declare alike (src/stores/declaration.ts): the
-// access key pair of the S3 family, the OAuth tokens of the four OAuth providers, and the `endpoint`
-// of the bucket stores. Plain data, like the declarations that use them.
-import type { FieldDeclaration } from '../declaration.js';
+// Secret and metadata fields, and features, that several providers declare alike (src/stores/
+// declaration.ts): the access key pair of the S3 family, the OAuth tokens and the folder features of
+// the four OAuth providers, and the `endpoint` of the bucket stores. Plain data, like the declarations
+// that use them.
+import type { FeatureDeclaration, FieldDeclaration } from '../declaration.js';
 
 /** An access key pair (docs/api.md, "Secrets by provider"). */
 export const ACCESS_KEY_SECRET: readonly FieldDeclaration[] = [
@@ -31,4 +32,16 @@ export const ENDPOINT_METADATA: FieldDeclaration = {
   type: 'url',
   required: false,
   sensitive: false,
+};
+
+/**
+ * A store of folders rather than buckets (Drive, Dropbox, OneDrive, Box): copies and moves on the
+ * server, no resumable upload across processes, no bucket to create.
+ */
+export const FOLDER_FEATURES: FeatureDeclaration = {
+  bucketListing: false,
+  copy: true,
+  move: true,
+  resumable: false,
+  createBucket: false,
 };
