@@ -5,6 +5,9 @@
 //   node scripts/test.mjs stores/s3 http/files  the test files whose path contains one of the words, of
 //                                              any tier (test/long/ too), in their tiers' order
 //   node scripts/test.mjs --list               each file's tier and what decided it, nothing run
+//   node scripts/test.mjs --node PATH           also on that node binary (repeatable): the unit and
+//                                              database files and the system tier's RUNTIME_FILES,
+//                                              in the same places as the rest (.ci/run, docs/testing.md)
 // static is both type-checks (incremental, tsc --build) and the linter. The other tiers run their test
 // files (scripts/test-tiers.mjs says which file is in which), each file in a process of its own under
 // node's test runner, several at a time (CONCURRENCY), the longest first when a previous run on this
@@ -31,7 +34,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { classify, findTests, TIERS } from './test-tiers.mjs';
 import { buildTestTree, inTree } from './test-tree.mjs';
 
@@ -62,12 +65,20 @@ const FILE_LIMIT_S = { unit: 120, database: 300, system: 600, long: 1800 };
 function parseArgs(argv) {
   const tiers = [];
   const filters = [];
+  const nodes = [];
   let list = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--list') list = true;
     else if (arg === '--keep-times') keepTimes();
-    else if (arg === '--tier' || arg.startsWith('--tier=')) {
+    else if (arg === '--node' || arg.startsWith('--node=')) {
+      const value = arg === '--node' ? argv[++i] : arg.slice('--node='.length);
+      if (!value) {
+        console.error('--node needs the path of a node binary');
+        process.exit(2);
+      }
+      nodes.push(value);
+    } else if (arg === '--tier' || arg.startsWith('--tier=')) {
       const value = arg === '--tier' ? argv[++i] : arg.slice('--tier='.length);
       for (const tier of String(value ?? '')
         .split(',')
@@ -80,7 +91,7 @@ function parseArgs(argv) {
       }
     } else filters.push(arg);
   }
-  return { tiers, filters, list };
+  return { tiers, filters, list, nodes };
 }
 
 /**
@@ -100,7 +111,7 @@ function keepTimes() {
   process.exit(0);
 }
 
-const { tiers: askedTiers, filters, list } = parseArgs(process.argv.slice(2));
+const { tiers: askedTiers, filters, list, nodes: otherNodes } = parseArgs(process.argv.slice(2));
 const everyFile = classify(root, findTests(root));
 
 if (list) {
@@ -118,6 +129,42 @@ const chosen = everyFile.filter(
 if (filters.length > 0 && chosen.length === 0) {
   console.error(`no test files of the tiers ${tiers.join(', ')} match`, filters.join(' '));
   process.exit(1);
+}
+
+// The system tier's files where a Node release changes what ferry does: the stores' SDKs and streams, the
+// HTTP server, undici and the object paths. The rest of the system tier (the browser files, the CLI, the
+// `ferry serve` processes, webhooks, the README walk-through) drives that same code through the same
+// requests, and runs on the first node only.
+const RUNTIME_FILES = ['test/stores/', 'test/http/', 'test/net/', 'test/objects/'];
+
+/**
+ * The nodes the files run on: this one (every chosen file), then each --node (the unit and database
+ * files and RUNTIME_FILES). One run holds them all, so their files share one tier's places: a second
+ * release's files fill the cores while the first's wait, instead of running after them. A release's
+ * better-sqlite3 addon is found by its version (`bindings`' compiled/VERSION/PLATFORM/ARCH, which
+ * .ci/run lays out), so both load from one node_modules at once.
+ */
+const nodes = [
+  { execPath: process.execPath, version: process.versions.node, label: '' },
+  ...otherNodes.map((execPath) => {
+    const r = spawnSync(execPath, ['-p', 'process.versions.node'], { encoding: 'utf8' });
+    if (r.status !== 0) {
+      console.error(`--node ${execPath}: it does not run (${(r.stderr || r.error?.message || '').trim()})`);
+      process.exit(2);
+    }
+    const version = r.stdout.trim();
+    return { execPath, version, label: `[node ${version}] ` };
+  }),
+];
+const runsOn = (node, { file, tier }) =>
+  node === nodes[0] ||
+  tier === 'unit' ||
+  tier === 'database' ||
+  (tier === 'system' && RUNTIME_FILES.some((p) => file.startsWith(p)));
+if (nodes.length > 1) {
+  console.log(
+    `nodes: ${nodes.map((n, i) => `${n.version} (${i === 0 ? 'every file' : `unit, database and ${RUNTIME_FILES.join(' ')}`})`).join(', ')}`,
+  );
 }
 
 function run(cmd, args) {
@@ -205,33 +252,47 @@ async function runFiles() {
   let reports = 0;
   try {
     for (const tier of runTiers) {
-      const files = chosen
+      // Each file on each node it runs on (runsOn), the longest first, a file's first node before the next.
+      const jobs = chosen
         .filter((c) => c.tier === tier)
-        .map((c) => c.file)
-        .sort((a, b) => (before[b] ?? 0) - (before[a] ?? 0) || a.localeCompare(b));
+        .flatMap((c) => nodes.filter((node) => runsOn(node, c)).map((node) => ({ file: c.file, node })))
+        .sort(
+          (a, b) =>
+            (before[b.file] ?? 0) - (before[a.file] ?? 0) ||
+            a.file.localeCompare(b.file) ||
+            nodes.indexOf(a.node) - nodes.indexOf(b.node),
+        );
       const concurrency = Number(process.env.FERRY_TEST_CONCURRENCY) || CONCURRENCY[tier];
       const limitS = Number(process.env.FERRY_TEST_FILE_LIMIT_S) || FILE_LIMIT_S[tier];
+      const others = jobs.filter((j) => j.node !== nodes[0]).length;
       console.log(
-        `\n=== ${tier}: ${files.length} files, ${concurrency} at a time, ${limitS} s each at most ===`,
+        `\n=== ${tier}: ${jobs.length} files${
+          others > 0
+            ? ` (${others} of them on node ${nodes
+                .slice(1)
+                .map((n) => n.version)
+                .join(', ')})`
+            : ''
+        }, ${concurrency} at a time, ${limitS} s each at most ===`,
       );
       const t0 = Date.now();
       // The next file that fits the places left (`weight`), in the order above, whenever one ends.
-      const queue = [...files];
-      const places = (file) => Math.min(tier === 'system' ? weight(file) : 1, concurrency);
+      const queue = [...jobs];
+      const places = ({ file }) => Math.min(tier === 'system' ? weight(file) : 1, concurrency);
       await new Promise((resolve, reject) => {
         let free = concurrency;
         let running = 0;
         const next = () => {
           for (;;) {
-            const i = queue.findIndex((file) => places(file) <= free);
+            const i = queue.findIndex((job) => places(job) <= free);
             if (i < 0) break;
-            const [file] = queue.splice(i, 1);
-            free -= places(file);
+            const [job] = queue.splice(i, 1);
+            free -= places(job);
             running++;
-            runFile(file, tier, limitS, join(scratch, `${++reports}.jsonl`), tree).then((result) => {
+            runFile(job, tier, limitS, join(scratch, `${++reports}.jsonl`), tree).then((result) => {
               results.push(result);
               print(result);
-              free += places(file);
+              free += places(job);
               running--;
               next();
             }, reject);
@@ -258,7 +319,7 @@ async function runFiles() {
 }
 
 /** Runs one test file in a process group of its own; resolves when it has ended or been stopped. */
-function runFile(file, tier, limitS, reportFile, tree) {
+function runFile({ file, node }, tier, limitS, reportFile, tree) {
   writeFileSync(reportFile, '');
   const args = [
     '--openssl-legacy-provider',
@@ -284,7 +345,7 @@ function runFile(file, tier, limitS, reportFile, tree) {
   ];
   const t0 = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, {
+    const child = spawn(node.execPath, args, {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       // A group of its own: the time limit stops the file with every process it started.
@@ -296,6 +357,9 @@ function runFile(file, tier, limitS, reportFile, tree) {
         // dist/ui is current (build.mjs above builds the console too), so the browser files, run side by
         // side, do not each rebuild it (test/support/console-build.ts).
         FERRY_TEST_CONSOLE_BUILT: '1',
+        // What the file starts by name (npx, node) is of its own release, as what it starts by
+        // process.execPath is.
+        ...(node === nodes[0] ? {} : { PATH: `${dirname(node.execPath)}:${process.env.PATH ?? ''}` }),
       },
     });
     const output = [];
@@ -318,6 +382,9 @@ function runFile(file, tier, limitS, reportFile, tree) {
         const report = readReport(reportFile);
         resolve({
           file,
+          // The file as printed: with its node's release when it is not the first node.
+          name: `${node.label}${file}`,
+          first: node === nodes[0],
           tier,
           ms,
           code,
@@ -437,16 +504,16 @@ function print(result) {
       ? `\n  it left processes running, killed now:\n    ${result.strays.join('\n    ')}`
       : '';
   if (failed(result) || process.env.FERRY_TEST_VERBOSE === '1') {
-    console.log(`\n--- ${result.file} (${result.tier}) ---\n${result.output.trimEnd()}`);
+    console.log(`\n--- ${result.name} (${result.tier}) ---\n${result.output.trimEnd()}`);
   }
   if (failed(result)) {
     const problem = fileProblem(result);
     console.log(
-      `✖ ${result.file}  ${seconds(result.ms)} (CPU ${seconds(result.cpuMs)})  ${summary}${strays}${problem ? `: ${problem}` : ''}`,
+      `✖ ${result.name}  ${seconds(result.ms)} (CPU ${seconds(result.cpuMs)})  ${summary}${strays}${problem ? `: ${problem}` : ''}`,
     );
   } else {
     console.log(
-      `✔ ${result.file}  ${seconds(result.ms)} (CPU ${seconds(result.cpuMs)})  ${summary}${strays}`,
+      `✔ ${result.name}  ${seconds(result.ms)} (CPU ${seconds(result.cpuMs)})  ${summary}${strays}`,
     );
   }
 }
@@ -465,7 +532,8 @@ function count(results) {
 function saveTimes(results) {
   // Read again now: another run of this checkout may have written its own files' times meanwhile.
   const times = previousTimes();
-  for (const r of results) if (!r.stopped) times[r.file] = r.ms;
+  // The first node's times: the order of the next run (a second release's file runs beside it).
+  for (const r of results) if (!r.stopped && r.first) times[r.file] = r.ms;
   try {
     const dir = join(root, 'node_modules/.cache/ferry-test');
     mkdirSync(dir, { recursive: true });
@@ -484,7 +552,7 @@ async function finish(results = []) {
       `Slowest ${Math.min(20, results.length)} of ${results.length} files (each from its start to its end, files run side by side):`,
     );
     for (const r of [...results].sort((a, b) => b.ms - a.ms).slice(0, 20)) {
-      lines.push(`${seconds(r.ms).padStart(9)}  ${r.tier.padEnd(8)}  ${r.file}`);
+      lines.push(`${seconds(r.ms).padStart(9)}  ${r.tier.padEnd(8)}  ${r.name}`);
     }
     // On two cores a file's CPU time, not its wall time, is what it takes from the files beside it.
     lines.push(
@@ -493,7 +561,7 @@ async function finish(results = []) {
     );
     for (const r of [...results].sort((a, b) => b.cpuMs - a.cpuMs).slice(0, 20)) {
       lines.push(
-        `${seconds(r.cpuMs).padStart(9)}  ${r.tier.padEnd(8)}  ${r.file}  (${seconds(r.ownCpuMs)} in the test's own process)`,
+        `${seconds(r.cpuMs).padStart(9)}  ${r.tier.padEnd(8)}  ${r.name}  (${seconds(r.ownCpuMs)} in the test's own process)`,
       );
     }
   }
@@ -512,8 +580,11 @@ async function finish(results = []) {
   for (const r of results) {
     if (!failed(r)) continue;
     const problem = fileProblem(r);
-    if (problem) failures.push(`✖ ${r.file} ${problem}`);
-    failures.push(...r.failures);
+    if (problem) failures.push(`✖ ${r.name} ${problem}`);
+    // A second release's failure says which: "✖ [node 24.21.0] test/…".
+    failures.push(
+      ...r.failures.map((f) => (r.first ? f : f.replace(/^✖ /, `✖ ${r.name.slice(0, -r.file.length)}`))),
+    );
   }
   if (staticFailed) failures.unshift(`✖ static: ${staticFailed}`);
   if (failures.length > 0) lines.push('', `Failed (${failures.length}):`, ...failures);
@@ -535,7 +606,7 @@ async function finish(results = []) {
   if (process.env.FERRY_TEST_TIMES_FILE && results.length > 0) {
     appendFileSync(
       process.env.FERRY_TEST_TIMES_FILE,
-      `${results.map((r) => `${r.ms}\t${r.tier}\t${r.file}\t${r.cpuMs}`).join('\n')}\n`,
+      `${results.map((r) => `${r.ms}\t${r.tier}\t${r.name}\t${r.cpuMs}`).join('\n')}\n`,
     );
   }
   process.exit(failures.length > 0 ? 1 : 0);

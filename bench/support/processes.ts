@@ -22,10 +22,10 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** `npx tsc -p tsconfig.build.json`: bin/ferry.js runs dist/. */
+/** dist/ built as `npm run build` builds it (scripts/build.mjs): bin/ferry.js runs dist/. */
 export function buildDist(): void {
-  const r = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed (${r.status})`);
+  const r = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`scripts/build.mjs failed (${r.status})`);
 }
 
 function stop(child: ChildProcess): Promise<void> {
