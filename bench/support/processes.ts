@@ -24,7 +24,10 @@ export function freePort(): Promise<number> {
 
 /** dist/ built as `npm run build` builds it (scripts/build.mjs): bin/ferry.js runs dist/. */
 export function buildDist(): void {
-  const r = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (r.status !== 0) throw new Error(`scripts/build.mjs failed (${r.status})`);
 }
 
