@@ -6,7 +6,10 @@
 // rclone, ferry's peak RSS (the server's VmHWM during the run) and ferry's database size after the run.
 // Then, on PostgreSQL, one API process (FERRY_ROLE=api) and 1, 2 and 4 worker processes (FERRY_ROLE=
 // worker) on one fresh schema each, the same job at `--postgres-objects`: objects/s and the ratio to one
-// worker.
+// worker. With --verify (default: checksum and download), the first run of each size is followed by a
+// verify job of the copy (`POST /v1/verify`) in each mode, beside `rclone check` (and `--download`):
+// the time and peak RSS of comparing N objects, which should not grow with N either (issue 37: a verify
+// streams both listings, 100,000 objects at flat memory).
 //
 // Everything runs on 127.0.0.1 as in bench/transfer (bench/support/processes.ts, bench/transfer/*.ts):
 // s3rver in its own process, azurite in its own, ferry the built server. Each source bucket holds its N
@@ -17,7 +20,8 @@
 // azurite for each size and each PostgreSQL setting (its in-memory store slows with what it has held).
 //   npm run bench:scale [-- --sizes 1000,10000,100000 --only s3,azure --tools ferry,rclone
 //                          --runs 3 --large-runs 1 --azure-max 10000 --postgres-workers 1,2,4
-//                          --postgres-objects 10000 --skip-build --cpu-prof DIR]
+//                          --postgres-objects 10000 --verify checksum,download --skip-build
+//                          --cpu-prof DIR]
 // --runs: runs of each tool below 100,000 objects (median shown); --large-runs: from 100,000 on.
 // --azure-max: S3 → Azure sizes above it are left out (azurite's per-blob cost grows with the blobs it
 // holds: bench/scale/azurite.ts measures that alone).
@@ -50,7 +54,7 @@ import {
   removeBucket,
   s3Holds,
 } from '../transfer/data.js';
-import { createLocations, type Locations, prefixCopy } from '../transfer/ferry.js';
+import { createLocations, type Locations, prefixCopy, prefixVerify } from '../transfer/ferry.js';
 import { CONCURRENCY, Rclone, type ToolRun } from '../transfer/peers.js';
 
 const { values } = parseArgs({
@@ -64,6 +68,7 @@ const { values } = parseArgs({
     'postgres-workers': { type: 'string', default: '1,2,4' },
     'postgres-objects': { type: 'string', default: '10000' },
     'object-size': { type: 'string', default: '1024' },
+    verify: { type: 'string', default: 'checksum,download' },
     'skip-build': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
   },
@@ -79,6 +84,15 @@ const AZURE_MAX = Number(values['azure-max']);
 const PG_WORKERS = numbers(values['postgres-workers']);
 const PG_OBJECTS = Number(values['postgres-objects']);
 const OBJECT_SIZE = Number(values['object-size']);
+const VERIFY_MODES = values.verify
+  .split(',')
+  .filter((m): m is 'checksum' | 'download' => m === 'checksum' || m === 'download');
+/** The verify rows: ferry's job in each mode, and rclone's command that does the same. */
+const VERIFY_TOOLS = VERIFY_MODES.map((mode) => ({
+  mode,
+  ferry: `ferry verify ${mode}`,
+  rclone: mode === 'download' ? 'rclone check --download' : 'rclone check',
+}));
 const WARM = 200;
 const cpuProf = values['cpu-prof'];
 const tools = values.tools.split(',').filter((name) => {
@@ -193,6 +207,8 @@ interface Row {
   tool: string;
   samples: Sample[];
   dbNote?: string;
+  /** The tool of the row this one is compared with (÷ rclone): rclone's own for a verify. */
+  peer?: string;
 }
 
 async function sqliteSize(kind: Kind, n: number): Promise<Row[]> {
@@ -212,6 +228,15 @@ async function sqliteSize(kind: Kind, n: number): Promise<Row[]> {
             const run = await ferryRun(ferry, loc, kind, n, dest);
             const files = sqliteBytes(ferry.dataDir);
             note = `${mib(files.db)} + WAL ${mib(files.wal)}`;
+            // The first run's copy verified in each mode, before it is counted and removed.
+            for (const v of r === 1 ? VERIFY_TOOLS : []) {
+              const to = kind === 's3' ? `${loc.s3b}:${dest}/` : `${loc.az}:${dest}/`;
+              const sample = await prefixVerify(ferry, `${loc.s3a}:${sourceBucket(n)}/`, to, v.mode, n);
+              rows.push({ n, tool: v.ferry, samples: [sample], peer: v.rclone });
+              console.log(
+                `  ${v.ferry} ${kind} ${count(n)}: ${sample.seconds.toFixed(2)} s, peak RSS ${mib(sample.peakBytes)}`,
+              );
+            }
             return { ...run, dbBytes: files.db + files.wal };
           }),
         );
@@ -229,7 +254,28 @@ async function sqliteSize(kind: Kind, n: number): Promise<Row[]> {
     for (let r = 1; r <= runsOf(n); r++) {
       const dest = `${kind}-${n}-rclone-${r}`;
       const to = kind === 's3' ? `S3:${dest}` : `AZ:${dest}`;
-      samples.push(await measure(kind, dest, n, () => rclone.copy(`S3:${sourceBucket(n)}`, to)));
+      samples.push(
+        await measure(kind, dest, n, async () => {
+          const run = await rclone.copy(`S3:${sourceBucket(n)}`, to);
+          for (const v of r === 1 ? VERIFY_TOOLS : []) {
+            const flags = v.mode === 'download' ? ['--download'] : [];
+            const sample = await rclone.run([
+              'check',
+              `S3:${sourceBucket(n)}`,
+              to,
+              '--checkers',
+              String(CONCURRENCY),
+              ...flags,
+              '-q',
+            ]);
+            rows.push({ n, tool: v.rclone, samples: [sample] });
+            console.log(
+              `  ${v.rclone} ${kind} ${count(n)}: ${sample.seconds.toFixed(2)} s, peak RSS ${mib(sample.peakBytes)}`,
+            );
+          }
+          return run;
+        }),
+      );
       console.log(
         `  rclone ${kind} ${count(n)} run ${r}: ${samples.at(-1)?.seconds.toFixed(2)} s, ${(n / (samples.at(-1)?.seconds ?? 1)).toFixed(0)} objects/s, peak RSS ${mib(samples.at(-1)?.peakBytes ?? 0)}`,
       );
@@ -256,7 +302,7 @@ function sqliteTable(kind: Kind, rows: Row[]): void {
   for (const row of rows) {
     const rate = rateOf(row);
     const base = rateOf(rows.find((r) => r.n === smallest && r.tool === row.tool));
-    const peer = rateOf(rows.find((r) => r.n === row.n && r.tool === 'rclone'));
+    const peer = rateOf(rows.find((r) => r.n === row.n && r.tool === (row.peer ?? 'rclone')));
     const peak = Math.max(...row.samples.map((s) => s.peakBytes));
     const before = row.samples.flatMap((s) => (s.rssBeforeBytes === undefined ? [] : [s.rssBeforeBytes]));
     const memory = before.length > 0 ? `${mib(peak)} (${mib(Math.min(...before))})` : mib(peak);
@@ -265,19 +311,20 @@ function sqliteTable(kind: Kind, rows: Row[]): void {
       `| ${count(row.n)} | ${row.tool} | ${times} s | ${rate.toFixed(0)} | ${(rate / base).toFixed(2)} | ${Number.isNaN(peer) ? '—' : (rate / peer).toFixed(2)} | ${memory} | ${median(row.samples.map((s) => s.cpuSeconds)).toFixed(1)} s | ${row.dbNote ?? '—'} |`,
     );
   }
-  const ferryRows = rows.filter((r) => r.tool === 'ferry');
-  const small = ferryRows.find((r) => r.n === smallest);
-  const large = ferryRows.find((r) => r.n === Math.max(...ferryRows.map((r) => r.n)));
-  if (small && large && small !== large) {
+  for (const tool of ['ferry', ...VERIFY_TOOLS.map((v) => v.ferry)]) {
+    const ferryRows = rows.filter((r) => r.tool === tool);
+    const small = ferryRows.find((r) => r.n === smallest);
+    const large = ferryRows.find((r) => r.n === Math.max(...ferryRows.map((r) => r.n)));
+    if (!small || !large || small === large) continue;
     const ratio = rateOf(large) / rateOf(small);
     print();
     print(
-      `${ratio >= 0.9 ? 'PASS' : 'FAIL'} ${kind}: ferry's objects/s at ${count(large.n)} is ${ratio.toFixed(2)} × its rate at ${count(small.n)} (goal ≥ 0.9)`,
+      `${ratio >= 0.9 ? 'PASS' : 'FAIL'} ${kind}: ${tool}'s objects/s at ${count(large.n)} is ${ratio.toFixed(2)} × its rate at ${count(small.n)} (goal ≥ 0.9)`,
     );
     const peak = (row: Row) => Math.max(...row.samples.map((s) => s.peakBytes));
     const growth = peak(large) / peak(small);
     print(
-      `${growth <= 1.25 ? 'PASS' : 'FAIL'} ${kind}: ferry's peak RSS at ${count(large.n)} is ${mib(peak(large))}, ${growth.toFixed(2)} × its ${mib(peak(small))} at ${count(small.n)} (goal: does not grow with the count; ≤ 1.25 ×)`,
+      `${growth <= 1.25 ? 'PASS' : 'FAIL'} ${kind}: ${tool}'s peak RSS at ${count(large.n)} is ${mib(peak(large))}, ${growth.toFixed(2)} × its ${mib(peak(small))} at ${count(small.n)} (goal: does not grow with the count; ≤ 1.25 ×)`,
     );
   }
 }

@@ -24,7 +24,10 @@ export interface Locations {
 interface JobView {
   job_id: string;
   status: string;
-  counts: { total: number; pending: number; succeeded: number; skipped: number; failed: number };
+  counts: { total: number; pending: number; succeeded: number; skipped: number; failed: number } & {
+    /** A verify job's findings (docs/api.md, "Verify"). */
+    equal?: number;
+  };
   bytes_done: number;
   created_at: string;
   finished_at?: string;
@@ -134,6 +137,30 @@ export async function prefixCopy(
   const [view] = result.views;
   if (view?.status !== 'complete' || view.counts.succeeded !== expectedObjects)
     throw new Error(`ferry job ${from} → ${to} ended ${JSON.stringify(view)}`);
+  return result;
+}
+
+/**
+ * A verify job of two prefixes (`POST /v1/verify`, docs/api.md "Verify") in `mode`; throws unless it
+ * ends complete with every one of `expectedObjects` found `equal`.
+ */
+export async function prefixVerify(
+  ferry: FerryProcess,
+  from: string,
+  to: string,
+  mode: 'checksum' | 'download' | 'size',
+  expectedObjects: number,
+): Promise<ToolRun> {
+  const result = await measured(
+    ferry,
+    async () => [
+      `/v1/jobs/${(await post<{ job_id: string }>(ferry, '/v1/verify', { from, to, mode }, 202)).job_id}`,
+    ],
+    (view) => finished.has(view.status),
+  );
+  const [view] = result.views;
+  if (view?.status !== 'complete' || view.counts.equal !== expectedObjects)
+    throw new Error(`ferry verify (${mode}) ${from} ↔ ${to} ended ${JSON.stringify(view)}`);
   return result;
 }
 
