@@ -15,7 +15,7 @@ import type { Caller } from './caller.js';
 import type { LocationRef } from './locations/addressing.js';
 import type { Locations } from './locations/locations.js';
 import type { Storage } from './storage.js';
-import { checkUsable } from './transfers/copy.js';
+import { checkUsable } from './locations/usable.js';
 
 export class Buckets {
   constructor(

@@ -8,9 +8,9 @@ import { FerryError, isFerryError } from '../errors.js';
 import { bucketWord } from '../providers.js';
 import type { Store } from '../stores/contract.js';
 import { splitBucketPath } from '../stores/shared/bucket-paths.js';
-import * as jobs from './lifecycle/jobs.js';
-import type { EngineContext } from './run-object.js';
-import { destinationOf } from './specs.js';
+import * as jobs from '../lifecycle/jobs.js';
+import type { EngineContext } from './context.js';
+import { destinationOf } from '../lifecycle/specs.js';
 import type { StoreUse } from './store-cache.js';
 
 /** The bucket of `path` when the store has buckets and that bucket does not exist. */

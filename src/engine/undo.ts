@@ -9,9 +9,9 @@ import { objectTouched, objectWork } from '../durable/work.js';
 import { copyObject } from '../objects/object-copy.js';
 import type { ObjectInfo } from '../stores/contract.js';
 import { changedSince, statIfPresent, stillWritten, type Touched } from './backup.js';
-import type { Planned } from './planner.js';
-import type { EngineContext } from './run-object.js';
-import type { ObjectRef, ObjectWork } from './specs.js';
+import type { Planned } from './planned.js';
+import type { EngineContext } from './context.js';
+import type { ObjectRef, ObjectWork } from '../lifecycle/specs.js';
 
 const PAGE = 1000;
 

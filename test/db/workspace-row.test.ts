@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { systemClock } from '../../src/clock.js';
 import { workspaceRow } from '../../src/db/workspace-row.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
 import { newId } from '../../src/ids.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';

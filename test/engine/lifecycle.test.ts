@@ -9,9 +9,9 @@ import { describe, test } from 'node:test';
 import { LOCATION_MOVES } from '../../src/domain/locations/health.js';
 import { SEND_MOVES } from '../../src/domain/sends/lifecycle.js';
 import { WEBHOOK_MESSAGE_MOVES, WEBHOOK_MOVES } from '../../src/domain/webhooks/lifecycle.js';
-import { JOB_MOVES } from '../../src/engine/lifecycle/jobs.js';
-import { OBJECT_MOVES } from '../../src/engine/lifecycle/objects.js';
-import { TRANSFER_MOVES } from '../../src/engine/lifecycle/transfers.js';
+import { JOB_MOVES } from '../../src/lifecycle/jobs.js';
+import { OBJECT_MOVES } from '../../src/lifecycle/objects.js';
+import { TRANSFER_MOVES } from '../../src/lifecycle/transfers.js';
 import type { Move } from '../../src/queue/moves.js';
 import {
   hasFinished,
@@ -111,12 +111,12 @@ describe('src/states.ts says which states a job or transfer ends in, as the move
   });
 });
 
-describe('only src/engine/lifecycle/ writes transfers, jobs and job objects', () => {
+describe('only src/lifecycle/ writes transfers, jobs and job objects', () => {
   test('no other source file inserts into or updates those tables', () => {
     const write =
       /(insertInto|updateTable|deleteFrom)\(\s*'(transfers|jobs|job_objects)'|\b(update|insert\s+into|delete\s+from)\s+(transfers|jobs|job_objects)\b/i;
     const offenders = sourceFiles(join(root, 'src'))
-      .filter((file) => !file.includes('/src/engine/lifecycle/') && !file.includes('/src/db/migrations/'))
+      .filter((file) => !file.includes('/src/lifecycle/') && !file.includes('/src/db/migrations/'))
       .filter((file) => write.test(readFileSync(file, 'utf8')))
       .map((file) => relative(root, file));
     assert.deepEqual(offenders, []);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { OpenStore } from '../../src/engine/planner.js';
-import type { JobOptions } from '../../src/engine/specs.js';
+import type { JobOptions } from '../../src/lifecycle/specs.js';
 import { type SyncPlanned, syncObjects } from '../../src/engine/sync-plan.js';
 import { isFerryError } from '../../src/errors.js';
 import type { Entry, Store } from '../../src/stores/contract.js';

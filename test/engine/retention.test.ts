@@ -10,7 +10,7 @@ import { startBackground } from '../../src/background.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { Pruner, type PrunerOptions } from '../../src/domain/retention/pruner.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
 import { newId } from '../../src/ids.js';
 import type { JobStatus, SendStatus, TransferStatus, WebhookMessageStatus } from '../../src/states.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';

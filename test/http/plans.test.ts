@@ -12,7 +12,7 @@ import { Registry } from 'prom-client';
 import { wholeWorkspace } from '../../src/domain/caller.js';
 import { Plans } from '../../src/domain/plans/plans.js';
 import { Pruner } from '../../src/domain/retention/pruner.js';
-import { PLAN_TTL_MS } from '../../src/engine/lifecycle/plans.js';
+import { PLAN_TTL_MS } from '../../src/lifecycle/plans.js';
 import { newId } from '../../src/ids.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuriteHandle, startAzurite } from '../support/azurite.js';

@@ -7,9 +7,9 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import * as jobs from '../../engine/lifecycle/jobs.js';
-import * as plans from '../../engine/lifecycle/plans.js';
-import * as transfers from '../../engine/lifecycle/transfers.js';
+import * as jobs from '../../lifecycle/jobs.js';
+import * as plans from '../../lifecycle/plans.js';
+import * as transfers from '../../lifecycle/transfers.js';
 import type { Logger } from '../../log.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
 import type { Queryable } from '../../queue/moves.js';

@@ -11,7 +11,7 @@ import { newestFirst, type Page } from '../../db/paging.js';
 import type { Database, JobRow, ScheduleRow, ScheduleRunRow } from '../../db/schema.js';
 import { workspaceRow } from '../../db/workspace-row.js';
 import { scheduleAction, scheduleCallerLocations } from '../../durable/records.js';
-import { locationIds } from '../../engine/specs.js';
+import { locationIds } from '../../lifecycle/specs.js';
 import { conflict, isFerryError, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { SCHEDULES } from '../../queue/leased.js';

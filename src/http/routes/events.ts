@@ -10,7 +10,7 @@ import type { Clock } from '../../clock.js';
 import type { Channel, Signals } from '../../db/signals.js';
 import type { Caller } from '../../domain/caller.js';
 import type { KeyWatch } from '../../domain/key-watch.js';
-import type { ChangeReader } from '../../domain/transfers/changes.js';
+import type { ChangeReader } from '../../domain/events/feed.js';
 import { FerryError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { principalOf } from '../auth.js';
