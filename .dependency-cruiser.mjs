@@ -5,7 +5,8 @@
 //   http      the HTTP API and pages
 //   features  domain/ (what the API does) and engine/ (the transfer engine)
 //   lifecycle lifecycle/ (every state of the work both features write, and every move between them:
-//             transfers, jobs and their objects, plans; docs/engine.md, "The pieces")
+//             transfers, jobs and their objects, plans, sends, webhooks, location health;
+//             docs/engine.md, "The pieces")
 //   parts     api/ (the wire shapes: TypeBox schemas, the views built from rows, webhook events),
 //             durable/ (the JSON kept in the database's columns: one checked codec per column), queue/ (what every durable queue shares, the webhook outbox), objects/, mail/, crypto/,
 //             config.ts, metrics.ts

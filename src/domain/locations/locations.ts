@@ -24,7 +24,7 @@ import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import { type Caller, mayAddress } from '../caller.js';
 import { checkCap } from '../caps.js';
 import { type LocationRef, resolveLocation } from './addressing.js';
-import * as health from './health.js';
+import * as health from '../../lifecycle/location-health.js';
 import { checkMetadata, type Metadata, parseMetadata, serializeMetadata } from './metadata.js';
 import { checkSecret } from './secret-shape.js';
 

@@ -22,7 +22,7 @@ import {
   type RefreshFailureClass,
   refreshTokens,
 } from '../../stores/shared/token-endpoint.js';
-import * as health from '../locations/health.js';
+import * as health from '../../lifecycle/location-health.js';
 import { parseMetadata } from '../locations/metadata.js';
 import type { RefreshMetrics } from './metrics.js';
 

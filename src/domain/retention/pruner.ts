@@ -15,9 +15,9 @@ import { msUntil, WakeLoop } from '../../queue/loop.js';
 import type { Queryable } from '../../queue/moves.js';
 import { claimTask, ensureTask, finishTask, renewTask, taskDue } from '../../queue/periodic.js';
 import { pruneAudit } from '../audit/retention.js';
-import * as sends from '../sends/lifecycle.js';
+import * as sends from '../../lifecycle/sends.js';
 import { pruneRevoked } from '../shares/shares.js';
-import * as webhooks from '../webhooks/lifecycle.js';
+import * as webhooks from '../../lifecycle/webhooks.js';
 
 /** The task's row in periodic_tasks. */
 export const RETENTION_TASK = 'retention';

@@ -21,11 +21,11 @@ import { type AuditContext, record } from '../audit/audit.js';
 import { atLocation, type Caller } from '../caller.js';
 import { capReached, countHeld } from '../caps.js';
 import type { Shares } from '../shares/shares.js';
-import * as lifecycle from './lifecycle.js';
+import * as lifecycle from '../../lifecycle/sends.js';
 import { checkTimezone, resolveSchedule } from './schedule.js';
-import { type SendItem, type SendView, sendItem, sendView } from './views.js';
+import { type SendItem, type SendView, sendItem, sendView } from '../../api/send-views.js';
 
-export { type SendItem, type SendView, sendItem, sendItemOf, sendView } from './views.js';
+export { type SendItem, type SendView, sendItem, sendItemOf, sendView } from '../../api/send-views.js';
 
 const HOUR_MS = 3_600_000;
 /**

@@ -18,7 +18,7 @@ import type { Secret } from '../../secret.js';
 import type { WebhookStatus } from '../../states.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import { checkCap } from '../caps.js';
-import * as lifecycle from './lifecycle.js';
+import * as lifecycle from '../../lifecycle/webhooks.js';
 import { newSigningSecret } from './signing.js';
 
 export interface WebhookView {
