@@ -8,11 +8,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
-import type { Lease, Queryable } from '../queue/moves.js';
 import * as jobs from '../lifecycle/jobs.js';
-import * as objects from '../lifecycle/objects.js';
 import { runningByJob } from '../lifecycle/object-reads.js';
+import * as objects from '../lifecycle/objects.js';
 import * as transfers from '../lifecycle/transfers.js';
+import type { Lease, Queryable } from '../queue/moves.js';
 
 export interface Claimed {
   objects: JobObjectRow[];

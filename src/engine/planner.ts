@@ -7,19 +7,10 @@ import type { Db } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
 import * as durable from '../durable/work.js';
 import { FerryError, isFerryError } from '../errors.js';
-import { compileFilter, type Filter, listFiltered } from '../objects/filter.js';
-import { expandSources, isPattern } from '../objects/patterns.js';
-import { describe } from '../queue/backoff.js';
-import type { Entry } from '../stores/contract.js';
-import { backupOf, PLANNED_CREATED } from './backup.js';
-import { destinationReady } from './destination-bucket.js';
 import * as jobs from '../lifecycle/jobs.js';
 import { keyHash, releaseCopies } from '../lifecycle/object-planning.js';
-import * as plans from '../lifecycle/plans.js';
-import * as transfers from '../lifecycle/transfers.js';
 import { afterFailure } from '../lifecycle/outcome.js';
-import type { EngineContext } from './context.js';
-import { destinationPath } from './run-transfer.js';
+import * as plans from '../lifecycle/plans.js';
 import {
   decodeOptions,
   decodeSpec,
@@ -29,10 +20,19 @@ import {
   sourceOf,
   type TransferSpec,
 } from '../lifecycle/specs.js';
+import * as transfers from '../lifecycle/transfers.js';
+import { compileFilter, type Filter, listFiltered } from '../objects/filter.js';
+import { expandSources, isPattern } from '../objects/patterns.js';
+import { describe } from '../queue/backoff.js';
+import type { Entry } from '../stores/contract.js';
+import { backupOf, PLANNED_CREATED } from './backup.js';
+import type { EngineContext } from './context.js';
+import { destinationReady } from './destination-bucket.js';
+import type { OpenStore, Planned } from './planned.js';
+import { destinationPath } from './run-transfer.js';
 import { EQUAL_PREFIX, syncObjects } from './sync-plan.js';
 import { undoObjects } from './undo.js';
 import { verifyObjects } from './verify-plan.js';
-import type { OpenStore, Planned } from './planned.js';
 
 export const PLAN_BATCH = 1000;
 

@@ -6,6 +6,17 @@
 import type { JobObjectRow } from '../db/schema.js';
 import { objectSourceHashes } from '../durable/work.js';
 import { isFerryError } from '../errors.js';
+import type { ObjectSettlement } from '../lifecycle/object-settlement.js';
+import * as objects from '../lifecycle/objects.js';
+import type { Settlement } from '../lifecycle/outcome.js';
+import {
+  decodeOptions,
+  destinationOf,
+  type ObjectRef,
+  type ObjectWork,
+  sourceOf,
+  workOf,
+} from '../lifecycle/specs.js';
 import { openUrl } from '../objects/fetch-url.js';
 import { copyObject } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
@@ -14,15 +25,11 @@ import { type Throttle, throttled } from '../objects/throttle.js';
 import { DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import type { Overwrite, Verdict } from '../states.js';
 import type { HashKind, ObjectInfo, Store } from '../stores/contract.js';
+import { type AttemptArgs, attempt } from './attempt.js';
 import { backupOf, keepBefore, PLANNED_CREATED, type Touched } from './backup.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
 import type { EngineContext } from './context.js';
-import * as objects from '../lifecycle/objects.js';
-import type { ObjectSettlement } from '../lifecycle/object-settlement.js';
-import type { Settlement } from '../lifecycle/outcome.js';
-import { type AttemptArgs, attempt } from './attempt.js';
 import { settleObjects } from './settle-batch.js';
-import { decodeOptions, destinationOf, type ObjectRef, type ObjectWork, sourceOf, workOf } from '../lifecycle/specs.js';
 import { undoWork } from './undo.js';
 
 /** What every object of a job needs from its row, read once per job and kept (at most 1000 jobs). */

@@ -11,10 +11,9 @@
 
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
-import { whileAway } from '../queue/loop.js';
 import * as jobs from '../lifecycle/jobs.js';
-import * as objects from '../lifecycle/objects.js';
 import { type ObjectSettlement, settleMany } from '../lifecycle/object-settlement.js';
+import { whileAway } from '../queue/loop.js';
 
 /** Most objects in one transaction. */
 const BATCH = 64;

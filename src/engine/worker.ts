@@ -11,6 +11,12 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
 import { databaseUnavailable } from '../db/unavailable.js';
+import * as jobs from '../lifecycle/jobs.js';
+import { nextDue } from '../lifecycle/object-reads.js';
+import * as objects from '../lifecycle/objects.js';
+import { decodeSpec, locationsOf, workOf } from '../lifecycle/specs.js';
+import * as transfers from '../lifecycle/transfers.js';
+import { WORKER_LEASES } from '../lifecycle/worker-leases.js';
 import { type CrashPolicy, crashMessage, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import { handBackAll, renewAll, takeBack } from '../queue/leases.js';
 import { msUntil, type RoundContext, WakeLoop } from '../queue/loop.js';
@@ -18,16 +24,10 @@ import type { Lease } from '../queue/moves.js';
 import { Semaphore } from '../util/semaphore.js';
 import { JOB_CANCELED } from './checkpoints.js';
 import { FairShare } from './fair-share.js';
-import * as jobs from '../lifecycle/jobs.js';
-import { WORKER_LEASES } from '../lifecycle/leases.js';
-import * as objects from '../lifecycle/objects.js';
-import { nextDue } from '../lifecycle/object-reads.js';
-import * as transfers from '../lifecycle/transfers.js';
 import { planJob } from './planner.js';
 import { planOf, runObject } from './run-object.js';
 import { runTransfer, type TransferContext } from './run-transfer.js';
 import { SettleBatcher } from './settle-batch.js';
-import { decodeSpec, locationsOf, workOf } from '../lifecycle/specs.js';
 
 export interface WorkerOptions {
   /** Objects and transfers running at once in this worker. */

@@ -1,8 +1,8 @@
 // A job row's counters of its objects (docs/engine.md, "Counters"): moved by the object lifecycle in the
 // transaction of the move they count, and only when the move itself was written.
 
-import type { Verdict } from '../states.js';
 import type { Queryable } from '../queue/moves.js';
+import type { Verdict } from '../states.js';
 
 export type Counter =
   | 'objects_total'
@@ -28,7 +28,11 @@ export const VERDICT_COUNTERS: Record<Verdict, Counter> = {
 };
 
 /** Moves the job's counters by the given amounts: called in the transaction of the move it counts. */
-export async function count(q: Queryable, jobId: string, by: Partial<Record<Counter, number>>): Promise<void> {
+export async function count(
+  q: Queryable,
+  jobId: string,
+  by: Partial<Record<Counter, number>>,
+): Promise<void> {
   const moves = Object.entries(by).filter(([, n]) => n !== 0) as Array<[Counter, number]>;
   if (moves.length === 0) return;
   await q

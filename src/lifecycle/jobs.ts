@@ -23,9 +23,9 @@ import {
   type JobStatus,
   type Overwrite,
 } from '../states.js';
-import { destinationOf, locationIds, sourceOf } from './specs.js';
-import * as objects from './objects.js';
 import { type PlannedObject, plan as planObjects, settleHeld } from './object-planning.js';
+import * as objects from './objects.js';
+import { destinationOf, locationIds, sourceOf } from './specs.js';
 import * as transfers from './transfers.js';
 
 export const JOB_MOVES = {

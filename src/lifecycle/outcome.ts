@@ -4,6 +4,7 @@
 // tried again after a backoff, and failed once the work has crashed FERRY_WORK_MAX_CRASHES times
 // (docs/api.md, "Background work that keeps failing"). The lifecycle modules write what is decided here.
 import type { Clock } from '../clock.js';
+import type { Touched } from '../durable/work.js';
 import { isFerryError } from '../errors.js';
 import {
   backoffMs,
@@ -16,7 +17,6 @@ import {
 } from '../queue/backoff.js';
 import type { Verdict } from '../states.js';
 import type { HashKind } from '../stores/contract.js';
-import type { Touched } from '../durable/work.js';
 
 export type Settlement =
   /** `reason`: why a skipped object was left alone (a plan's object that changed since the plan). */

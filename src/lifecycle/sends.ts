@@ -6,6 +6,7 @@
 // status, says a dispatcher holds it, and cancel checks that lease in the same statement.
 
 import { sql } from 'kysely';
+import { sendItemOf } from '../api/send-views.js';
 import type { Dialect } from '../db/database.js';
 import type { SendRow } from '../db/schema.js';
 import { sendRefused } from '../durable/records.js';
@@ -17,7 +18,6 @@ import type { Lease, Moves, Queryable } from '../queue/moves.js';
 import { emit } from '../queue/outbox.js';
 import { deleteFinished } from '../queue/prune.js';
 import type { SendStatus } from '../states.js';
-import { sendItemOf } from '../api/send-views.js';
 
 export const SEND_MOVES = {
   accept: {

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
 import * as jobs from '../../src/lifecycle/jobs.js';
-import * as objects from '../../src/lifecycle/objects.js';
 import { keyHash } from '../../src/lifecycle/object-planning.js';
 import { countByStatus } from '../../src/lifecycle/object-reads.js';
 import { type ObjectSettlement, settle, settleMany } from '../../src/lifecycle/object-settlement.js';
+import * as objects from '../../src/lifecycle/objects.js';
 import { DEFAULT_CRASH_POLICY } from '../../src/queue/backoff.js';
 import { JOB_OBJECTS } from '../../src/queue/leased.js';
 import { handBackLeases, reclaimExpired } from '../../src/queue/leases.js';
@@ -90,8 +90,7 @@ await eachDatabase('job counters', (database) => {
     const b = await objects.claim(db.kysely, db.dialect, lease('worker-b'), id, 10);
     for (const [i, row] of a.entries()) {
       if (i < 4) await settle(db.kysely, 'worker-a', row, { kind: 'done', bytes: 10 });
-      else if (i < 6)
-        await settle(db.kysely, 'worker-a', row, { kind: 'done', bytes: 0, skipped: true });
+      else if (i < 6) await settle(db.kysely, 'worker-a', row, { kind: 'done', bytes: 0, skipped: true });
       else if (i < 8) await settle(db.kysely, 'worker-a', row, { kind: 'failed', error: 'gone' });
       else
         await settle(db.kysely, 'worker-a', row, {

@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
-import { LOCATION_MOVES } from '../../src/lifecycle/location-health.js';
-import { SEND_MOVES } from '../../src/lifecycle/sends.js';
-import { WEBHOOK_MESSAGE_MOVES, WEBHOOK_MOVES } from '../../src/lifecycle/webhooks.js';
 import { JOB_MOVES } from '../../src/lifecycle/jobs.js';
+import { LOCATION_MOVES } from '../../src/lifecycle/location-health.js';
 import { OBJECT_MOVES } from '../../src/lifecycle/objects.js';
+import { SEND_MOVES } from '../../src/lifecycle/sends.js';
 import { TRANSFER_MOVES } from '../../src/lifecycle/transfers.js';
+import { WEBHOOK_MESSAGE_MOVES, WEBHOOK_MOVES } from '../../src/lifecycle/webhooks.js';
 import type { Move } from '../../src/queue/moves.js';
 import {
   hasFinished,

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { jobData } from '../../src/api/events.js';
 import * as jobs from '../../src/lifecycle/jobs.js';
-import * as objects from '../../src/lifecycle/objects.js';
 import { keyHash, type PlannedObject, releaseCopies } from '../../src/lifecycle/object-planning.js';
 import { settleMany } from '../../src/lifecycle/object-settlement.js';
+import * as objects from '../../src/lifecycle/objects.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, secretFor, unique } from '../support/fixtures.js';
 

@@ -9,15 +9,15 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import * as jobs from '../../lifecycle/jobs.js';
 import * as plans from '../../lifecycle/plans.js';
+import * as sends from '../../lifecycle/sends.js';
 import * as transfers from '../../lifecycle/transfers.js';
+import * as webhooks from '../../lifecycle/webhooks.js';
 import type { Logger } from '../../log.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
 import type { Queryable } from '../../queue/moves.js';
 import { claimTask, ensureTask, finishTask, renewTask, taskDue } from '../../queue/periodic.js';
 import { pruneAudit } from '../audit/retention.js';
-import * as sends from '../../lifecycle/sends.js';
 import { pruneRevoked } from '../shares/shares.js';
-import * as webhooks from '../../lifecycle/webhooks.js';
 
 /** The task's row in periodic_tasks. */
 export const RETENTION_TASK = 'retention';

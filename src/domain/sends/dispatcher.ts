@@ -15,6 +15,7 @@ import type { SendRow } from '../../db/schema.js';
 import { databaseUnavailable } from '../../db/unavailable.js';
 import { sendRecipients } from '../../durable/records.js';
 import { isFerryError } from '../../errors.js';
+import * as lifecycle from '../../lifecycle/sends.js';
 import type { Logger } from '../../log.js';
 import { MailError, type Mailer } from '../../mail/mailer.js';
 import {
@@ -27,7 +28,6 @@ import {
 } from '../../queue/backoff.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
 import type { Shares } from '../shares/shares.js';
-import * as lifecycle from '../../lifecycle/sends.js';
 
 /** Attempts before a send that keeps failing for a passing reason is failed. */
 export const SEND_MAX_ATTEMPTS = 8;
