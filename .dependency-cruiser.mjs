@@ -4,16 +4,22 @@
 //   entry     the programs and their wiring: cli.ts, server.ts, background.ts, bootstrap.ts, services.ts, cli/
 //   http      the HTTP API and pages
 //   features  domain/ (what the API does) and engine/ (the transfer engine)
+//   lifecycle lifecycle/ (every state of the work both features write, and every move between them:
+//             transfers, jobs and their objects, plans, sends, webhooks, location health;
+//             docs/engine.md, "The pieces")
 //   parts     api/ (the wire shapes: TypeBox schemas, the views built from rows, webhook events),
 //             durable/ (the JSON kept in the database's columns: one checked codec per column), queue/ (what every durable queue shares, the webhook outbox), objects/, mail/, crypto/,
 //             config.ts, metrics.ts
 //   storage   stores/, net/, db/, providers.ts (the provider list, read from the stores' declarations)
 //   kernel    errors, log, secrets, display, the data dir, states, clock, ids, util/
+// And no file imports itself through others (a circle, type-only imports included): a circle leaves
+// no order in which to read, load or change its files one at a time.
 // The console (ui/src) shares one module with the server, src/display.ts, and takes the wire shapes'
 // types from src/api/ (type-only: the bundle holds no TypeBox).
 const ENTRY = '^src/(cli[.]ts|server[.]ts|background[.]ts|bootstrap[.]ts|services[.]ts|cli/)';
 const HTTP = '^src/http/';
 const FEATURES = '^src/(domain|engine)/';
+const LIFECYCLE = '^src/lifecycle/';
 const PARTS = '^src/(api|durable|queue|objects|mail|crypto)/|^src/(config|metrics)[.]ts$';
 const STORAGE = '^src/(stores|net|db)/|^src/providers[.]ts$';
 const KERNEL = '^src/(errors|log|secret|display|data-dir|heap|states|clock|ids)[.]ts$|^src/util/';
@@ -34,14 +40,22 @@ export default {
       comment: 'stores/, net/ and db/ know nothing of the layers above them.',
       severity: 'error',
       from: { path: STORAGE },
-      to: above(ENTRY, HTTP, FEATURES, PARTS),
+      to: above(ENTRY, HTTP, FEATURES, LIFECYCLE, PARTS),
     },
     {
       name: 'parts-below-features',
       comment:
-        'api/, durable/, queue/, objects/, mail/, crypto/ and the settings know nothing of the features or the routes.',
+        'api/, durable/, queue/, objects/, mail/, crypto/ and the settings know nothing of the lifecycles, the features or the routes.',
       severity: 'error',
       from: { path: PARTS },
+      to: above(ENTRY, HTTP, FEATURES, LIFECYCLE),
+    },
+    {
+      name: 'lifecycle-below-features',
+      comment:
+        'lifecycle/ is where domain/ and engine/ both write the state of the work: it calls neither of them.',
+      severity: 'error',
+      from: { path: LIFECYCLE },
       to: above(ENTRY, HTTP, FEATURES),
     },
     {
@@ -57,6 +71,14 @@ export default {
       severity: 'error',
       from: { path: '^src/engine/' },
       to: { path: '^src/domain/' },
+    },
+    {
+      name: 'no-circle',
+      comment:
+        'No two files import each other, directly or through others, types included: what both need goes in a file of its own that neither imports back.',
+      severity: 'error',
+      from: { path: '^(src|ui/src)/' },
+      to: { circular: true },
     },
     {
       name: 'http-below-entry',

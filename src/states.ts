@@ -2,9 +2,9 @@
 // values the database stores as text, declared once. The database row types (src/db/schema.ts) and
 // the API's schemas (src/http/) both derive from these lists, so a value cannot be added to one and
 // forgotten in the other. Which moves between states are allowed is written in the module that owns
-// each lifecycle (src/engine/lifecycle/ for transfers, jobs and objects; src/domain/sends/lifecycle.ts,
-// src/domain/webhooks/lifecycle.ts and src/domain/locations/health.ts for the rest; docs/engine.md
-// draws them all, test/engine/lifecycle.test.ts checks the drawings and that no one else writes).
+// each lifecycle, all in src/lifecycle/ (transfers, jobs and their objects, sends, webhooks, location
+// health); docs/engine.md draws them all, test/engine/lifecycle.test.ts checks the drawings and that
+// no one else writes).
 
 export const TRANSFER_KINDS = ['copy', 'move', 'pull', 'remove'] as const;
 export type TransferKind = (typeof TRANSFER_KINDS)[number];

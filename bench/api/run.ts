@@ -15,8 +15,8 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { openDatabase } from '../../src/db/database.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
-import { keyHash } from '../../src/engine/lifecycle/objects.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
+import { keyHash } from '../../src/lifecycle/object-planning.js';
 import { Secret } from '../../src/secret.js';
 import { median } from '../support/figures.js';
 

@@ -93,7 +93,7 @@ export interface TransfersTable extends LeasedColumns {
   location_ids: LocationIds;
   kind: TransferKind;
   status: TransferStatus;
-  /** JSON of the transfer's request, resolved to location ids (src/engine/specs.ts). */
+  /** JSON of the transfer's request, resolved to location ids (src/lifecycle/specs.ts). */
   spec: string;
   /** JSON of `from` as the caller gave it (docs/api.md, "Polling"); null on rows from before it was kept. */
   given_from: string | null;
@@ -141,7 +141,7 @@ export interface JobsTable {
   schedule_id: Generated<string | null>;
   /**
    * Object counts and finished bytes, kept by the object lifecycle in the same transaction as each
-   * object's move (src/engine/lifecycle/objects.ts): pending includes running.
+   * object's move (src/lifecycle/job-counters.ts): pending includes running.
    */
   objects_total: Generated<number>;
   objects_pending: Generated<number>;
@@ -151,7 +151,7 @@ export interface JobsTable {
   bytes_finished: Generated<number>;
   /** What the job is (docs/api.md, "Sync"): a bulk copy or a sync. */
   kind: Generated<JobKind>;
-  /** JSON of the options it was given (src/engine/specs.ts, JobOptions); null: none. */
+  /** JSON of the options it was given (src/lifecycle/specs.ts, JobOptions); null: none. */
   options: Generated<string | null>;
   /** Objects a sync deleted at its destination (succeeded deletions; not in objects_succeeded). */
   objects_deleted: Generated<number>;
@@ -198,7 +198,7 @@ export interface JobObjectsTable extends LeasedColumns {
    */
   source_hashes: Generated<string | null>;
   /**
-   * JSON of the object's own work (src/engine/specs.ts, ObjectWork) when its job runs a
+   * JSON of the object's own work (src/lifecycle/specs.ts, ObjectWork) when its job runs a
    * transfer over several objects; null for a bulk copy's object, which copies source prefix + key.
    */
   work: Generated<string | null>;
@@ -232,9 +232,9 @@ export interface PlansTable {
   id: string;
   workspace_id: string;
   location_ids: LocationIds;
-  /** What the plan runs: copy, move or remove (src/engine/lifecycle/plans.ts, PLAN_KINDS). */
+  /** What the plan runs: copy, move or remove (src/lifecycle/plans.ts, PLAN_KINDS). */
   kind: string;
-  /** JSON of the request resolved to location ids (src/engine/lifecycle/plans.ts, PlanRequest). */
+  /** JSON of the request resolved to location ids (src/lifecycle/plans.ts, PlanRequest). */
   request: string;
   /** JSON of the request's from and to as given (the transfer's `from` and `to`). */
   given: string;
@@ -258,7 +258,7 @@ export interface PlanEntriesTable {
   etag: string | null;
   /** What the run does with it: copy, move, remove (sync adds skip and delete). */
   action: string;
-  /** JSON of the object's own work (src/engine/specs.ts, ObjectWork); null for a copy's object. */
+  /** JSON of the object's own work (src/lifecycle/specs.ts, ObjectWork); null for a copy's object. */
   work: string | null;
 }
 

@@ -14,8 +14,8 @@ import { type AuditContext, record } from './audit/audit.js';
 import type { Caller } from './caller.js';
 import type { LocationRef } from './locations/addressing.js';
 import type { Locations } from './locations/locations.js';
+import { checkUsable } from './locations/usable.js';
 import type { Storage } from './storage.js';
-import { checkUsable } from './transfers/copy.js';
 
 export class Buckets {
   constructor(

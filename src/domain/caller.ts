@@ -20,7 +20,7 @@ export function mayAddress(caller: Caller, locationId: string): boolean {
 }
 
 /**
- * True for rows whose work (its `location_ids`, src/engine/specs.ts) touches only locations the caller may address: removing ",<id>" for each
+ * True for rows whose work (its `location_ids`, src/lifecycle/specs.ts) touches only locations the caller may address: removing ",<id>" for each
  * allowed id leaves "," exactly when nothing else was there (ids are UUIDs of one length, so no removal
  * takes part of another). A null column (a schedule whose label named nothing at the upgrade) is never
  * within a limit.

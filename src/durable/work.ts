@@ -1,7 +1,7 @@
 // The durable JSON of queued work (src/engine): a transfer's spec, a job's source, destination, options
 // and manifest, a job object's work and what it touched, a plan's request, given names and counts and
 // its entries' work. Each shape is declared here once, as the schema its column is checked against, and
-// its type comes from it (src/engine/specs.ts, src/engine/backup.ts re-export them). Every field added
+// its type comes from it (src/lifecycle/specs.ts, src/engine/backup.ts re-export them). Every field added
 // after a column's first release is optional (`literal`, `backup`, `backup_to`, `filter`, the ops
 // `delete`, `verify`, `unwrite`, `restore`), so rows queued before it read as they are.
 import { type Static, Type } from 'typebox';

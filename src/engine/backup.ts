@@ -6,10 +6,10 @@
 // overwritten without it.
 import { objectTouched, type Touched } from '../durable/work.js';
 import { FerryError, isFerryError } from '../errors.js';
+import type { ObjectRef } from '../lifecycle/specs.js';
 import { copyObject } from '../objects/object-copy.js';
 import type { ObjectInfo, Store } from '../stores/contract.js';
-import type { EngineContext } from './run-object.js';
-import type { ObjectRef } from './specs.js';
+import type { EngineContext } from './context.js';
 
 // What the work did (src/durable/work.ts, Touched: the column's schema, where the shape is declared).
 export type { Touched };

@@ -1,7 +1,7 @@
 // The checkpoints of streamed copies: the multipart upload a copy is writing and each part the
 // provider acknowledged, recorded as it finishes, so that the copy's next attempt (after a crash, a
 // lost lease or a passing failure) continues from the first missing part (docs/engine.md,
-// "Resumption"). Kept beside the work rows, never in them: only src/engine/lifecycle/ writes those.
+// "Resumption"). Kept beside the work rows, never in them: only src/lifecycle/ writes those.
 //
 // Every write checks, in the same statement, that the writer holds the lease on the work (the
 // job_objects or transfers row is running under its name) — graphile-worker's rule, as in the

@@ -5,12 +5,12 @@
 // list (forbidden), or a provider failing for a passing reason, leaves the work to go on as before.
 import type { JobRow } from '../db/schema.js';
 import { FerryError, isFerryError } from '../errors.js';
+import * as jobs from '../lifecycle/jobs.js';
+import { destinationOf } from '../lifecycle/specs.js';
 import { bucketWord } from '../providers.js';
 import type { Store } from '../stores/contract.js';
 import { splitBucketPath } from '../stores/shared/bucket-paths.js';
-import * as jobs from './lifecycle/jobs.js';
-import type { EngineContext } from './run-object.js';
-import { destinationOf } from './specs.js';
+import type { EngineContext } from './context.js';
 import type { StoreUse } from './store-cache.js';
 
 /** The bucket of `path` when the store has buckets and that bucket does not exist. */

@@ -8,10 +8,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
+import * as jobs from '../lifecycle/jobs.js';
+import { runningByJob } from '../lifecycle/object-reads.js';
+import * as objects from '../lifecycle/objects.js';
+import * as transfers from '../lifecycle/transfers.js';
 import type { Lease, Queryable } from '../queue/moves.js';
-import * as jobs from './lifecycle/jobs.js';
-import * as objects from './lifecycle/objects.js';
-import * as transfers from './lifecycle/transfers.js';
 
 export interface Claimed {
   objects: JobObjectRow[];
@@ -68,7 +69,7 @@ export class FairShare {
     for (const job of active) jobsOf.set(job.workspace_id, [...(jobsOf.get(job.workspace_id) ?? []), job.id]);
     const workspaces = [...new Set([...due.keys(), ...jobsOf.keys()])];
     if (workspaces.length === 0) return claimed;
-    const runningObjects = await objects.runningByJob(
+    const runningObjects = await runningByJob(
       q,
       active.map((j) => j.id),
     );
@@ -133,7 +134,7 @@ export class FairShare {
       await sql`select pg_advisory_xact_lock(hashtext(${`ferry.claim.${workspaceId}`}))`.execute(trx);
     }
     const [objectsRunning, transfersRunning] = await Promise.all([
-      objects.runningByJob(trx, jobIds),
+      runningByJob(trx, jobIds),
       trx
         .selectFrom('transfers')
         .select(sql<number>`count(*)`.as('n'))

@@ -7,20 +7,10 @@ import type { Db } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
 import * as durable from '../durable/work.js';
 import { FerryError, isFerryError } from '../errors.js';
-import { compileFilter, type Filter, listFiltered } from '../objects/filter.js';
-import { expandSources, isPattern } from '../objects/patterns.js';
-import { describe } from '../queue/backoff.js';
-import type { Entry, Store } from '../stores/contract.js';
-import { backupOf, PLANNED_CREATED } from './backup.js';
-import { destinationReady } from './destination-bucket.js';
-import * as jobs from './lifecycle/jobs.js';
-import * as objects from './lifecycle/objects.js';
-import { type Found, type Held, keyHash } from './lifecycle/objects.js';
-import * as plans from './lifecycle/plans.js';
-import * as transfers from './lifecycle/transfers.js';
-import { afterFailure } from './outcome.js';
-import type { EngineContext } from './run-object.js';
-import { destinationPath } from './run-transfer.js';
+import * as jobs from '../lifecycle/jobs.js';
+import { keyHash, releaseCopies } from '../lifecycle/object-planning.js';
+import { afterFailure } from '../lifecycle/outcome.js';
+import * as plans from '../lifecycle/plans.js';
 import {
   decodeOptions,
   decodeSpec,
@@ -29,40 +19,28 @@ import {
   type ObjectWork,
   sourceOf,
   type TransferSpec,
-} from './specs.js';
+} from '../lifecycle/specs.js';
+import * as transfers from '../lifecycle/transfers.js';
+import { compileFilter, type Filter, listFiltered } from '../objects/filter.js';
+import { expandSources, isPattern } from '../objects/patterns.js';
+import { describe } from '../queue/backoff.js';
+import type { Entry } from '../stores/contract.js';
+import { backupOf, PLANNED_CREATED } from './backup.js';
+import type { EngineContext } from './context.js';
+import { destinationReady } from './destination-bucket.js';
+import type { OpenStore, Planned } from './planned.js';
+import { destinationPath } from './run-transfer.js';
 import { EQUAL_PREFIX, syncObjects } from './sync-plan.js';
 import { undoObjects } from './undo.js';
 import { verifyObjects } from './verify-plan.js';
 
 export const PLAN_BATCH = 1000;
 
-export interface Planned {
-  key: string;
-  size: number | null;
-  etag: string | null;
-  /** The hashes the source's listing reported, which the object's first attempt checks (Entry.hashes). */
-  hashes?: NonNullable<Entry['hashes']>;
-  work?: string;
-  /**
-   * Planned straight as skipped, with the reason: a sync's object equal at the destination, or a plan's
-   * run finding a key the plan lacks.
-   */
-  skipped?: string;
-  held?: Held;
-  /** A verify's object its listings decided (src/engine/verify-plan.ts): planned settled. */
-  found?: Found;
-  /** What is known before it runs of what its work will do (src/engine/backup.ts, PLANNED_CREATED). */
-  touched?: string;
-}
-
 /** Why a plan's run leaves alone an object its listing found and the plan did not (docs/api.md, "Plans"). */
 export const NOT_IN_PLAN = 'not in the plan';
 
 /** Why a sync plan's run skips an object the plan found equal at the destination. */
 export const EQUAL_IN_PLAN = `${EQUAL_PREFIX}at the destination when planned`;
-
-/** A location's store, opened for a while: the engine's cache, or the API's own for a dry run. */
-export type OpenStore = (locationId: string) => Promise<{ store: Store; release: () => unknown }>;
 
 /** Writes one batch; false when the job is no longer ours to plan (canceled, or lease lost). */
 function commitBatch(ctx: EngineContext, job: JobRow, seq: number, batch: Planned[]): Promise<boolean> {
@@ -346,7 +324,7 @@ export async function planJob(ctx: EngineContext, job: JobRow, signal: AbortSign
       throw new FerryError('not_found', 'no object matched the sources');
     }
     // A sync's copies held while it planned: its deletions are within max_delete, they may run.
-    if (job.kind === 'sync') await objects.releaseCopies(db.kysely, job.id);
+    if (job.kind === 'sync') await releaseCopies(db.kysely, job.id);
     await jobs.planningDone(db.kysely, owner, job.id, clock.now());
     await jobs.finishIfDone(db.kysely, job.id, clock.now());
   } catch (err) {

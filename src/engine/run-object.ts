@@ -1,54 +1,36 @@
 // One object of a bulk job: copy <source prefix><key> to <destination prefix><key>, settle the object
-// (src/engine/lifecycle/objects.ts) and finish the job when it was the last one. An object of a job
+// (src/lifecycle/object-settlement.ts) and finish the job when it was the last one. An object of a job
 // that runs a transfer over several objects carries its own work instead (move, remove or pull, with
 // its full source and destination), and runs it the same way.
 
-import type { Clock } from '../clock.js';
-import type { Db } from '../db/database.js';
 import type { JobObjectRow } from '../db/schema.js';
 import { objectSourceHashes } from '../durable/work.js';
 import { isFerryError } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { Egress } from '../net/egress.js';
-import type { OutboundTimeouts } from '../net/time-bounds.js';
+import type { ObjectSettlement } from '../lifecycle/object-settlement.js';
+import * as objects from '../lifecycle/objects.js';
+import type { Settlement } from '../lifecycle/outcome.js';
+import {
+  decodeOptions,
+  destinationOf,
+  type ObjectRef,
+  type ObjectWork,
+  sourceOf,
+  workOf,
+} from '../lifecycle/specs.js';
 import { openUrl } from '../objects/fetch-url.js';
 import { copyObject } from '../objects/object-copy.js';
 import { moveObject } from '../objects/object-move.js';
 import { verifyObject } from '../objects/object-verify.js';
 import { type Throttle, throttled } from '../objects/throttle.js';
-import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
+import { DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import type { Overwrite, Verdict } from '../states.js';
 import type { HashKind, ObjectInfo, Store } from '../stores/contract.js';
+import { type AttemptArgs, attempt } from './attempt.js';
 import { backupOf, keepBefore, PLANNED_CREATED, type Touched } from './backup.js';
-import type { Bandwidth } from './bandwidth.js';
 import { abandonUpload, checkpointOf, JOB_CANCELED, type Work } from './checkpoints.js';
-import type { ObjectSettlement } from './lifecycle/objects.js';
-import * as objects from './lifecycle/objects.js';
-import { type AttemptArgs, attempt, type Settlement } from './outcome.js';
+import type { EngineContext } from './context.js';
 import { settleObjects } from './settle-batch.js';
-import { decodeOptions, destinationOf, type ObjectRef, type ObjectWork, sourceOf, workOf } from './specs.js';
-import type { StoreCache } from './store-cache.js';
 import { undoWork } from './undo.js';
-
-export interface EngineContext {
-  db: Db;
-  clock: Clock;
-  logger: Logger;
-  stores: StoreCache;
-  owner: string;
-  /**
-   * Called after each write that watchers of progress may want (progress, a settlement, a job planned
-   * or ended): wakes the event streams (docs/api.md, "Live progress"). Throttled by whoever passes it.
-   */
-  wakeStreams?: () => void;
-  /** When work that keeps crashing is failed (FERRY_WORK_MAX_CRASHES); DEFAULT_CRASH_POLICY without it. */
-  crashes?: CrashPolicy;
-  /** What a pull may reach, and its time bounds: objects of a pull need them. */
-  egress?: Egress;
-  outbound?: OutboundTimeouts;
-  /** The bandwidth caps (docs/api.md, "Bandwidth"); none without it. */
-  bandwidth?: Bandwidth;
-}
 
 /** What every object of a job needs from its row, read once per job and kept (at most 1000 jobs). */
 interface JobPlan {
@@ -154,7 +136,7 @@ function leftAlone(checked: ObjectInfo | LeftAlone | undefined): checked is Left
 }
 
 /**
- * One attempt on an object (src/engine/outcome.ts), with the counts its row holds and its progress
+ * One attempt on an object (src/engine/attempt.ts), with the counts its row holds and its progress
  * written under its lease; undefined when aborted.
  */
 function attemptObject<T>(

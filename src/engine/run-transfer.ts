@@ -1,9 +1,11 @@
-// One queued transfer (copy, move, remove, pull): run it and settle it (src/engine/lifecycle/
+// One queued transfer (copy, move, remove, pull): run it and settle it (src/lifecycle/
 // transfers.ts). A copy that runs again continues its checkpointed multipart upload (docs/engine.md,
 // "Resumption"); the other kinds start over, and each is written so that a second run finishes what
 // the first began (a moved object is no longer among the sources, a removed one no longer matches).
 import type { TransferRow } from '../db/schema.js';
 import { FerryError, isFerryError } from '../errors.js';
+import { type DestinationRef, decodeSpec, type ObjectRef, type TransferSpec } from '../lifecycle/specs.js';
+import * as transfers from '../lifecycle/transfers.js';
 import type { Egress } from '../net/egress.js';
 import type { OutboundTimeouts } from '../net/time-bounds.js';
 import { openUrl } from '../objects/fetch-url.js';
@@ -14,12 +16,10 @@ import { type Throttle, throttled } from '../objects/throttle.js';
 import { DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import { whileAway } from '../queue/loop.js';
 import type { Entry, HashKind, Store } from '../stores/contract.js';
+import { attempt } from './attempt.js';
 import { abandonUpload, checkpointOf, type Work } from './checkpoints.js';
+import type { EngineContext } from './context.js';
 import { explainNotFound } from './destination-bucket.js';
-import * as transfers from './lifecycle/transfers.js';
-import { attempt } from './outcome.js';
-import type { EngineContext } from './run-object.js';
-import { type DestinationRef, decodeSpec, type ObjectRef, type TransferSpec } from './specs.js';
 import type { StoreUse } from './store-cache.js';
 
 export interface TransferContext extends EngineContext {

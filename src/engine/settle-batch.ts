@@ -1,6 +1,6 @@
 // Settling objects in batches (group commit): the objects that end while a batch is being written
 // wait for it and go in the next one, each in one transaction with the job counters
-// (src/engine/lifecycle/objects.ts, settleMany), and then each job touched is finished if that was its
+// (src/lifecycle/object-settlement.ts, settleMany), and then each job touched is finished if that was its
 // last object. Under load a worker commits once for many objects; alone, an object is written at once.
 // The first write waits for the end of the current turn of the event loop (setImmediate), so objects
 // whose answers arrived together go together even where a commit never yields (SQLite's is
@@ -11,9 +11,9 @@
 
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
+import * as jobs from '../lifecycle/jobs.js';
+import { type ObjectSettlement, settleMany } from '../lifecycle/object-settlement.js';
 import { whileAway } from '../queue/loop.js';
-import * as jobs from './lifecycle/jobs.js';
-import * as objects from './lifecycle/objects.js';
 
 /** Most objects in one transaction. */
 const BATCH = 64;
@@ -26,13 +26,13 @@ export async function settleObjects(
   db: Db,
   clock: Clock,
   owner: string,
-  items: objects.ObjectSettlement[],
+  items: ObjectSettlement[],
   retry: Retry = (write) => write(),
 ): Promise<boolean[]> {
   let tries = 0;
   const written = await retry(() => {
     tries++;
-    return objects.settleMany(db.kysely, owner, items);
+    return settleMany(db.kysely, owner, items);
   });
   const ended = new Set<string>();
   items.forEach(({ object, settlement }, i) => {
@@ -45,7 +45,7 @@ export async function settleObjects(
 }
 
 interface Waiting {
-  item: objects.ObjectSettlement;
+  item: ObjectSettlement;
   resolve: (written: boolean) => void;
   reject: (err: unknown) => void;
 }
@@ -63,7 +63,7 @@ export class SettleBatcher {
   ) {}
 
   /** Resolves once the object's settlement is committed: false when its lease was lost. */
-  settle(item: objects.ObjectSettlement): Promise<boolean> {
+  settle(item: ObjectSettlement): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ item, resolve, reject });
       if (!this.#writing) {

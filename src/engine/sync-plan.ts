@@ -14,14 +14,14 @@
 // (listDestination, then pairListings), so both hold the same bound.
 import { objectWork } from '../durable/work.js';
 import { FerryError, isFerryError } from '../errors.js';
+import type { Held } from '../lifecycle/object-planning.js';
+import type { JobOptions, ObjectRef, ObjectWork } from '../lifecycle/specs.js';
 import { compileFilter, listFiltered } from '../objects/filter.js';
 import { listingHashes, type Provider } from '../providers.js';
 import type { CompareMode } from '../states.js';
 import type { Entry, HashKind } from '../stores/contract.js';
 import { backupOf } from './backup.js';
-import type { Held } from './lifecycle/objects.js';
-import type { OpenStore } from './planner.js';
-import type { JobOptions, ObjectRef, ObjectWork } from './specs.js';
+import type { OpenStore } from './planned.js';
 
 /** Most destination objects a sync holds in memory (the bulk limit, as a manifest's). */
 export const SYNC_MAX_DESTINATION = 100_000;

@@ -6,12 +6,12 @@
 
 import type { Db } from '../db/database.js';
 import { objectTouched, objectWork } from '../durable/work.js';
+import type { ObjectRef, ObjectWork } from '../lifecycle/specs.js';
 import { copyObject } from '../objects/object-copy.js';
 import type { ObjectInfo } from '../stores/contract.js';
 import { changedSince, statIfPresent, stillWritten, type Touched } from './backup.js';
-import type { Planned } from './planner.js';
-import type { EngineContext } from './run-object.js';
-import type { ObjectRef, ObjectWork } from './specs.js';
+import type { EngineContext } from './context.js';
+import type { Planned } from './planned.js';
 
 const PAGE = 1000;
 

@@ -6,12 +6,12 @@
 // verify), which a worker runs by stat'ing, and where no hash is common to both, reading and hashing
 // (src/objects/object-verify.ts). Nothing is ever written.
 import { objectWork } from '../durable/work.js';
+import type { Found } from '../lifecycle/object-planning.js';
+import type { ObjectWork } from '../lifecycle/specs.js';
 import { compileFilter } from '../objects/filter.js';
 import { checksumKind, checksumsAgree, comparedChecksums } from '../objects/verify.js';
 import type { Entry } from '../stores/contract.js';
-import type { Found } from './lifecycle/objects.js';
-import type { OpenStore, Planned } from './planner.js';
-import type { ObjectWork } from './specs.js';
+import type { OpenStore, Planned } from './planned.js';
 import { type Listed, listDestination, pairListings, type SyncSpec } from './sync-plan.js';
 
 /** A verify's prefixes, resolved to location ids, and its options (mode, filter), as a sync's. */

@@ -5,12 +5,18 @@
 // back to the queue for another worker. Work it crashes on (an exception outside the attempt, such as
 // a settlement the database refused) is settled as a crash, counted towards FERRY_WORK_MAX_CRASHES,
 // and work whose lease ran out on its last crash allowed is failed rather than taken back (docs/api.md,
-// "Background work that keeps failing"). It writes no state itself: src/engine/lifecycle/ does.
+// "Background work that keeps failing"). It writes no state itself: src/lifecycle/ does.
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobObjectRow, TransferRow } from '../db/schema.js';
 import { databaseUnavailable } from '../db/unavailable.js';
+import * as jobs from '../lifecycle/jobs.js';
+import { nextDue } from '../lifecycle/object-reads.js';
+import * as objects from '../lifecycle/objects.js';
+import { decodeSpec, locationsOf, workOf } from '../lifecycle/specs.js';
+import * as transfers from '../lifecycle/transfers.js';
+import { WORKER_LEASES } from '../lifecycle/worker-leases.js';
 import { type CrashPolicy, crashMessage, DEFAULT_CRASH_POLICY } from '../queue/backoff.js';
 import { handBackAll, renewAll, takeBack } from '../queue/leases.js';
 import { msUntil, type RoundContext, WakeLoop } from '../queue/loop.js';
@@ -18,15 +24,10 @@ import type { Lease } from '../queue/moves.js';
 import { Semaphore } from '../util/semaphore.js';
 import { JOB_CANCELED } from './checkpoints.js';
 import { FairShare } from './fair-share.js';
-import * as jobs from './lifecycle/jobs.js';
-import { WORKER_LEASES } from './lifecycle/leases.js';
-import * as objects from './lifecycle/objects.js';
-import * as transfers from './lifecycle/transfers.js';
 import { planJob } from './planner.js';
 import { planOf, runObject } from './run-object.js';
 import { runTransfer, type TransferContext } from './run-transfer.js';
 import { SettleBatcher } from './settle-batch.js';
-import { decodeSpec, locationsOf, workOf } from './specs.js';
 
 export interface WorkerOptions {
   /** Objects and transfers running at once in this worker. */
@@ -184,7 +185,7 @@ export class Worker {
     if (idle) {
       const q = this.ctx.db.kysely;
       for (const due of await Promise.all([
-        objects.nextDue(q, now),
+        nextDue(q, now),
         transfers.nextDue(q, now),
         jobs.nextPlanningDue(q, now),
       ])) {

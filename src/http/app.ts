@@ -9,7 +9,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { LABEL_MAX_LENGTH, PATH_MAX_LENGTH } from '../api/text.js';
-import { ChangeReader } from '../domain/transfers/changes.js';
+import { ChangeReader } from '../domain/events/feed.js';
 import { addProcessMetrics } from '../metrics.js';
 import type { Services } from '../services.js';
 import { bearerToken, registerAuth } from './auth.js';

@@ -2,7 +2,7 @@
 // is leased"): which columns name a row, its holder and its lease's end, in which states a row holds it,
 // what a claim counts, and what becomes of a row whose lease ran out. src/queue/leases.ts takes, renews,
 // takes back, hands back and frees every lease through these declarations and nothing else; the
-// lifecycle tables of moves (src/engine/lifecycle/, src/domain/sends/lifecycle.ts) take their lease moves
+// lifecycle tables of moves (src/lifecycle/: transfers, job objects, sends) take their lease moves
 // from them (moves.ts, leaseMoves). No file outside src/queue writes a lease column
 // (test/layering/layering.test.ts).
 import {
@@ -157,7 +157,7 @@ export const PERIODIC_TASKS = {
   expired: { by: 'claim' },
 } as const satisfies LeasedTable;
 
-/** A location's token refresh: one refresh of a location at a time (src/domain/locations/health.ts). */
+/** A location's token refresh: one refresh of a location at a time (src/lifecycle/location-health.ts). */
 export const LOCATION_REFRESH = {
   table: 'locations',
   keys: ['id'],

@@ -8,8 +8,8 @@ import { after, before, test } from 'node:test';
 import { systemClock } from '../../src/clock.js';
 import { isUniqueViolation } from '../../src/db/unavailable.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import { newId } from '../../src/ids.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 

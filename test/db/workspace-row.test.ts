@@ -7,8 +7,8 @@ import { sql } from 'kysely';
 import { systemClock } from '../../src/clock.js';
 import { workspaceRow } from '../../src/db/workspace-row.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
 import { newId } from '../../src/ids.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 

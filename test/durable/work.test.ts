@@ -18,7 +18,7 @@ import {
   transferSpec,
 } from '../../src/durable/work.js';
 import { PLANNED_CREATED } from '../../src/engine/backup.js';
-import type { ObjectWork, TransferSpec } from '../../src/engine/specs.js';
+import type { ObjectWork, TransferSpec } from '../../src/lifecycle/specs.js';
 
 const ROW = '0193a8f0-0000-7000-8000-000000000001';
 const ref = (path: string) => ({ location_id: 'loc-1', path });

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
 import { abandonUpload, checkpointOf, type Work } from '../../src/engine/checkpoints.js';
-import * as objects from '../../src/engine/lifecycle/objects.js';
-import { keyHash } from '../../src/engine/lifecycle/objects.js';
+import { keyHash, plan } from '../../src/lifecycle/object-planning.js';
+import * as objects from '../../src/lifecycle/objects.js';
 import { DEFAULT_CRASH_POLICY } from '../../src/queue/backoff.js';
 import { JOB_OBJECTS } from '../../src/queue/leased.js';
 import { reclaimExpired } from '../../src/queue/leases.js';
@@ -32,7 +32,7 @@ await eachDatabase('copy checkpoints', (database) => {
   /** A job with one object, claimed by `owner`. */
   async function claimedObject(owner: string): Promise<Work & { kind: 'object' }> {
     const { jobId: job_id } = await bareJob(db, clock, 'checkpoints');
-    await objects.plan(db.kysely, job_id, 0, [{ key: 'k', keyHash: keyHash('k'), size: 100, etag: '"e"' }]);
+    await plan(db.kysely, job_id, 0, [{ key: 'k', keyHash: keyHash('k'), size: 100, etag: '"e"' }]);
     const [row] = await objects.claim(db.kysely, db.dialect, lease(owner), job_id, 1);
     assert.ok(row);
     return { kind: 'object', jobId: job_id, seq: row.seq };

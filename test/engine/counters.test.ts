@@ -7,9 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
-import * as objects from '../../src/engine/lifecycle/objects.js';
-import { keyHash } from '../../src/engine/lifecycle/objects.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
+import { keyHash } from '../../src/lifecycle/object-planning.js';
+import { countByStatus } from '../../src/lifecycle/object-reads.js';
+import { type ObjectSettlement, settle, settleMany } from '../../src/lifecycle/object-settlement.js';
+import * as objects from '../../src/lifecycle/objects.js';
 import { DEFAULT_CRASH_POLICY } from '../../src/queue/backoff.js';
 import { JOB_OBJECTS } from '../../src/queue/leased.js';
 import { handBackLeases, reclaimExpired } from '../../src/queue/leases.js';
@@ -45,7 +47,7 @@ await eachDatabase('job counters', (database) => {
       .selectAll()
       .where('id', '=', jobId)
       .executeTakeFirstOrThrow();
-    const rows = await objects.countByStatus(db.kysely, jobId);
+    const rows = await countByStatus(db.kysely, jobId);
     const finished = await db.kysely
       .selectFrom('job_objects')
       .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('bytes_done'), eb.lit(0)).as('bytes'))
@@ -87,12 +89,11 @@ await eachDatabase('job counters', (database) => {
     const a = await objects.claim(db.kysely, db.dialect, lease('worker-a'), id, 10);
     const b = await objects.claim(db.kysely, db.dialect, lease('worker-b'), id, 10);
     for (const [i, row] of a.entries()) {
-      if (i < 4) await objects.settle(db.kysely, 'worker-a', row, { kind: 'done', bytes: 10 });
-      else if (i < 6)
-        await objects.settle(db.kysely, 'worker-a', row, { kind: 'done', bytes: 0, skipped: true });
-      else if (i < 8) await objects.settle(db.kysely, 'worker-a', row, { kind: 'failed', error: 'gone' });
+      if (i < 4) await settle(db.kysely, 'worker-a', row, { kind: 'done', bytes: 10 });
+      else if (i < 6) await settle(db.kysely, 'worker-a', row, { kind: 'done', bytes: 0, skipped: true });
+      else if (i < 8) await settle(db.kysely, 'worker-a', row, { kind: 'failed', error: 'gone' });
       else
-        await objects.settle(db.kysely, 'worker-a', row, {
+        await settle(db.kysely, 'worker-a', row, {
           kind: 'again',
           error: 'slow',
           runAfter: clock.now(),
@@ -107,7 +108,7 @@ await eachDatabase('job counters', (database) => {
     assert.ok(c.length >= 10);
     // The stale worker-b finishes now: nothing it says is written or counted.
     for (const row of b) {
-      assert.equal(await objects.settle(db.kysely, 'worker-b', row, { kind: 'done', bytes: 10 }), false);
+      assert.equal(await settle(db.kysely, 'worker-b', row, { kind: 'done', bytes: 10 }), false);
     }
     await assertCounted(id, 'a lost lease and a stale worker');
 
@@ -119,7 +120,7 @@ await eachDatabase('job counters', (database) => {
       if (rows.length === 0) break;
       for (const row of rows) {
         const failed = row.seq % 5 === 0;
-        await objects.settle(
+        await settle(
           db.kysely,
           'worker-d',
           row,
@@ -134,7 +135,7 @@ await eachDatabase('job counters', (database) => {
     await assertCounted(id, 'a retry');
     const retried = await objects.claim(db.kysely, db.dialect, lease('worker-e'), id, 100);
     assert.ok(retried.length > 0);
-    for (const row of retried) await objects.settle(db.kysely, 'worker-e', row, { kind: 'done', bytes: 1 });
+    for (const row of retried) await settle(db.kysely, 'worker-e', row, { kind: 'done', bytes: 1 });
     // The retried job is planned again (it was fully planned: straight back to running), then ends.
     const replanned = await jobs.claimPlanning(db.kysely, db.dialect, lease('planner-3'));
     assert.equal(replanned?.id, id);
@@ -149,7 +150,7 @@ await eachDatabase('job counters', (database) => {
     await jobs.commitBatch(db.kysely, 'planner', id, 0, planned(0, 20), clock.now());
     const [first] = await objects.claim(db.kysely, db.dialect, lease('worker'), id, 5);
     assert.ok(first);
-    await objects.settle(db.kysely, 'worker', first, { kind: 'done', bytes: 3 });
+    await settle(db.kysely, 'worker', first, { kind: 'done', bytes: 3 });
     assert.ok(await jobs.cancel(db.kysely, id, clock.now()));
     await objects.park(db.kysely, [id], 'worker');
     await assertCounted(id, 'a cancel');
@@ -184,8 +185,8 @@ await eachDatabase('job counters', (database) => {
       { object: xs[3], settlement: { kind: 'again', error: 'slow', runAfter: clock.now() + 1000 } },
       { object: ys[2], settlement: { kind: 'done', bytes: 44, skipped: true } },
       { object: lost, settlement: { kind: 'done', bytes: 55 } },
-    ] as objects.ObjectSettlement[];
-    const written = await objects.settleMany(db.kysely, 'w', settlements);
+    ] as ObjectSettlement[];
+    const written = await settleMany(db.kysely, 'w', settlements);
     assert.deepEqual(written, [true, true, true, true, true, true, true, false]);
     const rows = await db.kysely
       .selectFrom('job_objects')

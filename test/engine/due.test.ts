@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
-import * as objects from '../../src/engine/lifecycle/objects.js';
-import { keyHash } from '../../src/engine/lifecycle/objects.js';
-import * as transfers from '../../src/engine/lifecycle/transfers.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
+import { keyHash, plan } from '../../src/lifecycle/object-planning.js';
+import { nextDue } from '../../src/lifecycle/object-reads.js';
+import * as transfers from '../../src/lifecycle/transfers.js';
 import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 import { bareJob } from '../support/jobs.js';
@@ -25,7 +25,7 @@ await eachDatabase('when work is next due', (database) => {
 
   test('nothing waiting: no wake-up is asked for', async () => {
     const now = clock.now();
-    assert.equal(await objects.nextDue(db.kysely, now), undefined);
+    assert.equal(await nextDue(db.kysely, now), undefined);
     assert.equal(await transfers.nextDue(db.kysely, now), undefined);
     assert.equal(await jobs.nextPlanningDue(db.kysely, now), undefined);
   });
@@ -34,7 +34,7 @@ await eachDatabase('when work is next due', (database) => {
     const now = clock.now();
     const { jobId, workspaceId } = await bareJob(db, clock, 'due');
     const job = { job_id: jobId };
-    await objects.plan(
+    await plan(
       db.kysely,
       job.job_id,
       0,
@@ -50,7 +50,7 @@ await eachDatabase('when work is next due', (database) => {
       .set({ run_after: Number.MAX_SAFE_INTEGER })
       .where('key', '=', 'd')
       .execute();
-    assert.equal(await objects.nextDue(db.kysely, now), now + 3000);
+    assert.equal(await nextDue(db.kysely, now), now + 3000);
 
     const queued = await transfers.enqueue(db.kysely, workspaceId, { kind: 'remove', paths: [] }, now);
     assert.equal(await transfers.nextDue(db.kysely, now), undefined, 'queued and due now');

@@ -1,17 +1,18 @@
-// The lifecycle modules are the one home of the state of transfers, jobs and job objects, sends, webhook
-// endpoints and messages, and location health: no other source file writes those rows (for locations:
-// their status and refresh columns), and docs/engine.md draws exactly the moves the code has (its tables
-// and its state diagrams). Both fail when someone adds a write elsewhere or a move without its drawing.
+// The lifecycle modules (src/lifecycle/) are the one home of the state of transfers, jobs and job
+// objects, plans, sends, webhook endpoints and messages, and location health: no other source file
+// writes those rows (for locations: their status and refresh columns), and docs/engine.md draws
+// exactly the moves the code has (its tables and its state diagrams). Both fail when someone adds a
+// write elsewhere or a move without its drawing.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
-import { LOCATION_MOVES } from '../../src/domain/locations/health.js';
-import { SEND_MOVES } from '../../src/domain/sends/lifecycle.js';
-import { WEBHOOK_MESSAGE_MOVES, WEBHOOK_MOVES } from '../../src/domain/webhooks/lifecycle.js';
-import { JOB_MOVES } from '../../src/engine/lifecycle/jobs.js';
-import { OBJECT_MOVES } from '../../src/engine/lifecycle/objects.js';
-import { TRANSFER_MOVES } from '../../src/engine/lifecycle/transfers.js';
+import { JOB_MOVES } from '../../src/lifecycle/jobs.js';
+import { LOCATION_MOVES } from '../../src/lifecycle/location-health.js';
+import { OBJECT_MOVES } from '../../src/lifecycle/objects.js';
+import { SEND_MOVES } from '../../src/lifecycle/sends.js';
+import { TRANSFER_MOVES } from '../../src/lifecycle/transfers.js';
+import { WEBHOOK_MESSAGE_MOVES, WEBHOOK_MOVES } from '../../src/lifecycle/webhooks.js';
 import type { Move } from '../../src/queue/moves.js';
 import {
   hasFinished,
@@ -111,12 +112,12 @@ describe('src/states.ts says which states a job or transfer ends in, as the move
   });
 });
 
-describe('only src/engine/lifecycle/ writes transfers, jobs and job objects', () => {
-  test('no other source file inserts into or updates those tables', () => {
+describe('only src/lifecycle/ writes transfers, jobs, job objects and plans', () => {
+  test('no other source file inserts into, updates or deletes from those tables', () => {
     const write =
-      /(insertInto|updateTable|deleteFrom)\(\s*'(transfers|jobs|job_objects)'|\b(update|insert\s+into|delete\s+from)\s+(transfers|jobs|job_objects)\b/i;
+      /(insertInto|updateTable|deleteFrom)\(\s*'(transfers|jobs|job_objects|plans|plan_entries)'|\b(update|insert\s+into|delete\s+from)\s+(transfers|jobs|job_objects|plans|plan_entries)\b/i;
     const offenders = sourceFiles(join(root, 'src'))
-      .filter((file) => !file.includes('/src/engine/lifecycle/') && !file.includes('/src/db/migrations/'))
+      .filter((file) => !file.includes('/src/lifecycle/') && !file.includes('/src/db/migrations/'))
       .filter((file) => write.test(readFileSync(file, 'utf8')))
       .map((file) => relative(root, file));
     assert.deepEqual(offenders, []);
@@ -151,10 +152,10 @@ function statementsOf(tables: readonly string[], text: string): string[] {
   });
 }
 
-describe('each other lifecycle has one home beside its feature', () => {
+describe('each other lifecycle has one home of its own in src/lifecycle/', () => {
   const HOMES: Array<[string, readonly string[]]> = [
-    ['src/domain/sends/lifecycle.ts', ['sends']],
-    ['src/domain/webhooks/lifecycle.ts', ['webhooks', 'webhook_messages', 'webhook_attempts']],
+    ['src/lifecycle/sends.ts', ['sends']],
+    ['src/lifecycle/webhooks.ts', ['webhooks', 'webhook_messages', 'webhook_attempts']],
   ];
   for (const [home, tables] of HOMES) {
     test(`only ${home} writes ${tables.join(', ')}`, () => {
@@ -178,10 +179,10 @@ describe('each other lifecycle has one home beside its feature', () => {
     assert.match(insert[0] ?? '', new RegExp(`'${WEBHOOK_MESSAGE_MOVES.queue.to[0]}'`));
   });
 
-  test('only src/domain/locations/health.ts writes the status, refresh and lease columns of locations', () => {
+  test('only src/lifecycle/location-health.ts writes the status, refresh and lease columns of locations', () => {
     const health =
       /\b(status|validation_error|failure_reason|last_refresh_error|consecutive_refresh_failures|last_refresh_attempt_at|refresh_requested|refresh_after|refresh_lease_owner|refresh_lease_expires_at)\b/;
-    const home = 'src/domain/locations/health.ts';
+    const home = 'src/lifecycle/location-health.ts';
     assert.ok(
       statementsOf(['locations'], sources.find(([file]) => file === home)?.[1] ?? '').some((w) =>
         health.test(w),

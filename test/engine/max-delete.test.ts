@@ -4,10 +4,10 @@
 // bucket held in memory (the provider's side only: listing is all a sync's diff asks of a store).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { OpenStore } from '../../src/engine/planner.js';
-import type { JobOptions } from '../../src/engine/specs.js';
+import type { OpenStore } from '../../src/engine/planned.js';
 import { type SyncPlanned, syncObjects } from '../../src/engine/sync-plan.js';
 import { isFerryError } from '../../src/errors.js';
+import type { JobOptions } from '../../src/lifecycle/specs.js';
 import type { Entry, Store } from '../../src/stores/contract.js';
 
 /** A bucket in memory: its keys, listed as an S3 listing would (an empty prefix lists nothing). */

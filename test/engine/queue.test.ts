@@ -8,15 +8,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Db } from '../../src/db/database.js';
+import type { EngineContext } from '../../src/engine/context.js';
 import { FairShare } from '../../src/engine/fair-share.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
-import { WORKER_LEASES } from '../../src/engine/lifecycle/leases.js';
-import * as objectLifecycle from '../../src/engine/lifecycle/objects.js';
-import { keyHash } from '../../src/engine/lifecycle/objects.js';
 import { PLAN_BATCH, planJob } from '../../src/engine/planner.js';
-import { type EngineContext, runObject } from '../../src/engine/run-object.js';
+import { runObject } from '../../src/engine/run-object.js';
 import type { StoreCache } from '../../src/engine/store-cache.js';
 import { FerryError } from '../../src/errors.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
+import { keyHash, plan } from '../../src/lifecycle/object-planning.js';
+import { WORKER_LEASES } from '../../src/lifecycle/worker-leases.js';
 import { createLogger } from '../../src/log.js';
 import { backoffMs, DEFAULT_CRASH_POLICY, MAX_ATTEMPTS, retryable } from '../../src/queue/backoff.js';
 import { JOB_OBJECTS, TRANSFERS } from '../../src/queue/leased.js';
@@ -169,7 +169,7 @@ await eachDatabase('queue', (database) => {
         .execute();
     }
     // Through the lifecycle, as the planner does, so the job's counters are kept.
-    await objectLifecycle.plan(
+    await plan(
       db.kysely,
       id,
       0,

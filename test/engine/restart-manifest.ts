@@ -6,7 +6,7 @@
 // that do not exist (their objects fail fast, 404, while planning goes on). Once the planner has
 // committed its first batch (src/engine/planner.ts, PLAN_BATCH keys each) the server is stopped with
 // SIGTERM, which cuts planning short; the next start on the same data dir must plan the rest
-// (src/engine/lifecycle/jobs.ts, claimPlanning: a running job whose planning is not done is claimed
+// (src/lifecycle/jobs.ts, claimPlanning: a running job whose planning is not done is claimed
 // again), each key once.
 //
 // The stop lands in the middle of planning only while the planner is slower than the stop: the poll

@@ -8,7 +8,7 @@
 // And once while a manifest is being planned: the next start plans the rest. That test's body is
 // test/engine/restart-manifest.ts, run here on this file's server with MANIFEST_KEYS (its short version)
 // and by test/long/restart-manifest.test.ts with 12,000 keys. The short one was shown to catch what it
-// guards: with src/engine/lifecycle/jobs.ts claimPlanning put back to claim only jobs still 'planning'
+// guards: with src/lifecycle/jobs.ts claimPlanning put back to claim only jobs still 'planning'
 // (a running job whose planning was cut short is then never planned again), it failed with "timed out
 // after 40000 ms waiting for the job to reach the expected state" (5,000 of 8,000 keys planned), the
 // two other tests passing. The file takes about a minute, 50 to 100 s on a loaded 2-core machine.

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { wholeWorkspace } from '../../src/domain/caller.js';
 import { AUDIT_NAMES_MAX } from '../../src/domain/plans/audit.js';
-import type { PlanEntry, PlanRequest } from '../../src/engine/lifecycle/plans.js';
-import type { ObjectRef } from '../../src/engine/specs.js';
+import type { PlanEntry, PlanRequest } from '../../src/lifecycle/plans.js';
+import type { ObjectRef } from '../../src/lifecycle/specs.js';
 import { idleWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 

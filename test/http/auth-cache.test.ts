@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { deferred } from '../support/deferred.js';
 import { eachDatabase, unique } from '../support/fixtures.js';

@@ -1,14 +1,15 @@
 // A job's counts add up wherever the server shows a job (docs/api.md, "Polling"): `deleted` on every
 // kind, and `total` counting every object the job copies, skips or deletes, so that a complete job has
 // none pending and is 100 % done. A scheduled sync that copies two objects, skips one and deletes one
-// is run through the engine's lifecycle (src/engine/lifecycle/) as a worker runs it, then read back as
+// is run through the engine's lifecycle (src/lifecycle/) as a worker runs it, then read back as
 // the job resource, the schedule's job list, the schedule's runs, the event data and the report.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { jobData } from '../../src/api/events.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
-import * as objects from '../../src/engine/lifecycle/objects.js';
-import { keyHash } from '../../src/engine/lifecycle/objects.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
+import { keyHash, type PlannedObject, releaseCopies } from '../../src/lifecycle/object-planning.js';
+import { settleMany } from '../../src/lifecycle/object-settlement.js';
+import * as objects from '../../src/lifecycle/objects.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase, secretFor, unique } from '../support/fixtures.js';
 
@@ -46,7 +47,7 @@ await eachDatabase('job counts', (database) => {
     const { db, clock } = t.services;
     const q = db.kysely;
     await q.updateTable('jobs').set({ lease_owner: 'planner' }).where('id', '=', jobId).execute();
-    const planned = (key: string, more: Partial<objects.PlannedObject>) => ({
+    const planned = (key: string, more: Partial<PlannedObject>) => ({
       key,
       keyHash: keyHash(key),
       size: 10,
@@ -69,13 +70,13 @@ await eachDatabase('job counts', (database) => {
         clock.now(),
       ),
     );
-    await objects.releaseCopies(q, jobId);
+    await releaseCopies(q, jobId);
     await jobs.planningDone(q, 'planner', jobId, clock.now());
     const lease = () => ({ owner: 'worker', now: clock.now(), until: clock.now() + 30_000 });
     const copies = await objects.claim(q, db.dialect, lease(), jobId, 10);
     assert.deepEqual(copies.map((o) => o.key).sort(), ['a.txt', 'b.txt']);
     const done = (bytes: number, deleted = false) => ({ kind: 'done' as const, bytes, deleted });
-    await objects.settleMany(
+    await settleMany(
       q,
       'worker',
       copies.map((object) => ({ object, settlement: done(10) })),
@@ -84,7 +85,7 @@ await eachDatabase('job counts', (database) => {
     const [removal, ...none] = await objects.claim(q, db.dialect, lease(), jobId, 10);
     assert.equal(removal?.key, 'gone.txt');
     assert.deepEqual(none, []);
-    await objects.settleMany(q, 'worker', [
+    await settleMany(q, 'worker', [
       { object: removal as NonNullable<typeof removal>, settlement: done(0, true) },
     ]);
     assert.equal(await jobs.finishIfDone(q, jobId, clock.now()), 'complete');

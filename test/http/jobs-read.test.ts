@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
-import { keyHash } from '../../src/engine/lifecycle/objects.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
+import { keyHash } from '../../src/lifecycle/object-planning.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 

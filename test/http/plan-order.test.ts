@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import type { PlanEntry } from '../../src/engine/lifecycle/plans.js';
+import type { PlanEntry } from '../../src/lifecycle/plans.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 

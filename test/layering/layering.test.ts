@@ -1,5 +1,5 @@
 // The layering of src/ (.dependency-cruiser.mjs, README "Layout"): every folder imports only from its
-// own layer and those below it, with no exception. And every wire shape is declared once, in src/api/:
+// own layer and those below it, with no exception, and no file imports itself through others. And every wire shape is declared once, in src/api/:
 // a route file names the shapes it takes and answers, and declares none. And every lease is written in
 // src/queue: no other file writes a lease column. And the console names no provider's field: each store
 // declares its own, and the console reads them from GET /v1/providers.
@@ -52,9 +52,11 @@ async function violations(baseDir: string, paths: string[]) {
   }
 }
 
-const line = (v: IViolation) => `${v.rule.name}: ${v.from} → ${v.to}`;
+/** A violation as `rule: from → to`; a circle's, as the whole circle from the file it was found at. */
+const line = (v: IViolation) =>
+  `${v.rule.name}: ${[v.from, ...(v.cycle?.map((step) => step.name) ?? [v.to])].join(' → ')}`;
 
-test('src/ and ui/src import only downward', async () => {
+test('src/ and ui/src import only downward, and no file imports itself through others', async () => {
   const found = await violations(root, ['src', 'ui/src']);
   assert.deepEqual(found.map(line), [], 'imports against the layering (.dependency-cruiser.mjs)');
 });
@@ -75,6 +77,37 @@ test('the rules catch an import upward: a store that imports domain/, a kernel f
     assert.deepEqual(found, [
       'kernel-imports-kernel: src/errors.ts → src/stores/probe.ts',
       'storage-below-parts: src/stores/probe.ts → src/domain/thing.ts',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the rules catch a circle of imports: two files that import each other, and four in a ring through a type', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-layering-'));
+  try {
+    for (const [file, text] of Object.entries({
+      // planner ↔ sync-plan as they were: the planner runs the sync's plan, which named the planner's type.
+      'src/engine/planner.ts':
+        "import { syncObjects } from './sync-plan.js';\nexport type OpenStore = () => void;\nexport const plan = syncObjects;\n",
+      'src/engine/sync-plan.ts':
+        "import type { OpenStore } from './planner.js';\nexport const syncObjects = (open: OpenStore) => open;\n",
+      'src/domain/a.ts': "import { b } from './b.js';\nexport const a = b;\n",
+      'src/domain/b.ts': "import { c } from './c.js';\nexport const b = c;\n",
+      'src/domain/c.ts': "import type { A } from './d.js';\nexport const c: A = 1;\n",
+      'src/domain/d.ts': "import { a } from './a.js';\nexport type A = number;\nexport const d = a;\n",
+      // An import one way only is no circle.
+      'src/domain/e.ts': "import { a } from './a.js';\nexport const e = a;\n",
+    })) {
+      mkdirSync(join(dir, file, '..'), { recursive: true });
+      writeFileSync(join(dir, file), text);
+    }
+    writeFileSync(join(dir, 'tsconfig.json'), readFileSync(join(root, 'tsconfig.json')));
+    const found = (await violations(dir, ['src'])).map(line).sort();
+    // Each circle once, from the first of its files the cruise reaches; e.ts, outside it, is not named.
+    assert.deepEqual(found, [
+      'no-circle: src/domain/a.ts → src/domain/b.ts → src/domain/c.ts → src/domain/d.ts → src/domain/a.ts',
+      'no-circle: src/engine/planner.ts → src/engine/sync-plan.ts → src/engine/planner.ts',
     ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -302,7 +335,7 @@ test('the lease rule catches a write of a lease column outside src/queue: an obj
   const dir = mkdtempSync(join(tmpdir(), 'ferry-layering-'));
   try {
     for (const [file, text] of Object.entries({
-      'src/engine/lifecycle/probe.ts': [
+      'src/lifecycle/probe.ts': [
         "export const a = (q) => q.updateTable('jobs').set({ status: 'failed', lease_owner: null,",
         "  lease_expires_at: null }).where('lease_owner', '=', owner);",
       ].join('\n'),
@@ -335,8 +368,8 @@ test('the lease rule catches a write of a lease column outside src/queue: an obj
       'src/domain/sends/probe.ts:2: lease_expires_at',
       'src/domain/sends/probe.ts:2: lease_owner',
       'src/engine/checkpoints.ts:2: lease_expires_at',
-      'src/engine/lifecycle/probe.ts:1: lease_owner',
-      'src/engine/lifecycle/probe.ts:2: lease_expires_at',
+      'src/lifecycle/probe.ts:1: lease_owner',
+      'src/lifecycle/probe.ts:2: lease_expires_at',
     ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

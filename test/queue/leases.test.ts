@@ -10,9 +10,9 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
 import type { TransferRow } from '../../src/db/schema.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
-import { WORKER_LEASES } from '../../src/engine/lifecycle/leases.js';
-import * as transfers from '../../src/engine/lifecycle/transfers.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
+import * as transfers from '../../src/lifecycle/transfers.js';
+import { WORKER_LEASES } from '../../src/lifecycle/worker-leases.js';
 import { type CrashPolicy, DEFAULT_CRASH_POLICY } from '../../src/queue/backoff.js';
 import { JOBS, LEASED, TRANSFERS } from '../../src/queue/leased.js';
 import {

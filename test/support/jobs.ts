@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../src/clock.js';
 import type { Db } from '../../src/db/database.js';
 import { ensureWorkspace } from '../../src/domain/workspaces.js';
-import * as jobs from '../../src/engine/lifecycle/jobs.js';
+import * as jobs from '../../src/lifecycle/jobs.js';
 
 /** Creates a workspace named `<name>-<uuid>` and a job in it. */
 export async function bareJob(

@@ -9,6 +9,7 @@ import type { Database, LocationRow } from '../../db/schema.js';
 import { locationSecret } from '../../durable/records.js';
 import { invalid } from '../../errors.js';
 import { newId } from '../../ids.js';
+import * as health from '../../lifecycle/location-health.js';
 import {
   isOAuthProvider,
   type OAuthSecret,
@@ -24,7 +25,6 @@ import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import { type Caller, mayAddress } from '../caller.js';
 import { checkCap } from '../caps.js';
 import { type LocationRef, resolveLocation } from './addressing.js';
-import * as health from './health.js';
 import { checkMetadata, type Metadata, parseMetadata, serializeMetadata } from './metadata.js';
 import { checkSecret } from './secret-shape.js';
 

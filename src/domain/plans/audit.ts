@@ -4,9 +4,9 @@
 // remove or move plan of a few objects names each, a larger one the paths it was given and how many
 // objects they held; every record counts the plan's entries by action and names the plan.
 import { planEntryWork } from '../../durable/work.js';
-import type { PlanRequest } from '../../engine/lifecycle/plans.js';
-import * as plans from '../../engine/lifecycle/plans.js';
-import type { ObjectRef } from '../../engine/specs.js';
+import type { PlanRequest } from '../../lifecycle/plans.js';
+import * as plans from '../../lifecycle/plans.js';
+import type { ObjectRef } from '../../lifecycle/specs.js';
 import type { Queryable } from '../../queue/moves.js';
 
 /** A remove or move plan of at most this many objects is recorded with the name of each. */

@@ -16,22 +16,25 @@ import type { Db } from '../../db/database.js';
 import { decodeSeqCursor, encodeSeqCursor, pageOf } from '../../db/paging.js';
 import type { LocationRow, PlanRow } from '../../db/schema.js';
 import * as durable from '../../durable/work.js';
-import * as jobs from '../../engine/lifecycle/jobs.js';
-import type { PlanEntry, PlanRequest } from '../../engine/lifecycle/plans.js';
-import * as plans from '../../engine/lifecycle/plans.js';
-import { listedKeys, type OpenStore, specObjects } from '../../engine/planner.js';
-import type { JobOptions, ObjectRef } from '../../engine/specs.js';
+import type { OpenStore } from '../../engine/planned.js';
+import { listedKeys, specObjects } from '../../engine/planner.js';
 import { syncObjects } from '../../engine/sync-plan.js';
 import { conflict, gone, invalid, isFerryError, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
+import * as jobs from '../../lifecycle/jobs.js';
+import type { PlanEntry, PlanRequest } from '../../lifecycle/plans.js';
+import * as plans from '../../lifecycle/plans.js';
+import type { JobOptions, ObjectRef } from '../../lifecycle/specs.js';
 import { compileFilter, type FilterInput } from '../../objects/filter.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import { type Caller, withinLocations } from '../caller.js';
 import type { Locations } from '../locations/locations.js';
+import { checkUsable } from '../locations/usable.js';
 import type { RateLimits } from '../rate-limit.js';
 import type { Storage } from '../storage.js';
-import { type Copies, type CopyRequest, checkUsable, type SyncRequest } from '../transfers/copy.js';
-import { type Operations, queueWithJob } from '../transfers/operations.js';
+import type { Copies, CopyRequest, SyncRequest } from '../transfers/copy.js';
+import type { Operations } from '../transfers/operations.js';
+import { queueWithJob } from '../transfers/queue-with-job.js';
 import { planTarget } from './audit.js';
 
 /** The most entries a plan holds: the bulk limit (docs/api.md, "Copy"). */
@@ -244,7 +247,7 @@ export class Plans {
     const timeout = setTimeout(() => timer.abort(), maxMs);
     try {
       const counts: Record<string, number> = {};
-      // What changes is read first, however late the listing finds it (src/engine/lifecycle/plans.ts).
+      // What changes is read first, however late the listing finds it (src/lifecycle/plans.ts).
       const numbers = new plans.EntryNumbers();
       let batch: plans.StoredEntry[] = [];
       for await (const entry of list(timer.signal)) {

@@ -3,6 +3,7 @@ import type { Keyring } from '../../crypto/envelope.js';
 import type { Db } from '../../db/database.js';
 import type { LocationRow } from '../../db/schema.js';
 import { oauthSecret } from '../../durable/records.js';
+import * as health from '../../lifecycle/location-health.js';
 import type { Logger } from '../../log.js';
 import {
   isOAuthProvider,
@@ -22,7 +23,6 @@ import {
   type RefreshFailureClass,
   refreshTokens,
 } from '../../stores/shared/token-endpoint.js';
-import * as health from '../locations/health.js';
 import { parseMetadata } from '../locations/metadata.js';
 import type { RefreshMetrics } from './metrics.js';
 

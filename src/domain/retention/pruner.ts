@@ -7,17 +7,17 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import * as jobs from '../../engine/lifecycle/jobs.js';
-import * as plans from '../../engine/lifecycle/plans.js';
-import * as transfers from '../../engine/lifecycle/transfers.js';
+import * as jobs from '../../lifecycle/jobs.js';
+import * as plans from '../../lifecycle/plans.js';
+import * as sends from '../../lifecycle/sends.js';
+import * as transfers from '../../lifecycle/transfers.js';
+import * as webhooks from '../../lifecycle/webhooks.js';
 import type { Logger } from '../../log.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
 import type { Queryable } from '../../queue/moves.js';
 import { claimTask, ensureTask, finishTask, renewTask, taskDue } from '../../queue/periodic.js';
 import { pruneAudit } from '../audit/retention.js';
-import * as sends from '../sends/lifecycle.js';
 import { pruneRevoked } from '../shares/shares.js';
-import * as webhooks from '../webhooks/lifecycle.js';
 
 /** The task's row in periodic_tasks. */
 export const RETENTION_TASK = 'retention';

@@ -1,6 +1,6 @@
 // Delivers sends (docs/api.md, "Send"): worker processes claim due sends with a lease (one UPDATE …
 // RETURNING, FOR UPDATE SKIP LOCKED on PostgreSQL, like transfer claims), make the send's share link,
-// and mail it; every write of a send is a move of lifecycle.ts (docs/engine.md, "Sends"). A 5xx answer
+// and mail it; every write of a send is a move of src/lifecycle/sends.ts (docs/engine.md, "Sends"). A 5xx answer
 // ends the send `failed` with the server's words; 4xx answers and connection failures are tried again
 // with backoff. The mail is handed to the server before the database records it: a crash in between
 // delivers it again (same Message-ID), never not at all. Any other exception is a crash, and so is a
@@ -15,6 +15,7 @@ import type { SendRow } from '../../db/schema.js';
 import { databaseUnavailable } from '../../db/unavailable.js';
 import { sendRecipients } from '../../durable/records.js';
 import { isFerryError } from '../../errors.js';
+import * as lifecycle from '../../lifecycle/sends.js';
 import type { Logger } from '../../log.js';
 import { MailError, type Mailer } from '../../mail/mailer.js';
 import {
@@ -27,7 +28,6 @@ import {
 } from '../../queue/backoff.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
 import type { Shares } from '../shares/shares.js';
-import * as lifecycle from './lifecycle.js';
 
 /** Attempts before a send that keeps failing for a passing reason is failed. */
 export const SEND_MAX_ATTEMPTS = 8;

@@ -6,6 +6,7 @@
 import { hash } from '@node-rs/argon2';
 import type { Kysely } from 'kysely';
 import { ADDRESS_MAX, MESSAGE_MAX, PASSWORD_MAX } from '../../api/input.js';
+import { type SendItem, type SendView, sendItem, sendView } from '../../api/send-views.js';
 import { MAX_OTHER, MAX_TO, SENDER_NAME_MAX } from '../../api/sends.js';
 import { type Clock, parseRfc3339 } from '../../clock.js';
 import type { Db } from '../../db/database.js';
@@ -15,17 +16,16 @@ import { workspaceRow } from '../../db/workspace-row.js';
 import { type Recipients, sendRecipients } from '../../durable/records.js';
 import { conflict, FerryError, invalid, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
+import * as lifecycle from '../../lifecycle/sends.js';
 import { SENDS } from '../../queue/leased.js';
 import { unleased } from '../../queue/leases.js';
 import { type AuditContext, record } from '../audit/audit.js';
 import { atLocation, type Caller } from '../caller.js';
 import { capReached, countHeld } from '../caps.js';
 import type { Shares } from '../shares/shares.js';
-import * as lifecycle from './lifecycle.js';
 import { checkTimezone, resolveSchedule } from './schedule.js';
-import { type SendItem, type SendView, sendItem, sendView } from './views.js';
 
-export { type SendItem, type SendView, sendItem, sendItemOf, sendView } from './views.js';
+export { type SendItem, type SendView, sendItem, sendItemOf, sendView } from '../../api/send-views.js';
 
 const HOUR_MS = 3_600_000;
 /**

@@ -4,11 +4,11 @@
 // nor holds it (a sync that deletes would otherwise remove its own backups, or back them up).
 import type { LocationRow } from '../../db/schema.js';
 import { jobBackup } from '../../engine/backup.js';
-import type { ObjectRef } from '../../engine/specs.js';
 import { invalid } from '../../errors.js';
+import type { ObjectRef } from '../../lifecycle/specs.js';
 import type { Caller } from '../caller.js';
 import type { Locations } from '../locations/locations.js';
-import { checkUsable } from './copy.js';
+import { checkUsable } from '../locations/usable.js';
 import { checkPrefix, parseTarget, prefixesOverlap } from './targets.js';
 
 export interface BackupTo {

@@ -6,15 +6,15 @@ import type { Transaction } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { Database, LocationRow } from '../../db/schema.js';
 import { jobDestination, jobOptions, jobSource } from '../../durable/work.js';
-import * as jobs from '../../engine/lifecycle/jobs.js';
-import * as transfers from '../../engine/lifecycle/transfers.js';
-import type { JobOptions } from '../../engine/specs.js';
 import { commonListingHashes } from '../../engine/sync-plan.js';
-import { conflict, invalid } from '../../errors.js';
+import { invalid } from '../../errors.js';
 import { newId } from '../../ids.js';
+import * as jobs from '../../lifecycle/jobs.js';
+import type { JobOptions } from '../../lifecycle/specs.js';
+import * as transfers from '../../lifecycle/transfers.js';
 import { type FilterInput, type FilterSpec, parseFilter } from '../../objects/filter.js';
 import { DEFAULT_PATTERN_LIMITS, type PatternLimits } from '../../objects/glob.js';
-import { hasBuckets, listingHashes, type Provider, rotationClass } from '../../providers.js';
+import { hasBuckets, listingHashes, type Provider } from '../../providers.js';
 import {
   COMPARE_MODES,
   type CompareMode,
@@ -25,6 +25,7 @@ import {
 import { type AuditContext, record } from '../audit/audit.js';
 import type { Caller } from '../caller.js';
 import type { Locations } from '../locations/locations.js';
+import { checkUsable } from '../locations/usable.js';
 import type { RateLimits } from '../rate-limit.js';
 import { type BackupTo, backupRef, checkBackupTo } from './backup-to.js';
 import { parseBandwidthLimit } from './bandwidth.js';
@@ -126,30 +127,8 @@ async function recorded(
   return accepted;
 }
 
-/**
- * A single-use token (onedrive, box) that expires within this window cannot be trusted to last a
- * copy: the copy is refused with 409 until the location is refreshed (docs/api.md, "Copy").
- */
-export const SINGLE_USE_MARGIN_MS = 5 * 60_000;
-
-/** 409 unless the location is active and its token lasts (docs/api.md, "Copy"); `what` the refused work. */
-export function checkUsable(row: LocationRow, now: number, what = 'copies'): void {
-  if (row.status !== 'active') {
-    throw conflict(
-      `location ${row.label} (${row.id}) is ${row.status}; only active locations accept ${what}`,
-    );
-  }
-  const provider = row.provider;
-  if (
-    rotationClass(provider) === 'oauth-single-use' &&
-    row.access_token_expires_at !== null &&
-    row.access_token_expires_at <= now + SINGLE_USE_MARGIN_MS
-  ) {
-    throw conflict(
-      `the access token of location ${row.label} (${row.id}) is expired or expires within 5 minutes; refresh it (POST /v1/locations/refresh) and retry`,
-    );
-  }
-}
+// Uploads check their location as copies do (src/domain/files.ts).
+export { checkUsable } from '../locations/usable.js';
 
 export class Copies {
   constructor(

@@ -1,5 +1,5 @@
 // Job retry, cancel and undo for the API (docs/api.md, "Polling"): finds the workspace's job and asks its
-// lifecycle (src/engine/lifecycle/jobs.ts) for the move; a job in the wrong state answers 409 with
+// lifecycle (src/lifecycle/jobs.ts) for the move; a job in the wrong state answers 409 with
 // the state it is in. Each move is one conditional transaction, so a worker finishing the job at the
 // same moment cannot be overwritten.
 import type { Kysely } from 'kysely';
@@ -8,11 +8,11 @@ import type { Clock } from '../../clock.js';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/unavailable.js';
 import { objectTouched } from '../../durable/work.js';
-import * as jobs from '../../engine/lifecycle/jobs.js';
-import * as transfers from '../../engine/lifecycle/transfers.js';
 import { cannotComeBack } from '../../engine/undo.js';
 import { conflict, isFerryError } from '../../errors.js';
 import { newId } from '../../ids.js';
+import * as jobs from '../../lifecycle/jobs.js';
+import * as transfers from '../../lifecycle/transfers.js';
 import { hasFinished, JOB_ACTIVE } from '../../states.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import type { Caller } from '../caller.js';

@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import { proofView } from '../../api/views.js';
 import type { Database, JobObjectRow, JobRow } from '../../db/schema.js';
-import { type ObjectWork, workOf } from '../../engine/specs.js';
+import { type ObjectWork, workOf } from '../../lifecycle/specs.js';
 import { VERDICTS } from '../../states.js';
 import { csvRow } from '../../util/csv.js';
 

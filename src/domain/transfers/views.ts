@@ -8,10 +8,10 @@ import { toRfc3339 } from '../../clock.js';
 import { decodeSeqCursor, encodeSeqCursor, newestFirst, type Page, pageOf } from '../../db/paging.js';
 import type { Database, JobRow, TransferRow } from '../../db/schema.js';
 import { workspaceRow } from '../../db/workspace-row.js';
-import * as objects from '../../engine/lifecycle/objects.js';
 import { EQUAL_PREFIX } from '../../engine/sync-plan.js';
 import { notFound } from '../../errors.js';
 import { isUuid } from '../../ids.js';
+import * as objectReads from '../../lifecycle/object-reads.js';
 import { type Caller, withinLocations } from '../caller.js';
 
 export class TransferViews {
@@ -37,7 +37,7 @@ export class TransferViews {
   async viewOf(row: TransferRow, job?: JobRow | null): Promise<Transfer> {
     const owned = job === undefined ? await this.jobOf(row.id) : (job ?? undefined);
     if (owned === undefined) return transferView(row);
-    const runningBytes = row.status === 'running' ? await objects.runningBytes(this.db, owned.id) : 0;
+    const runningBytes = row.status === 'running' ? await objectReads.runningBytes(this.db, owned.id) : 0;
     return transferView(row, { row: owned, runningBytes });
   }
 
@@ -75,7 +75,7 @@ export class TransferViews {
 
   /** A job as the API shows it: its counters (one row), and the bytes of the objects running now. */
   async jobView(row: JobRow): Promise<Job> {
-    return jobView(row, await objects.runningBytes(this.db, row.id));
+    return jobView(row, await objectReads.runningBytes(this.db, row.id));
   }
 
   /**
@@ -87,7 +87,7 @@ export class TransferViews {
       ? await this.db
           .selectFrom('jobs')
           .selectAll('jobs')
-          .select(objects.runningBytesOf('jobs.id').as('running_bytes'))
+          .select(objectReads.runningBytesOf('jobs.id').as('running_bytes'))
           .where('jobs.id', '=', id)
           .where('jobs.workspace_id', '=', caller.workspaceId)
           .where(withinLocations(caller, 'jobs.location_ids'))

@@ -3,7 +3,7 @@
 // transfer claims), so two processes never make the same attempt; POST the body with the Standard
 // Webhooks headers through the egress guard; and record the attempt, the message's next try or its
 // end, and the endpoint's failure streak in one transaction that checks the lease. Those writes are
-// the moves of lifecycle.ts (docs/engine.md, "Webhook messages"). Any 2xx delivers;
+// the moves of src/lifecycle/webhooks.ts (docs/engine.md, "Webhook messages"). Any 2xx delivers;
 // other answers, timeouts and connection failures are tried again on the schedule (schedule.ts) for a
 // day; an endpoint that failed for a day is disabled. A crash between the answer and the record
 // delivers the message again, with the same webhook-id, which receivers use to drop duplicates; a
@@ -26,11 +26,11 @@ import type { Db } from '../../db/database.js';
 import type { WebhookMessageRow, WebhookRow } from '../../db/schema.js';
 import { databaseUnavailable } from '../../db/unavailable.js';
 import { FerryError } from '../../errors.js';
+import * as lifecycle from '../../lifecycle/webhooks.js';
 import type { Logger } from '../../log.js';
 import type { Egress } from '../../net/egress.js';
 import { msUntil, WakeLoop } from '../../queue/loop.js';
 import { queuedHere } from '../../queue/outbox.js';
-import * as lifecycle from './lifecycle.js';
 import { DAY_MS, nextAttemptAt } from './schedule.js';
 import { signedHeaders } from './signing.js';
 import { secretContext } from './webhooks.js';

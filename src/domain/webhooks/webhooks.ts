@@ -12,13 +12,13 @@ import type { Database, WebhookAttemptRow, WebhookRow } from '../../db/schema.js
 import { workspaceRow } from '../../db/workspace-row.js';
 import { FerryError, invalid, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
+import * as lifecycle from '../../lifecycle/webhooks.js';
 import type { Egress } from '../../net/egress.js';
 import { checkPullHost } from '../../objects/fetch-url.js';
 import type { Secret } from '../../secret.js';
 import type { WebhookStatus } from '../../states.js';
 import { type AuditContext, type AuditEntry, record } from '../audit/audit.js';
 import { checkCap } from '../caps.js';
-import * as lifecycle from './lifecycle.js';
 import { newSigningSecret } from './signing.js';
 
 export interface WebhookView {

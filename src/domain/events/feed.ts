@@ -8,7 +8,7 @@ import type { Database } from '../../db/schema.js';
 import { JOB_ACTIVE } from '../../states.js';
 import { atLocation, type Caller, withinLocations } from '../caller.js';
 import { type SendView, sendView } from '../sends/sends.js';
-import type { TransferViews } from './views.js';
+import type { TransferViews } from '../transfers/views.js';
 
 export type Change =
   | { event: 'job'; id: string; data: Job }

@@ -6,16 +6,16 @@
 // a store's own refresh: src/domain/refresher/refresh.ts decides) writes what a refresh came to. Every
 // move that changes the status reports it to webhooks (location.status_changed) in its transaction.
 import { sql } from 'kysely';
-import { locationData } from '../../api/events.js';
-import type { Dialect } from '../../db/database.js';
-import type { LocationRow, LocationsTable } from '../../db/schema.js';
-import { OAUTH_PROVIDERS } from '../../providers.js';
-import { skipLocked } from '../../queue/claim.js';
-import { LOCATION_REFRESH } from '../../queue/leased.js';
-import { claimLeased, leaseFree, releaseLease, unleased } from '../../queue/leases.js';
-import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
-import { emit } from '../../queue/outbox.js';
-import type { LocationStatus } from '../../states.js';
+import { locationData } from '../api/events.js';
+import type { Dialect } from '../db/database.js';
+import type { LocationRow, LocationsTable } from '../db/schema.js';
+import { OAUTH_PROVIDERS } from '../providers.js';
+import { skipLocked } from '../queue/claim.js';
+import { LOCATION_REFRESH } from '../queue/leased.js';
+import { claimLeased, leaseFree, releaseLease, unleased } from '../queue/leases.js';
+import { type Lease, type Moves, type Queryable, rowsChanged } from '../queue/moves.js';
+import { emit } from '../queue/outbox.js';
+import type { LocationStatus } from '../states.js';
 
 export const LOCATION_MOVES = {
   create: { from: [], to: ['active'], by: 'the API, with its secret' },

@@ -4,6 +4,7 @@
 // tried again after a backoff, and failed once the work has crashed FERRY_WORK_MAX_CRASHES times
 // (docs/api.md, "Background work that keeps failing"). The lifecycle modules write what is decided here.
 import type { Clock } from '../clock.js';
+import type { Touched } from '../durable/work.js';
 import { isFerryError } from '../errors.js';
 import {
   backoffMs,
@@ -16,8 +17,6 @@ import {
 } from '../queue/backoff.js';
 import type { Verdict } from '../states.js';
 import type { HashKind } from '../stores/contract.js';
-import type { Touched } from './backup.js';
-import { ProgressWriter } from './progress.js';
 
 export type Settlement =
   /** `reason`: why a skipped object was left alone (a plan's object that changed since the plan). */
@@ -83,36 +82,4 @@ export function afterCrash(message: string, crashes: Crashes, clock: Clock): Set
     runAfter: clock.now() + backoffMs(crashes.count, {}),
     crashed: true,
   };
-}
-
-export interface AttemptArgs<T> {
-  clock: Clock;
-  signal: AbortSignal;
-  /** This attempt's number, counted from 1 (the claim counted it). */
-  attempts: number;
-  /** The work's crashes, this attempt counted as one until it settles. */
-  crashes: Crashes;
-  /** The work; it reports cumulative bytes as it goes. */
-  work: (report: (bytes: number) => void) => Promise<T>;
-  /** What the work's result settles as. */
-  done: (result: T) => Settlement;
-  /** Writes progress (at most once a second, by ProgressWriter). */
-  progress: (bytes: number) => Promise<void>;
-}
-
-/**
- * Runs one attempt with its progress written as it goes, and says how it settles; undefined when it
- * was aborted (handed back on shutdown, or its job canceled: the caller decides what the row becomes).
- */
-export async function attempt<T>(args: AttemptArgs<T>): Promise<Settlement | undefined> {
-  const progress = new ProgressWriter(args.clock, args.progress);
-  try {
-    const result = await args.work((bytes) => progress.report(bytes));
-    await progress.flush();
-    return args.done(result);
-  } catch (err) {
-    progress.stop();
-    if (args.signal.aborted) return undefined;
-    return afterFailure(err, args.attempts, args.clock, args.crashes);
-  }
 }

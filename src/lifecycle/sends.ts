@@ -6,18 +6,18 @@
 // status, says a dispatcher holds it, and cancel checks that lease in the same statement.
 
 import { sql } from 'kysely';
-import type { Dialect } from '../../db/database.js';
-import type { SendRow } from '../../db/schema.js';
-import { sendRefused } from '../../durable/records.js';
-import type { CrashPolicy } from '../../queue/backoff.js';
-import { skipLocked } from '../../queue/claim.js';
-import { SENDS } from '../../queue/leased.js';
-import { claimLeased, giveUp as giveUpLeased, leaseFree, unleased } from '../../queue/leases.js';
-import type { Lease, Moves, Queryable } from '../../queue/moves.js';
-import { emit } from '../../queue/outbox.js';
-import { deleteFinished } from '../../queue/prune.js';
-import type { SendStatus } from '../../states.js';
-import { sendItemOf } from './views.js';
+import { sendItemOf } from '../api/send-views.js';
+import type { Dialect } from '../db/database.js';
+import type { SendRow } from '../db/schema.js';
+import { sendRefused } from '../durable/records.js';
+import type { CrashPolicy } from '../queue/backoff.js';
+import { skipLocked } from '../queue/claim.js';
+import { SENDS } from '../queue/leased.js';
+import { claimLeased, giveUp as giveUpLeased, leaseFree, unleased } from '../queue/leases.js';
+import type { Lease, Moves, Queryable } from '../queue/moves.js';
+import { emit } from '../queue/outbox.js';
+import { deleteFinished } from '../queue/prune.js';
+import type { SendStatus } from '../states.js';
 
 export const SEND_MOVES = {
   accept: {

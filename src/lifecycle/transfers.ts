@@ -6,27 +6,27 @@
 // freezes holding the lease) is failed after FERRY_WORK_MAX_CRASHES claims that ended so: each claim
 // counts a crash in `crashes`, which the claim's settlement or hand-back takes back.
 // A transfer over several objects (a pattern, several sources or URLs) is never claimed: it owns a
-// job (src/engine/lifecycle/jobs.ts) whose objects carry each one's work, so it is run object by
+// job (src/lifecycle/jobs.ts) whose objects carry each one's work, so it is run object by
 // object by the job engine; its job's planner starts it, and whoever finishes its job ends it.
 
 import { sql } from 'kysely';
-import { transferView } from '../../api/views.js';
-import type { Dialect } from '../../db/database.js';
-import type { JobRow, TransferRow } from '../../db/schema.js';
-import type { Given as DisplayGiven } from '../../display.js';
-import { transferGivenFrom, transferGivenTo } from '../../durable/records.js';
-import { transferSpec } from '../../durable/work.js';
-import { newId } from '../../ids.js';
-import type { CrashPolicy } from '../../queue/backoff.js';
-import { skipLocked } from '../../queue/claim.js';
-import { TRANSFERS } from '../../queue/leased.js';
-import { claimLeased, unleased } from '../../queue/leases.js';
-import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../../queue/moves.js';
-import { emit } from '../../queue/outbox.js';
-import { deleteFinished } from '../../queue/prune.js';
-import { TRANSFER_FINISHED, type TransferStatus } from '../../states.js';
-import { afterCrash, provenAs, type Settlement } from '../outcome.js';
-import { locationIds, specLocations, type TransferSpec } from '../specs.js';
+import { transferView } from '../api/views.js';
+import type { Dialect } from '../db/database.js';
+import type { JobRow, TransferRow } from '../db/schema.js';
+import type { Given as DisplayGiven } from '../display.js';
+import { transferGivenFrom, transferGivenTo } from '../durable/records.js';
+import { transferSpec } from '../durable/work.js';
+import { newId } from '../ids.js';
+import type { CrashPolicy } from '../queue/backoff.js';
+import { skipLocked } from '../queue/claim.js';
+import { TRANSFERS } from '../queue/leased.js';
+import { claimLeased, unleased } from '../queue/leases.js';
+import { type Lease, leaseMoves, type Moves, NEVER, type Queryable, rowsChanged } from '../queue/moves.js';
+import { emit } from '../queue/outbox.js';
+import { deleteFinished } from '../queue/prune.js';
+import { TRANSFER_FINISHED, type TransferStatus } from '../states.js';
+import { afterCrash, provenAs, type Settlement } from './outcome.js';
+import { locationIds, specLocations, type TransferSpec } from './specs.js';
 
 export const TRANSFER_MOVES = {
   enqueue: { from: [], to: ['queued'], by: 'the API, when it accepts the request' },

@@ -6,15 +6,15 @@
 // (docs/api.md, "Copy"). Cancel and retry come from the API.
 
 import { sql } from 'kysely';
-import { jobData, jobEvent } from '../../api/events.js';
-import type { Dialect } from '../../db/database.js';
-import type { JobRow } from '../../db/schema.js';
-import { manifestKeys } from '../../durable/work.js';
-import { skipLocked } from '../../queue/claim.js';
-import { JOBS } from '../../queue/leased.js';
-import { claimLeased, heldOff, leaseFree, unleased } from '../../queue/leases.js';
-import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
-import { emit } from '../../queue/outbox.js';
+import { jobData, jobEvent } from '../api/events.js';
+import type { Dialect } from '../db/database.js';
+import type { JobRow } from '../db/schema.js';
+import { manifestKeys } from '../durable/work.js';
+import { skipLocked } from '../queue/claim.js';
+import { JOBS } from '../queue/leased.js';
+import { claimLeased, heldOff, leaseFree, unleased } from '../queue/leases.js';
+import { type Lease, type Moves, type Queryable, rowsChanged } from '../queue/moves.js';
+import { emit } from '../queue/outbox.js';
 import {
   isFinishedJob,
   JOB_ACTIVE,
@@ -22,9 +22,10 @@ import {
   type JobKind,
   type JobStatus,
   type Overwrite,
-} from '../../states.js';
-import { destinationOf, locationIds, sourceOf } from '../specs.js';
+} from '../states.js';
+import { type PlannedObject, plan as planObjects, settleHeld } from './object-planning.js';
 import * as objects from './objects.js';
+import { destinationOf, locationIds, sourceOf } from './specs.js';
 import * as transfers from './transfers.js';
 
 export const JOB_MOVES = {
@@ -146,7 +147,7 @@ export async function commitBatch(
   owner: string,
   jobId: string,
   firstSeq: number,
-  batch: objects.PlannedObject[],
+  batch: PlannedObject[],
   now: number,
 ): Promise<boolean> {
   return q.transaction().execute(async (trx) => {
@@ -154,7 +155,7 @@ export async function commitBatch(
       .set({ planned_count: firstSeq + batch.length, status: JOB_MOVES.plan.to[0], updated_at: now })
       .executeTakeFirst();
     if (rowsChanged(updated) === 0) return false;
-    await objects.plan(trx, jobId, firstSeq, batch);
+    await planObjects(trx, jobId, firstSeq, batch);
     return true;
   });
 }
@@ -258,7 +259,7 @@ export async function finishIfDone(q: Queryable, jobId: string, now: number): Pr
       failed === 0
         ? undefined
         : `not removed: ${failed} ${failed === 1 ? 'copy' : 'copies'} of this sync failed`;
-    await objects.settleHeld(q, jobId, held, reason);
+    await settleHeld(q, jobId, held, reason);
     if (reason === undefined) return undefined;
     job = await read();
     if (job === undefined) return undefined;

@@ -12,12 +12,12 @@
 // and a run's planner then follow `seq` alone, and a page's cursor stays one number.
 
 import { type RawBuilder, sql } from 'kysely';
-import type { PlanRow } from '../../db/schema.js';
-import { workspaceRow } from '../../db/workspace-row.js';
-import { type PlanGiven, type PlanRequest, planCounts, planGiven, planRequest } from '../../durable/work.js';
-import { type Queryable, rowsChanged } from '../../queue/moves.js';
-import { JOB_ACTIVE } from '../../states.js';
-import { locationIds, specLocations } from '../specs.js';
+import type { PlanRow } from '../db/schema.js';
+import { workspaceRow } from '../db/workspace-row.js';
+import { type PlanGiven, type PlanRequest, planCounts, planGiven, planRequest } from '../durable/work.js';
+import { type Queryable, rowsChanged } from '../queue/moves.js';
+import { JOB_ACTIVE } from '../states.js';
+import { locationIds, specLocations } from './specs.js';
 
 /** What a plan runs. */
 export const PLAN_KINDS = ['copy', 'sync', 'move', 'remove'] as const;
@@ -36,7 +36,7 @@ export interface PlanEntry {
   etag: string | null;
   /** What the run does with it (copy, move, remove; sync: copy, skip, delete). */
   action: string;
-  /** JSON of the object's own work (src/engine/specs.ts, ObjectWork); absent for a copy's object. */
+  /** JSON of the object's own work (src/lifecycle/specs.ts, ObjectWork); absent for a copy's object. */
   work?: string;
 }
 

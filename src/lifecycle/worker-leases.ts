@@ -2,10 +2,10 @@
 // transfers and jobs' planning, in the order it renews, takes back and hands them back
 // (src/queue/leases.ts, renewAll, takeBack, handBackAll), each with what its lifecycle does with work
 // given up when its lease ran out on the last crash allowed.
-import type { JobObjectRow } from '../../db/schema.js';
-import { JOB_OBJECTS, JOBS, TRANSFERS } from '../../queue/leased.js';
-import type { Kept } from '../../queue/leases.js';
-import type { Queryable } from '../../queue/moves.js';
+import type { JobObjectRow } from '../db/schema.js';
+import { JOB_OBJECTS, JOBS, TRANSFERS } from '../queue/leased.js';
+import type { Kept } from '../queue/leases.js';
+import type { Queryable } from '../queue/moves.js';
 import * as jobs from './jobs.js';
 import * as objects from './objects.js';
 import * as transfers from './transfers.js';

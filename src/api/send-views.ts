@@ -2,10 +2,10 @@
 // stream and webhook events with them.
 
 import type { Kysely } from 'kysely';
-import type { Send, SendItem } from '../../api/sends.js';
-import { toRfc3339 } from '../../clock.js';
-import type { Database, SendRow } from '../../db/schema.js';
-import { sendRefused } from '../../durable/records.js';
+import { toRfc3339 } from '../clock.js';
+import type { Database, SendRow } from '../db/schema.js';
+import { sendRefused } from '../durable/records.js';
+import type { Send, SendItem } from './sends.js';
 
 /** A send as the answer to POST /v1/send shows it; one schema, src/api/sends.ts. */
 export type SendView = Send;

@@ -6,14 +6,14 @@
 // deliverer, and ends delivered or failed, or waits pending for its next attempt. A claimed message
 // stays `pending`: its lease says a deliverer holds it.
 import { type RawBuilder, sql } from 'kysely';
-import type { Dialect } from '../../db/database.js';
-import type { WebhookMessageRow, WebhookRow } from '../../db/schema.js';
-import { newId } from '../../ids.js';
-import { skipLocked } from '../../queue/claim.js';
-import { WEBHOOK_MESSAGES } from '../../queue/leased.js';
-import { claimLeased, handBackLeases, leaseFree, unleased } from '../../queue/leases.js';
-import { type Lease, type Moves, type Queryable, rowsChanged } from '../../queue/moves.js';
-import type { WebhookMessageStatus, WebhookStatus } from '../../states.js';
+import type { Dialect } from '../db/database.js';
+import type { WebhookMessageRow, WebhookRow } from '../db/schema.js';
+import { newId } from '../ids.js';
+import { skipLocked } from '../queue/claim.js';
+import { WEBHOOK_MESSAGES } from '../queue/leased.js';
+import { claimLeased, handBackLeases, leaseFree, unleased } from '../queue/leases.js';
+import { type Lease, type Moves, type Queryable, rowsChanged } from '../queue/moves.js';
+import type { WebhookMessageStatus, WebhookStatus } from '../states.js';
 
 export const WEBHOOK_MOVES = {
   create: { from: [], to: ['enabled'], by: 'the API, with a new signing secret' },
