@@ -33,7 +33,7 @@ import {
 } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { readS3, s3Client } from '../support/transfers.js';
-import { waitUntil } from '../support/wait.js';
+import { HANG_MS, waitUntil } from '../support/wait.js';
 import { type JobView, watchJob } from './restart-jobs.js';
 
 const OBJECTS = 500;
@@ -184,7 +184,7 @@ describe('crash test [postgres]', { skip: postgres?.skip ?? false }, () => {
     await watch(
       jobId,
       (job) => job.counts.total === OBJECTS && job.counts.succeeded === COPIED_FIRST,
-      30_000,
+      HANG_MS,
       workers,
     );
     assert.ok((await held()) >= CONCURRENCY, 'the victim runs its held objects');
@@ -201,9 +201,12 @@ describe('crash test [postgres]', { skip: postgres?.skip ?? false }, () => {
     ).rows.map((r) => r.seq);
     assert.ok(orphaned.length > 0, 'the killed worker held objects when it died');
 
-    const done = await watch(jobId, (job) => job.status !== 'running' && job.status !== 'planning', 50_000, [
-      survivor,
-    ]).catch(async (err: Error) => {
+    const done = await watch(
+      jobId,
+      (job) => job.status !== 'running' && job.status !== 'planning',
+      2 * HANG_MS,
+      [survivor],
+    ).catch(async (err: Error) => {
       // Where the job's objects stand, for a run that did not end: what the survivor holds or waits for.
       const rows = await db.query(
         `select status, coalesce(split_part(lease_owner, ':', 2), '-') as pid, attempts,

@@ -25,6 +25,7 @@ import { unique } from '../support/fixtures.js';
 import { apiCall, killAll, type ServeProcess, s3Location, startServe } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { s3Client } from '../support/transfers.js';
+import { HANG_MS } from '../support/wait.js';
 import { type Call, jobObjects, planningDone, watchJob } from './restart-jobs.js';
 
 /** What the test needs of the file that runs it: a SQLite data dir, its server, two locations. */
@@ -62,7 +63,7 @@ export async function restartWhilePlanning(rig: ManifestRig, keys: number): Prom
   const jobId = String(res.json.job_id);
   // The first batches are in (the planner commits them as it goes): stop now. Read often, as this is
   // a race with the planner: the sooner the stop, the more of the manifest is left to plan.
-  await watchJob(call, jobId, (j) => j.counts.total > 0, 30_000, log, 10);
+  await watchJob(call, jobId, (j) => j.counts.total > 0, HANG_MS, log, 10);
   const stopped = await server.stop();
   assert.equal(stopped.code, 0, `exit ${JSON.stringify(stopped)}\n${server.log()}`);
   const planned = jobObjects(dataDir, jobId).length;

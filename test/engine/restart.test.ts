@@ -30,7 +30,7 @@ import { unique } from '../support/fixtures.js';
 import { apiCall, killAll, type ServeProcess, s3Location, startServe } from '../support/processes.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { readS3, s3Client } from '../support/transfers.js';
-import { waitUntil } from '../support/wait.js';
+import { HANG_MS, waitUntil } from '../support/wait.js';
 import { type Call, type JobView, jobObjects, watchJob } from './restart-jobs.js';
 import { manifestTestName, restartWhilePlanning } from './restart-manifest.js';
 
@@ -145,7 +145,7 @@ describe('restart [sqlite]', () => {
       what: 'the held reads to reach the proxy',
       detail: () => `${JSON.stringify(proxy.seen.slice(mark))}\n${server?.log()}`,
     });
-    await watch(jobId, (j) => j.counts.total === OBJECTS && j.counts.succeeded === COPIED_FIRST, 30_000);
+    await watch(jobId, (j) => j.counts.total === OBJECTS && j.counts.succeeded === COPIED_FIRST, HANG_MS);
     const running = rows(jobId).filter((r) => r.status === 'running');
     assert.ok(running.length >= CONCURRENCY, `the held objects run: ${JSON.stringify(running)}`);
     return { jobId, release: gate.resolve };
@@ -153,7 +153,7 @@ describe('restart [sqlite]', () => {
 
   async function restartAndFinish(jobId: string, prefix: string): Promise<void> {
     server = await startServe('ferry (again)', env);
-    const done = await watch(jobId, (j) => j.status !== 'planning' && j.status !== 'running', 40_000);
+    const done = await watch(jobId, (j) => j.status !== 'planning' && j.status !== 'running', 2 * HANG_MS);
     assert.equal(done.status, 'complete', `${JSON.stringify(done)}\n${server.log()}`);
     assert.deepEqual(done.counts, {
       total: OBJECTS,

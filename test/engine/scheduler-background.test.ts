@@ -7,6 +7,7 @@ import { ManualClock, startTestApp, type TestApp } from '../support/app.js';
 import { eachDatabase } from '../support/fixtures.js';
 import { type S3rverHandle, startS3rver } from '../support/s3rver.js';
 import { createLocation, newWorkspace, readS3, s3Client, seedBucket, waitFor } from '../support/transfers.js';
+import { HANG_MS } from '../support/wait.js';
 
 await eachDatabase('scheduler in the background', (database) => {
   const clock = new ManualClock(Date.parse('2027-01-10T10:15:00Z'));
@@ -42,7 +43,12 @@ await eachDatabase('scheduler in the background', (database) => {
       const { id, next_run_at } = res.json();
       clock.set(Date.parse(next_run_at));
       t.services.schedulesChanged();
-      const schedule = await waitFor(call, `/v1/schedules/${id}`, (b) => b.last_job_id !== undefined, 30_000);
+      const schedule = await waitFor(
+        call,
+        `/v1/schedules/${id}`,
+        (b) => b.last_job_id !== undefined,
+        HANG_MS,
+      );
       const job = await waitFor(call, `/v1/jobs/${schedule.last_job_id}`);
       assert.equal(job.status, 'complete');
       assert.equal(job.schedule_id, id);

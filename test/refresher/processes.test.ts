@@ -151,7 +151,7 @@ describe('refresher across processes [postgres]', { skip: postgres?.skip ?? fals
         assertNoTokenTwice();
         return box().refreshRequests.length >= CYCLES;
       },
-      90_000,
+      2 * HANG_MS,
     );
     assertNoTokenTwice();
     const s = await status(id);
@@ -173,20 +173,16 @@ describe('refresher across processes [postgres]', { skip: postgres?.skip ?? fals
       // spent a token and before storing it is the next test.)
       while (true) {
         victim.child.kill('SIGSTOP');
-        await until('the endpoint idle', () => tokens.busy() === 0, 10_000);
+        await until('the endpoint idle', () => tokens.busy() === 0);
         if (box().isLive(await storedRefreshToken(id))) break;
         // A process holds an answer it has not stored yet (the victim, frozen, or the survivor): the
         // victim runs again until the live token is the stored one, then is frozen again.
         victim.child.kill('SIGCONT');
-        await until(
-          'the live refresh token stored',
-          async () => box().isLive(await storedRefreshToken(id)),
-          10_000,
-        );
+        await until('the live refresh token stored', async () => box().isLive(await storedRefreshToken(id)));
       }
       await victim.kill();
       const before = box().refreshRequests.length;
-      await until('the survivor refreshing', () => box().refreshRequests.length >= before + 2, 30_000);
+      await until('the survivor refreshing', () => box().refreshRequests.length >= before + 2);
       await startWorker(tag);
       assertNoTokenTwice();
       assert.equal((await status(id)).status, 'active');
@@ -204,9 +200,9 @@ describe('refresher across processes [postgres]', { skip: postgres?.skip ?? fals
       await killed;
     };
     try {
-      await until('the victim asking', () => killed !== undefined, 30_000);
+      await until('the victim asking', () => killed !== undefined);
       await killed;
-      await until('the location failing', async () => (await status(id)).status === 'failed', 30_000);
+      await until('the location failing', async () => (await status(id)).status === 'failed');
     } finally {
       box().onRefresh = undefined;
     }
@@ -219,7 +215,7 @@ describe('refresher across processes [postgres]', { skip: postgres?.skip ?? fals
     // Not a loop: a requested refresh is answered without asking the endpoint again.
     const requests = box().refreshRequests.length;
     assert.equal((await call('POST', '/v1/locations/refresh', { id })).status, 202);
-    await until('the request answered', async () => (await status(id)).refresh_requested === false, 30_000);
+    await until('the request answered', async () => (await status(id)).refresh_requested === false);
     assert.equal(box().refreshRequests.length, requests);
     assert.equal(box().refused.length, 1);
   });

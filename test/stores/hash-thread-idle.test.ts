@@ -18,7 +18,6 @@ test('a hash created and discarded without a byte leaves the thread unreferenced
   // Online, and asked nothing: nothing of it may hold the process (the 'online' handler runs first).
   await waitUntil(() => ports() === before, {
     what: 'the idle hashing thread to let the process go',
-    timeoutMs: 10_000,
   });
   // And it still serves: a later hash refs it while waiting and lets it go again.
   const next = new ThreadedHash('md5');
