@@ -56,7 +56,10 @@ export interface Services {
   storage: Storage;
   /** Buckets and containers made on request (POST /v1/buckets). */
   buckets: Buckets;
-  /** Files through ferry (PUT, GET and HEAD /v1/files/…): what is checked before the bytes move. */
+  /**
+   * Files through ferry (PUT, GET and HEAD /v1/files/…): each upload and download, from opening its
+   * store to closing it.
+   */
   files: Files;
   stores: StoreContext;
   /** What the refresher and the stores' token renewals share (this process's lease owner id among it). */
