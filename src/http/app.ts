@@ -187,7 +187,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(scheduleRoutes(services.schedules, () => services.schedulesChanged(), queued));
   await app.register(
     linkRoutes({
-      shares: services.shares,
+      links: services.shareLinks,
+      passwords: services.sharePasswords,
       storage: services.storage,
       registry: services.metrics,
       secureCookies: services.config.publicUrl.startsWith('https:'),
