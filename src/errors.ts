@@ -17,6 +17,8 @@ export type ErrorKind =
   | 'unprocessable'
   /** A body over the limit (413). */
   | 'too_large'
+  /** The caller stopped sending a body it had begun, for longer than ferry waits for a byte (408). */
+  | 'stalled'
   /** ferry's own rate limit (429, Retry-After). */
   | 'rate_limited'
   /**

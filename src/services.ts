@@ -23,6 +23,8 @@ import { ScheduleActions } from './domain/schedules/actions.js';
 import { ScheduleRunner } from './domain/schedules/runs.js';
 import { Schedules } from './domain/schedules/schedules.js';
 import { Sends } from './domain/sends/sends.js';
+import { ShareLinks } from './domain/shares/links.js';
+import { SharePasswords } from './domain/shares/passwords.js';
 import { Shares } from './domain/shares/shares.js';
 import { Storage } from './domain/storage.js';
 import { Copies } from './domain/transfers/copy.js';
@@ -56,7 +58,10 @@ export interface Services {
   storage: Storage;
   /** Buckets and containers made on request (POST /v1/buckets). */
   buckets: Buckets;
-  /** Files through ferry (PUT, GET and HEAD /v1/files/…): what is checked before the bytes move. */
+  /**
+   * Files through ferry (PUT, GET and HEAD /v1/files/…): each upload and download, from opening its
+   * store to closing it.
+   */
   files: Files;
   stores: StoreContext;
   /** What the refresher and the stores' token renewals share (this process's lease owner id among it). */
@@ -71,7 +76,12 @@ export interface Services {
   /** The bandwidth caps' token buckets, shared with every process (docs/api.md, "Bandwidth"). */
   bandwidth: Bandwidth;
   operations: Operations;
+  /** Share links as their owner sees them: made, listed, revoked, their access log. */
   shares: Shares;
+  /** A share link seen by whoever holds its URL: its token, its downloads, its grants. */
+  shareLinks: ShareLinks;
+  /** Password attempts on share links, limited per address and per link. */
+  sharePasswords: SharePasswords;
   sends: Sends;
   /** The SMTP transporter, when FERRY_SMTP_URL is set. */
   mailer: Mailer | undefined;
@@ -154,10 +164,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
   };
   const storage = new Storage(locations, stores, new AccessTokens(refresh));
   const operations = new Operations(db, locations, storage, stores.egress, clock, config.patterns);
-  const shares = new Shares(db, operations, storage, clock, () => config.publicUrl, {
-    openShares: caps.openShares,
-    guesses: config.rateLimits.shareGuesses,
-  });
+  const shares = new Shares(db, operations, storage, clock, () => config.publicUrl, caps.openShares);
   const mailer = config.smtpUrl ? createMailer(config.smtpUrl) : undefined;
   const transferViews = new TransferViews(db.kysely);
   const rateLimits = new RateLimits(db, clock, config.rateLimits.perMinute);
@@ -192,6 +199,8 @@ export async function createServices(config: Config, options: ServicesOptions): 
     bandwidth: new Bandwidth(db, clock, config.workspaceBandwidth, options.logger),
     operations,
     shares,
+    shareLinks: new ShareLinks(db.kysely, clock),
+    sharePasswords: new SharePasswords(db, clock, config.rateLimits.shareGuesses),
     sends: new Sends(db, shares, clock, {
       smtpConfigured: mailer !== undefined,
       recipientsPerHour: config.mail.recipientsPerHour,

@@ -5,7 +5,7 @@ import { COMPARE_MODES, OVERWRITE_MODES } from '../states.js';
 import { oneOf, Path } from './text.js';
 import { BandwidthLimit, Filter, Target } from './transfers.js';
 
-/** The most keys a copy's manifest may list (a copy body may then be 8 MiB: src/http/routes/transfers.ts). */
+/** The most keys a copy's manifest may list (a copy body may then be 8 MiB: src/http/routes/copy.ts). */
 export const MANIFEST_MAX_KEYS = 100_000;
 
 /** Where what the work deletes or overwrites is kept first (docs/api.md, "Undo"); not with dry_run. */

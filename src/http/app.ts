@@ -24,8 +24,10 @@ import { RefusedAuth, registerRefusedAuth } from './refused-auth.js';
 import { auditRoutes } from './routes/audit.js';
 import { bucketRoutes } from './routes/buckets.js';
 import { consoleRoutes } from './routes/console.js';
+import { copyRoutes } from './routes/copy.js';
 import { eventRoutes } from './routes/events.js';
 import { FILES_PREFIX, fileRoutes } from './routes/files.js';
+import { jobRoutes } from './routes/jobs.js';
 import { linkRoutes } from './routes/links.js';
 import { listRoutes } from './routes/list.js';
 import { locationRoutes } from './routes/locations.js';
@@ -157,17 +159,16 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     }),
   );
   const queued = () => services.workQueued();
-  await app.register(
-    transferRoutes({
-      copies: services.copies,
-      plans: services.plans,
-      views: services.transferViews,
-      control: services.jobControl,
-      queued,
-      reports: services.jobReports,
-      keyWatch: services.keyWatch,
-    }),
-  );
+  await app.register(copyRoutes({ copies: services.copies, plans: services.plans, queued }));
+  const polled = {
+    views: services.transferViews,
+    control: services.jobControl,
+    queued,
+    reports: services.jobReports,
+    keyWatch: services.keyWatch,
+  };
+  await app.register(transferRoutes(polled));
+  await app.register(jobRoutes(polled));
   await app.register(verifyRoutes(services.copies, queued));
   await app.register(operationRoutes(services.operations, queued, services.plans));
   await app.register(planRoutes(services.plans, queued));
@@ -187,7 +188,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(scheduleRoutes(services.schedules, () => services.schedulesChanged(), queued));
   await app.register(
     linkRoutes({
-      shares: services.shares,
+      links: services.shareLinks,
+      passwords: services.sharePasswords,
       storage: services.storage,
       registry: services.metrics,
       secureCookies: services.config.publicUrl.startsWith('https:'),

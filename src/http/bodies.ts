@@ -1,8 +1,10 @@
 // What a request body may be (docs/api.md, "Errors"): JSON sent as application/json, or nothing. An
-// empty body is no body (job retry and cancel take none); any other content type is 415, refused before
-// a byte of the body is read. The one exception is an upload through PUT /v1/files/…, whose plugin has
-// a parser of its own that leaves any body unread for the route to stream (src/http/routes/files.ts). What the JSON holds is checked by src/http/input.ts.
+// empty body is no body (job retry and cancel take none: noBody); any other content type is 415,
+// refused before a byte of the body is read. The one exception is an upload through PUT /v1/files/…,
+// whose plugin has a parser of its own that leaves any body unread for the route to stream
+// (src/http/routes/files.ts). What the JSON holds is checked by src/http/input.ts.
 import type { FastifyBodyParser, FastifyRequest } from 'fastify';
+import { invalid } from '../errors.js';
 
 type Done = (err: Error | null, body?: unknown) => void;
 
@@ -32,4 +34,12 @@ export function refuseOtherBodies(request: FastifyRequest, _payload: unknown, do
       : `send the body as JSON with "Content-Type: application/json", not "${type}"`,
   );
   done(Object.assign(err, { statusCode: 415 }));
+}
+
+/** Job retry and cancel take no body: nothing, or {} (docs/api.md, "Polling"). */
+export function noBody(request: FastifyRequest): void {
+  const body = request.body;
+  if (body === undefined || body === null) return;
+  if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
+  throw invalid('this operation takes no body (send nothing, or {})');
 }

@@ -13,6 +13,7 @@ const STATUS: Record<ErrorKind, number> = {
   unauthenticated: 401,
   forbidden: 403,
   not_found: 404,
+  stalled: 408,
   conflict: 409,
   credentials_rejected: 409,
   gone: 410,

@@ -96,7 +96,7 @@ export interface WriteOptions {
   signal?: AbortSignal;
   /**
    * What else ends a wait for room in the transfer memory budget, besides `signal`: an upload through
-   * HTTP gives its idle deadline and the server's closing (src/http/routes/files.ts). A store that
+   * HTTP gives its idle deadline and the server's closing (src/domain/files.ts). A store that
    * takes no part of the budget ignores it.
    */
   memoryWait?: MemoryWait;

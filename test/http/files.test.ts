@@ -6,10 +6,8 @@
 // with the server's memory measured is test/http/files-large.test.ts.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { UploadBody } from '../../src/http/routes/files.js';
 import { FILE_CSP } from '../../src/http/security-headers.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { type FilesApp, startFilesApp } from '../support/files-app.js';
@@ -23,35 +21,6 @@ const MiB = 1024 * 1024;
 /** Node's whole-request deadline is headers + body: 2 s here. */
 const HEADERS_SECONDS = 1;
 const BODY_SECONDS = 1;
-
-test('an upload body of unknown size is cut off with too_large once it passes the limit', async () => {
-  const body = new UploadBody(
-    10,
-    60_000,
-    () => {},
-    () => new Error('unused'),
-  );
-  const limited = new UploadBody(
-    10,
-    60_000,
-    () => {},
-    () => Object.assign(new Error('past 10 bytes'), { kind: 'too_large' }),
-  );
-  await pipeline(
-    Readable.from([Buffer.alloc(6), Buffer.alloc(4)]),
-    body,
-    new Writable({ write: (_c, _e, d) => d() }),
-  );
-  assert.equal(body.bytes, 10);
-  await assert.rejects(
-    pipeline(
-      Readable.from([Buffer.alloc(6), Buffer.alloc(5)]),
-      limited,
-      new Writable({ write: (_c, _e, d) => d() }),
-    ),
-    /past 10 bytes/,
-  );
-});
 
 await eachDatabase('files through ferry on s3rver', (database) => {
   let t: TestApp;
@@ -364,8 +333,8 @@ await eachDatabase('files through ferry on s3rver', (database) => {
     const took = Date.now() - started;
     assert.equal(answer?.status, 408, answer?.body);
     assert.match(JSON.parse(answer?.body ?? '{}').message, /no byte of the body arrived for 1 s/);
-    // The pause bound is the route's own real-time timer, and the stall is for good: the bound here is
-    // only for an upload never stopped, with room for a loaded machine.
+    // The pause bound is the upload's own real-time timer (src/domain/file-bytes.ts), and the stall is
+    // for good: the bound here is only for an upload never stopped, with room for a loaded machine.
     assert.ok(took < BODY_SECONDS * 1000 + 10_000, `stopped after ${took} ms`);
     await stalled.closed;
     const gone = await fetch(url(label, `${bucket}/stalled.bin`), { headers: auth() });

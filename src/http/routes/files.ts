@@ -2,10 +2,13 @@
 // request body, GET and HEAD stream the file back. Both stream: an upload goes to the store's write()
 // as it arrives, under the transfer memory budget (FERRY_TRANSFER_MEMORY), never held whole; a download
 // is the store's read() piped to the client, with ranges (src/http/file-answer.ts, shared with share
-// links). What is checked before a byte moves (the location, the path, the location's state, the
-// declared size against the store's limit) is src/domain/files.ts.
+// links). This route speaks HTTP: it reads the target from the URL and the size and type from the
+// headers, hands the body and its limits to src/domain/files.ts (which opens the store, checks, writes
+// or reads, records and closes), ends the upload or download when the client goes away or its key
+// ends, and answers what comes back.
 //
-// The rules the bytes keep, each in docs/api.md "Files through ferry":
+// The rules the bytes keep, this route and the domain between them, each in docs/api.md "Files through
+// ferry":
 // - The body is read raw, whatever its content type, without the JSON body limit: this plugin has its
 //   own content-type parser, which leaves the stream unread; every other route keeps its parsers.
 // - An upload is out of Node's whole-body deadline (it may take hours) and is cut off instead when no
@@ -23,16 +26,15 @@
 //   (src/domain/key-watch.ts), an upload with 401, a download by closing the connection short of its
 //   Content-Length.
 import type { IncomingMessage } from 'node:http';
-import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Entry } from '../../api/listing.js';
 import { FileBody } from '../../api/streams.js';
-import { type Files, tooLarge } from '../../domain/files.js';
+import type { Files, FileTarget, FoundFile } from '../../domain/files.js';
 import type { KeyWatch } from '../../domain/key-watch.js';
 import { FerryError, invalid } from '../../errors.js';
-import { type Throttle, throttled } from '../../objects/throttle.js';
-import type { ObjectInfo } from '../../stores/contract.js';
+import type { Throttle } from '../../objects/throttle.js';
 import { auditOf } from '../audit.js';
 import { principalOf } from '../auth.js';
 import { streamsItsBody } from '../connections.js';
@@ -54,12 +56,12 @@ export interface FileRouteDeps {
 }
 
 /** The location and the path a URL names: each percent-decoded on its own, so a label may hold "/". */
-export function fileTarget(url: string): { location: string; path: string } {
+export function fileTarget(url: string): FileTarget {
   const raw = (url.split('?')[0] ?? '').slice(FILES_PREFIX.length);
   const slash = raw.indexOf('/');
   const location = slash === -1 ? raw : raw.slice(0, slash);
   const path = slash === -1 ? '' : raw.slice(slash + 1);
-  let target: { location: string; path: string };
+  let target: FileTarget;
   try {
     target = { location: decodeURIComponent(location), path: decodeURIComponent(path) };
   } catch {
@@ -70,72 +72,6 @@ export function fileTarget(url: string): { location: string; path: string } {
   if (target.location.includes('\u0000')) throw invalid('the location must not contain U+0000 (NUL)');
   if (target.path.includes('\u0000')) throw invalid('the path must not contain U+0000 (NUL)');
   return target;
-}
-
-/** An error answered with a status no error kind has (408). */
-function statusError(status: number, message: string): Error {
-  return Object.assign(new Error(message), { statusCode: status });
-}
-
-/**
- * The upload's bytes on their way to the store: counted (the limit, the metrics) and watched for a
- * client that stops sending. The idle timer fires only while ferry waits on the client: when the
- * store is the slow side, bytes wait here (writableLength) and the timer starts again.
- */
-export class UploadBody extends Transform {
-  bytes = 0;
-  readonly #timer: NodeJS.Timeout;
-
-  constructor(
-    private readonly limit: number,
-    private readonly idleMs: number,
-    private readonly onBytes: (bytes: number) => void,
-    private readonly overLimit: () => Error,
-  ) {
-    super();
-    this.#timer = setTimeout(() => this.#idle(), idleMs);
-    this.once('close', () => clearTimeout(this.#timer));
-  }
-
-  #idle(): void {
-    if (this.destroyed) return;
-    if (this.writableLength > 0 || this.readableLength >= this.readableHighWaterMark) {
-      this.#timer.refresh();
-      return;
-    }
-    this.destroy(
-      statusError(408, `no byte of the body arrived for ${this.idleMs / 1000} s; the upload was stopped`),
-    );
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.bytes += chunk.length;
-    if (this.bytes > this.limit) {
-      done(this.overLimit());
-      return;
-    }
-    this.#timer.refresh();
-    this.onBytes(chunk.length);
-    done(null, chunk);
-  }
-
-  override _flush(done: TransformCallback): void {
-    clearTimeout(this.#timer);
-    done();
-  }
-}
-
-/** Counts a download's bytes as they leave. */
-function counted(body: Readable, onBytes: (bytes: number) => void): Transform {
-  const meter = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      onBytes(chunk.length);
-      done(null, chunk);
-    },
-  });
-  body.once('error', (err) => meter.destroy(err));
-  meter.once('close', () => body.destroy());
-  return body.pipe(meter);
 }
 
 /**
@@ -153,7 +89,7 @@ function declaredSize(request: IncomingMessage): number | undefined {
 }
 
 /** The listing entry of what was stored (docs/api.md, "Listing objects"). */
-function entryOf(path: string, info: ObjectInfo) {
+function entryOf({ path, info }: FoundFile) {
   return {
     name: baseName(path),
     path,
@@ -207,96 +143,72 @@ export const fileRoutes =
       },
       async (request, reply) => {
         const caller = principalOf(request);
-        const { keyId, workspaceId } = caller;
         const target = fileTarget(request.url);
         const raw = request.raw;
         const size = declaredSize(raw);
-        const open = await files.openForWrite(caller, target.location, target.path, size, auditOf(request));
-        const { store, path, row } = open;
-        const controller = new AbortController();
-        let failure: unknown;
-        const body = new UploadBody(open.limit, deps.idleMs, bytes.received, () =>
-          tooLarge(undefined, open.limit, row),
-        );
-        const fail = (err: unknown) => {
-          failure ??= err;
-          controller.abort(err);
-          body.destroy(err as Error);
-        };
-        body.once('error', (err) => {
-          failure ??= err;
-          controller.abort(err);
-        });
+        const contentType = request.headers['content-type'];
+        // What ends the upload from outside: the client gone before its body ended, or its key.
+        const stop = new AbortController();
         const gone = () => {
-          if (!raw.complete) fail(statusError(400, 'the client closed the connection before the body ended'));
+          if (!raw.complete) stop.abort(invalid('the client closed the connection before the body ended'));
         };
         raw.once('close', gone);
         raw.once('aborted', gone);
-        const unwatch = keyWatch.watch(keyId, (reason) => fail(new FerryError('unauthenticated', reason)));
-        raw.pipe(body);
+        const unwatch = keyWatch.watch(caller.keyId, (reason) =>
+          stop.abort(new FerryError('unauthenticated', reason)),
+        );
         try {
-          const contentType = request.headers['content-type'];
-          // The cap waits after the idle watch: a wait for the cap is not a client gone quiet.
-          const capped = throttled(body, deps.throttle?.(workspaceId), controller.signal);
-          const info = await store.write(path, capped, {
-            ...(size === undefined ? {} : { size }),
-            ...(contentType === undefined ? {} : { mimeType: contentType }),
-            signal: controller.signal,
-            memoryWait: { timeoutMs: deps.idleMs, signal: closing.signal },
-          });
-          await open.stored();
-          return reply.code(201).send(entryOf(path, info));
-        } catch (err) {
-          const reason = failure ?? err;
-          // The line a client that went away never sees: its answer has nowhere to go.
-          request.log.info(
-            { reason: reason instanceof Error ? reason.message : String(reason) },
-            'upload stopped before it was stored',
+          const stored = await files.upload(
+            caller,
+            { ...target, size, mimeType: contentType, body: raw, audit: auditOf(request) },
+            {
+              idleMs: deps.idleMs,
+              throttle: deps.throttle?.(caller.workspaceId),
+              onBytes: bytes.received,
+              signal: stop.signal,
+              closing: closing.signal,
+              log: request.log,
+            },
           );
-          throw reason;
+          return reply.code(201).send(entryOf(stored));
         } finally {
           unwatch();
           raw.off('close', gone);
           raw.off('aborted', gone);
-          raw.unpipe(body);
-          body.destroy();
-          await store.close();
         }
       },
     );
 
     const download = (head: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
       const caller = principalOf(request);
-      const { keyId, workspaceId } = caller;
       const target = fileTarget(request.url);
-      const { store, path, info } = await files.openForRead(caller, target.location, target.path);
-      const closeStore = () => void store.close().catch(() => {});
-      const part = fileAnswer(request, reply, info, { ranges: true, path });
-      if (!part || head) {
-        closeStore();
-        return part ? reply.send() : reply;
-      }
-      let source: Readable;
+      // Ends the read when the answer ends early: the client gone, or its key (below).
+      const stop = new AbortController();
+      let out: Readable | undefined;
       try {
-        source = await store.read(path, {
-          ...readOptions(part),
-          ...(info.etag === undefined ? {} : { ifMatch: info.etag }),
-        });
+        out = await files.download(
+          caller,
+          target,
+          (file) => {
+            const part = fileAnswer(request, reply, file.info, { ranges: true, path: file.path });
+            return part === undefined || head ? undefined : readOptions(part);
+          },
+          { throttle: deps.throttle?.(caller.workspaceId), onBytes: bytes.sent, signal: stop.signal },
+        );
       } catch (err) {
-        closeStore();
         clearFileHeaders(reply);
         throw err;
       }
-      const out = throttled(counted(source, bytes.sent), deps.throttle?.(workspaceId));
+      // HEAD, or a range past the end, which fileAnswer has answered (416).
+      if (out === undefined) return reply.sent ? reply : reply.send();
       // The answer ends with its key (docs/api.md, "Live progress"): cut short of Content-Length.
-      const unwatch = keyWatch.watch(keyId, () => {
-        out.destroy();
+      const unwatch = keyWatch.watch(caller.keyId, () => {
+        stop.abort();
         reply.raw.destroy();
       });
       reply.raw.once('close', () => {
         unwatch();
-        out.destroy();
-        closeStore();
+        stop.abort();
       });
       return sendFileBody(reply, out);
     };

@@ -21,7 +21,8 @@ import formBody from '@fastify/formbody';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import type { ShareRow } from '../../db/schema.js';
-import type { LinkState, Shares } from '../../domain/shares/shares.js';
+import type { LinkState, ShareLinks } from '../../domain/shares/links.js';
+import type { SharePasswords } from '../../domain/shares/passwords.js';
 
 import type { Storage } from '../../domain/storage.js';
 import { isFerryError } from '../../errors.js';
@@ -49,7 +50,8 @@ const COOKIE = 'ferry_share';
 const FORM_LIMIT = 4096;
 
 export interface LinkDeps {
-  shares: Shares;
+  links: ShareLinks;
+  passwords: SharePasswords;
   storage: Storage;
   registry: Registry;
   /** Cookies get Secure when links are served over https (FERRY_PUBLIC_URL). */
@@ -125,7 +127,7 @@ function cookieOf(request: FastifyRequest): string | undefined {
 export const linkRoutes =
   (deps: LinkDeps): FastifyPluginAsync =>
   async (app) => {
-    const { shares, storage } = deps;
+    const { links, passwords, storage } = deps;
     const downloads = new Counter({
       name: 'ferry_share_downloads_total',
       help: 'Share link downloads counted (docs/api.md, "Share links") and served',
@@ -161,7 +163,7 @@ export const linkRoutes =
     /** What the token's lookup answered, for a POST whose hook looked it up before the body. */
     const looked = new WeakMap<FastifyRequest, Lookup>();
     const beforeBody = async (request: FastifyRequest, reply: FastifyReply, payload: Readable) => {
-      const lookup = await shares.byToken((request.params as { token: string }).token);
+      const lookup = await links.byToken((request.params as { token: string }).token);
       const page = await refusal(lookup, () => false);
       if (page) throw page;
       looked.set(request, lookup);
@@ -178,13 +180,13 @@ export const linkRoutes =
     const handler = (mode: Mode) => async (request: FastifyRequest, reply: FastifyReply) => {
       securityHeaders(reply);
       const token = (request.params as { token: string }).token;
-      const lookup = looked.get(request) ?? (await shares.byToken(token));
+      const lookup = looked.get(request) ?? (await links.byToken(token));
       const { row } = lookup;
       // Whether a range from this client continues a download it began (asked once, when needed).
       let continues: Promise<boolean> | undefined;
       const continuing = () =>
         (continues ??= row
-          ? shares.continuesDownload(row, cookieOf(request), request.ip)
+          ? links.continuesDownload(row, cookieOf(request), request.ip)
           : Promise.resolve(false));
       // A used-up link still lets a download it served resume (docs/api.md, "Share links").
       const resuming = mode === 'get' && request.headers.range !== undefined;
@@ -196,7 +198,7 @@ export const linkRoutes =
       let store: Store | undefined;
       let info: ObjectInfo;
       try {
-        store = storage.open(await shares.location(row));
+        store = storage.open(await links.location(row));
         info = await store.stat(row.path);
       } catch (err) {
         await store?.close();
@@ -211,7 +213,7 @@ export const linkRoutes =
         if (mode === 'post') {
           if (row.password_hash !== null) {
             const password = (request.body as Record<string, unknown> | undefined)?.password;
-            const answer = await shares.tryPassword(
+            const answer = await passwords.tryPassword(
               row,
               typeof password === 'string' ? password : '',
               request.ip,
@@ -230,7 +232,7 @@ export const linkRoutes =
               refused.inc();
               return html(reply, 401, passwordPage(facts, action, 'That password is not right.'));
             }
-            setGrantCookie(reply, await shares.grant(row), action);
+            setGrantCookie(reply, await links.grant(row), action);
             granted = true;
             // A browser's form gets a page that replaces the form and starts the download (a file
             // answered to the POST would leave the form, and any earlier "not right", on screen);
@@ -240,7 +242,7 @@ export const linkRoutes =
             }
           }
         } else if (row.password_hash !== null) {
-          if (!(await shares.hasGrant(row, cookieOf(request))))
+          if (!(await links.hasGrant(row, cookieOf(request))))
             return html(reply, 200, passwordPage(facts, action));
         } else if (row.max_downloads !== null && request.headers.range === undefined) {
           return html(reply, 200, landingPage(facts, action, row.max_downloads - row.downloads));
@@ -271,7 +273,7 @@ export const linkRoutes =
       );
     }
 
-    /** The link's cookie: the password was given, or a download began (GRANT_MS, see Shares.grant). */
+    /** The link's cookie: the password was given, or a download began (GRANT_MS, see ShareLinks.grant). */
     function setGrantCookie(reply: FastifyReply, grant: string, path: string): void {
       reply.setCookie(COOKIE, grant, {
         path,
@@ -337,7 +339,7 @@ export const linkRoutes =
       // The access log's row of a counted download, finished when the answer ends.
       let access: string | false = false;
       if (counted) {
-        access = await shares.countDownload(row, request.ip, {
+        access = await links.countDownload(row, request.ip, {
           status: range ? 206 : 200,
           userAgent: request.headers['user-agent'],
         });
@@ -352,15 +354,15 @@ export const linkRoutes =
           );
         }
         // A browser that began a download of a limited link resumes it by the link's cookie.
-        if (row.max_downloads !== null && !link.granted && !(await shares.hasGrant(row, cookieOf(request)))) {
-          grant = await shares.grant(row);
+        if (row.max_downloads !== null && !link.granted && !(await links.hasGrant(row, cookieOf(request)))) {
+          grant = await links.grant(row);
         }
       }
       if (failed !== undefined || body.destroyed) {
         // It failed while the download was being counted: nothing went out, so the count goes back
         // (the access log keeps the download, with no bytes, not completed).
-        if (counted) await shares.giveBackDownload(row);
-        if (access) await shares.endDownload(access, 0, false).catch(() => {});
+        if (counted) await links.giveBackDownload(row);
+        if (access) await links.endDownload(access, 0, false).catch(() => {});
         closeStore();
         clearFileHeaders(reply);
         return unavailable(request, reply, failed);
@@ -386,7 +388,7 @@ export const linkRoutes =
         whole = true;
       });
       reply.raw.once('close', () => {
-        shares.endDownload(accessId, bytes, whole || reply.raw.writableFinished).catch((err: unknown) => {
+        links.endDownload(accessId, bytes, whole || reply.raw.writableFinished).catch((err: unknown) => {
           request.log.warn(
             { err: err instanceof Error ? err.message : String(err) },
             'share access not finished',

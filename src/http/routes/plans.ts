@@ -9,8 +9,8 @@ import { parseLimit } from '../../db/paging.js';
 import type { Plans } from '../../domain/plans/plans.js';
 import { auditOf } from '../audit.js';
 import { deleting, type Needs, principalOf } from '../auth.js';
+import { noBody } from '../bodies.js';
 import { errors } from '../schemas.js';
-import { noBody } from './transfers.js';
 
 export const planRoutes =
   (plans: Plans, queued: () => void): FastifyPluginAsyncTypebox =>

@@ -1,5 +1,5 @@
 // Verify (docs/api.md, "Verify"): compare two prefixes and report each object, changing nothing. A job
-// of kind verify, polled, reported and canceled as every job is (src/http/routes/transfers.ts).
+// of kind verify, polled, reported and canceled as every job is (src/http/routes/jobs.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Planning } from '../../api/transfers.js';
 import { VerifyBody } from '../../api/verify.js';
