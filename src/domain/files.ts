@@ -20,8 +20,8 @@ import { type AuditContext, record } from './audit/audit.js';
 import type { Caller } from './caller.js';
 import { counted, largestUpload, tooLarge, UploadBody } from './file-bytes.js';
 import type { Locations } from './locations/locations.js';
+import { checkUsable } from './locations/usable.js';
 import type { Storage } from './storage.js';
-import { checkUsable } from './transfers/copy.js';
 
 /**
  * The path as the store takes it, checked: a path is exact bytes (no pattern, no escape), so only what

@@ -127,9 +127,6 @@ async function recorded(
   return accepted;
 }
 
-// Uploads check their location as copies do (src/domain/files.ts).
-export { checkUsable } from '../locations/usable.js';
-
 export class Copies {
   constructor(
     private readonly locations: Locations,
