@@ -3,45 +3,33 @@
 // delete after typing its label. The forms are built from GET /v1/providers ("Providers"): each field
 // is as the provider's store declares it, and this file names none of them (test/layering/ checks).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ProviderField, ProviderList, ProviderView } from '../../../src/api/providers.js';
+import type {
+  LocationStatusView,
+  LocationSummary,
+  ProviderField,
+  ProviderView,
+} from '../../../src/api/routes.js';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
 import { can, canWhole, limitedToLocations } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad } from './common.js';
 
-interface Summary {
-  id: string;
-  provider: string;
-  label: string;
-  status: string;
-  validation_error?: string;
-  created_at: string;
-}
-interface Status {
-  status: string;
-  rotation_class?: string;
-  refresh_requested: boolean;
-  consecutive_refresh_failures: number;
-  access_token_expires_at?: string;
-  last_refresh_attempt_at?: string;
-  last_refresh_error?: string;
-  failure_reason?: string;
-}
-type Located = Summary & { health: Status };
+/** A location as listed, with its health (POST /v1/locations/status). */
+type Located = LocationSummary & { health: LocationStatusView };
 
 async function load(): Promise<Located[]> {
-  const list = await api<Summary[]>('GET', '/v1/locations');
+  const list = await api('GET', '/v1/locations');
   return Promise.all(
     list.map(async (l) => ({
       ...l,
-      health: await api<Status>('POST', '/v1/locations/status', { id: l.id }),
+      health: await api('POST', '/v1/locations/status', { body: { id: l.id } }),
     })),
   );
 }
 
 /** Every provider with its secret and metadata fields, as its store declares them (GET /v1/providers). */
 async function loadProviders(): Promise<ProviderView[]> {
-  return (await api<ProviderList>('GET', '/v1/providers')).providers;
+  return (await api('GET', '/v1/providers')).providers;
 }
 
 type Values = Record<string, string>;
@@ -188,7 +176,9 @@ function CreateForm({
     clear(form.metadata.map((f) => f.key));
     fileKey.current++;
     try {
-      await api('POST', '/v1/locations', { provider, label, secret, ...(metadata ? { metadata } : {}) });
+      await api('POST', '/v1/locations', {
+        body: { provider: form.id, label, secret, ...(metadata ? { metadata } : {}) },
+      });
       setError(undefined);
       clear();
       setLabel('');
@@ -395,7 +385,7 @@ function ManageActions({
           type="button"
           onClick={() =>
             void act(
-              () => api('POST', '/v1/locations/refresh', { id: l.id }),
+              () => api('POST', '/v1/locations/refresh', { body: { id: l.id } }),
               `Refresh of ${name} requested.`,
             )
           }
@@ -410,7 +400,7 @@ function ManageActions({
         onSubmit={(e) => {
           e.preventDefault();
           void act(
-            () => api('PATCH', '/v1/locations', { id: l.id, label }),
+            () => api('PATCH', '/v1/locations', { body: { id: l.id, label } }),
             `Renamed to ${visibleName(label)}.`,
           );
         }}
@@ -436,7 +426,7 @@ function ManageActions({
               const secret = secretOf(form, values);
               clear();
               void act(
-                () => api('PUT', '/v1/locations', { id: l.id, secret }),
+                () => api('PUT', '/v1/locations', { body: { id: l.id, secret } }),
                 `The secret of ${name} was replaced.`,
               );
             }}
@@ -459,7 +449,7 @@ function ManageActions({
         onSubmit={(e) => {
           e.preventDefault();
           if (typed !== l.label) return;
-          void act(() => api('DELETE', '/v1/locations', { id: l.id }), `${name} was deleted.`).then(
+          void act(() => api('DELETE', '/v1/locations', { body: { id: l.id } }), `${name} was deleted.`).then(
             (ok) => ok && onDeleted(l.label),
           );
         }}
@@ -618,7 +608,7 @@ export function Locations() {
                       type="button"
                       onClick={() =>
                         void act(
-                          () => api('POST', '/v1/locations/refresh', { id: l.id }),
+                          () => api('POST', '/v1/locations/refresh', { body: { id: l.id } }),
                           `Refresh of ${visibleName(l.label)} requested.`,
                         )
                       }
