@@ -15,7 +15,8 @@
 // And no file imports itself through others (a circle, type-only imports included): a circle leaves
 // no order in which to read, load or change its files one at a time.
 // The console (ui/src) shares one module with the server, src/display.ts, and takes the wire shapes'
-// types from src/api/ (type-only: the bundle holds no TypeBox).
+// types from src/api/ (type-only: the bundle holds no TypeBox). The console and the CLI call the API
+// through its route map, src/api/routes.ts, and take the API's types from there alone.
 const ENTRY = '^src/(cli[.]ts|server[.]ts|background[.]ts|bootstrap[.]ts|services[.]ts|cli/)';
 const HTTP = '^src/http/';
 const FEATURES = '^src/(domain|engine)/';
@@ -98,10 +99,30 @@ export default {
     {
       name: 'console-types-only-from-api',
       comment:
-        "The console names the API's wire shapes (src/api/) but bundles none of their TypeBox; src/api/scopes.ts is plain values with no imports, shared with the CLI.",
+        "The console names the API's wire shapes (src/api/) but bundles none of their TypeBox; src/api/scopes.ts is plain values with no imports, shared with the CLI, and src/api/routes.ts types and one function with none.",
       severity: 'error',
       from: { path: '^ui/src/' },
-      to: { path: '^src/api/', pathNot: '^src/api/scopes\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: {
+        path: '^src/api/',
+        pathNot: '^src/api/(scopes|routes)\\.ts$',
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'clients-through-the-route-map',
+      comment:
+        "The console and the CLI call the API through its route map and take its types from there (src/api/routes.ts), so that no client declares or picks a shape of its own; src/api/scopes.ts's values besides.",
+      severity: 'error',
+      from: { path: '^(ui/src|src/cli)/' },
+      to: { path: '^src/api/', pathNot: '^src/api/(scopes|routes)\\.ts$' },
+    },
+    {
+      name: 'route-map-types-only',
+      comment:
+        'The route map is loaded by the console and the CLI: it names the schemas as types only, so it loads no TypeBox and nothing of the server.',
+      severity: 'error',
+      from: { path: '^src/api/routes\\.ts$' },
+      to: { dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'sdks-on-first-use',

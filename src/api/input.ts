@@ -5,7 +5,7 @@
 // PostgreSQL text cannot hold U+0000, so no field takes it; names, addresses and the like take no
 // control character at all. A lone surrogate is refused in every string, whatever its schema, by
 // src/http/input.ts.
-import { type TStringOptions, Type } from 'typebox';
+import { type Static, type TStringOptions, Type } from 'typebox';
 import { PROVIDERS, type Provider as ProviderName } from '../providers.js';
 import {
   ID_MAX_LENGTH,
@@ -90,9 +90,11 @@ export const locationRefFields = {
 };
 
 export const LocationRef = Type.Object(locationRefFields, { additionalProperties: false });
+export type LocationRef = Static<typeof LocationRef>;
 
 /** `{id}` in a URL path. */
 export const IdParam = Type.Object({ id: IdText() });
+export type IdParam = Static<typeof IdParam>;
 
 /** `?limit=&cursor=` of every list (docs/api.md, "Polling"). */
 export const Paging = Type.Object(
@@ -102,3 +104,4 @@ export const Paging = Type.Object(
   },
   { additionalProperties: false },
 );
+export type Paging = Static<typeof Paging>;

@@ -70,6 +70,7 @@ export const CreateApiKeyBody = Type.Object(
 export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>;
 
 export const ApiKeyList = Type.Array(ApiKey);
+export type ApiKeyList = Static<typeof ApiKeyList>;
 
 /** PATCH /v1/tokens/{id}: a new name or expiry. */
 export const UpdateApiKeyBody = Type.Object(

@@ -34,6 +34,7 @@ export const LocationSummary = Type.Object({
 export type LocationSummary = Static<typeof LocationSummary>;
 
 export const LocationList = Type.Array(LocationSummary);
+export type LocationList = Static<typeof LocationList>;
 
 /** POST /v1/locations/status's answer: where its credentials' refresh stands. */
 export const LocationStatusView = Type.Object({

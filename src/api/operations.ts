@@ -38,10 +38,13 @@ export type RemoveBody = Static<typeof RemoveBody>;
 
 /** POST /move/preview's body: a move's, without backup_to or dry_run. */
 export const MovePreviewBody = Type.Object(moveFields, { additionalProperties: false });
+export type MovePreviewBody = Static<typeof MovePreviewBody>;
 /** POST /remove/preview's body: a remove's, without backup_to or dry_run. */
 export const RemovePreviewBody = Type.Object(removeFields, { additionalProperties: false });
+export type RemovePreviewBody = Static<typeof RemovePreviewBody>;
 
 export const RemovePreview = Type.Object({ entries: Type.Array(Entry) });
+export type RemovePreview = Static<typeof RemovePreview>;
 
 export const MovePreview = Type.Object({
   entries: Type.Array(
@@ -51,3 +54,4 @@ export const MovePreview = Type.Object({
     }),
   ),
 });
+export type MovePreview = Static<typeof MovePreview>;

@@ -253,3 +253,4 @@ export const JobsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+export type JobsQuery = Static<typeof JobsQuery>;

@@ -39,6 +39,7 @@ export const CreatedWebhook = Type.Object({
 export type CreatedWebhook = Static<typeof CreatedWebhook>;
 
 export const WebhookList = Type.Object({ webhooks: Type.Array(Webhook) });
+export type WebhookList = Static<typeof WebhookList>;
 
 export const Delivery = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -58,6 +59,7 @@ export const DeliveryPage = Type.Object({
   deliveries: Type.Array(Delivery),
   next_cursor: Type.Optional(Type.String()),
 });
+export type DeliveryPage = Static<typeof DeliveryPage>;
 
 export const CreateWebhookBody = Type.Object({ url: Url, events: Events }, { additionalProperties: false });
 export type CreateWebhookBody = Static<typeof CreateWebhookBody>;

@@ -7,24 +7,33 @@
 // work has (a restart): from then on the state is asked for every `intervalMs`, so a watch never
 // depends on a free stream.
 import { createParser } from 'eventsource-parser';
+import type { Job, Transfer } from '../api/routes.js';
 import { hasFinished } from '../states.js';
 import { CliError, EXIT } from './exit.js';
 import type { Api } from './http.js';
 
-export type Followed = 'job' | 'transfer';
+/** What is followed, and its state as GET /v1/jobs/{id} or /v1/transfers/{id} and the stream show it. */
+interface States {
+  job: Job;
+  transfer: Transfer;
+}
+export type Followed = keyof States;
 
 /** The states of the job or transfer `id`, the first as it is now, the last the one it ended in. */
-export async function* follow<T extends { status: string }>(
+export async function* follow<K extends Followed>(
   api: Api,
-  kind: Followed,
+  kind: K,
   id: string,
   intervalMs: number,
-): AsyncGenerator<T, void, undefined> {
-  const path = `/v1/${kind}s/${encodeURIComponent(id)}`;
+): AsyncGenerator<States[K], void, undefined> {
+  type T = States[K];
+  // tsc cannot narrow K by kind: each branch answers the state of its own kind.
+  const get = () =>
+    (kind === 'job' ? api.get('/v1/jobs/{id}', { id }) : api.get('/v1/transfers/{id}', { id })) as Promise<T>;
   const controller = new AbortController();
   let stream = await openStream<T>(api, kind, id, controller.signal);
   try {
-    let state = await api.get<T>(path);
+    let state = await get();
     for (;;) {
       yield state;
       if (hasFinished(kind, state.status)) return;
@@ -35,7 +44,7 @@ export async function* follow<T extends { status: string }>(
       }
       if (heard?.done === true) stream = undefined;
       if (stream === undefined) await new Promise((resolve) => setTimeout(resolve, intervalMs));
-      state = await api.get<T>(path);
+      state = await get();
     }
   } finally {
     await stream?.return(undefined);

@@ -7,14 +7,39 @@
 // and waited, then the request is made again, up to MAX_WAITS times. One wait holds every request of the
 // process, so the files of a folder going four at a time do not each knock at a full bucket. A longer
 // Retry-After (an hourly limit) is the answer, as before.
+//
+// get and send take a route of the API's route map (src/api/routes.ts) with its id, query and body, so
+// tsc checks each call's path, body and answer against the schemas the server validates with.
+import {
+  type AmbiguousName,
+  type AnswerOf,
+  type DryRunOf,
+  type PathOf,
+  type PlanOf,
+  pathOf,
+  type RequestArgs,
+  type SendMethod,
+} from '../api/routes.js';
 import { CliError, EXIT, type ExitCode } from './exit.js';
 import { time } from './format.js';
 import type { Settings } from './settings.js';
 
 export interface Api {
   readonly url: string;
-  get<T>(path: string): Promise<T>;
-  send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>;
+  /** GET a route of the map, `{id}` and query from `request`: its answer. */
+  get<P extends PathOf<'GET'>>(path: P, ...request: RequestArgs<'GET', P>): Promise<AnswerOf<'GET', P>>;
+  /** A dry run (`dry_run: true`) of a route that makes plans: the plan (docs/api.md, "Plans"). */
+  send<M extends SendMethod, P extends PathOf<M>>(
+    method: M,
+    path: P,
+    request: DryRunOf<M, P>,
+  ): Promise<PlanOf<M, P>>;
+  /** `method` on a route of the map, with the body of `request` as JSON: its answer. */
+  send<M extends SendMethod, P extends PathOf<M>>(
+    method: M,
+    path: P,
+    ...request: RequestArgs<M, P>
+  ): Promise<AnswerOf<M, P>>;
   /**
    * A request whose body or answer is a stream of bytes (PUT/GET/HEAD /v1/files, docs/api.md "Files
    * through ferry"): the answer as it came when its status is 2xx or one of `pass`, otherwise the same
@@ -61,12 +86,6 @@ function exitCodeFor(status: number): ExitCode {
   return EXIT.failure;
 }
 
-interface Candidate {
-  id: string;
-  provider: string;
-  created_at: string;
-}
-
 /** The message of an error answer (docs/api.md, "Errors"), with the next step where there is one. */
 function explain(
   status: number,
@@ -84,7 +103,7 @@ function explain(
     return `${server}: the server at ${settings.url} did not accept the API key from ${settings.keySource}; set FERRY_API_KEY to a valid key or run ferry login`;
   if (scopeRefusal(status, server)) return `${server}; ferry whoami shows what this key may do`;
   if (status === 409 && Array.isArray(body.candidates)) {
-    const lines = (body.candidates as Candidate[]).map(
+    const lines = (body.candidates as AmbiguousName['candidates']).map(
       (c) => `  ${c.id}  ${c.provider}  created ${time(c.created_at)}`,
     );
     return `the name "${String(body.name)}" matches ${lines.length} locations; use the id of one in place of the name:\n${lines.join('\n')}`;
@@ -121,6 +140,13 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
   if (/^\s*\d+\s*$/.test(value)) return Number(value);
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** A call's parts besides its method and path (src/api/routes.ts, RequestOf). */
+interface Call {
+  id?: string;
+  query?: object;
+  body?: unknown;
 }
 
 /** What the client calls to reach the server and to say it waits; the defaults are fetch and stderr. */
@@ -238,8 +264,10 @@ export function createApi(settings: Settings, options: ApiOptions = {}): Api {
   }
   return {
     url: settings.url,
-    get: (path) => call('GET', path),
-    send: (method, path, body) => call(method, path, body),
+    // The map's types are checked at each call (Api above); here a call is its method, path and parts.
+    get: ((path: string, request?: Call) => call('GET', pathOf(path, request))) as Api['get'],
+    send: ((method: string, path: string, request?: Call) =>
+      call(method, pathOf(path, request), request?.body)) as Api['send'],
     async raw(method, path, init = {}) {
       const res = await request(
         method,

@@ -3,7 +3,7 @@
 // server. This module (and with it the database drivers) is loaded only when one of them runs, so the
 // client starts fast.
 import { parseArgs } from 'node:util';
-import type { Scope } from '../api/keys.js';
+import type { Scope } from '../api/scopes.js';
 import { parseRfc3339, systemClock } from '../clock.js';
 import { loadConfig } from '../config.js';
 import { loadKeyring } from '../crypto/master-key.js';

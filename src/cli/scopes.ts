@@ -1,7 +1,7 @@
 // What the CLI knows of scoped keys (docs/api.md, "Scopes"; docs/cli.md, "keys"): the five scopes, the
 // --scope and --location flags' words, and how a key's scopes are shown. Kept free of
 // runtime imports from the server's modules so that the client starts fast.
-import type { ApiKey } from '../api/keys.js';
+import type { LocationSummary } from '../api/routes.js';
 import { SCOPES, type Scope } from '../api/scopes.js';
 import { CliError, EXIT, usageError } from './exit.js';
 import type { Api } from './http.js';
@@ -44,7 +44,7 @@ export function showScopes(scopes: readonly string[]): string {
  * server's 403 naming a scope.
  */
 export async function requireScope(api: Api, scope: Scope, what: string, otherwise: string): Promise<void> {
-  const key = await api.get<ApiKey>('/v1/key');
+  const key = await api.get('/v1/key');
   if (key.scopes.includes(scope)) return;
   throw new CliError(
     `${what} needs the "${scope}" scope, which this API key ("${key.name}") lacks: it has ${key.scopes.join(', ') || 'none'}; ${otherwise}, or use a key with "${scope}" (ferry keys create NAME --scope ${SCOPES.filter((s) => s === scope || key.scopes.includes(s)).join(',')}); ferry whoami shows what this key may do`,
@@ -53,10 +53,8 @@ export async function requireScope(api: Api, scope: Scope, what: string, otherwi
   );
 }
 
-export interface LocationItem {
-  id: string;
-  label: string;
-}
+/** A location as GET /v1/locations lists it, of which --location reads the id and label. */
+export type LocationItem = Pick<LocationSummary, 'id' | 'label'>;
 
 /**
  * The ids of `--location` words (labels or ids) among the locations the key sees: a label that names

@@ -1,7 +1,7 @@
 // Showing a job or a transfer followed to its end (src/cli/follow.ts): a progress bar on a terminal
 // (objects, bytes, rate, ETA), one plain line per change otherwise, then the final state. The exit code
 // says how the work ended: 0 complete, 6 failed, partial or canceled.
-import type { Counts, Job, Transfer } from '../api/transfers.js';
+import type { Counts, Job, Transfer } from '../api/routes.js';
 import type { Context } from './context.js';
 import { CliError, EXIT } from './exit.js';
 import { duration, size } from './format.js';

@@ -8,6 +8,7 @@ import Fastify, {
   type FastifySchema,
   LogController,
 } from 'fastify';
+import { ErrorBody } from '../api/errors.js';
 import { LABEL_MAX_LENGTH, PATH_MAX_LENGTH } from '../api/text.js';
 import { ChangeReader } from '../domain/events/feed.js';
 import { addProcessMetrics } from '../metrics.js';
@@ -44,7 +45,6 @@ import { transferRoutes } from './routes/transfers.js';
 import { verifyRoutes } from './routes/verify.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { schemaCompilers } from './schema-compilers.js';
-import { ErrorBody } from './schemas.js';
 
 /** Copy bodies may be 8 MiB; other bodies are small and get 1 MiB (docs/api.md, "Errors", 413). */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;

@@ -1,31 +1,11 @@
 // The error answers every route may give (docs/api.md, "Errors"), as /openapi.json names them, and what a
-// failed pattern says. The shapes of requests and of the other answers are in src/api/, one file per
-// area, from which the routes take them.
-import { type Static, type TSchema, Type } from 'typebox';
+// failed pattern says. Their shapes, like those of requests and of the other answers, are in src/api/,
+// one file per area, from which the routes take them.
+import { type TSchema, Type } from 'typebox';
+import { AmbiguousName, type ErrorBody } from '../api/errors.js';
 import { MULTI_LINE, NO_NUL, SINGLE_LINE } from '../api/text.js';
 
-export const ErrorBody = Type.Object(
-  { error: Type.Integer({ description: 'The HTTP status code' }), message: Type.String() },
-  { $id: 'Error', description: 'The standard error shape' },
-);
-
-export const AmbiguousName = Type.Object(
-  {
-    error: Type.String({ description: 'Tells the caller to resend with an id' }),
-    name: Type.String(),
-    candidates: Type.Array(
-      Type.Object({
-        id: Type.String({ format: 'uuid' }),
-        provider: Type.String(),
-        created_at: Type.String({ format: 'date-time' }),
-        updated_at: Type.String({ format: 'date-time' }),
-      }),
-    ),
-  },
-  { description: 'A bare name matched more than one location' },
-);
-
-const ref = (id: string) => Type.Unsafe<Static<typeof ErrorBody>>({ $ref: `${id}#` });
+const ref = (id: string) => Type.Unsafe<ErrorBody>({ $ref: `${id}#` });
 
 /** Error responses for the OpenAPI description; the error handler itself sends them. */
 export function errors(...codes: number[]): Record<number, TSchema> {

@@ -59,20 +59,20 @@ async function all(states: AsyncIterable<Job>): Promise<string[]> {
 test("follow hears a job's states from the event stream and asks GET only for the first", async () => {
   const stream = `retry: 3000\n: open\n\n${event(job('running', 'other'))}${event(job('running'))}${event(job('complete'))}`;
   const { api, asked } = server([job('planning')], stream);
-  assert.deepEqual(await all(follow<Job>(api, 'job', 'j1', 60_000)), ['planning', 'running', 'complete']);
+  assert.deepEqual(await all(follow(api, 'job', 'j1', 60_000)), ['planning', 'running', 'complete']);
   assert.deepEqual(asked, { gets: 1, streams: 1 }, 'one stream, one GET; no wait of the interval');
 });
 
 test('a heartbeat of the stream asks GET once more: a change whose wake-up was lost is still heard', async () => {
   const { api, asked } = server([job('running'), job('complete')], ': open\n\n: heartbeat\n\n');
-  assert.deepEqual(await all(follow<Job>(api, 'job', 'j1', 60_000)), ['running', 'complete']);
+  assert.deepEqual(await all(follow(api, 'job', 'j1', 60_000)), ['running', 'complete']);
   assert.equal(asked.gets, 2);
 });
 
 test('a stream refused with 429 is not waited out: follow asks every interval instead', async () => {
   const { api, asked, notices } = server([job('planning'), job('running'), job('partial')], 429);
   const started = Date.now();
-  assert.deepEqual(await all(follow<Job>(api, 'job', 'j1', 10)), ['planning', 'running', 'partial']);
+  assert.deepEqual(await all(follow(api, 'job', 'j1', 10)), ['planning', 'running', 'partial']);
   assert.ok(Date.now() - started < 4000, 'the Retry-After of 5 s was not waited');
   assert.deepEqual(notices, [], 'nothing said of a wait');
   assert.deepEqual(asked, { gets: 3, streams: 1 });
@@ -80,12 +80,12 @@ test('a stream refused with 429 is not waited out: follow asks every interval in
 
 test('a stream that ends before the work has (a restart) leaves follow asking every interval', async () => {
   const { api, asked } = server([job('running'), job('running'), job('complete')], ': open\n\n');
-  assert.equal((await ended(follow<Job>(api, 'job', 'j1', 10))).status, 'complete');
+  assert.equal((await ended(follow(api, 'job', 'j1', 10))).status, 'complete');
   assert.deepEqual(asked, { gets: 3, streams: 1 });
 });
 
 test('work that has finished already is answered by the one GET', async () => {
   const { api, asked } = server([job('canceled')], ': open\n\n');
-  assert.deepEqual(await all(follow<Job>(api, 'job', 'j1', 60_000)), ['canceled']);
+  assert.deepEqual(await all(follow(api, 'job', 'j1', 60_000)), ['canceled']);
   assert.equal(asked.gets, 1);
 });

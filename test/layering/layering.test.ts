@@ -2,7 +2,8 @@
 // own layer and those below it, with no exception, and no file imports itself through others. And every wire shape is declared once, in src/api/:
 // a route file names the shapes it takes and answers, and declares none. And every lease is written in
 // src/queue: no other file writes a lease column. And the console names no provider's field: each store
-// declares its own, and the console reads them from GET /v1/providers.
+// declares its own, and the console reads them from GET /v1/providers. And the console and the CLI call
+// the API through its route map (src/api/routes.ts) and declare none of its types again.
 import assert from 'node:assert/strict';
 import {
   mkdirSync,
@@ -460,6 +461,186 @@ test('the provider-field rule catches a console file that names one, not words i
       'ui/src/pages/form.tsx:2: access_key_id',
       'ui/src/pages/form.tsx:3: endpoint',
       'ui/src/pages/form.tsx:3: scopes',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// The clients call the API through its route map (src/api/routes.ts) and take its types from there:
+// the rule clients-through-the-route-map (.dependency-cruiser.mjs) keeps them from importing another
+// file of src/api/, and this one from writing a shape of the API themselves. A type declared in ui/src
+// or src/cli copies one when it bears the name of a type src/api/ exports, or when it lists three
+// fields or more, every one a field of one object that src/api/ declares (nested objects included).
+
+/** The names of the types src/api/ exports (the route map's own helpers aside). */
+function apiTypeNames(base: string): Set<string> {
+  const names = new Set<string>();
+  for (const file of readdirSync(join(base, 'src/api')).filter(
+    (f) => f.endsWith('.ts') && f !== 'routes.ts',
+  )) {
+    const text = readFileSync(join(base, 'src/api', file), 'utf8');
+    for (const m of text.matchAll(/^export\s+(?:type|interface)\s+(\w+)/gm)) names.add(m[1] ?? '');
+    for (const m of text.matchAll(/^export\s+(type\s+)?\{([^}]*)\}/gm))
+      for (const item of (m[2] ?? '').split(',')) {
+        const typed = /^\s*type\s+(\w+)/.exec(item)?.[1] ?? (m[1] ? /^\s*(\w+)/.exec(item)?.[1] : undefined);
+        if (typed) names.add(typed);
+      }
+  }
+  names.delete('');
+  return names;
+}
+
+type Schema = { type?: unknown; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[] };
+
+/** Every object schema src/api/ exports, and those nested in them, by where: its fields. */
+async function apiObjects(): Promise<Map<string, string[]>> {
+  const dir = new URL('../../src/api/', import.meta.url);
+  const objects = new Map<string, string[]>();
+  const walk = (where: string, schema: Schema | undefined, depth: number) => {
+    if (schema === undefined || typeof schema !== 'object' || depth > 8) return;
+    if (schema.type === 'object' && schema.properties) {
+      objects.set(where, Object.keys(schema.properties));
+      for (const [key, value] of Object.entries(schema.properties)) walk(`${where}.${key}`, value, depth + 1);
+    }
+    if (schema.type === 'array') walk(`${where}[]`, schema.items, depth + 1);
+    for (const [i, option] of (schema.anyOf ?? []).entries()) walk(`${where}|${i}`, option, depth + 1);
+  };
+  // The schemas as this file runs: compiled beside it (scripts/test-tree.mjs, where the .ts files are
+  // there too), or as TypeScript through a loader.
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  for (const file of readdirSync(dir).sort()) {
+    if (!file.endsWith(ext) || file.endsWith('.d.ts')) continue;
+    const module = (await import(new URL(file, dir).href)) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(module))
+      if (value && typeof value === 'object') walk(name, value as Schema, 0);
+  }
+  return objects;
+}
+
+/** The top-level field names of a `{ … }` type body. */
+function fieldsOf(body: string): string[] {
+  let flat = body.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+  for (let previous = ''; previous !== flat; ) {
+    previous = flat;
+    flat = flat.replace(/\{[^{}]*\}/g, '{}').replace(/\([^()]*\)/g, '()');
+  }
+  return [...flat.matchAll(/(?:^|[;,\n])\s*(?:readonly\s+)?['"]?([A-Za-z_$][\w$]*)['"]?\??\s*:/g)].map(
+    (m) => m[1] ?? '',
+  );
+}
+
+/** Each API type a .ts or .tsx file under `dirs` declares again, as `path:line: name (what it copies)`. */
+function apiCopies(
+  base: string,
+  dirs: readonly string[],
+  names: ReadonlySet<string>,
+  objects: ReadonlyMap<string, readonly string[]>,
+): string[] {
+  const found: string[] = [];
+  for (const dir of dirs)
+    for (const name of readdirSync(join(base, dir), { recursive: true, encoding: 'utf8' }).sort()) {
+      if (!/\.tsx?$/.test(name)) continue;
+      const file = `${dir}/${name.split('\\').join('/')}`;
+      const text = readFileSync(join(base, file), 'utf8');
+      const declared =
+        /^[ \t]*(?:export\s+)?(?:interface\s+(\w+)(?:<[^>{]*>)?(?:\s+extends\s+[^{]+)?\s*(\{)|type\s+(\w+)(?:<[^>=]*>)?\s*=\s*(\{)?)/gm;
+      for (const m of text.matchAll(declared)) {
+        const type = m[1] ?? m[3] ?? '';
+        const line = text.slice(0, m.index).split('\n').length;
+        if (names.has(type)) {
+          found.push(`${file}:${line}: ${type} (a type of src/api)`);
+          continue;
+        }
+        if (m[2] === undefined && m[4] === undefined) continue;
+        // The body: from its { to the } that closes it.
+        const open = m.index + m[0].length - 1;
+        let depth = 0;
+        let close = open;
+        for (; close < text.length; close++) {
+          if (text[close] === '{') depth++;
+          else if (text[close] === '}' && --depth === 0) break;
+        }
+        const fields = fieldsOf(text.slice(open + 1, close));
+        if (fields.length < 3) continue;
+        const copied = [...objects].find(([, keys]) => fields.every((f) => keys.includes(f)));
+        if (copied) found.push(`${file}:${line}: ${type} (the fields of ${copied[0]})`);
+      }
+    }
+  return found;
+}
+
+const API_NAMES = apiTypeNames(root);
+const API_OBJECTS = await apiObjects();
+
+test('no file under ui/src or src/cli declares a type of the API again: each comes from src/api/routes.ts', () => {
+  assert.ok(
+    API_NAMES.has('Job') && API_NAMES.has('ErrorBody') && API_OBJECTS.has('ApiKey'),
+    'the API is read',
+  );
+  assert.deepEqual(
+    apiCopies(root, ['ui/src', 'src/cli'], API_NAMES, API_OBJECTS),
+    [],
+    "name the API's type through src/api/routes.ts (the route map) instead",
+  );
+});
+
+test('the client rules catch a console or CLI file that copies an API shape or imports one beside the route map', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-layering-'));
+  try {
+    for (const [file, text] of Object.entries({
+      // A copy under the API's own name, one under another name, one nested in an answer.
+      'ui/src/pages/webhooks.tsx': [
+        'interface Webhook {',
+        '  id: string;',
+        "  status: 'enabled' | 'disabled';",
+        '}',
+        'export type Key = {',
+        '  id: string;',
+        '  name: string;',
+        '  /** when */ created_at: string;',
+        '  scopes?: string[];',
+        '};',
+      ].join('\n'),
+      'src/cli/commands/jobs.ts': [
+        'export interface Failure<T> {',
+        '  key: string;',
+        '  error: string; attempts: number;',
+        '}',
+      ].join('\n'),
+      // Names of the clients' own, a type taken from the map, and a local shape: not copies.
+      'ui/src/fine.ts': [
+        "import type { Job } from '../../src/api/routes.js';",
+        'type Failure = Job["counts"];',
+        'interface Sample { at: number; bytes: number; objects: number }',
+        'export interface Column<T> { name: string; cell: (row: T) => string }',
+      ].join('\n'),
+    })) {
+      mkdirSync(join(dir, file, '..'), { recursive: true });
+      writeFileSync(join(dir, file), text);
+    }
+    assert.deepEqual(apiCopies(dir, ['ui/src', 'src/cli'], API_NAMES, API_OBJECTS), [
+      'ui/src/pages/webhooks.tsx:1: Webhook (a type of src/api)',
+      'ui/src/pages/webhooks.tsx:5: Key (the fields of ApiKey)',
+      'src/cli/commands/jobs.ts:1: Failure (the fields of Failures.failures[])',
+    ]);
+    // And the import rules: a client that takes a schema file rather than the map, a route map that
+    // loads a value.
+    for (const [file, text] of Object.entries({
+      'src/api/shares.ts': 'export const Share = 1;\nexport type Share = number;\n',
+      'src/api/routes.ts': "import { Share } from './shares.js';\nexport const pathOf = () => Share;\n",
+      'ui/src/pages/shares.tsx':
+        "import type { Share } from '../../../src/api/shares.js';\nexport type S = Share;\n",
+      'src/cli/share.ts': "import { pathOf } from '../api/routes.js';\nexport const p = pathOf;\n",
+    })) {
+      mkdirSync(join(dir, file, '..'), { recursive: true });
+      writeFileSync(join(dir, file), text);
+    }
+    writeFileSync(join(dir, 'tsconfig.json'), readFileSync(join(root, 'tsconfig.json')));
+    const found = (await violations(dir, ['src', 'ui/src'])).map(line).sort();
+    assert.deepEqual(found, [
+      'clients-through-the-route-map: ui/src/pages/shares.tsx → src/api/shares.ts',
+      'route-map-types-only: src/api/routes.ts → src/api/shares.ts',
     ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

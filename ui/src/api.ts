@@ -1,7 +1,18 @@
 // The console's only way to ferry: the authenticated API (docs/api.md) with the key kept for this tab
 // (sessionStorage), errors turned into readable messages, and the live-progress stream read over
-// fetch, because EventSource cannot send the Authorization header (docs/api.md, "Live progress").
+// fetch, because EventSource cannot send the Authorization header (docs/api.md, "Live progress"). Every
+// call names a route of the API's route map (src/api/routes.ts), so tsc checks its path, body and answer
+// against the schemas the server validates with.
 import { EventSourceParserStream } from 'eventsource-parser/stream';
+import {
+  type AnswerOf,
+  type DryRunOf,
+  type Method,
+  type PathOf,
+  type PlanOf,
+  pathOf,
+  type RequestArgs,
+} from '../../src/api/routes.js';
 
 const KEY = 'ferry.key';
 
@@ -161,12 +172,29 @@ export function unreachable(err: unknown): ApiError {
   return new ApiError(0, sentenceFor(0, ''), `no answer from ${location.origin}: ${String(err)}`);
 }
 
-export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+/** A dry run (`dry_run: true`) of a route that makes plans: the plan (docs/api.md, "Plans"). */
+export function api<M extends Method, P extends PathOf<M>>(
+  method: M,
+  path: P,
+  request: DryRunOf<M, P>,
+): Promise<PlanOf<M, P>>;
+/** `method path` with `{id}`, the query and the body of `request`: its answer. */
+export function api<M extends Method, P extends PathOf<M>>(
+  method: M,
+  path: P,
+  ...request: RequestArgs<M, P>
+): Promise<AnswerOf<M, P>>;
+export async function api(
+  method: Method,
+  path: string,
+  request?: { id?: string; query?: object; body?: unknown },
+): Promise<unknown> {
+  const body = request?.body;
   const headers: Record<string, string> = { authorization: `Bearer ${storedKey() ?? ''}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {
-    res = await fetch(path, {
+    res = await fetch(pathOf(path, request), {
       method,
       headers,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -176,7 +204,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   }
   if (!res.ok) throw await errorOf(res);
   const text = await res.text();
-  return (text ? JSON.parse(text) : undefined) as T;
+  return text ? JSON.parse(text) : undefined;
 }
 
 export interface StreamEvent {

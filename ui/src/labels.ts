@@ -28,7 +28,7 @@ export function useLocationLabels(): (text: string) => string {
   useEffect(() => {
     if (!can('read')) return;
     let stop = false;
-    api<Array<{ id: string; label: string }>>('GET', '/v1/locations').then(
+    api('GET', '/v1/locations').then(
       (list) => {
         known = new Map(list.map((l) => [l.id.toLowerCase(), l.label]));
         if (!stop) setRead((n) => n + 1);

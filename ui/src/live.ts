@@ -1,13 +1,7 @@
 // What the event stream has told this tab: the latest state of each job, transfer and send, with the
 // samples a rate and a remaining time are worked out from.
-import type { AnySend } from '../../src/api/sends.js';
-import type { Job, Transfer } from '../../src/api/transfers.js';
+import type { AnySend, Job, Transfer } from '../../src/api/routes.js';
 import type { StreamEvent } from './api.js';
-
-export type { Job, Transfer };
-
-/** A send as the event stream or an answer of /v1/sends shows it (src/api/sends.ts). */
-export type Send = AnySend;
 
 interface Sample {
   at: number;
@@ -24,7 +18,8 @@ export interface Rate {
 export class Live {
   readonly jobs = new Map<string, Job>();
   readonly transfers = new Map<string, Transfer>();
-  readonly sends = new Map<string, Send>();
+  /** Each send as the event stream or an answer of /v1/sends shows it. */
+  readonly sends = new Map<string, AnySend>();
   readonly #samples = new Map<string, Sample[]>();
 
   apply(e: StreamEvent, now: number): void {
@@ -38,7 +33,7 @@ export class Live {
       this.transfers.set(t.id, t);
       this.#sample(t.id, now, t.bytes_done, 0);
     } else {
-      const s = e.data as unknown as Send;
+      const s = e.data as unknown as AnySend;
       this.sends.set(s.id, s);
     }
   }

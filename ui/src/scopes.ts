@@ -2,7 +2,7 @@
 // its own item from GET /v1/key, read once at sign-in and kept with the session, and can(scope), the
 // one question every page asks before it offers an action. The server checks again on every request;
 // this only keeps the console from offering what would be refused.
-import type { ApiKey } from '../../src/api/keys.js';
+import type { ApiKey } from '../../src/api/routes.js';
 import { SCOPES, type Scope } from '../../src/api/scopes.js';
 import { api } from './api.js';
 
@@ -24,7 +24,7 @@ let current: KeyInfo | undefined;
 
 /** The key's own item, with the key already stored (storeKey) for the request. */
 export function readKey(): Promise<KeyInfo> {
-  return api<KeyInfo>('GET', '/v1/key');
+  return api('GET', '/v1/key');
 }
 
 /** Keeps (or, signed out, forgets) what the signed-in key may do. */

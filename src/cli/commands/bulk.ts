@@ -2,6 +2,7 @@
 // (docs/api.md, "Transfers"). Each prints what was accepted and how to follow it, or follows it itself
 // with --watch. `rm` shows what it would remove and asks first (docs/cli.md, "rm").
 import { existsSync, readFileSync } from 'node:fs';
+import type { Pulled, Queued } from '../../api/routes.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit.js';
 import { count, size, table, time } from '../format.js';
@@ -9,19 +10,7 @@ import { confirm, interactive } from '../prompt.js';
 import { colonForm, isLocalPath, literalFor, literalOption, slashForm } from '../targets.js';
 import { copyLocal, hasLocalSide, type LocalOptions } from '../transfer/run.js';
 import { watchJob, watchTransfer } from './jobs.js';
-import { backupOf, backupOption, filterOf, filterOptions, type Plan, showPlan } from './sync.js';
-
-interface Accepted {
-  id: string;
-  status: string;
-}
-
-interface Entry {
-  path: string;
-  size: number;
-  isDir: boolean;
-  modTime?: string;
-}
+import { backupOf, backupOption, filterOf, filterOptions, showPlan } from './sync.js';
 
 const watchOption = {
   watch: {
@@ -37,7 +26,8 @@ export function readManifest(file: string): string[] {
   return text.split(/\r?\n/).filter((line) => line.trim() !== '');
 }
 
-async function accepted(ctx: Context, what: string, r: Accepted, follow: boolean): Promise<void> {
+/** A move's, a remove's or a pull's answer: the one transfer it queued (or a pull already ran). */
+async function accepted(ctx: Context, what: string, r: Queued | Pulled, follow: boolean): Promise<void> {
   if (follow) return watchTransfer(ctx, r.id, 1);
   ctx.print(r, () => `${what} ${r.status}: transfer ${r.id}\nferry transfers watch ${r.id} follows it`);
 }
@@ -177,12 +167,10 @@ export function bulkCommands(cli: Cli): Cli {
           if (argv.backupTo !== undefined) throw usageError('--backup-to is not taken with --dry-run');
           if (!argv.src.endsWith('/'))
             throw usageError('--dry-run between locations works for a prefix copy (paths ending in /)');
-          const plan = await ctx.api().send<Plan>('POST', '/v1/copy', { ...body, dry_run: true });
+          const plan = await ctx.api().send('POST', '/v1/copy', { body: { ...body, dry_run: true } });
           return ctx.print(plan, () => showPlan(plan));
         }
-        const r = await hintLocal([argv.src, argv.dst], () =>
-          ctx.api().send<Accepted | { job_id: string; status: string }>('POST', '/v1/copy', body),
-        );
+        const r = await hintLocal([argv.src, argv.dst], () => ctx.api().send('POST', '/v1/copy', { body }));
         if ('job_id' in r) {
           if (argv.watch) return watchJob(ctx, r.job_id, 1);
           return ctx.print(
@@ -229,9 +217,7 @@ export function bulkCommands(cli: Cli): Cli {
         const body = { from, to, ...(literal ? { literal: true } : {}) };
         // What would move and where (POST /move/preview): shown and asked about at a terminal, as rm does.
         if (argv.dryRun || (!argv.yes && interactive())) {
-          const preview = await ctx
-            .api()
-            .send<{ entries: { from: string; to: string }[] }>('POST', '/move/preview', body);
+          const preview = await ctx.api().send('POST', '/move/preview', { body });
           const listing = table(preview.entries, [
             { header: 'FROM', value: (e) => e.from },
             { header: 'TO', value: (e) => e.to },
@@ -245,7 +231,7 @@ export function bulkCommands(cli: Cli): Cli {
           }
         }
         const r = await hintLocal(argv.paths, () =>
-          ctx.api().send<Accepted>('POST', '/move', { ...body, ...backupOf(argv) }),
+          ctx.api().send('POST', '/move', { body: { ...body, ...backupOf(argv) } }),
         );
         return accepted(ctx, 'move', r, argv.watch === true);
       },
@@ -277,7 +263,7 @@ export function bulkCommands(cli: Cli): Cli {
         const path = paths.length === 1 ? (paths[0] as string) : paths;
         const literal = literalFor(argv.paths, argv.literal);
         const body = { path, ...(literal ? { literal: true } : {}) };
-        const preview = await ctx.api().send<{ entries: Entry[] }>('POST', '/remove/preview', body);
+        const preview = await ctx.api().send('POST', '/remove/preview', { body });
         const files = preview.entries.filter((e) => !e.isDir);
         const bytes = files.reduce((sum, e) => sum + Math.max(0, e.size), 0);
         const summary = `${count(files.length, 'file')}, ${size(bytes)}`;
@@ -305,7 +291,7 @@ export function bulkCommands(cli: Cli): Cli {
             return;
           }
         }
-        const r = await ctx.api().send<Accepted>('POST', '/remove', { ...body, ...backupOf(argv) });
+        const r = await ctx.api().send('POST', '/remove', { body: { ...body, ...backupOf(argv) } });
         return accepted(ctx, `removal of ${summary}`, r, argv.watch === true);
       },
     )
@@ -322,9 +308,8 @@ export function bulkCommands(cli: Cli): Cli {
         const ctx = contextFor(argv);
         const urls = argv.args.slice(0, -1);
         const to = slashForm(argv.args.at(-1) as string);
-        const r = await ctx
-          .api()
-          .send<Accepted>('POST', '/pull', { from: urls.length === 1 ? urls[0] : urls, to });
+        const from = urls.length === 1 && urls[0] !== undefined ? urls[0] : urls;
+        const r = await ctx.api().send('POST', '/pull', { body: { from, to } });
         return accepted(ctx, 'pull', r, argv.watch === true);
       },
     );

@@ -5,7 +5,7 @@ import { rename, rm } from 'node:fs/promises';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { Counts, Failures, Job, Transfer } from '../../api/transfers.js';
+import type { Counts, Failures, Job, Transfer } from '../../api/routes.js';
 import { givenFromTo, givenText } from '../../display.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { follow } from '../follow.js';
@@ -16,7 +16,7 @@ type Failure = Failures['failures'][number];
 
 /** Location labels by id, to show `from → to` with names rather than UUIDs (one request). */
 async function labelsOf(ctx: Context): Promise<Map<string, string>> {
-  const list = await ctx.api().get<Array<{ id: string; label: string }>>('/v1/locations');
+  const list = await ctx.api().get('/v1/locations');
   return new Map(list.map((l) => [l.id, l.label]));
 }
 
@@ -44,19 +44,19 @@ function failuresTable(failures: Failure[]): string {
 }
 
 /** The first failures of a job or transfer that has some (one request), for show. */
-async function firstFailures(ctx: Context, path: string, failed: number): Promise<Failure[]> {
-  if (failed <= 0) return [];
-  return (await ctx.api().get<Failures>(`${path}/failures?limit=20`)).failures;
-}
-
-/** POSTs an action on one job or transfer (`/v1/<kind>/<id>/<action>`, an empty body); its answer. */
-function act<R>(
+async function firstFailures(
   ctx: Context,
   kind: 'jobs' | 'transfers',
   id: string,
-  action: 'retry' | 'cancel' | 'undo',
-): Promise<R> {
-  return ctx.api().send<R>('POST', `/v1/${kind}/${encodeURIComponent(id)}/${action}`, {});
+  failed: number,
+): Promise<Failure[]> {
+  if (failed <= 0) return [];
+  const request = { id, query: { limit: '20' } };
+  const page =
+    kind === 'jobs'
+      ? await ctx.api().get('/v1/jobs/{id}/failures', request)
+      : await ctx.api().get('/v1/transfers/{id}/failures', request);
+  return page.failures;
 }
 
 /**
@@ -107,10 +107,8 @@ const watchOptions = {
   },
 } as const;
 
-function query(argv: { limit: number; cursor?: string | undefined }): string {
-  const q = new URLSearchParams({ limit: String(argv.limit) });
-  if (argv.cursor) q.set('cursor', argv.cursor);
-  return q.toString();
+function query(argv: { limit: number; cursor?: string | undefined }) {
+  return { limit: String(argv.limit), cursor: argv.cursor || undefined };
 }
 
 function nextPage(ctx: Context, command: string, cursor: string | undefined): void {
@@ -218,12 +216,12 @@ export const jobHint = (id: string) =>
   `ferry jobs show ${id} lists the failures; ferry jobs retry ${id} tries them again`;
 
 export async function watchJob(ctx: Context, id: string, intervalSeconds: number): Promise<void> {
-  const states = follow<Job>(ctx.api(), 'job', id, intervalSeconds * 1000);
+  const states = follow(ctx.api(), 'job', id, intervalSeconds * 1000);
   await watch(ctx, states, jobProgress, showJob, { tty: process.stderr.isTTY === true, hint: jobHint(id) });
 }
 
 export async function watchTransfer(ctx: Context, id: string, intervalSeconds: number): Promise<void> {
-  const states = follow<Transfer>(ctx.api(), 'transfer', id, intervalSeconds * 1000);
+  const states = follow(ctx.api(), 'transfer', id, intervalSeconds * 1000);
   await watch(ctx, states, transferProgress, showTransfer, { tty: process.stderr.isTTY === true });
 }
 
@@ -238,9 +236,7 @@ export function jobCommands(cli: Cli): Cli {
           (c) => c.options(pageOptions),
           async (argv) => {
             const ctx = contextFor(argv);
-            const page = await ctx
-              .api()
-              .get<{ jobs: Job[]; next_cursor?: string }>(`/v1/jobs?${query(argv)}`);
+            const page = await ctx.api().get('/v1/jobs', { query: query(argv) });
             const labels =
               ctx.json || page.jobs.length === 0 ? new Map<string, string>() : await labelsOf(ctx);
             ctx.print(page, () =>
@@ -264,10 +260,9 @@ export function jobCommands(cli: Cli): Cli {
           (c) => c.positional('id', id),
           async (argv) => {
             const ctx = contextFor(argv);
-            const path = `/v1/jobs/${encodeURIComponent(argv.id)}`;
-            const job = await ctx.api().get<Job>(path);
+            const job = await ctx.api().get('/v1/jobs/{id}', { id: argv.id });
             if (ctx.json) return ctx.print(job, () => undefined);
-            const failures = await firstFailures(ctx, path, job.counts.failed);
+            const failures = await firstFailures(ctx, 'jobs', argv.id, job.counts.failed);
             const labels = await labelsOf(ctx);
             ctx.print(job, () => showJob(job, labels) + failuresTable(failures));
           },
@@ -291,7 +286,7 @@ export function jobCommands(cli: Cli): Cli {
           (c) => c.positional('id', id),
           async (argv) => {
             const ctx = contextFor(argv);
-            const r = await act<{ job_id: string; status: string }>(ctx, 'jobs', argv.id, 'retry');
+            const r = await ctx.api().send('POST', '/v1/jobs/{id}/retry', { id: argv.id, body: {} });
             ctx.print(r, () => `job ${r.job_id} ${r.status}; ferry jobs watch ${r.job_id} follows it`);
           },
         )
@@ -301,7 +296,7 @@ export function jobCommands(cli: Cli): Cli {
           (c) => c.positional('id', id),
           async (argv) => {
             const ctx = contextFor(argv);
-            const r = await act<{ job_id: string; status: string }>(ctx, 'jobs', argv.id, 'cancel');
+            const r = await ctx.api().send('POST', '/v1/jobs/{id}/cancel', { id: argv.id, body: {} });
             ctx.print(r, () => `job ${r.job_id} ${r.status}`);
           },
         )
@@ -318,7 +313,7 @@ export function jobCommands(cli: Cli): Cli {
               }),
           async (argv) => {
             const ctx = contextFor(argv);
-            const r = await act<{ job_id: string; status: string }>(ctx, 'jobs', argv.id, 'undo');
+            const r = await ctx.api().send('POST', '/v1/jobs/{id}/undo', { id: argv.id, body: {} });
             if (argv.watch === true) return watchJob(ctx, r.job_id, 1);
             ctx.print(r, () => `undo job ${r.job_id} ${r.status}; ferry jobs watch ${r.job_id} follows it`);
           },
@@ -335,9 +330,7 @@ export function jobCommands(cli: Cli): Cli {
             (c) => c.options(pageOptions),
             async (argv) => {
               const ctx = contextFor(argv);
-              const page = await ctx
-                .api()
-                .get<{ transfers: Transfer[]; next_cursor?: string }>(`/v1/transfers?${query(argv)}`);
+              const page = await ctx.api().get('/v1/transfers', { query: query(argv) });
               ctx.print(page, () =>
                 page.transfers.length === 0
                   ? 'no transfers'
@@ -365,10 +358,9 @@ export function jobCommands(cli: Cli): Cli {
             (c) => c.positional('id', { ...id, describe: 'the transfer id' }),
             async (argv) => {
               const ctx = contextFor(argv);
-              const path = `/v1/transfers/${encodeURIComponent(argv.id)}`;
-              const t = await ctx.api().get<Transfer>(path);
+              const t = await ctx.api().get('/v1/transfers/{id}', { id: argv.id });
               if (ctx.json) return ctx.print(t, () => undefined);
-              const failures = await firstFailures(ctx, path, t.counts?.failed ?? 0);
+              const failures = await firstFailures(ctx, 'transfers', argv.id, t.counts?.failed ?? 0);
               ctx.print(t, () => showTransfer(t) + failuresTable(failures));
             },
           )
@@ -378,7 +370,7 @@ export function jobCommands(cli: Cli): Cli {
             (c) => c.positional('id', { ...id, describe: 'the transfer id' }),
             async (argv) => {
               const ctx = contextFor(argv);
-              const r = await act<{ id: string; status: string }>(ctx, 'transfers', argv.id, 'retry');
+              const r = await ctx.api().send('POST', '/v1/transfers/{id}/retry', { id: argv.id, body: {} });
               ctx.print(r, () => `transfer ${r.id} ${r.status}; ferry transfers watch ${r.id} follows it`);
             },
           )

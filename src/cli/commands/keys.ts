@@ -5,7 +5,7 @@
 // (docs/api.md, "Scopes"): a key limited to what it is for, and to where. `keys rotate-master` is server
 // side too: it re-wraps every stored secret under a new master key (docs/security.md, "Rotating the
 // master key").
-import type { ApiKey, CreatedApiKey } from '../../api/keys.js';
+import type { ApiKey } from '../../api/routes.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
 import { table, time } from '../format.js';
@@ -24,9 +24,9 @@ function state(k: ApiKey, now: number): string {
 }
 
 async function list(ctx: Context): Promise<void> {
-  const keys = await ctx.api().get<ApiKey[]>('/v1/tokens');
+  const keys = await ctx.api().get('/v1/tokens');
   const limited = keys.some((k) => k.locations !== undefined);
-  const seen = limited ? await ctx.api().get<LocationItem[]>('/v1/locations') : [];
+  const seen = limited ? await ctx.api().get('/v1/locations') : [];
   const now = Date.now();
   ctx.print(keys, () =>
     table(keys, [
@@ -106,14 +106,14 @@ export function keyCommands(cli: Cli): Cli {
             });
           }
           const ctx = contextFor(argv);
-          const seen = locations === undefined ? [] : await ctx.api().get<LocationItem[]>('/v1/locations');
+          const seen = locations === undefined ? [] : await ctx.api().get('/v1/locations');
           const body = {
             name,
             ...(argv.expiresAt === undefined ? {} : { expires_at: argv.expiresAt }),
             ...(scopes === undefined ? {} : { scopes }),
             ...(locations === undefined ? {} : { locations: locationIds(locations, seen) }),
           };
-          const k = await ctx.api().send<CreatedApiKey>('POST', '/v1/tokens', body);
+          const k = await ctx.api().send('POST', '/v1/tokens', { body });
           ctx.print(k, () => k.token);
           if (!ctx.json) {
             ctx.note(
@@ -128,7 +128,7 @@ export function keyCommands(cli: Cli): Cli {
         (c) => c.positional('id', id).positional('name', { type: 'string', demandOption: true }),
         async (argv) => {
           const ctx = contextFor(argv);
-          await ctx.api().send('PATCH', `/v1/tokens/${encodeURIComponent(argv.id)}`, { name: argv.name });
+          await ctx.api().send('PATCH', '/v1/tokens/{id}', { id: argv.id, body: { name: argv.name } });
           ctx.print({ id: argv.id, name: argv.name }, () => `key ${argv.id} is now "${argv.name}"`);
         },
       )
@@ -161,7 +161,7 @@ export function keyCommands(cli: Cli): Cli {
         (c) => c.positional('id', id),
         async (argv) => {
           const ctx = contextFor(argv);
-          await ctx.api().send('DELETE', `/v1/tokens/${encodeURIComponent(argv.id)}`);
+          await ctx.api().send('DELETE', '/v1/tokens/{id}', { id: argv.id });
           ctx.print({ id: argv.id, revoked: true }, () => `key ${argv.id} revoked`);
         },
       ),

@@ -2,30 +2,15 @@
 // (docs/api.md "Locations"). Secrets come from a file or stdin so that they stay out of the process
 // list and the shell history; the two access-key flags are there for quick local use.
 import { readFileSync } from 'node:fs';
+import type { BodyOf, LocationProjection } from '../../api/routes.js';
 import { OAUTH_PROVIDERS } from '../../providers.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
 import { fields, table, time } from '../format.js';
 import { locationRef } from '../targets.js';
 
-interface Summary {
-  id: string;
-  provider: string;
-  label: string;
-  status: string;
-  validation_error?: string;
-  created_at: string;
-}
-
-interface Projection {
-  id: string;
-  provider: string;
-  label: string;
-  metadata?: Record<string, unknown>;
-}
-
 export async function printLocations(ctx: Context): Promise<void> {
-  const list = await ctx.api().get<Summary[]>('/v1/locations');
+  const list = await ctx.api().get('/v1/locations');
   ctx.print(list, () =>
     list.length === 0
       ? 'no locations yet; ferry locations create --help shows how to add one'
@@ -42,7 +27,7 @@ export async function printLocations(ctx: Context): Promise<void> {
   );
 }
 
-function showProjection(p: Projection): string {
+function showProjection(p: LocationProjection): string {
   return fields([
     ['label', p.label],
     ['provider', p.provider],
@@ -127,13 +112,11 @@ export function locationCommands(cli: Cli): Cli {
         (argv) => printLocations(contextFor(argv)),
       );
       y = named(y, 'get', 'show a location', async (ctx, name) => {
-        const p = await ctx.api().send<Projection>('POST', '/v1/locations/get', locationRef(name));
+        const p = await ctx.api().send('POST', '/v1/locations/get', { body: locationRef(name) });
         ctx.print(p, () => showProjection(p));
       });
       y = named(y, 'status', "show a location's health (OAuth refresh state)", async (ctx, name) => {
-        const s = await ctx
-          .api()
-          .send<Record<string, unknown>>('POST', '/v1/locations/status', locationRef(name));
+        const s = await ctx.api().send('POST', '/v1/locations/status', { body: locationRef(name) });
         ctx.print(s, () =>
           fields(
             Object.entries(s).map(
@@ -145,7 +128,7 @@ export function locationCommands(cli: Cli): Cli {
       y = named(y, 'refresh', 'ask the refresher to renew an OAuth location now', async (ctx, name) => {
         // The API accepts a refresh of static credentials and does nothing (docs/api.md, "Locations"):
         // saying "requested" there would be untrue, so the provider is read first.
-        const p = await ctx.api().send<Projection>('POST', '/v1/locations/get', locationRef(name));
+        const p = await ctx.api().send('POST', '/v1/locations/get', { body: locationRef(name) });
         if (!(OAUTH_PROVIDERS as readonly string[]).includes(p.provider)) {
           ctx.print(
             { refresh_requested: false },
@@ -153,7 +136,7 @@ export function locationCommands(cli: Cli): Cli {
           );
           return;
         }
-        await ctx.api().send('POST', '/v1/locations/refresh', locationRef(name));
+        await ctx.api().send('POST', '/v1/locations/refresh', { body: locationRef(name) });
         ctx.print(
           { refresh_requested: true },
           () => `refresh of ${name} requested; ferry locations status ${name} shows the result`,
@@ -164,7 +147,7 @@ export function locationCommands(cli: Cli): Cli {
         'delete',
         'delete a location (irreversible; work that uses it fails)',
         async (ctx, name) => {
-          await ctx.api().send('DELETE', '/v1/locations', locationRef(name));
+          await ctx.api().send('DELETE', '/v1/locations', { body: locationRef(name) });
           ctx.print({ deleted: true }, () => `deleted ${name}`);
         },
       );
@@ -188,13 +171,14 @@ export function locationCommands(cli: Cli): Cli {
           async (argv) => {
             const ctx = contextFor(argv);
             const metadata = readMetadata(argv);
-            const body = {
-              provider: argv.provider,
+            const body: BodyOf<'POST', '/v1/locations'> = {
+              // As typed: the server checks it, and its refusal lists the providers.
+              provider: argv.provider as BodyOf<'POST', '/v1/locations'>['provider'],
               label: argv.label,
               secret: readSecret(argv),
               ...(metadata ? { metadata } : {}),
             };
-            const p = await ctx.api().send<Projection>('POST', '/v1/locations', body);
+            const p = await ctx.api().send('POST', '/v1/locations', { body });
             ctx.print(p, () => `created\n${showProjection(p)}`);
           },
         )
@@ -207,9 +191,8 @@ export function locationCommands(cli: Cli): Cli {
               .positional('label', { type: 'string', demandOption: true }),
           async (argv) => {
             const ctx = contextFor(argv);
-            const p = await ctx.api().send<Projection>('PATCH', '/v1/locations', {
-              ...locationRef(argv.location),
-              label: argv.label,
+            const p = await ctx.api().send('PATCH', '/v1/locations', {
+              body: { ...locationRef(argv.location), label: argv.label },
             });
             ctx.print(p, () => showProjection(p));
           },
@@ -226,7 +209,7 @@ export function locationCommands(cli: Cli): Cli {
               secret: readSecret(argv),
               ...(metadata ? { metadata } : {}),
             };
-            const p = await ctx.api().send<Projection>('PUT', '/v1/locations', body);
+            const p = await ctx.api().send('PUT', '/v1/locations', { body });
             ctx.print(p, () => `secret replaced\n${showProjection(p)}`);
           },
         );

@@ -5,14 +5,6 @@ import { count, size, table, time } from '../format.js';
 import { locationRef, parsePlace } from '../targets.js';
 import { printLocations } from './locations.js';
 
-interface Entry {
-  name: string;
-  path: string;
-  size: number;
-  isDir: boolean;
-  modTime?: string;
-}
-
 /**
  * The API's hint at a bucket store's root ('the entries are buckets; send path "<bucket>" …', for callers
  * of POST /v1/list) said as the command to type: "these are buckets: ferry ls photos:<bucket>/ lists one".
@@ -27,7 +19,7 @@ function rootHint(hint: string, location: string): string {
 async function list(ctx: Context, place: string, recurse: boolean): Promise<void> {
   const { location, path } = parsePlace(place);
   const body = { ...locationRef(location), path, ...(recurse ? { recurse: true } : {}) };
-  const answer = await ctx.api().send<{ hint?: string; entries: Entry[] }>('POST', '/v1/list', body);
+  const answer = await ctx.api().send('POST', '/v1/list', { body });
   if (!ctx.json && answer.hint) ctx.note(rootHint(answer.hint, location));
   ctx.print(answer, () => {
     if (answer.entries.length === 0) return 'nothing here';

@@ -5,12 +5,6 @@ import { usageError } from '../exit.js';
 import { time } from '../format.js';
 import { locationRef, parsePlace } from '../targets.js';
 
-interface Entry {
-  name: string;
-  path: string;
-  modTime?: string;
-}
-
 export function mbCommand(cli: Cli): Cli {
   return cli.command(
     'mb <place>',
@@ -26,7 +20,9 @@ export function mbCommand(cli: Cli): Cli {
         throw usageError(`name one bucket after the location: location/bucket (got "${argv.place}")`);
       }
       const ctx = contextFor(argv);
-      const made = await ctx.api().send<Entry>('POST', '/v1/buckets', { ...locationRef(location), bucket });
+      const made = await ctx
+        .api()
+        .send('POST', '/v1/buckets', { body: { ...locationRef(location), bucket } });
       ctx.print(made, () => `made ${location}/${made.name}${made.modTime ? ` (${time(made.modTime)})` : ''}`);
     },
   );

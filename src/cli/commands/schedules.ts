@@ -1,8 +1,7 @@
 // `ferry schedules …` (docs/api.md, "Schedules"): list (default), create, show, pause, resume, run, rm.
 // create takes every field of POST /v1/schedules, and list and show say them back: a copy's manifest
 // and overwrite, a sync's compare and delete cap, a verify's mode, the filter, the bandwidth limit.
-import type { Schedule, ScheduleWithRuns } from '../../api/schedules.js';
-import type { Filter, Job } from '../../api/transfers.js';
+import type { BodyOf, Filter, Job, Schedule, ScheduleWithRuns } from '../../api/routes.js';
 import { scheduleRunText } from '../../display.js';
 import { VERIFY_MODES } from '../../states.js';
 import { type Cli, contextFor } from '../context.js';
@@ -13,19 +12,13 @@ import { colonForm } from '../targets.js';
 import { readManifest } from './bulk.js';
 import { DELETE_NEEDS, filterOf, filterOptions, MAX_DELETE_DEFAULT, parseSize } from './sync.js';
 
-/** A copy's, a sync's or a verify's body as a schedule holds it (docs/api.md, "Copy", "Sync", "Verify"). */
-interface ActionBody {
-  mode?: string;
-  from?: unknown;
-  to?: unknown;
-  manifest?: unknown[];
-  overwrite?: string;
-  compare?: string;
-  delete?: boolean;
-  max_delete?: number;
-  filter?: Filter;
-  bandwidth_limit?: number;
-}
+/**
+ * A copy's, a sync's or a verify's body as a schedule holds it (docs/api.md, "Copy", "Sync", "Verify"):
+ * any field of the three, as a schedule answers its action as given.
+ */
+type ActionBody = Partial<
+  BodyOf<'POST', '/v1/copy'> & BodyOf<'POST', '/v1/sync'> & BodyOf<'POST', '/v1/verify'>
+>;
 
 function actionOf(action: Schedule['action']): { kind: string; body: ActionBody } {
   const [kind, body] = Object.entries(action)[0] ?? ['?', {}];
@@ -120,7 +113,6 @@ export function showSchedule(
 
 export function scheduleCommands(cli: Cli): Cli {
   const id = { type: 'string', demandOption: true, describe: 'the schedule id' } as const;
-  const path = (scheduleId: string) => `/v1/schedules/${encodeURIComponent(scheduleId)}`;
   return cli.command(
     'schedules',
     'recurring copies, syncs and verifies: list (default), create, show, pause, resume, run, rm',
@@ -132,9 +124,7 @@ export function scheduleCommands(cli: Cli): Cli {
           (c) => c.options({ limit: { type: 'number', default: 100, describe: 'how many (1 to 1000)' } }),
           async (argv) => {
             const ctx = contextFor(argv);
-            const page = await ctx
-              .api()
-              .get<{ schedules: Schedule[]; next_cursor?: string }>(`/v1/schedules?limit=${argv.limit}`);
+            const page = await ctx.api().get('/v1/schedules', { query: { limit: String(argv.limit) } });
             ctx.print(page, () =>
               page.schedules.length === 0
                 ? 'no schedules'
@@ -237,46 +227,47 @@ export function scheduleCommands(cli: Cli): Cli {
             const [from, to] = (argv.copy ?? argv.sync ?? argv.verify ?? []).map(String);
             if (from === undefined || to === undefined)
               throw usageError('--copy, --sync and --verify take FROM and TO');
-            const optional = (key: string, value: unknown) => (value === undefined ? {} : { [key]: value });
-            const common = {
+            const filter = filterOf(argv);
+            const where = {
               from: colonForm(from),
               to: colonForm(to),
-              ...optional('filter', filterOf(argv)),
-              ...optional(
-                'bandwidth_limit',
-                argv.bandwidth === undefined ? undefined : parseSize(argv.bandwidth, 'bandwidth'),
-              ),
+              ...(filter === undefined ? {} : { filter }),
             };
-            const action =
+            const common = {
+              ...where,
+              ...(argv.bandwidth === undefined
+                ? {}
+                : { bandwidth_limit: parseSize(argv.bandwidth, 'bandwidth') }),
+            };
+            const action: BodyOf<'POST', '/v1/schedules'>['action'] =
               argv.copy !== undefined
                 ? {
                     copy: {
                       ...common,
-                      ...optional(
-                        'manifest',
-                        argv.manifest === undefined ? undefined : readManifest(argv.manifest),
-                      ),
-                      ...optional('overwrite', argv.overwrite),
+                      ...(argv.manifest === undefined ? {} : { manifest: readManifest(argv.manifest) }),
+                      ...(argv.overwrite === undefined ? {} : { overwrite: argv.overwrite }),
                     },
                   }
                 : argv.sync !== undefined
                   ? {
                       sync: {
                         ...common,
-                        ...optional('compare', argv.compare),
+                        ...(argv.compare === undefined ? {} : { compare: argv.compare }),
                         ...(argv.delete ? { delete: true } : {}),
-                        ...optional('max_delete', argv.maxDelete),
+                        ...(argv.maxDelete === undefined ? {} : { max_delete: argv.maxDelete }),
                       },
                     }
-                  : { verify: { ...common, ...optional('mode', argv.mode) } };
+                  : { verify: { ...where, ...(argv.mode === undefined ? {} : { mode: argv.mode }) } };
             if (argv.delete === true)
               await requireScope(ctx.api(), 'remove', DELETE_NEEDS, 'leave out --delete');
-            const created = await ctx.api().send<Schedule>('POST', '/v1/schedules', {
-              name: argv.name,
-              every: argv.every,
-              ...(argv.timezone === undefined ? {} : { timezone: argv.timezone }),
-              action,
-              ...(argv.paused ? { paused: true } : {}),
+            const created = await ctx.api().send('POST', '/v1/schedules', {
+              body: {
+                name: argv.name,
+                every: argv.every,
+                ...(argv.timezone === undefined ? {} : { timezone: argv.timezone }),
+                action,
+                ...(argv.paused ? { paused: true } : {}),
+              },
             });
             ctx.print(created, () => showSchedule(created));
           },
@@ -288,8 +279,8 @@ export function scheduleCommands(cli: Cli): Cli {
           async (argv) => {
             const ctx = contextFor(argv);
             const [s, page] = await Promise.all([
-              ctx.api().get<ScheduleWithRuns>(path(argv.id)),
-              ctx.api().get<{ jobs: Job[] }>(`/v1/jobs?schedule_id=${encodeURIComponent(argv.id)}&limit=50`),
+              ctx.api().get('/v1/schedules/{id}', { id: argv.id }),
+              ctx.api().get('/v1/jobs', { query: { schedule_id: argv.id, limit: '50' } }),
             ]);
             ctx.print(s, () => showSchedule(s, new Map(page.jobs.map((j) => [j.job_id, j]))));
           },
@@ -300,7 +291,9 @@ export function scheduleCommands(cli: Cli): Cli {
           (c) => c.positional('id', id),
           async (argv) => {
             const ctx = contextFor(argv);
-            const s = await ctx.api().send<Schedule>('PATCH', path(argv.id), { paused: true });
+            const s = await ctx
+              .api()
+              .send('PATCH', '/v1/schedules/{id}', { id: argv.id, body: { paused: true } });
             ctx.print(s, () => `schedule ${s.id} paused`);
           },
         )
@@ -310,7 +303,9 @@ export function scheduleCommands(cli: Cli): Cli {
           (c) => c.positional('id', id),
           async (argv) => {
             const ctx = contextFor(argv);
-            const s = await ctx.api().send<Schedule>('PATCH', path(argv.id), { paused: false });
+            const s = await ctx
+              .api()
+              .send('PATCH', '/v1/schedules/{id}', { id: argv.id, body: { paused: false } });
             ctx.print(s, () => `schedule ${s.id} resumed; next run ${nextRun(s)}`);
           },
         )
@@ -320,9 +315,7 @@ export function scheduleCommands(cli: Cli): Cli {
           (c) => c.positional('id', id),
           async (argv) => {
             const ctx = contextFor(argv);
-            const r = await ctx
-              .api()
-              .send<{ job_id: string; status: string }>('POST', `${path(argv.id)}/run`, {});
+            const r = await ctx.api().send('POST', '/v1/schedules/{id}/run', { id: argv.id, body: {} });
             ctx.print(r, () => `job ${r.job_id} ${r.status}; ferry jobs watch ${r.job_id} follows it`);
           },
         )
@@ -332,7 +325,7 @@ export function scheduleCommands(cli: Cli): Cli {
           (c) => c.positional('id', id),
           async (argv) => {
             const ctx = contextFor(argv);
-            await ctx.api().send('DELETE', path(argv.id));
+            await ctx.api().send('DELETE', '/v1/schedules/{id}', { id: argv.id });
             ctx.print({ id: argv.id, deleted: true }, () => `schedule ${argv.id} deleted`);
           },
         ),

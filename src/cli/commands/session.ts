@@ -2,7 +2,6 @@
 // (src/cli/settings.ts). Login checks the key with GET /v1/key before saving it, so a typo is caught at
 // once (any valid key may read itself, whatever its scopes); the key is read without echo (or from
 // stdin), never from the command line. whoami shows the key's name, id and scopes.
-import type { ApiKey as KeyItem } from '../../api/keys.js';
 import { type Cli, contextFor } from '../context.js';
 import { CliError, EXIT } from '../exit.js';
 import { time } from '../format.js';
@@ -33,7 +32,7 @@ export function sessionCommands(cli: Cli): Cli {
           urlSource: argv.url ? 'FERRY_URL' : 'default',
           key,
           keySource: 'config file',
-        }).get<KeyItem>('/v1/key');
+        }).get('/v1/key');
         const path = saveLogin(url, key);
         ctx.print(
           { url, config: path },
@@ -60,7 +59,7 @@ export function sessionCommands(cli: Cli): Cli {
       async (argv) => {
         const ctx = contextFor(argv);
         const settings = loadSettings();
-        const key = await ctx.api().get<KeyItem>('/v1/key');
+        const key = await ctx.api().get('/v1/key');
         const info = {
           url: settings.url,
           url_from: settings.urlSource,
@@ -73,7 +72,7 @@ export function sessionCommands(cli: Cli): Cli {
         const places =
           key.locations === undefined
             ? 'all'
-            : (await ctx.api().get<Array<{ label: string }>>('/v1/locations')).map((l) => l.label).join(', ');
+            : (await ctx.api().get('/v1/locations')).map((l) => l.label).join(', ');
         ctx.print(info, () =>
           [
             `server:    ${settings.url} (${settings.urlSource})`,

@@ -1,16 +1,13 @@
 // `ferry share` (a link to one file), `ferry shares` (list, revoke), `ferry send` (mail a link, now or
 // later) and `ferry sends` (list, show, cancel) (docs/api.md, "Share links" and "Send"). A password given as a bare
 // `--password` is read without echo (or from stdin), so it stays out of the process list.
-import type { AnySend } from '../../api/sends.js';
-import type { Share } from '../../api/shares.js';
+import type { AnySend, BodyOf } from '../../api/routes.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
 import { expiresAt } from '../expiry.js';
 import { fields, localZone, table, time, zonedTime } from '../format.js';
 import { confirm, interactive, secretLine } from '../prompt.js';
 import { literalFor, literalOption, slashForm } from '../targets.js';
-
-type Send = AnySend;
 
 const linkOptions = {
   password: {
@@ -47,7 +44,7 @@ async function whenToSend(words: string, zone: string): Promise<string> {
   }
 }
 
-function showSend(s: Send): string {
+function showSend(s: AnySend): string {
   return fields([
     ['send', s.id],
     ['status', s.status],
@@ -62,12 +59,12 @@ function showSend(s: Send): string {
 }
 
 /** When a send went, or is to go, or was made. */
-const sendWhen = (s: Send) => time(s.sent_at ?? s.scheduled_at ?? s.created_at);
+const sendWhen = (s: AnySend) => time(s.sent_at ?? s.scheduled_at ?? s.created_at);
 
 async function listSends(ctx: Context, argv: { limit: number; cursor?: string | undefined }): Promise<void> {
-  const q = new URLSearchParams({ limit: String(argv.limit) });
-  if (argv.cursor) q.set('cursor', argv.cursor);
-  const page = await ctx.api().get<{ sends: Send[]; next_cursor?: string }>(`/v1/sends?${q}`);
+  const page = await ctx
+    .api()
+    .get('/v1/sends', { query: { limit: String(argv.limit), cursor: argv.cursor || undefined } });
   ctx.print(page, () =>
     page.sends.length === 0
       ? 'no sends'
@@ -83,9 +80,9 @@ async function listSends(ctx: Context, argv: { limit: number; cursor?: string | 
 }
 
 async function listShares(ctx: Context, argv: { limit: number; cursor?: string | undefined }): Promise<void> {
-  const q = new URLSearchParams({ limit: String(argv.limit) });
-  if (argv.cursor) q.set('cursor', argv.cursor);
-  const page = await ctx.api().get<{ shares: Share[]; next_cursor?: string }>(`/v1/shares?${q}`);
+  const page = await ctx
+    .api()
+    .get('/v1/shares', { query: { limit: String(argv.limit), cursor: argv.cursor || undefined } });
   ctx.print(page, () =>
     page.shares.length === 0
       ? 'no shares'
@@ -127,16 +124,14 @@ export function shareCommands(cli: Cli): Cli {
           .example('$0 share photos:my-bucket/report.pdf --expires 7d --password', ''),
       async (argv) => {
         const ctx = contextFor(argv);
-        const body = {
+        const body: BodyOf<'POST', '/share'> = {
           file: slashForm(argv.path),
           ...(literalFor([argv.path], argv.literal) ? { literal: true } : {}),
           ...(await password(argv.password)),
           ...(argv.expires === undefined ? {} : { expires_at: expiresAt(argv.expires) }),
           ...(argv.maxDownloads === undefined ? {} : { max_downloads: argv.maxDownloads }),
         };
-        const r = await ctx
-          .api()
-          .send<{ id: string; url: string; expires_at?: string }>('POST', '/share', body);
+        const r = await ctx.api().send('POST', '/share', { body });
         ctx.print(r, () => r.url);
         if (!ctx.json)
           ctx.note(
@@ -161,7 +156,7 @@ export function shareCommands(cli: Cli): Cli {
           (c) => c.positional('id', { type: 'string', demandOption: true }),
           async (argv) => {
             const ctx = contextFor(argv);
-            await ctx.api().send('DELETE', `/v1/shares/${encodeURIComponent(argv.id)}`);
+            await ctx.api().send('DELETE', '/v1/shares/{id}', { id: argv.id });
             ctx.print({ revoked: true }, () => `share ${argv.id} revoked`);
           },
         ),
@@ -217,8 +212,8 @@ export function shareCommands(cli: Cli): Cli {
       async (argv) => {
         const ctx = contextFor(argv);
         const zone = argv.timezone ?? localZone();
-        const list = (v: string[] | undefined) => (v === undefined ? undefined : v.length === 1 ? v[0] : v);
-        const optional = (key: string, value: unknown) => (value === undefined ? {} : { [key]: value });
+        // One address as itself, several as a list.
+        const list = (v: string[]) => (v.length === 1 && v[0] !== undefined ? v[0] : v);
         const at = argv.at === undefined ? undefined : await whenToSend(argv.at, zone);
         if (argv.at !== undefined && at !== undefined) {
           // Shown before anything is sent: words are where a reading can surprise ("next friday").
@@ -229,22 +224,22 @@ export function shareCommands(cli: Cli): Cli {
             return;
           }
         }
-        const body = {
+        const body: BodyOf<'POST', '/send'> = {
           source: slashForm(argv.path),
           ...(literalFor([argv.path], argv.literal) ? { literal: true } : {}),
           to: list(argv.to),
-          ...optional('cc', list(argv.cc)),
-          ...optional('bcc', list(argv.bcc)),
-          ...optional('replyTo', list(argv.replyTo)),
-          ...optional('text', argv.message),
-          ...optional('sender_name', argv.senderName),
+          ...(argv.cc === undefined ? {} : { cc: list(argv.cc) }),
+          ...(argv.bcc === undefined ? {} : { bcc: list(argv.bcc) }),
+          ...(argv.replyTo === undefined ? {} : { replyTo: list(argv.replyTo) }),
+          ...(argv.message === undefined ? {} : { text: argv.message }),
+          ...(argv.senderName === undefined ? {} : { sender_name: argv.senderName }),
           // The moment shown above, not the words: the server schedules exactly what was shown.
-          ...optional('scheduledAt', at),
+          ...(at === undefined ? {} : { scheduledAt: at }),
           ...(argv.at === undefined ? {} : { timezone: zone }),
           ...(await password(argv.password)),
-          ...optional('expires_at', argv.expires === undefined ? undefined : expiresAt(argv.expires)),
+          ...(argv.expires === undefined ? {} : { expires_at: expiresAt(argv.expires) }),
         };
-        const s = await ctx.api().send<Send>('POST', '/send', body);
+        const s = await ctx.api().send('POST', '/send', { body });
         ctx.print(s, () => {
           const when = s.scheduled_at ? ` for ${zonedTime(s.scheduled_at, zone)}` : ': the mail goes now';
           const until = s.expires_at ? `; its link works until ${zonedTime(s.expires_at, zone)}` : '';
@@ -269,7 +264,7 @@ export function shareCommands(cli: Cli): Cli {
           (c) => c.positional('id', { type: 'string', demandOption: true }),
           async (argv) => {
             const ctx = contextFor(argv);
-            const s = await ctx.api().send<Send>('POST', `/v1/sends/${encodeURIComponent(argv.id)}/cancel`);
+            const s = await ctx.api().send('POST', '/v1/sends/{id}/cancel', { id: argv.id });
             ctx.print(s, () => `send ${s.id} canceled`);
           },
         )
@@ -279,7 +274,7 @@ export function shareCommands(cli: Cli): Cli {
           (c) => c.positional('id', { type: 'string', demandOption: true }),
           async (argv) => {
             const ctx = contextFor(argv);
-            const s = await ctx.api().get<Send>(`/v1/sends/${encodeURIComponent(argv.id)}`);
+            const s = await ctx.api().get('/v1/sends/{id}', { id: argv.id });
             ctx.print(s, () => showSend(s));
           },
         ),

@@ -1,6 +1,7 @@
 // `ferry sync` and `ferry plans …` (docs/cli.md, "Sync" and "Plans"; docs/api.md, "Sync", "Filters" and
 // "Plans"): a one-way mirror run by the server, its dry run printed as a plan, and a plan run exactly as
 // it was shown. The filter options are shared with `ferry cp` of a prefix.
+import type { Accepted, Filter, Plan, PlanEntry } from '../../api/routes.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { usageError } from '../exit.js';
 import { count, size, table, time } from '../format.js';
@@ -13,25 +14,6 @@ export const DELETE_NEEDS = '--delete (removing what the source lacks)';
 
 /** The default cap of --delete (docs/api.md, "Sync"), as help and `schedules show` say it. */
 export const MAX_DELETE_DEFAULT = "half of the destination's objects or 1000, whichever is fewer";
-
-/** One entry of a plan, as `POST … dry_run` and `GET /v1/plans/{id}` list them (docs/api.md, "Plans"). */
-export interface PlanEntry {
-  action?: string;
-  key?: string;
-  path?: string;
-  from?: string;
-  to?: string;
-  size?: number | null;
-  reason?: string;
-}
-
-export interface Plan {
-  plan_id: string;
-  expires_at: string;
-  counts: Record<string, number>;
-  entries: PlanEntry[];
-  next_cursor?: string;
-}
 
 /** `--backup-to` on rm, mv, sync and cp (docs/api.md, "Undo"): where what the work replaces is kept. */
 export const backupOption = {
@@ -87,8 +69,8 @@ export function parseSize(text: string, option: string): number {
 }
 
 /** The `filter` body of the filter options, or undefined when none is given. */
-export function filterOf(argv: FilterArgv): Record<string, unknown> | undefined {
-  const filter: Record<string, unknown> = {};
+export function filterOf(argv: FilterArgv): Filter | undefined {
+  const filter: Filter = {};
   if (argv.include?.length) filter.include = argv.include;
   if (argv.exclude?.length) filter.exclude = argv.exclude;
   if (argv.minSize !== undefined) filter.min_size = parseSize(argv.minSize, 'min-size');
@@ -124,7 +106,9 @@ export function showPlan(plan: Plan, shown = plan.entries): string {
             right: true,
           },
           { header: 'OBJECT', value: entryTarget },
-          { header: 'WHY', value: (e) => e.reason ?? '' },
+          // A plan's entries carry no reason (src/api/plans.ts): the column, which docs/cli.md shows,
+          // stays empty.
+          { header: 'WHY', value: () => '' },
         ])}\n`;
   const more =
     plan.next_cursor === undefined
@@ -132,8 +116,6 @@ export function showPlan(plan: Plan, shown = plan.entries): string {
       : `\n(first ${count(shown.length, 'entry')}; ferry plans show ${plan.plan_id} --all lists every one)`;
   return `${listing}plan ${plan.plan_id}: ${countsLine(plan.counts)}; expires ${time(plan.expires_at)}${more}\nferry plans run ${plan.plan_id} does exactly this`;
 }
-
-type Accepted = { job_id: string; status: string } | { id: string; status: string };
 
 async function followAccepted(ctx: Context, r: Accepted, what: string, follow: boolean): Promise<void> {
   if ('job_id' in r) {
@@ -152,9 +134,7 @@ async function allEntries(ctx: Context, plan: Plan): Promise<PlanEntry[]> {
   const entries = [...plan.entries];
   let cursor = plan.next_cursor;
   while (cursor !== undefined) {
-    const page = await ctx
-      .api()
-      .get<Plan>(`/v1/plans/${encodeURIComponent(plan.plan_id)}?cursor=${encodeURIComponent(cursor)}`);
+    const page = await ctx.api().get('/v1/plans/{id}', { id: plan.plan_id, query: { cursor } });
     entries.push(...page.entries);
     cursor = page.next_cursor;
   }
@@ -220,11 +200,11 @@ export function syncCommands(cli: Cli): Cli {
         };
         if (argv.dryRun) {
           if (argv.backupTo !== undefined) throw usageError('--backup-to is not taken with --dry-run');
-          const plan = await ctx.api().send<Plan>('POST', '/v1/sync', { ...body, dry_run: true });
+          const plan = await ctx.api().send('POST', '/v1/sync', { body: { ...body, dry_run: true } });
           return ctx.print(plan, () => showPlan(plan));
         }
         if (argv.delete === true) await requireScope(ctx.api(), 'remove', DELETE_NEEDS, 'leave out --delete');
-        const r = await ctx.api().send<Accepted>('POST', '/v1/sync', body);
+        const r = await ctx.api().send('POST', '/v1/sync', { body });
         return followAccepted(ctx, r, 'sync', argv.watch === true);
       },
     )
@@ -239,7 +219,7 @@ export function syncCommands(cli: Cli): Cli {
               .option('all', { type: 'boolean', describe: 'every entry, not only the first page' }),
           async (argv) => {
             const ctx = contextFor(argv);
-            const plan = await ctx.api().get<Plan>(`/v1/plans/${encodeURIComponent(argv.id)}`);
+            const plan = await ctx.api().get('/v1/plans/{id}', { id: argv.id });
             let shown = plan;
             if (argv.all) {
               const { next_cursor: _more, ...rest } = plan;
@@ -261,9 +241,7 @@ export function syncCommands(cli: Cli): Cli {
               }),
           async (argv) => {
             const ctx = contextFor(argv);
-            const r = await ctx
-              .api()
-              .send<Accepted>('POST', `/v1/plans/${encodeURIComponent(argv.id)}/run`, {});
+            const r = await ctx.api().send('POST', '/v1/plans/{id}/run', { id: argv.id, body: {} });
             return followAccepted(ctx, r, 'plan', argv.watch === true);
           },
         )

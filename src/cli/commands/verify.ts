@@ -4,7 +4,7 @@
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { Job } from '../../api/transfers.js';
+import type { Job } from '../../api/routes.js';
 import { VERIFY_MODES } from '../../states.js';
 import { type Cli, type Context, contextFor } from '../context.js';
 import { CliError, EXIT } from '../exit.js';
@@ -87,7 +87,7 @@ export function verifyCommand(cli: Cli): Cli {
         ...(argv.mode === undefined ? {} : { mode: argv.mode }),
         ...(filter === undefined ? {} : { filter }),
       };
-      const accepted = await ctx.api().send<{ job_id: string; status: string }>('POST', '/v1/verify', body);
+      const accepted = await ctx.api().send('POST', '/v1/verify', { body });
       const id = accepted.job_id;
       if (argv.watch === false) {
         return ctx.print(
@@ -95,7 +95,7 @@ export function verifyCommand(cli: Cli): Cli {
           () => `verify job ${id} ${accepted.status}\nferry jobs watch ${id} follows it`,
         );
       }
-      const states = follow<Job>(ctx.api(), 'job', id, 1000);
+      const states = follow(ctx.api(), 'job', id, 1000);
       const last = await watch(ctx, states, jobProgress, (j) => showJob(j), {
         tty: process.stderr.isTTY === true,
         hint: jobHint(id),

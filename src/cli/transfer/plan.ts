@@ -39,7 +39,7 @@ export interface Failure {
   exitCode: number;
 }
 
-export interface Plan {
+export interface LocalPlan {
   tasks: Task[];
   /** A folder or a prefix (many files, failures listed at the end) rather than one file. */
   folder: boolean;
@@ -96,7 +96,7 @@ function failureOf(path: string, err: unknown): Failure {
 async function walk(
   root: string,
   shown: string,
-  plan: Plan,
+  plan: LocalPlan,
 ): Promise<Array<{ path: string; rel: string; size: number }>> {
   const files: Array<{ path: string; rel: string; size: number }> = [];
   const stack = [''];
@@ -153,8 +153,8 @@ async function walk(
  * Upload: a file goes to `dst` (or into it, keeping its name, when `dst` ends in `/` or is a location's
  * root); a folder's files go under `dst` as a prefix, keys relative to the folder with `/` separators.
  */
-export async function planUpload(src: string, dst: Place): Promise<Plan> {
-  const plan: Plan = { tasks: [], folder: false, dirs: [], failures: [] };
+export async function planUpload(src: string, dst: Place): Promise<LocalPlan> {
+  const plan: LocalPlan = { tasks: [], folder: false, dirs: [], failures: [] };
   const path = resolve(expandHome(src));
   let info: Awaited<ReturnType<typeof stat>>;
   try {
@@ -179,12 +179,6 @@ export async function planUpload(src: string, dst: Place): Promise<Plan> {
       size: file.size,
     });
   return plan;
-}
-
-interface Entry {
-  path: string;
-  size: number;
-  isDir: boolean;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -213,8 +207,8 @@ async function isFolder(path: string): Promise<boolean> {
  * name, when `dst` is a folder or ends in `/`). A name that would land outside `dst` (`..` as a
  * segment, which an object store allows) is refused as a failure, never written.
  */
-export async function planDownload(api: Api, src: Place, dst: string): Promise<Plan> {
-  const plan: Plan = { tasks: [], folder: false, dirs: [], failures: [] };
+export async function planDownload(api: Api, src: Place, dst: string): Promise<LocalPlan> {
+  const plan: LocalPlan = { tasks: [], folder: false, dirs: [], failures: [] };
   const local = expandHome(dst);
   const source = clean(src.path);
   if (source === '' || source.endsWith('/')) {
@@ -224,10 +218,8 @@ export async function planDownload(api: Api, src: Place, dst: string): Promise<P
         `${dst} is a file, where a folder is needed: a prefix ending in / downloads into a folder`,
       );
     const prefix = source.replace(/\/$/, '');
-    const answer = await api.send<{ entries: Entry[] }>('POST', '/v1/list', {
-      ...locationRef(src.location),
-      path: prefix,
-      recurse: true,
+    const answer = await api.send('POST', '/v1/list', {
+      body: { ...locationRef(src.location), path: prefix, recurse: true },
     });
     const root = resolve(local);
     for (const entry of answer.entries) {
@@ -259,7 +251,7 @@ export async function planDownload(api: Api, src: Place, dst: string): Promise<P
     // anything else is asked again as a GET for the server's own message (no such file or location).
     if (head.status === 400) {
       const listed = await api
-        .send('POST', '/v1/list', { ...locationRef(src.location), path: source })
+        .send('POST', '/v1/list', { body: { ...locationRef(src.location), path: source } })
         .then(() => true)
         .catch(() => false);
       if (listed)

@@ -8,7 +8,6 @@
 // succeeded: a local file once uploaded, a remote file once downloaded (POST /remove, literal).
 import { rmdir, unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Transfer } from '../../api/transfers.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit.js';
 import { ended, follow } from '../follow.js';
@@ -18,8 +17,8 @@ import { download, upload } from './files.js';
 import {
   expandHome,
   type Failure,
+  type LocalPlan,
   localError,
-  type Plan,
   planDownload,
   planUpload,
   type Task,
@@ -69,7 +68,7 @@ function refusePattern(place: string): void {
     );
 }
 
-async function makePlan(ctx: Context, src: string, dst: string): Promise<Plan> {
+async function makePlan(ctx: Context, src: string, dst: string): Promise<LocalPlan> {
   if (isLocalPath(src)) {
     refusePattern(dst);
     return planUpload(src, parsePlace(dst));
@@ -90,7 +89,7 @@ interface Summary {
   failures: Array<{ path: string; error: string }>;
 }
 
-function dryRun(ctx: Context, plan: Plan, action: Summary['action'], options: LocalOptions): void {
+function dryRun(ctx: Context, plan: LocalPlan, action: Summary['action'], options: LocalOptions): void {
   const bytes = plan.tasks.reduce((sum, t) => sum + Math.max(0, t.size), 0);
   const summary: Summary = {
     action,
@@ -146,11 +145,9 @@ async function removeRemote(ctx: Context, done: Task[], failures: Failure[]): Pr
     const batch = done.slice(i, i + REMOVE_BATCH);
     const paths = batch.map((t) => `${t.location}/${t.key}`);
     try {
-      const accepted = await api.send<{ id: string }>('POST', '/remove', {
-        path: paths.length === 1 ? paths[0] : paths,
-        literal: true,
-      });
-      const state = await ended(follow<Transfer>(api, 'transfer', accepted.id, 1000));
+      const path = paths.length === 1 && paths[0] !== undefined ? paths[0] : paths;
+      const accepted = await api.send('POST', '/remove', { body: { path, literal: true } });
+      const state = await ended(follow(api, 'transfer', accepted.id, 1000));
       if (state.status !== 'complete') throw new CliError(state.error ?? state.status, EXIT.workFailed);
       removed += batch.length;
     } catch (err) {

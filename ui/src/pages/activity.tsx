@@ -4,27 +4,20 @@
 // downloaded as CSV. `#activity/<job id>` opens one job (a schedule's run links there). Locations are
 // named by their labels (../labels.ts).
 import { useEffect, useState } from 'preact/hooks';
+import type { Counts, Failures as FailurePage, Job, Transfer } from '../../../src/api/routes.js';
 import { givenFromTo } from '../../../src/display.js';
 import { hasFinished } from '../../../src/states.js';
 import { api } from '../api.js';
 import { getReport } from '../files.js';
 import { bytes, duration, time, visibleName } from '../format.js';
 import { labelOf, useLocationLabels } from '../labels.js';
-import type { Job, Live, Transfer } from '../live.js';
+import type { Live } from '../live.js';
 import { can } from '../scopes.js';
 import { Alert, message, ProgressBar } from './common.js';
 import { ConfirmButton } from './confirm.js';
 import { Table } from './table.js';
 
-interface Failure {
-  key: string;
-  error: string;
-  attempts: number;
-  last_attempt_at?: string;
-}
-
-/** A job's (or a transfer's) counts, `deleted` only a sync's (docs/api.md, "Polling"). */
-export type Counts = Job['counts'];
+type Failure = FailurePage['failures'][number];
 
 /** "1 object", "3 objects". */
 export const objectsWord = (n: number) => `${n} object${n === 1 ? '' : 's'}`;
@@ -85,14 +78,16 @@ export function Bar({
   return <ProgressBar label={label} pct={pct} words={words} tone={tone} />;
 }
 
-/** The failed objects of a job or of a transfer over several objects (`base`: its URL), with retry. */
+/** The failed objects of a job or of a transfer over several objects, with retry. */
 function Failures({
-  base,
+  kind,
+  id,
   what,
   retryable,
   onRetried,
 }: {
-  base: string;
+  kind: 'jobs' | 'transfers';
+  id: string;
   what: string;
   retryable: boolean;
   onRetried: () => void;
@@ -100,14 +95,20 @@ function Failures({
   const [failures, setFailures] = useState<Failure[] | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   useEffect(() => {
-    api<{ failures: Failure[] }>('GET', `${base}/failures?limit=100`).then(
+    const request = { id, query: { limit: '100' } };
+    (kind === 'jobs'
+      ? api('GET', '/v1/jobs/{id}/failures', request)
+      : api('GET', '/v1/transfers/{id}/failures', request)
+    ).then(
       (r) => setFailures(r.failures),
       (err: unknown) => setError(message(err)),
     );
-  }, [base]);
+  }, [kind, id]);
   const retry = async () => {
     try {
-      await api('POST', `${base}/retry`);
+      await (kind === 'jobs'
+        ? api('POST', '/v1/jobs/{id}/retry', { id })
+        : api('POST', '/v1/transfers/{id}/retry', { id }));
       onRetried();
     } catch (err) {
       setError(message(err));
@@ -184,7 +185,8 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
       )}
       {open && (
         <Failures
-          base={`/v1/jobs/${job.job_id}`}
+          kind="jobs"
+          id={job.job_id}
           what="job"
           retryable={job.status === 'partial' || job.status === 'failed'}
           onRetried={() => setOpen(false)}
@@ -207,7 +209,9 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
           label={`Undo ${name}`}
           question={UNDO_QUESTION}
           onConfirm={() =>
-            void api('POST', `/v1/jobs/${job.job_id}/undo`).catch((err: unknown) => setError(message(err)))
+            void api('POST', '/v1/jobs/{id}/undo', { id: job.job_id }).catch((err: unknown) =>
+              setError(message(err)),
+            )
           }
         >
           Undo
@@ -218,7 +222,9 @@ function JobRow({ job, live }: { job: Job; live: Live }) {
           label={`Cancel ${name}`}
           question="Cancel this job? Objects already copied stay."
           onConfirm={() =>
-            void api('POST', `/v1/jobs/${job.job_id}/cancel`).catch((err: unknown) => setError(message(err)))
+            void api('POST', '/v1/jobs/{id}/cancel', { id: job.job_id }).catch((err: unknown) =>
+              setError(message(err)),
+            )
           }
         >
           Cancel
@@ -272,7 +278,8 @@ function TransferRow({ t, live, named }: { t: Transfer; live: Live; named: (text
       )}
       {open && (
         <Failures
-          base={`/v1/transfers/${t.id}`}
+          kind="transfers"
+          id={t.id}
           what="transfer"
           retryable={t.status === 'failed'}
           onRetried={() => setOpen(false)}
@@ -287,7 +294,9 @@ function TransferRow({ t, live, named }: { t: Transfer; live: Live; named: (text
             label={`Undo ${name}`}
             question={UNDO_QUESTION}
             onConfirm={() =>
-              void api('POST', `/v1/jobs/${t.id}/undo`).catch((err: unknown) => setError(message(err)))
+              void api('POST', '/v1/jobs/{id}/undo', { id: t.id }).catch((err: unknown) =>
+                setError(message(err)),
+              )
             }
           >
             Undo
@@ -308,9 +317,7 @@ function JobDetail({ id, live }: { id: string; live: Live }) {
   useEffect(() => {
     setPolled(undefined);
     setError(undefined);
-    api<Job>('GET', `/v1/jobs/${encodeURIComponent(id)}`).then(setPolled, (err: unknown) =>
-      setError(message(err)),
-    );
+    api('GET', '/v1/jobs/{id}', { id }).then(setPolled, (err: unknown) => setError(message(err)));
   }, [id]);
   const streamed = live.jobs.get(id);
   const job = streamed && (!polled || streamed.updated_at >= polled.updated_at) ? streamed : polled;
@@ -355,8 +362,8 @@ function ActivityList({ live }: { live: Live }) {
   // The newest of each from the API once; the stream keeps them current from then on.
   useEffect(() => {
     Promise.all([
-      api<{ jobs: Job[] }>('GET', '/v1/jobs?limit=50'),
-      api<{ transfers: Transfer[] }>('GET', '/v1/transfers?limit=50'),
+      api('GET', '/v1/jobs', { query: { limit: '50' } }),
+      api('GET', '/v1/transfers', { query: { limit: '50' } }),
     ]).then(
       ([j, t]) => {
         for (const job of j.jobs) if (!live.jobs.has(job.job_id)) live.jobs.set(job.job_id, job);

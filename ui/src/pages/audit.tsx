@@ -3,7 +3,7 @@
 // holds one) shows the location's label, a key's id the key's name. Reading it needs the admin scope; a
 // key without it sees which scope is needed and asks nothing of ferry.
 import { useState } from 'preact/hooks';
-import type { ApiKey } from '../../../src/api/keys.js';
+import type { AuditAction, AuditEvent } from '../../../src/api/routes.js';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
 import { useLocationLabels } from '../labels.js';
@@ -11,30 +11,12 @@ import { can, canWhole } from '../scopes.js';
 import { Alert, Needs, useLoad, WholeWorkspace } from './common.js';
 import { More, Table, usePages } from './table.js';
 
-interface AuditEvent {
-  id: string;
-  at: string;
-  action: string;
-  target?: string;
-  status: number;
-  key_id?: string;
-  key_name?: string;
-  ip: string;
-  user_agent?: string;
-}
-interface AuditPage {
-  events: AuditEvent[];
-  next_cursor?: string;
-}
-
 /**
  * The actions GET /v1/audit accepts, as the API itself lists them: the enum of its `action` parameter in
  * /openapi.json (the list lives in the server's domain, which the console does not bundle).
  */
 async function auditActions(): Promise<string[]> {
-  const doc = await api<{
-    paths?: Record<string, { get?: { parameters?: Array<{ name: string; schema?: { enum?: unknown[] } }> } }>;
-  }>('GET', '/openapi.json');
+  const doc = await api('GET', '/openapi.json');
   const param = doc.paths?.['/v1/audit']?.get?.parameters?.find((p) => p.name === 'action');
   const list = param?.schema?.enum;
   if (!Array.isArray(list)) throw new Error('ferry did not list the audit actions (/openapi.json).');
@@ -56,24 +38,24 @@ export function Audit() {
   );
 }
 
-const query = (action: string, keyId: string, cursor?: string) => {
-  const q = new URLSearchParams({ limit: '50' });
-  if (action) q.set('action', action);
-  if (keyId) q.set('key_id', keyId);
-  if (cursor) q.set('cursor', cursor);
-  return `/v1/audit?${q.toString()}`;
-};
+/** GET /v1/audit's query; the action is one /openapi.json listed (auditActions). */
+const query = (action: string, keyId: string, cursor?: string) => ({
+  limit: '50',
+  action: (action || undefined) as AuditAction | undefined,
+  key_id: keyId || undefined,
+  cursor: cursor || undefined,
+});
 
 function AuditLog() {
   const named = useLocationLabels();
   const [action, setAction] = useState('');
   const [keyId, setKeyId] = useState('');
   const actions = useLoad(auditActions, []);
-  const keys = useLoad(() => api<ApiKey[]>('GET', '/v1/tokens'), []);
+  const keys = useLoad(() => api('GET', '/v1/tokens'), []);
   // The first page for the filters chosen, and the older pages Show more added under it.
   const pages = usePages(
     async (cursor) => {
-      const page = await api<AuditPage>('GET', query(action, keyId, cursor));
+      const page = await api('GET', '/v1/audit', { query: query(action, keyId, cursor) });
       return { items: page.events, next_cursor: page.next_cursor };
     },
     [action, keyId],

@@ -5,22 +5,17 @@
 // docs/api.md "Plans"), share links with every option (one per file), a send of a file, and a verify of
 // a folder against another (docs/api.md, "Verify"), which changes nothing.
 import { useState } from 'preact/hooks';
-import type { Plan } from '../../../src/api/plans.js';
+import type { Accepted, BodyOf, Entry, Plan } from '../../../src/api/routes.js';
 import { api } from '../api.js';
 import { bytes, visibleName } from '../format.js';
 import { Alert, message, Notice } from './common.js';
 import { SendForm } from './sends.js';
 import { type Loc, LocationPath, VerifyMode } from './transfer-fields.js';
 
-export type { Loc };
+/** The modes a copy's overwrite select offers, and a verify's mode select: the API's words. */
+type Overwrite = NonNullable<BodyOf<'POST', '/v1/copy'>['overwrite']>;
+type VerifyBy = NonNullable<BodyOf<'POST', '/v1/verify'>['mode']>;
 
-export interface Entry {
-  name: string;
-  path: string;
-  size: number;
-  isDir: boolean;
-  modTime?: string;
-}
 export type Kind = 'copy' | 'move' | 'remove' | 'share' | 'send' | 'verify';
 export interface Action {
   kind: Kind;
@@ -34,7 +29,7 @@ const theseEntries = (n: number) => (n === 1 ? 'This entry' : `These ${entriesWo
 const within = (folder: string, name: string) =>
   folder.replace(/\/+$/, '') ? `${folder.replace(/\/+$/, '')}/${name}` : name;
 const slash = (p: string) => (p.endsWith('/') ? p : `${p}/`);
-const one = (list: string[]) => (list.length === 1 ? list[0] : list);
+const one = (list: string[]) => (list.length === 1 && list[0] !== undefined ? list[0] : list);
 
 /** `path` as a pattern naming exactly itself: `\`, `*`, `?`, `[` and `{` escaped (docs/api.md, "Exact names"). */
 function escapeGlob(path: string): string {
@@ -53,7 +48,7 @@ function sources(location: string, entries: Entry[]) {
   };
 }
 
-function removeBodies(location: string, entries: Entry[]): object[] {
+function removeBodies(location: string, entries: Entry[]): BodyOf<'POST', '/remove'>[] {
   const { files, folders } = sources(location, entries);
   return [
     ...(files.length ? [{ path: one(files), literal: true }] : []),
@@ -65,7 +60,7 @@ function removeBodies(location: string, entries: Entry[]): object[] {
  * One entry moves to `to`, its new path (a folder's, the folder itself); a selection moves into the
  * folder `to`, each entry under its own name.
  */
-function moveBodies(location: string, entries: Entry[], dest: string, to: string): object[] {
+function moveBodies(location: string, entries: Entry[], dest: string, to: string): BodyOf<'POST', '/move'>[] {
   const { files, folders } = sources(location, entries);
   const single = entries.length === 1;
   const into = `${dest}/${single && files.length ? to : slash(to)}`;
@@ -77,6 +72,9 @@ function moveBodies(location: string, entries: Entry[], dest: string, to: string
 
 /** A plan entry's `<location label>/<path>` without the location, as Browse shows paths. */
 const inLocation = (path: string) => path.slice(path.indexOf('/') + 1);
+
+/** What was started: a job's id, or a transfer's. */
+const idOf = (r: Accepted) => ('job_id' in r ? r.job_id : r.id);
 
 export function ActionPanel({
   action,
@@ -110,7 +108,7 @@ export function ActionPanel({
   const [newName, setNewName] = useState(single ? first.name : '');
   /** Where a move goes: one entry to its folder and name, a selection into its folder. */
   const moveTo = single ? within(destPath, newName) : destPath;
-  const [overwrite, setOverwrite] = useState('always');
+  const [overwrite, setOverwrite] = useState<Overwrite>('always');
   const [mode, setMode] = useState('checksum');
   /** The job a verify started, which its result links to. */
   const [jobId, setJobId] = useState<string | undefined>(undefined);
@@ -136,16 +134,20 @@ export function ActionPanel({
       setBusy(false);
     }
   };
-  const all = <T,>(bodies: object[], url: string) => Promise.all(bodies.map((b) => api<T>('POST', url, b)));
   const copy = async () => {
     if (single) {
       const bulk = first.isDir;
-      const r = await api<{ id?: string; job_id?: string }>('POST', '/v1/copy', {
-        from: `${location}:${first.path}${bulk ? '/' : ''}`,
-        to: `${dest}:${bulk ? slash(destPath) : destPath}`,
-        ...(bulk ? { overwrite, ...(manifest ? { manifest } : {}) } : {}),
+      const r = await api('POST', '/v1/copy', {
+        body: {
+          from: `${location}:${first.path}${bulk ? '/' : ''}`,
+          to: `${dest}:${bulk ? slash(destPath) : destPath}`,
+          ...(bulk ? { overwrite, ...(manifest ? { manifest } : {}) } : {}),
+        },
       });
-      return setResult(bulk ? `Bulk copy started (job ${r.job_id}).` : `Copy started (transfer ${r.id}).`);
+      // A prefix copies as a job, one file as a transfer (docs/api.md, "Copy").
+      return setResult(
+        'job_id' in r ? `Bulk copy started (job ${r.job_id}).` : `Copy started (transfer ${r.id}).`,
+      );
     }
     // The selection's files as one bulk copy of the folder limited to them by a manifest; each folder
     // as a bulk copy of its own into the destination under its name.
@@ -165,8 +167,8 @@ export function ActionPanel({
         .filter((e) => e.isDir)
         .map((e) => ({ from: `${location}:${e.path}/`, to: `${dest}:${to}${e.name}/`, overwrite })),
     ];
-    const jobs = await all<{ job_id: string }>(bodies, '/v1/copy');
-    setResult(`Copy started (job ${jobs.map((j) => j.job_id).join(', job ')}).`);
+    const jobs = await Promise.all(bodies.map((body) => api('POST', '/v1/copy', { body })));
+    setResult(`Copy started (job ${jobs.map(idOf).join(', job ')}).`);
   };
   const makeLinks = async () => {
     const options = {
@@ -177,20 +179,16 @@ export function ActionPanel({
     const made: { name: string; url: string }[] = [];
     // One at a time, so that a refusal (a past expiry, say) stops at the first, not once per file.
     for (const e of files) {
-      const r = await api<{ url: string }>('POST', '/share', {
-        file: `${location}/${e.path}`,
-        literal: true,
-        ...options,
+      const r = await api('POST', '/share', {
+        body: { file: `${location}/${e.path}`, literal: true, ...options },
       });
       made.push({ name: e.name, url: r.url });
       setLinks([...made]);
     }
   };
   const verify = async () => {
-    const r = await api<{ job_id: string }>('POST', '/v1/verify', {
-      from: `${location}:${first.path}/`,
-      to: `${dest}:${slash(destPath)}`,
-      mode,
+    const r = await api('POST', '/v1/verify', {
+      body: { from: `${location}:${first.path}/`, to: `${dest}:${slash(destPath)}`, mode: mode as VerifyBy },
     });
     setJobId(r.job_id);
     setResult(`Verify started (job ${r.job_id}): it compares the two folders and changes nothing.`);
@@ -210,9 +208,10 @@ export function ActionPanel({
         // First what would move and where; the moves run on confirm.
         setMoves(
           (
-            await all<{ entries: { from: string; to: string }[] }>(
-              moveBodies(location, entries, dest, moveTo),
-              '/move/preview',
+            await Promise.all(
+              moveBodies(location, entries, dest, moveTo).map((body) =>
+                api('POST', '/move/preview', { body }),
+              ),
             )
           ).flatMap((r) => r.entries),
         );
@@ -222,16 +221,19 @@ export function ActionPanel({
   const loadPreview = () =>
     run(async () =>
       setPreview(
-        await all<Plan>(
-          removeBodies(location, entries).map((b) => ({ ...b, dry_run: true })),
-          '/remove',
+        await Promise.all(
+          removeBodies(location, entries).map((b) =>
+            api('POST', '/remove', { body: { ...b, dry_run: true } }),
+          ),
         ),
       ),
     );
-  const ids = (list: { id: string }[]) => list.map((r) => r.id).join(', transfer ');
+  const ids = (list: Accepted[]) => list.map(idOf).join(', transfer ');
   const confirmMove = () =>
     run(async () => {
-      const r = await all<{ id: string }>(moveBodies(location, entries, dest, moveTo), '/move');
+      const r = await Promise.all(
+        moveBodies(location, entries, dest, moveTo).map((body) => api('POST', '/move', { body })),
+      );
       setResult(`Move started (transfer ${ids(r)}).`);
       setMoves(undefined);
     });
@@ -239,7 +241,7 @@ export function ActionPanel({
   const confirmRemove = () =>
     run(async () => {
       const r = await Promise.all(
-        (preview ?? []).map((p) => api<{ id: string }>('POST', `/v1/plans/${p.plan_id}/run`)),
+        (preview ?? []).map((p) => api('POST', '/v1/plans/{id}/run', { id: p.plan_id })),
       );
       setResult(`Removal started (transfer ${ids(r)}).`);
       setPreview(undefined);
@@ -325,7 +327,11 @@ export function ActionPanel({
           {kind === 'copy' && (!single || first.isDir) && (
             <>
               <label for="overwrite">Objects already there</label>
-              <select id="overwrite" value={overwrite} onChange={(e) => setOverwrite(e.currentTarget.value)}>
+              <select
+                id="overwrite"
+                value={overwrite}
+                onChange={(e) => setOverwrite(e.currentTarget.value as Overwrite)}
+              >
                 <option value="always">Overwrite</option>
                 <option value="if-missing">Skip</option>
               </select>

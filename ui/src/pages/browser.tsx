@@ -5,11 +5,12 @@
 // or folder; and, on one entry or a selection, copy, move, remove, share and send, and on a folder,
 // verify (./browse-actions.tsx).
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { Entry, Listing } from '../../../src/api/routes.js';
 import { ApiError, api } from '../api.js';
 import { files, getFile, putFile, type Task } from '../files.js';
 import { bytes, time, visibleName } from '../format.js';
 import { can, type Scope } from '../scopes.js';
-import { type Action, ActionPanel, type Entry, entriesWord, type Kind, type Loc } from './browse-actions.js';
+import { type Action, ActionPanel, entriesWord, type Kind } from './browse-actions.js';
 import { Alert, message, Notice, ProgressBar, useLoad } from './common.js';
 
 const PAGE = 50;
@@ -41,13 +42,12 @@ const ALL_ROW_ACTIONS: [Kind, string, (e: Entry, inFolder: boolean) => boolean, 
 const ONE_ONLY: ReadonlySet<Kind> = new Set(['send', 'verify']);
 
 export function Browser({ location, path }: { location: string; path: string }) {
-  const locations = useLoad(() => api<Loc[]>('GET', '/v1/locations'), []);
+  const locations = useLoad(() => api('GET', '/v1/locations'), []);
   const isNew = newFolders.has(`${location}/${path}`);
-  const listing = useLoad(async () => {
+  const listing = useLoad(async (): Promise<Listing> => {
     try {
-      return await api<{ hint?: string; entries: Entry[] }>('POST', '/v1/list', {
-        ...(UUID.test(location) ? { id: location } : { name: location }),
-        path,
+      return await api('POST', '/v1/list', {
+        body: { ...(UUID.test(location) ? { id: location } : { name: location }), path },
       });
     } catch (err) {
       if (isNew && err instanceof ApiError && err.status === 404) return { entries: [] };
@@ -539,9 +539,8 @@ function NewBucket({ location, onMade }: { location: string; onMade: () => void 
     e.preventDefault();
     try {
       setError(undefined);
-      const entry = await api<Entry>('POST', '/v1/buckets', {
-        ...(UUID.test(location) ? { id: location } : { name: location }),
-        bucket: name,
+      const entry = await api('POST', '/v1/buckets', {
+        body: { ...(UUID.test(location) ? { id: location } : { name: location }), bucket: name },
       });
       setMade(entry.name);
       setName('');

@@ -2,23 +2,12 @@
 // act only there, the locations ticked (the key shown once); rename, revoke; each key's scopes and
 // locations in the list. A key without admin sees why it cannot use this.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ApiKey, LocationSummary } from '../../../src/api/routes.js';
 import { api } from '../api.js';
 import { time } from '../format.js';
 import { can, keyInfo, limitedToLocations, SCOPE_WORDS, type Scope } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad } from './common.js';
 import { actions, Table } from './table.js';
-import type { Loc } from './transfer-fields.js';
-
-interface Key {
-  id: string;
-  name: string;
-  created_at: string;
-  expires_at?: string;
-  last_used_at?: string;
-  revoked_at?: string;
-  scopes?: Scope[];
-  locations?: string[];
-}
 
 export function Keys() {
   return can('admin') ? (
@@ -32,7 +21,7 @@ export function Keys() {
 }
 
 function KeyList() {
-  const { data, error, reload } = useLoad(() => api<Key[]>('GET', '/v1/tokens'), []);
+  const { data, error, reload } = useLoad(() => api('GET', '/v1/tokens'), []);
   const [name, setName] = useState('');
   // A new key may have only scopes the signed-in key has (docs/api.md, "Scopes"): those are offered,
   // and only read is ticked to begin with, the least a key does; the form says so. Each other scope is
@@ -42,7 +31,10 @@ function KeyList() {
   const [scopes, setScopes] = useState<Scope[]>(least);
   // And only where the signed-in key may act: a key limited to some locations makes keys limited to
   // some of them; GET /v1/locations answers exactly those (it needs read).
-  const places = useLoad(() => (can('read') ? api<Loc[]>('GET', '/v1/locations') : Promise.resolve([])), []);
+  const places = useLoad(
+    (): Promise<LocationSummary[]> => (can('read') ? api('GET', '/v1/locations') : Promise.resolve([])),
+    [],
+  );
   const mustLimit = limitedToLocations();
   const [everywhere, setEverywhere] = useState(!mustLimit);
   const [chosen, setChosen] = useState<string[]>([]);
@@ -84,10 +76,8 @@ function KeyList() {
         onSubmit={(e) => {
           e.preventDefault();
           void act(async () => {
-            const k = await api<{ token: string }>('POST', '/v1/tokens', {
-              name,
-              scopes: granted,
-              ...(everywhere ? {} : { locations: picked }),
+            const k = await api('POST', '/v1/tokens', {
+              body: { name, scopes: granted, ...(everywhere ? {} : { locations: picked }) },
             });
             setCreated(k.token);
             setName('');
@@ -224,7 +214,7 @@ function KeyList() {
           {
             name: 'Scopes',
             cell: (k) =>
-              `${(k.scopes ?? []).join(', ')}${k.locations === undefined ? '' : `; at ${at(k.locations)} only`}`,
+              `${k.scopes.join(', ')}${k.locations === undefined ? '' : `; at ${at(k.locations)} only`}`,
           },
           { name: 'Created', cell: (k) => time(k.created_at) },
           { name: 'Last used', cell: (k) => time(k.last_used_at) },
@@ -237,7 +227,7 @@ function KeyList() {
                   ? `expires ${time(k.expires_at)}`
                   : 'active',
           },
-          actions<Key>(
+          actions<ApiKey>(
             (k) => (
               <>
                 <button
@@ -245,7 +235,7 @@ function KeyList() {
                   aria-label={`Rename ${k.name}`}
                   onClick={() => {
                     const to = prompt(`New name for ${k.name}`, k.name);
-                    if (to) void act(() => api('PATCH', `/v1/tokens/${k.id}`, { name: to }));
+                    if (to) void act(() => api('PATCH', '/v1/tokens/{id}', { id: k.id, body: { name: to } }));
                   }}
                 >
                   Rename
@@ -257,7 +247,7 @@ function KeyList() {
                     aria-label={`Revoke ${k.name}`}
                     onClick={() => {
                       if (confirm(`Revoke the key ${k.name}? Clients using it stop at once.`))
-                        void act(() => api('DELETE', `/v1/tokens/${k.id}`));
+                        void act(() => api('DELETE', '/v1/tokens/{id}', { id: k.id }));
                     }}
                   >
                     Revoke

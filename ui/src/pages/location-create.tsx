@@ -1,7 +1,7 @@
 // The form that creates a location (docs/api.md, "Locations"): a provider, a label, and the secret and
 // settings that provider's store declares (location-fields.tsx).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ProviderView } from '../../../src/api/providers.js';
+import type { ProviderView } from '../../../src/api/routes.js';
 import { api } from '../api.js';
 import { Alert, message } from './common.js';
 import { Fields, metadataOf, secretOf, useValues } from './location-fields.js';
@@ -35,7 +35,9 @@ export function CreateForm({
     clear(form.metadata.map((f) => f.key));
     fileKey.current++;
     try {
-      await api('POST', '/v1/locations', { provider, label, secret, ...(metadata ? { metadata } : {}) });
+      await api('POST', '/v1/locations', {
+        body: { provider: form.id, label, secret, ...(metadata ? { metadata } : {}) },
+      });
       setError(undefined);
       clear();
       setLabel('');

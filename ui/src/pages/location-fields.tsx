@@ -2,12 +2,12 @@
 // replace its secret. The fields are as GET /v1/providers ("Providers") says each provider's store
 // declares them, and this file names none of them (test/layering/ checks).
 import { useState } from 'preact/hooks';
-import type { ProviderField, ProviderList, ProviderView } from '../../../src/api/providers.js';
+import type { ProviderField, ProviderView } from '../../../src/api/routes.js';
 import { api } from '../api.js';
 
 /** Every provider with its secret and metadata fields, as its store declares them (GET /v1/providers). */
 export async function loadProviders(): Promise<ProviderView[]> {
-  return (await api<ProviderList>('GET', '/v1/providers')).providers;
+  return (await api('GET', '/v1/providers')).providers;
 }
 
 type Values = Record<string, string>;

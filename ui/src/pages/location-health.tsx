@@ -1,36 +1,20 @@
 // Each location with its refresh health, as the console reads it and shows it (docs/api.md,
 // "Locations" and "Location health"): the list of locations, each with its status, and one location's
 // health in words.
+import type { LocationStatusView, LocationSummary } from '../../../src/api/routes.js';
 import { api } from '../api.js';
 import { time } from '../format.js';
 
-interface Summary {
-  id: string;
-  provider: string;
-  label: string;
-  status: string;
-  validation_error?: string;
-  created_at: string;
-}
-interface Status {
-  status: string;
-  rotation_class?: string;
-  refresh_requested: boolean;
-  consecutive_refresh_failures: number;
-  access_token_expires_at?: string;
-  last_refresh_attempt_at?: string;
-  last_refresh_error?: string;
-  failure_reason?: string;
-}
-export type Located = Summary & { health: Status };
+/** A location as listed, with its health (POST /v1/locations/status). */
+export type Located = LocationSummary & { health: LocationStatusView };
 
 /** Every location the key may see, each with its health. */
 export async function load(): Promise<Located[]> {
-  const list = await api<Summary[]>('GET', '/v1/locations');
+  const list = await api('GET', '/v1/locations');
   return Promise.all(
     list.map(async (l) => ({
       ...l,
-      health: await api<Status>('POST', '/v1/locations/status', { id: l.id }),
+      health: await api('POST', '/v1/locations/status', { body: { id: l.id } }),
     })),
   );
 }

@@ -1,7 +1,7 @@
 // One location's panel (docs/api.md, "Location health"): its health in full, and for an admin key what
 // may be done to it: refresh, rename, replace the secret, delete after typing its label.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ProviderView } from '../../../src/api/providers.js';
+import type { ProviderView } from '../../../src/api/routes.js';
 import { api } from '../api.js';
 import { visibleName } from '../format.js';
 import { can } from '../scopes.js';
@@ -73,7 +73,7 @@ function ManageActions({
           type="button"
           onClick={() =>
             void act(
-              () => api('POST', '/v1/locations/refresh', { id: l.id }),
+              () => api('POST', '/v1/locations/refresh', { body: { id: l.id } }),
               `Refresh of ${name} requested.`,
             )
           }
@@ -88,7 +88,7 @@ function ManageActions({
         onSubmit={(e) => {
           e.preventDefault();
           void act(
-            () => api('PATCH', '/v1/locations', { id: l.id, label }),
+            () => api('PATCH', '/v1/locations', { body: { id: l.id, label } }),
             `Renamed to ${visibleName(label)}.`,
           );
         }}
@@ -114,7 +114,7 @@ function ManageActions({
               const secret = secretOf(form, values);
               clear();
               void act(
-                () => api('PUT', '/v1/locations', { id: l.id, secret }),
+                () => api('PUT', '/v1/locations', { body: { id: l.id, secret } }),
                 `The secret of ${name} was replaced.`,
               );
             }}
@@ -137,7 +137,7 @@ function ManageActions({
         onSubmit={(e) => {
           e.preventDefault();
           if (typed !== l.label) return;
-          void act(() => api('DELETE', '/v1/locations', { id: l.id }), `${name} was deleted.`).then(
+          void act(() => api('DELETE', '/v1/locations', { body: { id: l.id } }), `${name} was deleted.`).then(
             (ok) => ok && onDeleted(l.label),
           );
         }}

@@ -137,7 +137,7 @@ export function Locations() {
                       type="button"
                       onClick={() =>
                         void act(
-                          () => api('POST', '/v1/locations/refresh', { id: l.id }),
+                          () => api('POST', '/v1/locations/refresh', { body: { id: l.id } }),
                           `Refresh of ${visibleName(l.label)} requested.`,
                         )
                       }

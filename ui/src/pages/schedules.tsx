@@ -4,7 +4,7 @@
 // (the same folders compared now, docs/api.md "Verify"); and one schedule with its
 // recent runs, each run with its job's state (running, finished, failed) and a link that opens the job.
 import { useEffect, useState } from 'preact/hooks';
-import type { Job } from '../../../src/api/transfers.js';
+import type { Schedule } from '../../../src/api/routes.js';
 import { givenText, scheduleRunText } from '../../../src/display.js';
 import { api } from '../api.js';
 import { time, timeIn, visibleName } from '../format.js';
@@ -15,6 +15,7 @@ import { ConfirmButton } from './confirm.js';
 import { withLocations } from './sync.js';
 import { actions, Table } from './table.js';
 import {
+  type ActionBodies,
   type ActionKind,
   EMPTY_TRANSFER,
   type Loc,
@@ -23,26 +24,11 @@ import {
   transferBody,
 } from './transfer-fields.js';
 
-export interface Schedule {
-  id: string;
-  name: string;
-  every: string;
-  timezone: string;
-  action: Record<string, unknown>;
-  paused: boolean;
-  next_run_at?: string;
-  last_run_at?: string;
-  last_job_id?: string;
-  created_at: string;
-}
-/** A run in a schedule's history (docs/api.md, "Schedules"). */
-interface Run {
-  due_at: string;
-  ran_at: string;
-  outcome: string;
-  job_id?: string;
-  reason?: string;
-}
+/**
+ * A schedule's action as it was given, and checked against POST /v1/schedules's (docs/api.md,
+ * "Schedules"): `{copy: …}`, `{sync: …}` or `{verify: …}`; the answer's schema leaves it open.
+ */
+type GivenAction = Partial<{ [K in ActionKind]: ActionBodies[K] }>;
 
 /** The browser's own zone first, then UTC, then every other zone the browser knows. */
 export function timezones(): string[] {
@@ -60,20 +46,23 @@ const jobLink = (id: string | undefined) =>
 const actionOf = (s: Schedule) => Object.keys(s.action)[0] ?? '';
 
 /** The action's body: its `from`, `to` and options (docs/api.md, "Schedules"). */
-const bodyOf = (s: Schedule) => (s.action[actionOf(s)] ?? {}) as Record<string, unknown>;
+const bodyOf = (s: Schedule) => {
+  const action = s.action as GivenAction;
+  return action.copy ?? action.sync ?? action.verify;
+};
 
 /** Where a schedule copies or syncs from and to, locations by their labels. */
 function fromTo(s: Schedule, named: (text: string) => string): { from: string; to: string } {
   const body = bodyOf(s);
   const side = (v: unknown) => visibleName(named(givenText(v as Parameters<typeof givenText>[0]))) || '—';
-  return { from: side(body.from), to: side(body.to) };
+  return { from: side(body?.from), to: side(body?.to) };
 }
 
 /** A sync's deletions in words, or undefined (a copy, or a sync that deletes nothing). */
 function deletes(s: Schedule): string | undefined {
-  const body = bodyOf(s);
-  if (actionOf(s) !== 'sync' || body.delete !== true) return undefined;
-  return `deletes at the destination what the source lacks${typeof body.max_delete === 'number' ? ` (at most ${body.max_delete})` : ''}`;
+  const sync = (s.action as GivenAction).sync;
+  if (sync?.delete !== true) return undefined;
+  return `deletes at the destination what the source lacks${typeof sync.max_delete === 'number' ? ` (at most ${sync.max_delete})` : ''}`;
 }
 
 /** Pause or resume, run now, delete: the same buttons in the list and on a schedule's own page. */
@@ -102,18 +91,20 @@ function ScheduleActions({
     }
   };
   // A sync's folders compared now (docs/api.md, "Verify"): a read, whatever the key may change.
-  const body = bodyOf(s);
+  const sync = (s.action as GivenAction).sync;
   const verify =
-    actionOf(s) === 'sync' && can('read') ? (
+    sync && can('read') ? (
       <button
         type="button"
         aria-label={`Verify ${name}`}
         onClick={() =>
           void act(async () => {
-            const r = await api<{ job_id: string }>('POST', '/v1/verify', {
-              from: body.from,
-              to: body.to,
-              ...(body.filter === undefined ? {} : { filter: body.filter }),
+            const r = await api('POST', '/v1/verify', {
+              body: {
+                from: sync.from,
+                to: sync.to,
+                ...(sync.filter === undefined ? {} : { filter: sync.filter }),
+              },
             });
             onRun(`Verify of ${name} started: job ${r.job_id}.`);
           })
@@ -130,7 +121,9 @@ function ScheduleActions({
       <button
         type="button"
         aria-label={`${s.paused ? 'Resume' : 'Pause'} ${name}`}
-        onClick={() => void act(() => api('PATCH', `/v1/schedules/${s.id}`, { paused: !s.paused }))}
+        onClick={() =>
+          void act(() => api('PATCH', '/v1/schedules/{id}', { id: s.id, body: { paused: !s.paused } }))
+        }
       >
         {s.paused ? 'Resume' : 'Pause'}
       </button>
@@ -139,8 +132,8 @@ function ScheduleActions({
         aria-label={`Run now: ${name}`}
         onClick={() =>
           void act(async () => {
-            const r = await api<{ job_id?: string } | undefined>('POST', `/v1/schedules/${s.id}/run`);
-            onRun(r?.job_id ? `${name} started: job ${r.job_id}.` : `${name} started.`);
+            const r = await api('POST', '/v1/schedules/{id}/run', { id: s.id });
+            onRun(`${name} started: job ${r.job_id}.`);
           })
         }
       >
@@ -151,7 +144,7 @@ function ScheduleActions({
         question={`Delete the schedule ${name}? Jobs it started stay.`}
         confirm={{ text: 'Delete', label: `Yes, delete ${name}` }}
         keep={{ text: 'Keep', label: `Keep ${name}` }}
-        onConfirm={() => void act(() => api('DELETE', `/v1/schedules/${s.id}`), onDeleted)}
+        onConfirm={() => void act(() => api('DELETE', '/v1/schedules/{id}', { id: s.id }), onDeleted)}
       >
         Delete
       </ConfirmButton>
@@ -185,12 +178,13 @@ function ScheduleForm({
     setBusy(true);
     try {
       setError(undefined);
-      const s = await api<Schedule>('POST', '/v1/schedules', {
-        name,
-        every,
-        timezone,
-        action: { [kind]: transferBody(values, kind) },
-      });
+      const action =
+        kind === 'copy'
+          ? { copy: transferBody(values, 'copy') }
+          : kind === 'sync'
+            ? { sync: transferBody(values, 'sync') }
+            : { verify: transferBody(values, 'verify') };
+      const s = await api('POST', '/v1/schedules', { body: { name, every, timezone, action } });
       setName('');
       setEvery('');
       onCreated(s);
@@ -255,8 +249,8 @@ export function ScheduleDetail({ id }: { id: string }) {
   // The schedule with its runs, and its jobs (newest first, as many as runs are kept) for their state.
   const loaded = useLoad(async () => {
     const [schedule, jobs] = await Promise.all([
-      api<Schedule & { runs?: Run[] }>('GET', `/v1/schedules/${id}`),
-      api<{ jobs: Job[] }>('GET', `/v1/jobs?schedule_id=${encodeURIComponent(id)}&limit=50`),
+      api('GET', '/v1/schedules/{id}', { id }),
+      api('GET', '/v1/jobs', { query: { schedule_id: id, limit: '50' } }),
     ]);
     return { ...schedule, jobs: new Map(jobs.jobs.map((j) => [j.job_id, j])) };
   }, [id]);
@@ -336,11 +330,8 @@ export function ScheduleDetail({ id }: { id: string }) {
 
 export function Schedules() {
   const named = useLocationLabels();
-  const locations = useLoad(() => api<Loc[]>('GET', '/v1/locations'), []);
-  const listed = useLoad(
-    () => api<{ schedules: Schedule[]; next_cursor?: string }>('GET', '/v1/schedules?limit=100'),
-    [],
-  );
+  const locations = useLoad(() => api('GET', '/v1/locations'), []);
+  const listed = useLoad(() => api('GET', '/v1/schedules', { query: { limit: '100' } }), []);
   const [error, setError] = useState<string | undefined>(undefined);
   const [notice, setNotice] = useState<string | undefined>(undefined);
   return (

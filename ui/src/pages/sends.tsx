@@ -3,9 +3,10 @@
 // sends, newest first, with their status as the event stream changes it, and cancel after a
 // confirmation.
 import { useRef, useState } from 'preact/hooks';
+import type { AnySend } from '../../../src/api/routes.js';
 import { api } from '../api.js';
 import { time, visibleName } from '../format.js';
-import type { Live, Send } from '../live.js';
+import type { Live } from '../live.js';
 import { can } from '../scopes.js';
 import { Alert, message, Needs, Notice } from './common.js';
 import { ConfirmButton } from './confirm.js';
@@ -37,7 +38,7 @@ const EMPTY = {
  * runs, a click meanwhile does nothing, and the fields are cleared after success, so the next click
  * asks for the recipients again instead of sending the same mail twice.
  */
-export function SendForm({ file, onSent }: { file?: string; onSent?: (s: Send) => void }) {
+export function SendForm({ file, onSent }: { file?: string; onSent?: (s: AnySend) => void }) {
   const [f, setF] = useState(EMPTY);
   const [busy, setBusy] = useState(false);
   const sending = useRef(false);
@@ -59,22 +60,23 @@ export function SendForm({ file, onSent }: { file?: string; onSent?: (s: Send) =
     if (sending.current) return;
     sending.current = true;
     setBusy(true);
-    const list = (key: 'cc' | 'bcc' | 'replyTo') => (f[key] ? { [key]: addresses(f[key]) } : {});
     try {
       setDone(undefined);
-      const s = await api<Send>('POST', '/send', {
-        ...(file ? { source: file, literal: true } : { source: f.source }),
-        to: addresses(f.to),
-        ...list('cc'),
-        ...list('bcc'),
-        ...list('replyTo'),
-        ...(f.name ? { sender_name: f.name } : {}),
-        ...(f.text ? { text: f.text } : {}),
-        ...(f.password ? { password: f.password } : {}),
-        ...(f.expires ? { expires_at: new Date(f.expires).toISOString() } : {}),
-        ...(f.when
-          ? { scheduledAt: f.when, timezone: Intl.DateTimeFormat().resolvedOptions().timeZone }
-          : {}),
+      const s = await api('POST', '/send', {
+        body: {
+          ...(file ? { source: file, literal: true } : { source: f.source }),
+          to: addresses(f.to),
+          ...(f.cc ? { cc: addresses(f.cc) } : {}),
+          ...(f.bcc ? { bcc: addresses(f.bcc) } : {}),
+          ...(f.replyTo ? { replyTo: addresses(f.replyTo) } : {}),
+          ...(f.name ? { sender_name: f.name } : {}),
+          ...(f.text ? { text: f.text } : {}),
+          ...(f.password ? { password: f.password } : {}),
+          ...(f.expires ? { expires_at: new Date(f.expires).toISOString() } : {}),
+          ...(f.when
+            ? { scheduledAt: f.when, timezone: Intl.DateTimeFormat().resolvedOptions().timeZone }
+            : {}),
+        },
       });
       setF(EMPTY);
       setError(undefined);
@@ -128,21 +130,18 @@ export function SendForm({ file, onSent }: { file?: string; onSent?: (s: Send) =
 
 export function Sends({ live }: { live: Live }) {
   const listed = usePages(async (cursor) => {
-    const page = await api<{ sends: Send[]; next_cursor?: string }>(
-      'GET',
-      `/v1/sends?limit=50${cursor ? `&cursor=${cursor}` : ''}`,
-    );
+    const page = await api('GET', '/v1/sends', { query: { limit: '50', cursor: cursor || undefined } });
     return { items: page.sends, next_cursor: page.next_cursor };
   }, []);
   const [error, setError] = useState<string | undefined>(undefined);
   const [, setTick] = useState(0);
-  const keep = (s: Send) => {
+  const keep = (s: AnySend) => {
     live.sends.set(s.id, s);
     setTick((n) => n + 1);
   };
-  const cancel = async (s: Send) => {
+  const cancel = async (s: AnySend) => {
     try {
-      keep(await api<Send>('POST', `/v1/sends/${s.id}/cancel`));
+      keep(await api('POST', '/v1/sends/{id}/cancel', { id: s.id }));
       setError(undefined);
       listed.reload();
     } catch (err) {
@@ -182,7 +181,7 @@ export function Sends({ live }: { live: Live }) {
             name: 'Error',
             cell: (s) => `${s.error ?? ''}${s.refused?.length ? ` refused: ${s.refused.join(', ')}` : ''}`,
           },
-          actions<Send>(
+          actions<AnySend>(
             (s) =>
               (s.status === 'scheduled' || s.status === 'queued') &&
               can('share') && (

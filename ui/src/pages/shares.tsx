@@ -2,42 +2,24 @@
 // from the browser, where the link is shown once. Each link's downloads (its access log, GET
 // /v1/shares/{id}/downloads) open in the row under it.
 import { useState } from 'preact/hooks';
-import type { ShareDownload } from '../../../src/api/shares.js';
+import type { Share, ShareDownload } from '../../../src/api/routes.js';
 import { api } from '../api.js';
 import { bytes, time, visibleName } from '../format.js';
 import { can } from '../scopes.js';
 import { Alert, message, Needs } from './common.js';
 import { actions, type Column, More, Table, usePages } from './table.js';
 
-interface Share {
-  id: string;
-  source: string;
-  state: 'active' | 'expired' | 'used_up' | 'revoked';
-  created_at: string;
-  expires_at?: string;
-  revoked_at?: string;
-  has_password: boolean;
-  downloads: number;
-  max_downloads?: number;
-}
-
-interface Downloads {
-  downloads: ShareDownload[];
-  next_cursor?: string;
-}
-
 /** How a download ended: the whole file, cut before its end, or still being written. */
 const outcome = (d: ShareDownload) => (d.completed ? 'completed' : d.ended_at ? 'cut' : 'in progress');
 
 /** A link's downloads, newest first: time, address, bytes and whether it completed; older ones on demand. */
 function DownloadLog({ share, id }: { share: Share; id: string }) {
-  const path = `/v1/shares/${share.id}/downloads?limit=50`;
   const pages = usePages(
     async (cursor) => {
-      const page = await api<Downloads>(
-        'GET',
-        cursor ? `${path}&cursor=${encodeURIComponent(cursor)}` : path,
-      );
+      const page = await api('GET', '/v1/shares/{id}/downloads', {
+        id: share.id,
+        query: { limit: '50', cursor: cursor || undefined },
+      });
       return { items: page.downloads, next_cursor: page.next_cursor };
     },
     [share.id],
@@ -77,10 +59,7 @@ const DOWNLOAD_COLUMNS: Column<ShareDownload>[] = [
 
 export function Shares() {
   const pages = usePages(async (cursor) => {
-    const page = await api<{ shares: Share[]; next_cursor?: string }>(
-      'GET',
-      `/v1/shares?limit=50${cursor ? `&cursor=${cursor}` : ''}`,
-    );
+    const page = await api('GET', '/v1/shares', { query: { limit: '50', cursor: cursor || undefined } });
     return { items: page.shares, next_cursor: page.next_cursor };
   }, []);
   const { error, reload, rows } = pages;
@@ -90,7 +69,7 @@ export function Shares() {
   const revoke = async (s: Share) => {
     if (!confirm(`Revoke the link to ${visibleName(s.source)}? It stops working at once.`)) return;
     try {
-      await api('DELETE', `/v1/shares/${s.id}`);
+      await api('DELETE', '/v1/shares/{id}', { id: s.id });
       reload();
     } catch (err) {
       setFailed(message(err));

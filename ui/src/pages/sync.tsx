@@ -1,10 +1,11 @@
 // The Sync page (docs/console.md, "Sync"): a sync's form (TransferFields), previewed as a plan that
 // binds (docs/api.md, "Plans") and run as it was shown, or run at once; the job's progress after.
 import { useEffect, useState } from 'preact/hooks';
+import type { Job, Plan, PlanEntry } from '../../../src/api/routes.js';
 import { hasFinished } from '../../../src/states.js';
 import { api } from '../api.js';
 import { bytes, time, visibleName } from '../format.js';
-import type { Job, Live } from '../live.js';
+import type { Live } from '../live.js';
 import { can } from '../scopes.js';
 import { Bar, countsWords, settled } from './activity.js';
 import { Alert, message, Needs, useLoad } from './common.js';
@@ -16,16 +17,6 @@ import {
   type TransferValues,
   transferBody,
 } from './transfer-fields.js';
-
-/** One object of a plan: what would happen to which key (docs/api.md, "Plans"). */
-export type PlanEntry = Record<string, unknown>;
-export interface Plan {
-  plan_id: string;
-  expires_at: string;
-  counts: Record<string, number>;
-  entries: PlanEntry[];
-  next_cursor?: string;
-}
 
 /** The form's values with the first location where none was picked yet (the select shows it). */
 export function withLocations(v: TransferValues, locations: Loc[]): TransferValues {
@@ -47,7 +38,7 @@ export function JobProgress({ jobId, live }: { jobId: string; live: Live }) {
     if (ended) return;
     let stop = false;
     const ask = () =>
-      api<Job>('GET', `/v1/jobs/${jobId}`).then(
+      api('GET', '/v1/jobs/{id}', { id: jobId }).then(
         (j) => {
           if (!stop) setPolled(j);
         },
@@ -84,9 +75,9 @@ export function JobProgress({ jobId, live }: { jobId: string; live: Live }) {
   );
 }
 
-/** What a plan entry names and what would be done to it, whatever fields ferry gives it. */
-const entryKey = (e: PlanEntry) => String(e.key ?? e.path ?? e.from ?? '');
-const entryAction = (e: PlanEntry) => String(e.action ?? e.op ?? e.outcome ?? '');
+/** What a plan entry names: a copy's key, a remove's path or a move's source. */
+const entryKey = (e: PlanEntry) => e.key ?? e.path ?? e.from ?? '';
+const entryAction = (e: PlanEntry) => e.action;
 
 /** A plan: its counts, its expiry, its entries page by page, and Run this plan. */
 export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) => void }) {
@@ -96,7 +87,7 @@ export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) =
       const page =
         cursor === undefined
           ? plan
-          : await api<Plan>('GET', `/v1/plans/${plan.plan_id}?cursor=${encodeURIComponent(cursor)}`);
+          : await api('GET', '/v1/plans/{id}', { id: plan.plan_id, query: { cursor } });
       return { items: page.entries, next_cursor: page.next_cursor };
     },
     [plan],
@@ -117,8 +108,9 @@ export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) =
   };
   const run = () =>
     work(async () => {
-      const r = await api<{ job_id: string }>('POST', `/v1/plans/${plan.plan_id}/run`);
-      onRun(r.job_id);
+      const r = await api('POST', '/v1/plans/{id}/run', { id: plan.plan_id });
+      // A sync's plan runs as a job (docs/api.md, "Plans"); a move's or a remove's as one transfer.
+      if ('job_id' in r) onRun(r.job_id);
     });
   return (
     <section class="panel" aria-labelledby="h-plan">
@@ -163,7 +155,7 @@ export function PlanView({ plan, onRun }: { plan: Plan; onRun: (jobId: string) =
 }
 
 export function Sync({ live }: { live: Live }) {
-  const locations = useLoad(() => api<Loc[]>('GET', '/v1/locations'), []);
+  const locations = useLoad(() => api('GET', '/v1/locations'), []);
   const [typed, setTyped] = useState(EMPTY_TRANSFER);
   const values = withLocations(typed, locations.data ?? []);
   const [plan, setPlan] = useState<Plan | undefined>(undefined);
@@ -180,10 +172,10 @@ export function Sync({ live }: { live: Live }) {
       const body = transferBody(values, 'sync');
       if (preview) {
         setJobId(undefined);
-        setPlan(await api<Plan>('POST', '/v1/sync', { ...body, dry_run: true }));
+        setPlan(await api('POST', '/v1/sync', { body: { ...body, dry_run: true } }));
       } else {
         setPlan(undefined);
-        setJobId((await api<{ job_id: string }>('POST', '/v1/sync', body)).job_id);
+        setJobId((await api('POST', '/v1/sync', { body })).job_id);
       }
     } catch (err) {
       setError(message(err));

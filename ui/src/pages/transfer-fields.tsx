@@ -2,14 +2,13 @@
 // shared by the Sync page, the Schedules page's form and Browse's copy and verify panels: a location
 // picked from a list with a path in it, the sync's compare and delete options, the copy's overwrite mode
 // or the verify's mode, the filter and the bandwidth limit; and the request body they make.
+import type { BodyOf, Filter, LocationSummary } from '../../../src/api/routes.js';
 import { visibleName } from '../format.js';
 import { can } from '../scopes.js';
 import { scopesWord } from './common.js';
 
-export interface Loc {
-  id: string;
-  label: string;
-}
+/** A location as the pickers list it (from GET /v1/locations). */
+export type Loc = Pick<LocationSummary, 'id' | 'label'>;
 
 /**
  * A location chosen from `locations` and a path typed beside it, as `<id>:<path>` targets take them.
@@ -67,6 +66,13 @@ export function LocationPath({
 }
 
 export type ActionKind = 'copy' | 'sync' | 'verify';
+
+/** The body each kind is sent with: POST /v1/copy, /v1/sync or /v1/verify (a schedule's action too). */
+export interface ActionBodies {
+  copy: BodyOf<'POST', '/v1/copy'>;
+  sync: BodyOf<'POST', '/v1/sync'>;
+  verify: BodyOf<'POST', '/v1/verify'>;
+}
 
 /** A verify's modes (docs/api.md, "Verify"), in words. */
 export const VERIFY_MODE_WORDS: ReadonlyArray<[string, string]> = [
@@ -156,35 +162,50 @@ const instant = (local: string) => (local ? new Date(local).toISOString() : unde
  * options given, so ferry's defaults hold for the rest (a verify has no bandwidth limit). Numbers that are not numbers go as typed, for ferry to name
  * the field that is wrong.
  */
-export function transferBody(v: TransferValues, kind: ActionKind): Record<string, unknown> {
-  const filter = {
-    ...(globs(v.include).length ? { include: globs(v.include) } : {}),
-    ...(globs(v.exclude).length ? { exclude: globs(v.exclude) } : {}),
-    ...(integer(v.minSize) !== undefined ? { min_size: integer(v.minSize) } : {}),
-    ...(integer(v.maxSize) !== undefined ? { max_size: integer(v.maxSize) } : {}),
-    ...(v.after ? { modified_after: instant(v.after) } : {}),
-    ...(v.before ? { modified_before: instant(v.before) } : {}),
+export function transferBody<K extends ActionKind>(v: TransferValues, kind: K): ActionBodies[K] {
+  const include = globs(v.include);
+  const exclude = globs(v.exclude);
+  const minSize = integer(v.minSize);
+  const maxSize = integer(v.maxSize);
+  const after = instant(v.after);
+  const before = instant(v.before);
+  const maxDelete = integer(v.maxDelete);
+  const bandwidth = integer(v.bandwidth);
+  const filter: Filter = {
+    ...(include.length ? { include } : {}),
+    ...(exclude.length ? { exclude } : {}),
+    ...(minSize !== undefined ? { min_size: minSize } : {}),
+    ...(maxSize !== undefined ? { max_size: maxSize } : {}),
+    ...(after !== undefined ? { modified_after: after } : {}),
+    ...(before !== undefined ? { modified_before: before } : {}),
   };
   const from = `${v.fromLocation}:${folder(v.fromPath)}`;
   const to = `${v.toLocation}:${folder(v.toPath)}`;
-  if (kind === 'verify') return { from, to, mode: v.mode, ...(Object.keys(filter).length ? { filter } : {}) };
-  return {
+  // The modes are picked from selects that offer only the API's words; tsc cannot narrow K by kind.
+  if (kind === 'verify') {
+    const body: ActionBodies['verify'] = {
+      from,
+      to,
+      mode: v.mode as NonNullable<ActionBodies['verify']['mode']>,
+      ...(Object.keys(filter).length ? { filter } : {}),
+    };
+    return body as ActionBodies[K];
+  }
+  const body: ActionBodies['copy'] | ActionBodies['sync'] = {
     from,
     to,
     ...(kind === 'sync'
       ? {
-          compare: v.compare,
+          compare: v.compare as NonNullable<ActionBodies['sync']['compare']>,
           ...(v.delete
-            ? {
-                delete: true,
-                ...(integer(v.maxDelete) !== undefined ? { max_delete: integer(v.maxDelete) } : {}),
-              }
+            ? { delete: true, ...(maxDelete !== undefined ? { max_delete: maxDelete } : {}) }
             : {}),
         }
-      : { overwrite: v.overwrite }),
+      : { overwrite: v.overwrite as NonNullable<ActionBodies['copy']['overwrite']> }),
     ...(Object.keys(filter).length ? { filter } : {}),
-    ...(integer(v.bandwidth) !== undefined ? { bandwidth_limit: integer(v.bandwidth) } : {}),
+    ...(bandwidth !== undefined ? { bandwidth_limit: bandwidth } : {}),
   };
+  return body as ActionBodies[K];
 }
 
 /**

@@ -2,37 +2,12 @@
 // secret shown once), each one's delivery attempts, re-enable a disabled one, delete one. All of it
 // needs the admin scope; a key without it sees why instead.
 import { useState } from 'preact/hooks';
-import type { WebhookEvent } from '../../../src/api/events.js';
+import type { Delivery, Webhook, WebhookEvent } from '../../../src/api/routes.js';
 import { api } from '../api.js';
 import { time } from '../format.js';
 import { can, canWhole } from '../scopes.js';
 import { Alert, message, Needs, Notice, useLoad, WholeWorkspace } from './common.js';
 import { actions, type Column, More, Table, usePages } from './table.js';
-
-interface Webhook {
-  id: string;
-  url: string;
-  events: WebhookEvent[];
-  status: 'enabled' | 'disabled';
-  disabled_reason?: string;
-  disabled_at?: string;
-  failing_since?: string;
-  created_at: string;
-}
-interface Delivery {
-  id: string;
-  event_id: string;
-  type: string;
-  attempt: number;
-  status_code?: number;
-  error?: string;
-  duration_ms: number;
-  at: string;
-}
-interface Deliveries {
-  deliveries: Delivery[];
-  next_cursor?: string;
-}
 
 /** Every event an endpoint can subscribe to (docs/webhooks.md, "Events"), with when it happens. */
 const EVENTS: Record<WebhookEvent, string> = {
@@ -70,10 +45,10 @@ const DELIVERY_COLUMNS: Column<Delivery>[] = [
 function DeliveryLog({ hook, onClose }: { hook: Webhook; onClose: () => void }) {
   const pages = usePages(
     async (cursor) => {
-      const page = await api<Deliveries>(
-        'GET',
-        `/v1/webhooks/${hook.id}/deliveries?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      );
+      const page = await api('GET', '/v1/webhooks/{id}/deliveries', {
+        id: hook.id,
+        query: { limit: '50', cursor: cursor || undefined },
+      });
       return { items: page.deliveries, next_cursor: page.next_cursor };
     },
     [hook.id],
@@ -126,7 +101,7 @@ export function Webhooks() {
 
 function WebhookList() {
   const { data, error, loading, reload } = useLoad(
-    () => api<{ webhooks: Webhook[] }>('GET', '/v1/webhooks').then((r) => r.webhooks),
+    () => api('GET', '/v1/webhooks').then((r) => r.webhooks),
     [],
   );
   const [url, setUrl] = useState('');
@@ -159,7 +134,7 @@ function WebhookList() {
         onSubmit={(e) => {
           e.preventDefault();
           void act(async () => {
-            const made = await api<{ secret: string }>('POST', '/v1/webhooks', { url, events });
+            const made = await api('POST', '/v1/webhooks', { body: { url, events } });
             setSecret(made.secret);
             setCopied(false);
             setUrl('');
@@ -278,7 +253,7 @@ function WebhookList() {
                     aria-label={`Re-enable ${h.url}`}
                     onClick={() =>
                       void act(
-                        () => api('PATCH', `/v1/webhooks/${h.id}`, { status: 'enabled' }),
+                        () => api('PATCH', '/v1/webhooks/{id}', { id: h.id, body: { status: 'enabled' } }),
                         `${h.url} is enabled again.`,
                       )
                     }
@@ -297,7 +272,7 @@ function WebhookList() {
                       )
                     )
                       void act(async () => {
-                        await api('DELETE', `/v1/webhooks/${h.id}`);
+                        await api('DELETE', '/v1/webhooks/{id}', { id: h.id });
                         if (open === h.id) setOpen(undefined);
                       }, `${h.url} deleted.`);
                   }}
