@@ -9,11 +9,13 @@
 // compiles its tree (scripts/test-tree.mjs): in well under a second, where tsc took about half a minute
 // of CPU. Types are checked by `npm run test:static` (tsc over the server, the tests and the console),
 // not by the build; tsconfig.json's isolatedModules and verbatimModuleSyntax keep each file compilable
-// on its own.
+// on its own. typebox and kysely are bundled into dist/vendor/ and imported from there
+// (scripts/vendor.mjs says why).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { buildVendor, vendorPlugin } from './vendor.mjs';
 
 const SOURCES = [
   'src',
@@ -23,6 +25,7 @@ const SOURCES = [
   'package-lock.json',
   'scripts/build.mjs',
   'scripts/build-ui.mjs',
+  'scripts/vendor.mjs',
 ];
 export const STAMP = join('dist', '.build-stamp');
 
@@ -69,14 +72,20 @@ function typeScriptFiles(dir) {
 
 async function build(root) {
   const { build: esbuild } = await import('esbuild');
+  const outdir = join(root, 'dist');
+  const outbase = join(root, 'src');
+  const vendorDir = join(outdir, 'vendor');
+  await buildVendor(esbuild, root, vendorDir);
   await esbuild({
     entryPoints: typeScriptFiles(join(root, 'src')),
-    outdir: join(root, 'dist'),
-    outbase: join(root, 'src'),
+    outdir,
+    outbase,
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    bundle: false,
+    // Each file on its own all the same: the plugin leaves every import external (scripts/vendor.mjs).
+    bundle: true,
+    plugins: [vendorPlugin({ outbase, outdir, vendorDir })],
     sourcemap: 'linked',
     tsconfig: join(root, 'tsconfig.build.json'),
     logLevel: 'error',

@@ -10,6 +10,8 @@
 //                                            .ts file in the checkout, so a stack trace and a failing
 //                                            test's location point at the real file and line
 //   every other file of those folders        a symbolic link to it (fixtures, the .ts files themselves)
+//   <tree>/vendor/                           typebox and kysely bundled, imported from there by the
+//                                            compiled files (scripts/vendor.mjs says why)
 //   every other top-level entry              a symbolic link (node_modules, dist, docs, package.json...)
 // so every relative path a test or the server takes from import.meta.url lands where it would in the
 // checkout. Tests that need the checkout's own directory (to walk src/, say) take ROOT from
@@ -17,6 +19,7 @@
 import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
+import { buildVendor, vendorPlugin } from './vendor.mjs';
 
 /** The folders of TypeScript a test may import; the tree mirrors every other top-level entry by a link. */
 const COMPILED = ['src', 'test', 'bench'];
@@ -41,6 +44,8 @@ export async function buildTestTree(root, dir) {
     }
   };
   for (const folder of COMPILED) visit(join(root, folder));
+  const vendorDir = join(dir, 'vendor');
+  await buildVendor(build, root, vendorDir);
   await build({
     entryPoints,
     outdir: dir,
@@ -48,7 +53,9 @@ export async function buildTestTree(root, dir) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    bundle: false,
+    // Each file on its own all the same: the plugin leaves every import external (scripts/vendor.mjs).
+    bundle: true,
+    plugins: [vendorPlugin({ outbase: root, outdir: dir, vendorDir })],
     sourcemap: 'linked',
     logLevel: 'error',
   });

@@ -46,12 +46,14 @@ const cores = availableParallelism?.() ?? 2;
 // of two kinds: most wait (on leases, caps, timeouts, their servers: bandwidth-sqlite took 10 CPU-s
 // in 78 s, the soak 21 in 117, refresher/processes 13 in 73, resume-s3-postgres 19 in 55), while a
 // browser file keeps most of two cores busy by itself (chromium's processes and the test's node). So
-// the system tier has two more places than the cores and a browser file takes two of them
-// (`weight`): four waiting files at once, or a browser file and two others, or two browser files.
+// the system tier has three more places than the cores and a browser file takes two of them
+// (`weight`): five waiting files at once, or a browser file and three others, or two browser files and
+// one other. With two more places than the cores, the CI runs of 757432d and 38d2350 used 73% of the
+// two cores' time in the system tier (2,430 CPU-s in 1,661 s).
 const CONCURRENCY = {
   unit: cores,
   database: cores + 1,
-  system: cores + 2,
+  system: cores + 3,
   long: 1,
 };
 
@@ -348,6 +350,12 @@ function runFile({ file, node }, tier, limitS, reportFile, tree) {
     inTree(tree, file),
   ];
   const t0 = Date.now();
+  // Without NODE_EXTRA_CA_CERTS (this kind of machine sets it to the system's bundle): Node reads and
+  // parses every certificate of it as each process starts, about 0.05 s of CPU for `node -e 1` and 0.1 to
+  // 0.25 s for a process that loads the server, in each of the ~1,500 node processes of a CI run (test
+  // files, `ferry serve`, the CLI). The tests reach servers on this machine only, and a test that speaks
+  // TLS gives the certificate it trusts.
+  const { NODE_EXTRA_CA_CERTS: _unused, ...inherited } = process.env;
   return new Promise((resolve) => {
     const child = spawn(node.execPath, args, {
       cwd: root,
@@ -355,7 +363,7 @@ function runFile({ file, node }, tier, limitS, reportFile, tree) {
       // A group of its own: the time limit stops the file with every process it started.
       detached: true,
       env: {
-        ...process.env,
+        ...inherited,
         FERRY_TEST_TIER: tier,
         FERRY_TEST_REPORT_FILE: reportFile,
         // dist/ui is current (build.mjs above builds the console too), so the browser files, run side by

@@ -1,10 +1,11 @@
-// Each distinct schema compiled once per process (src/http/schema-compilers.ts): an app built after
-// another gets the functions the first one compiled, and two schemas that say different things never
-// share one.
+// Each distinct schema compiled once per process, when a request first needs it
+// (src/http/schema-compilers.ts): an app built after another gets the functions the first one made, two
+// schemas that say different things never share one, and nothing is compiled before its first call
+// but by compilePending, which test/http/route-schemas.test.ts runs over the real app.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify from 'fastify';
-import { schemaCompilers } from '../../src/http/schema-compilers.js';
+import { compilePending, schemaCompilers } from '../../src/http/schema-compilers.js';
 
 const options = { customOptions: { coerceTypes: false, removeAdditional: false } };
 // Built anew each time, as a route module builds its schemas when the app registers it.
@@ -59,4 +60,29 @@ test('apps built one after another validate and answer by their own schemas', as
   } finally {
     await Promise.all(apps.map((app) => app.close()));
   }
+});
+
+test('a function is compiled at its first call, not when Fastify asks for it', () => {
+  // A reference to nothing: ajv refuses it, fast-json-stringify too, but only when they compile.
+  const broken = () => ({ type: 'object', properties: { a: { $ref: '#/definitions/nowhere' } } });
+  for (const kind of ['buildValidator', 'buildSerializer'] as const) {
+    const fn = compiled(kind, broken()) as (value: unknown) => unknown;
+    assert.equal(typeof fn, 'function', `${kind}: handed out without compiling`);
+    assert.throws(() => fn({ a: 1 }), `${kind}: the first call compiles`);
+  }
+  const pendingOne = compiled('buildValidator', { ...broken(), title: 'pending' });
+  assert.equal(typeof pendingOne, 'function');
+  assert.throws(() => compilePending(), 'compilePending compiles what was handed out');
+});
+
+test('a validator reports its errors and coerces as the compiled one does', () => {
+  const validate = compiled('buildValidator', nameOf(2)) as ((value: unknown) => boolean) & {
+    errors?: unknown[];
+    schemaEnv?: unknown;
+  };
+  assert.ok(validate.schemaEnv, 'Fastify passes the parent only to a function with schemaEnv');
+  assert.equal(validate({ name: 'ab' }), true);
+  assert.equal(validate.errors, null);
+  assert.equal(validate({ name: 'abc' }), false);
+  assert.match(JSON.stringify(validate.errors), /maxLength/);
 });

@@ -233,6 +233,26 @@ describe('azureblob specifics', () => {
     assert.equal(blocks.committedBlocks?.length, 3, 'three 1 MiB blocks');
   });
 
+  // The store's half of store-faults' DAMAGED_PART for Azure, which runs here rather than there: under
+  // load, azurite can take longer to check a block than that file's 1 s idle bound (the engine's half,
+  // a transient failure tried again until whole, is faults.test.ts' case on S3).
+  test('a block damaged on the way is refused by the service, by the MD5 sent with it, and the write fails as transient', async () => {
+    const data = randomBytes(2 * MiB + 123);
+    const faulted = proxy.faulted;
+    proxy.inject(
+      { kind: 'corrupt' },
+      { match: (r) => r.method === 'PUT' && new URL(r.url, 'http://x').searchParams.get('comp') === 'block' },
+    );
+    await assert.rejects(
+      store.write(`${container}/blocks/damaged.bin`, Readable.from([data]), { size: data.length }),
+      (err: unknown) => isFerryError(err, 'transient') && /md5/i.test(String(err)),
+    );
+    assert.equal(proxy.faulted - faulted, 1, 'a block was damaged');
+    await assert.rejects(store.stat(`${container}/blocks/damaged.bin`), (err: unknown) =>
+      isFerryError(err, 'not_found'),
+    );
+  });
+
   test('a connection cut in the middle of a download fails the stream as transient', async () => {
     const path = `${container}/cut/big.bin`;
     const data = randomBytes(512 * 1024);
